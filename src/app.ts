@@ -1,0 +1,61 @@
+import { compileRoutes } from "./compile/index.ts";
+import { webhookRoutes } from "./events/index.ts";
+import { campaignRoutes } from "./messaging/campaigns/index.ts";
+import { messagingHookRoutes, messagingRoutes } from "./messaging/index.ts";
+import { accountRoutes } from "./platform/account-routes.ts";
+import { apiVersion } from "./platform/api-version.ts";
+import { requireAuth, resolveAuth } from "./platform/auth.ts";
+import { bodyGuard } from "./platform/body-guard.ts";
+import { mountDocs } from "./platform/docs.ts";
+import { handleError } from "./platform/error-handler.ts";
+import { VERSION, healthRoutes } from "./platform/health.ts";
+import { notFoundOrMethodNotAllowed } from "./platform/not-found.ts";
+import { createRouter } from "./platform/openapi.ts";
+import { rateLimit } from "./platform/rate-limit.ts";
+import { requestContext } from "./platform/request-context.ts";
+
+/**
+ * The whole HTTP surface, built once for the Worker and for tests. Order matters: request id and
+ * log first; then, for the API, auth resolution, rate limiting (per key, or per IP before a 401),
+ * the 401 itself, versioning and body checks; routes last.
+ */
+export function createApp() {
+  const app = createRouter();
+  app.use("*", requestContext());
+  app.onError(handleError);
+  app.notFound(notFoundOrMethodNotAllowed(() => app.routes));
+
+  for (const prefix of ["/api/*", "/v1/*"]) {
+    app.use(prefix, resolveAuth(), rateLimit(), requireAuth(), bodyGuard());
+  }
+  app.use("/api/*", apiVersion());
+  app.use("/hooks/*", bodyGuard());
+
+  app.route("/", healthRoutes);
+  app.route("/", accountRoutes);
+  app.route("/", compileRoutes);
+  app.route("/", messagingRoutes);
+  app.route("/", campaignRoutes);
+  app.route("/", webhookRoutes);
+  app.route("/", messagingHookRoutes);
+
+  app.openAPIRegistry.registerComponent("securitySchemes", "bearerAuth", {
+    type: "http",
+    scheme: "bearer",
+    description: "An API key: `Authorization: Bearer tmk_…` (create one with `npm run keys -- create`).",
+  });
+  app.doc31("/openapi.json", {
+    openapi: "3.1.0",
+    info: {
+      title: "TeX & Messaging Edge API",
+      version: VERSION,
+      description:
+        "LaTeX to PDF compilation (`/v1/compile`) and a WhatsApp-style messaging gateway (`/api`). Errors share one body: `{\"error\": {\"code\", \"message\", ...}}`. Every authenticated response carries `X-RateLimit-*`, `RateLimit-Policy` and `RateLimit` headers.",
+    },
+    security: [{ bearerAuth: [] }],
+  });
+  mountDocs(app);
+  return app;
+}
+
+export type App = ReturnType<typeof createApp>;

@@ -1,0 +1,2 @@
+// Every table of the product; drizzle-kit reads src/db/schema/*.ts, the app imports from here.
+export * from "./platform.ts";

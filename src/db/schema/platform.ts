@@ -1,0 +1,55 @@
+import { index, integer, primaryKey, sqliteTable, text } from "drizzle-orm/sqlite-core";
+
+export const accounts = sqliteTable("accounts", {
+  id: text("id").primaryKey(),
+  name: text("name").notNull(),
+  plan: text("plan", { enum: ["free", "pro", "enterprise"] }).notNull(),
+  /** Requests per minute for enterprise accounts; null for the fixed plans. */
+  rateLimitPerMinute: integer("rate_limit_per_minute"),
+  createdAt: integer("created_at").notNull(),
+});
+
+export const apiKeys = sqliteTable(
+  "api_keys",
+  {
+    id: text("id").primaryKey(),
+    accountId: text("account_id").notNull().references(() => accounts.id),
+    name: text("name").notNull(),
+    /** The first characters of the key, safe to show in listings. */
+    prefix: text("prefix").notNull(),
+    /** SHA-256 of the whole key, hex. Keys have 192 random bits, so a fast hash is enough. */
+    hash: text("hash").notNull().unique(),
+    createdAt: integer("created_at").notNull(),
+    revokedAt: integer("revoked_at"),
+  },
+  (t) => [index("api_keys_account_idx").on(t.accountId)],
+);
+
+export const idempotencyKeys = sqliteTable(
+  "idempotency_keys",
+  {
+    accountId: text("account_id").notNull(),
+    key: text("key").notNull(),
+    /** SHA-256 of method, path and body: the same key with another request is refused. */
+    requestHash: text("request_hash").notNull(),
+    state: text("state", { enum: ["in_progress", "done"] }).notNull(),
+    responseStatus: integer("response_status"),
+    responseHeaders: text("response_headers"),
+    /** Base64 body when small; otherwise the body lives in R2 under `responseR2Key`. */
+    responseBody: text("response_body"),
+    responseR2Key: text("response_r2_key"),
+    createdAt: integer("created_at").notNull(),
+    expiresAt: integer("expires_at").notNull(),
+  },
+  (t) => [primaryKey({ columns: [t.accountId, t.key] }), index("idempotency_expires_idx").on(t.expiresAt)],
+);
+
+/** Queue messages that exhausted their retries (see platform/dead-letters.ts). */
+export const deadLetters = sqliteTable("dead_letters", {
+  id: text("id").primaryKey(),
+  messageId: text("message_id").notNull().unique(),
+  queue: text("queue"),
+  body: text("body").notNull(),
+  attempts: integer("attempts").notNull(),
+  createdAt: integer("created_at").notNull(),
+});

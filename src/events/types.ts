@@ -1,0 +1,25 @@
+/** Event types of CONTRACTS.md 4 (webhook.test is only sent by POST /api/webhooks/:id/test). */
+export const EVENT_TYPES = [
+  "message.received",
+  "message.sent",
+  "message.delivered",
+  "message.read",
+  "session.connected",
+  "session.disconnected",
+  "contact.created",
+  "campaign.completed",
+] as const;
+
+export type EventType = (typeof EVENT_TYPES)[number];
+
+/** What travels on the events queue. `data` is the full resource as the REST API returns it. */
+export interface DomainEvent {
+  id: string;
+  type: EventType;
+  accountId: string;
+  /** Messaging session the event belongs to, for webhook session filters. */
+  sessionId: string | null;
+  /** ISO 8601 */
+  timestamp: string;
+  data: Record<string, unknown>;
+}

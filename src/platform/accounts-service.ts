@@ -1,0 +1,49 @@
+import { and, desc, eq, lt } from "drizzle-orm";
+import type { Db } from "../db/client.ts";
+import { accounts, apiKeys } from "../db/schema/index.ts";
+import { generateApiKey, hashApiKey } from "./api-keys.ts";
+import { errors } from "./errors.ts";
+import { newId } from "./ids.ts";
+import { limitFor, type Plan } from "./plans.ts";
+
+export interface KeyView {
+  id: string;
+  name: string;
+  prefix: string;
+  createdAt: string;
+  revokedAt: string | null;
+}
+
+const iso = (ms: number | null) => (ms === null ? null : new Date(ms).toISOString());
+
+export function toKeyView(row: typeof apiKeys.$inferSelect): KeyView {
+  return { id: row.id, name: row.name, prefix: row.prefix, createdAt: iso(row.createdAt)!, revokedAt: iso(row.revokedAt) };
+}
+
+export async function getAccount(db: Db, accountId: string) {
+  const row = await db.select().from(accounts).where(eq(accounts.id, accountId)).get();
+  if (!row) throw errors.notFound("account");
+  return { id: row.id, name: row.name, plan: row.plan as Plan, rateLimitPerMinute: limitFor(row.plan as Plan, row.rateLimitPerMinute), createdAt: iso(row.createdAt)! };
+}
+
+/** Creates a key; the secret is returned here and never again (only its hash is stored). */
+export async function createKey(db: Db, accountId: string, name: string): Promise<KeyView & { key: string }> {
+  const { key, prefix } = generateApiKey();
+  const row = { id: newId("key"), accountId, name, prefix, hash: await hashApiKey(key), createdAt: Date.now(), revokedAt: null };
+  await db.insert(apiKeys).values(row);
+  return { ...toKeyView(row), key };
+}
+
+export async function listKeys(db: Db, accountId: string, limit: number, before?: string) {
+  const where = before ? and(eq(apiKeys.accountId, accountId), lt(apiKeys.id, before)) : eq(apiKeys.accountId, accountId);
+  return db.select().from(apiKeys).where(where).orderBy(desc(apiKeys.id)).limit(limit + 1).all();
+}
+
+export async function revokeKey(db: Db, accountId: string, keyId: string): Promise<KeyView> {
+  const row = await db.select().from(apiKeys).where(and(eq(apiKeys.accountId, accountId), eq(apiKeys.id, keyId))).get();
+  if (!row) throw errors.notFound("API key");
+  if (row.revokedAt !== null) return toKeyView(row);
+  const revokedAt = Date.now();
+  await db.update(apiKeys).set({ revokedAt }).where(eq(apiKeys.id, keyId));
+  return toKeyView({ ...row, revokedAt });
+}

@@ -1,0 +1,31 @@
+import type { MiddlewareHandler } from "hono";
+import { getDb } from "../db/client.ts";
+import { looksLikeApiKey, resolveApiKey } from "./api-keys.ts";
+import { errors } from "./errors.ts";
+import type { AppEnv } from "./types.ts";
+
+/** Resolves `Authorization: Bearer <key>` to the account. Does not reject: see requireAuth. */
+export function resolveAuth(): MiddlewareHandler<AppEnv> {
+  return async (c, next) => {
+    const header = c.req.header("Authorization");
+    const match = header?.match(/^Bearer\s+(\S+)\s*$/i);
+    if (match && looksLikeApiKey(match[1]!)) {
+      const auth = await resolveApiKey(getDb(c.env.DB), match[1]!);
+      if (auth) c.set("auth", auth);
+    }
+    await next();
+  };
+}
+
+/** Rejects requests without a valid key, after rate limiting has charged the client IP. */
+export function requireAuth(): MiddlewareHandler<AppEnv> {
+  return async (c, next) => {
+    if (!c.get("auth")) {
+      const header = c.req.header("Authorization");
+      if (!header) throw errors.unauthorized();
+      if (!/^Bearer\s+\S+\s*$/i.test(header)) throw errors.unauthorized("The Authorization header must be `Bearer <API_KEY>`.");
+      throw errors.unauthorized("This API key is not valid: it is unknown or has been revoked.");
+    }
+    await next();
+  };
+}

@@ -1,0 +1,70 @@
+import { OpenAPIHono, z } from "@hono/zod-openapi";
+import type { ZodError } from "zod";
+import { errors, type ValidationIssue } from "./errors.ts";
+import type { AppEnv } from "./types.ts";
+
+export const ErrorSchema = z
+  .object({
+    error: z
+      .object({
+        code: z.string().openapi({ example: "invalid_request" }),
+        message: z.string().openapi({ example: "The request is not valid." }),
+      })
+      .catchall(z.unknown()),
+  })
+  .openapi("Error");
+
+const STATUS_TEXT: Record<number, string> = {
+  400: "Invalid request (`invalid_request`, with `details.issues` naming each bad field)",
+  401: "Missing, malformed, unknown or revoked API key",
+  404: "Not found (or owned by another account)",
+  405: "Method not allowed",
+  409: "Conflict with the resource's current state",
+  413: "Body over the documented limit",
+  415: "Body is not JSON",
+  422: "Semantically invalid (e.g. `idempotency_key_reused`)",
+  429: "Rate limited (`Retry-After`)",
+  500: "Internal error",
+  503: "A dependency is unavailable (`Retry-After`)",
+};
+
+export type ErrorStatus = 400 | 401 | 404 | 405 | 409 | 413 | 415 | 422 | 429 | 500 | 503;
+
+/** Error responses for a route definition, all with the one error body. */
+export function errorResponses(...statuses: ErrorStatus[]) {
+  const out: Record<number, { description: string; content: { "application/json": { schema: typeof ErrorSchema } } }> = {};
+  for (const s of statuses) out[s] = { description: STATUS_TEXT[s]!, content: { "application/json": { schema: ErrorSchema } } };
+  return out;
+}
+
+/** The errors any authenticated route can answer. */
+export const AUTHED_ERRORS = [400, 401, 429, 500] as const;
+
+export function jsonBody<T extends z.ZodTypeAny>(schema: T, description?: string) {
+  return { required: true, description, content: { "application/json": { schema } } };
+}
+
+export function jsonResponse<T extends z.ZodTypeAny>(schema: T, description: string) {
+  return { description, content: { "application/json": { schema } } };
+}
+
+export function zodIssues(error: ZodError): ValidationIssue[] {
+  return error.issues.map((i) => ({
+    path: i.path.map(String).join("."),
+    message: i.code === "unrecognized_keys" ? `unknown field(s): ${(i as { keys: string[] }).keys.join(", ")}` : i.message,
+  }));
+}
+
+/** A router whose validation failures become our 400 body (every bad field named). */
+export function createRouter() {
+  return new OpenAPIHono<AppEnv>({
+    defaultHook: (result) => {
+      if (!result.success) {
+        const issues = zodIssues(result.error as unknown as ZodError);
+        throw errors.invalidRequest(`The request is not valid: ${issues.map((i) => `${i.path || "body"}: ${i.message}`).join("; ")}`, issues);
+      }
+    },
+  });
+}
+
+export type Router = ReturnType<typeof createRouter>;

@@ -1,0 +1,20 @@
+import type { Plan } from "./plans.ts";
+
+/** What the auth middleware learns about the caller. */
+export interface AuthContext {
+  accountId: string;
+  keyId: string;
+  plan: Plan;
+  /** Requests per minute for this key's account. */
+  limitPerMinute: number;
+}
+
+export type AppVariables = {
+  requestId: string;
+  auth: AuthContext;
+  apiVersion: string;
+  /** Route template for logs, set by the logger once routing is done. */
+  startedAt: number;
+};
+
+export type AppEnv = { Bindings: Env; Variables: AppVariables };

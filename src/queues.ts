@@ -1,0 +1,25 @@
+import { handleCompileQueue } from "./compile/index.ts";
+import { handleDeliveryQueue, handleEventsQueue } from "./events/index.ts";
+import { handleSendQueue } from "./messaging/index.ts";
+import { handleDeadLetters } from "./platform/dead-letters.ts";
+
+type Consumer = (batch: MessageBatch<never>, env: Env, ctx: ExecutionContext) => Promise<void>;
+
+/** Queue name (wrangler.toml) to consumer. A queue renamed in wrangler.toml must be renamed here. */
+export const QUEUE_CONSUMERS: Record<string, Consumer> = {
+  "texmsg-compile-jobs": handleCompileQueue,
+  "texmsg-events": handleEventsQueue,
+  "texmsg-webhook-deliveries": handleDeliveryQueue,
+  "texmsg-sends": handleSendQueue,
+  "texmsg-dlq": handleDeadLetters,
+};
+
+export async function handleQueue(batch: MessageBatch<unknown>, env: Env, ctx: ExecutionContext): Promise<void> {
+  const consumer = QUEUE_CONSUMERS[batch.queue];
+  if (!consumer) {
+    console.error(JSON.stringify({ level: "error", msg: "no consumer for queue", queue: batch.queue }));
+    batch.retryAll({ delaySeconds: 60 });
+    return;
+  }
+  await consumer(batch as MessageBatch<never>, env, ctx);
+}

@@ -1,0 +1,22 @@
+import { onCronCompile } from "./compile/index.ts";
+import { onCronEvents } from "./events/index.ts";
+import { onCronCampaigns } from "./messaging/campaigns/index.ts";
+import { onCronMessaging } from "./messaging/index.ts";
+import { purgeExpiredIdempotencyKeys } from "./platform/idempotency.ts";
+
+const TASKS: Array<[string, (env: Env, now: number) => Promise<void>]> = [
+  ["idempotency", purgeExpiredIdempotencyKeys],
+  ["compile", onCronCompile],
+  ["events", onCronEvents],
+  ["messaging", onCronMessaging],
+  ["campaigns", onCronCampaigns],
+];
+
+/** The every-minute cron: each area's housekeeping, isolated so one failure does not stop the rest. */
+export async function handleScheduled(controller: ScheduledController, env: Env): Promise<void> {
+  const now = controller.scheduledTime;
+  const results = await Promise.allSettled(TASKS.map(([, task]) => task(env, now)));
+  results.forEach((r, i) => {
+    if (r.status === "rejected") console.error(JSON.stringify({ level: "error", msg: "cron task failed", task: TASKS[i]![0], error: String(r.reason) }));
+  });
+}

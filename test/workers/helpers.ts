@@ -1,0 +1,51 @@
+import { env, exports } from "cloudflare:workers";
+import { getDb } from "../../src/db/client.ts";
+import { accounts, apiKeys } from "../../src/db/schema/index.ts";
+import { generateApiKey, hashApiKey } from "../../src/platform/api-keys.ts";
+import { newId } from "../../src/platform/ids.ts";
+import type { Plan } from "../../src/platform/plans.ts";
+
+export interface TestKey {
+  key: string;
+  keyId: string;
+  accountId: string;
+}
+
+let ipCounter = 0;
+/** A fresh client IP, so per-IP limits of one test do not spill into another. */
+export function freshIp(): string {
+  ipCounter++;
+  return `198.51.${(ipCounter >> 8) & 255}.${ipCounter & 255}`;
+}
+
+/** A new account with one key, written straight to D1 (what the keys CLI does). */
+export async function createKey(plan: Plan = "pro", opts: { limit?: number; accountId?: string } = {}): Promise<TestKey> {
+  const db = getDb(env.DB);
+  const now = Date.now();
+  const accountId = opts.accountId ?? newId("acc");
+  if (!opts.accountId) {
+    await db.insert(accounts).values({ id: accountId, name: "test", plan, rateLimitPerMinute: opts.limit ?? null, createdAt: now });
+  }
+  const { key, prefix } = generateApiKey();
+  const keyId = newId("key");
+  await db.insert(apiKeys).values({ id: keyId, accountId, name: "test", prefix, hash: await hashApiKey(key), createdAt: now });
+  return { key, keyId, accountId };
+}
+
+/** A request to the Worker as a client would make it. */
+export function api(path: string, init: RequestInit & { key?: string; json?: unknown; ip?: string } = {}): Promise<Response> {
+  const headers = new Headers(init.headers);
+  if (init.key) headers.set("Authorization", `Bearer ${init.key}`);
+  headers.set("CF-Connecting-IP", init.ip ?? "203.0.113.1");
+  let body = init.body;
+  if (init.json !== undefined) {
+    headers.set("Content-Type", "application/json");
+    body = JSON.stringify(init.json);
+  }
+  return (exports as unknown as { default: Fetcher }).default.fetch(new Request(`http://api.test${path}`, { ...init, headers, body }));
+}
+
+export async function errorOf(res: Response): Promise<{ code: string; message: string; [k: string]: unknown }> {
+  const body = (await res.json()) as { error: { code: string; message: string } };
+  return body.error;
+}

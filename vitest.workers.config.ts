@@ -1,0 +1,36 @@
+import { cloudflareTest, readD1Migrations } from "@cloudflare/vitest-plugin";
+import { defineConfig } from "vitest/config";
+
+// Workers-runtime tests: the Worker of wrangler.toml under workerd with local D1, R2, Queues and
+// Durable Objects. Migrations are read here and applied in test/workers/setup.ts.
+export default defineConfig(async () => {
+  const migrations = await readD1Migrations("./migrations");
+  return {
+    plugins: [
+      cloudflareTest(async ({ inject }) => ({
+        main: "./src/index.ts",
+        wrangler: { configPath: "./wrangler.toml" },
+        miniflare: {
+          bindings: {
+            TEST_MIGRATIONS: migrations,
+            WEBHOOK_ALLOW_LOOPBACK: "1",
+            COMPILER_URL: inject<string>("compilerUrl") ?? "",
+            WEBHOOK_RETRY_SCHEDULE: "1,1,1",
+            SANDBOX_DELIVERED_MS: "100",
+            SANDBOX_READ_MS: "200",
+          },
+        },
+      })),
+    ],
+    test: {
+      name: "workers",
+      include: ["test/workers/**/*.test.ts", "test/unit/**/*.test.ts"],
+      setupFiles: ["./test/workers/setup.ts"],
+      globalSetup: ["./test/workers/global-setup.ts"],
+      testTimeout: 30_000,
+      // One JSON line per request is for production logs; keep test output readable.
+      onConsoleLog: (log: string) => !log.includes('"msg":"request"'),
+      hookTimeout: 60_000,
+    },
+  };
+});
