@@ -4,6 +4,14 @@ import { emit, type EmitInput } from "../../../src/events/emit.ts";
 import type { Answer, InboxConfig, Received } from "../../support/receiver.ts";
 import { api, createKey, type TestKey } from "../helpers.ts";
 
+// Provided by test/support/receiver-setup.ts (a vitest globalSetup, in Node).
+declare module "vitest" {
+  export interface ProvidedContext {
+    receiverUrl: string;
+    deadUrl: string;
+  }
+}
+
 export const receiverUrl = () => inject("receiverUrl");
 export const deadUrl = () => inject("deadUrl");
 
