@@ -2,7 +2,7 @@ import { env } from "cloudflare:workers";
 import { inject } from "vitest";
 import { emit, type EmitInput } from "../../../src/events/emit.ts";
 import type { Answer, InboxConfig, Received } from "../../support/receiver.ts";
-import { api, createKey, type TestKey } from "../helpers.ts";
+import { api, createKey, errorOf, type TestKey } from "../helpers.ts";
 
 // Provided by test/support/receiver-setup.ts (a vitest globalSetup, in Node).
 declare module "vitest" {
@@ -108,4 +108,4 @@ export async function deliveriesOf(key: TestKey, webhookId: string, query = ""):
   return ((await res.json()) as { data: DeliveryLog[] }).data;
 }
 
-export { api, createKey, env };
+export { api, createKey, env, errorOf };
