@@ -1,15 +1,19 @@
 /**
- * Tunables of the webhook pipeline, read from [vars]. The optional ones are not in wrangler.toml's
- * generated types on every branch, hence the augmentation.
+ * Tunables of the webhook pipeline, read from [vars] (wrangler.toml). Declared here until
+ * worker-configuration.d.ts is regenerated (`npm run types`); the declarations then merge.
  */
+interface WebhookVars {
+  /** Days of continuous failure after which an endpoint is disabled (default 5). */
+  WEBHOOK_DISABLE_AFTER_DAYS: string;
+  /** Hours during which a rotated-out secret still signs deliveries (default 24). */
+  WEBHOOK_SECRET_GRACE_HOURS: string;
+  /** Per-attempt timeout in milliseconds (default 15000). */
+  WEBHOOK_TIMEOUT_MS: string;
+}
 declare global {
-  interface Env {
-    /** Days of continuous failure after which an endpoint is disabled (default 5). */
-    WEBHOOK_DISABLE_AFTER_DAYS?: string;
-    /** Hours during which a rotated-out secret still signs deliveries (default 24). */
-    WEBHOOK_SECRET_GRACE_HOURS?: string;
-    /** Per-attempt timeout in milliseconds (default 15000). */
-    WEBHOOK_TIMEOUT_MS?: string;
+  interface Env extends WebhookVars {}
+  namespace Cloudflare {
+    interface Env extends WebhookVars {}
   }
 }
 
