@@ -1,4 +1,4 @@
-import { and, eq, isNotNull, isNull, lt, lte, or, sql } from "drizzle-orm";
+import { and, eq, inArray, isNotNull, isNull, lt, lte, or, sql } from "drizzle-orm";
 import { getDb } from "../db/client.ts";
 import { events, webhookAttempts, webhookDeliveries, webhooks } from "../db/schema/index.ts";
 import { checkTargetUrl } from "../platform/safe-url.ts";
@@ -35,25 +35,29 @@ export function activeSecrets(hook: Pick<Webhook, "secret" | "previousSecret" | 
  */
 export async function attemptDelivery(env: Env, deliveryId: string, now = Date.now()): Promise<AttemptReport> {
   const db = getDb(env.DB);
-  const claimed = await db
-    .update(webhookDeliveries)
-    .set({ leaseUntil: now + LEASE_MS })
-    .where(
-      and(
-        eq(webhookDeliveries.id, deliveryId),
-        eq(webhookDeliveries.status, "pending"),
-        or(isNull(webhookDeliveries.leaseUntil), lt(webhookDeliveries.leaseUntil, now)),
-        lte(webhookDeliveries.nextAttemptAt, now + EARLY_SLACK_MS),
-      ),
-    )
-    .returning()
-    .get();
-  if (!claimed) return explainUnclaimed(env, deliveryId, now);
-
-  const [hook, event] = await Promise.all([
-    db.select().from(webhooks).where(and(eq(webhooks.id, claimed.webhookId), eq(webhooks.accountId, claimed.accountId))).get(),
-    db.select({ payload: events.payload }).from(events).where(eq(events.id, claimed.eventId)).get(),
+  const ofDelivery = (col: typeof webhookDeliveries.webhookId | typeof webhookDeliveries.eventId) => db.select({ id: col }).from(webhookDeliveries).where(eq(webhookDeliveries.id, deliveryId));
+  // One round trip: take the lease and read what the attempt needs (read even if the lease is not ours; unused then).
+  const [claimedRows, hooks, payloads] = await db.batch([
+    db
+      .update(webhookDeliveries)
+      .set({ leaseUntil: now + LEASE_MS })
+      .where(
+        and(
+          eq(webhookDeliveries.id, deliveryId),
+          eq(webhookDeliveries.status, "pending"),
+          or(isNull(webhookDeliveries.leaseUntil), lt(webhookDeliveries.leaseUntil, now)),
+          lte(webhookDeliveries.nextAttemptAt, now + EARLY_SLACK_MS),
+        ),
+      )
+      .returning(),
+    db.select().from(webhooks).where(inArray(webhooks.id, ofDelivery(webhookDeliveries.webhookId))),
+    db.select({ payload: events.payload }).from(events).where(inArray(events.id, ofDelivery(webhookDeliveries.eventId))),
   ]);
+  const claimed = claimedRows[0];
+  if (!claimed) return explainUnclaimed(env, deliveryId, now);
+  // Same account only (a delivery row is always written with its webhook's account; belt and braces).
+  const hook = hooks.find((h) => h.accountId === claimed.accountId);
+  const event = payloads[0];
   const isTest = claimed.eventType === TEST_EVENT_TYPE;
   if (!hook || !event) {
     await finish(env, claimed, { status: "failed", lastError: hook ? "event record missing" : "webhook deleted" }, now);
