@@ -32,7 +32,12 @@ function missingPackages(): string[] {
 }
 
 function enginesWork(): boolean {
-  return ["pdflatex", "xelatex", "lualatex", "bibtex", "biber", "kpsewhich"].every((c) => ok(c, ["--version"])) && ok("pdftotext", ["-v"]) && ok("kpsewhich", ["tikz.sty"]);
+  return (
+    ["pdflatex", "xelatex", "lualatex", "bibtex", "biber", "kpsewhich"].every((c) => ok(c, ["--version"])) &&
+    ok("pdftotext", ["-v"]) &&
+    ok("kpsewhich", ["tikz.sty"]) &&
+    ok("/usr/bin/bwrap", ["--version"]) // the compile server runs every engine in bubblewrap
+  );
 }
 
 function isDebian(): boolean {

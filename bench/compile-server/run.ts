@@ -21,7 +21,7 @@ const floors: Record<Engine, number> = { pdflatex: 0.5, xelatex: 0.6, lualatex: 
 
 function pct(xs: number[], p: number): number {
   const s = [...xs].sort((a, b) => a - b);
-  return s[Math.min(s.length - 1, Math.max(0, Math.ceil((p / 100) * s.length) - 1))];
+  return s[Math.min(s.length - 1, Math.max(0, Math.ceil((p / 100) * s.length) - 1))] ?? NaN;
 }
 
 function runCli(engine: Engine, dir: string): Promise<number> {

@@ -33,6 +33,10 @@ export interface Config {
   jobRoot: string; // parent of all job directories
   engineUid: number | undefined; // when the server runs as root: run engines as this uid
   engineGid: number | undefined;
+  /** Run every engine/bib process in a bubblewrap sandbox (COMPILE_SANDBOX, default on). */
+  sandbox: boolean;
+  /** The bwrap binary (tests point it elsewhere to exercise the start-up self-check). */
+  bwrapPath: string;
   limits: Limits;
   logRequests: boolean;
 }
@@ -60,6 +64,8 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env, overrides: Part
   const maxConcurrent = int(env, "MAX_CONCURRENT", cpus, 1);
   const isRoot = typeof process.getuid === "function" && process.getuid() === 0;
   const uidRaw = env.ENGINE_UID ?? (isRoot ? "65534" : "");
+  const sandboxRaw = (env.COMPILE_SANDBOX ?? "on").trim().toLowerCase();
+  if (!["on", "off", ""].includes(sandboxRaw)) throw new Error(`env COMPILE_SANDBOX=${env.COMPILE_SANDBOX}: expected "on" or "off"`);
   const limits: Limits = {
     maxRequestBytes: int(env, "MAX_REQUEST_BYTES", 32 * 1024 * 1024, 1024),
     maxFiles: int(env, "MAX_FILES", 200, 0),
@@ -90,6 +96,8 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env, overrides: Part
     jobRoot: env.JOB_ROOT || path.join(os.tmpdir(), `texcompile-${process.pid}`),
     engineUid: uidRaw === "" ? undefined : Number(uidRaw),
     engineGid: uidRaw === "" ? undefined : Number(env.ENGINE_GID ?? uidRaw),
+    sandbox: sandboxRaw !== "off",
+    bwrapPath: "/usr/bin/bwrap",
     limits,
     logRequests: env.LOG_REQUESTS === "1",
   };

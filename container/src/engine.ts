@@ -1,9 +1,13 @@
 // How an engine (or a bib tool) process is started: command line, empty hardened
-// environment, resource limits, own process group.
+// environment, resource limits, own process group, bubblewrap sandbox.
 import { spawn, type ChildProcess } from "node:child_process";
+import { randomBytes } from "node:crypto";
+import { constants as osConstants } from "node:os";
+import { promises as fs } from "node:fs";
 import path from "node:path";
 import { fileURLToPath } from "node:url";
 import type { Config, Engine } from "./config.ts";
+import { bwrapArgs, SANDBOX_JOB_DIR, SANDBOX_LUA } from "./sandbox.ts";
 
 export const MAIN_BASENAME = "main";
 export const MAIN_FILE = "main.tex";
@@ -23,10 +27,10 @@ if (!/^[A-Za-z0-9_./-]+$/.test(LUA_SANDBOX)) {
  * terminal in batch/nonstop mode; user input is only ever read in batchmode.
  * For lualatex the Lua sandbox is installed before anything of the user runs.
  */
-export function bootstrapLine(engine: Engine, jobDir: string): string {
+export function bootstrapLine(engine: Engine, jobDir: string, luaSandbox = LUA_SANDBOX): string {
   const lua =
     engine === "lualatex"
-      ? `\\directlua{TEXPOOL_JOBDIR="${jobDir}" dofile("${LUA_SANDBOX}")}`
+      ? `\\directlua{TEXPOOL_JOBDIR="${jobDir}" dofile("${luaSandbox}")}`
       : "";
   return (
     `\\message{${READY_MARKER}}` +
@@ -36,7 +40,11 @@ export function bootstrapLine(engine: Engine, jobDir: string): string {
   );
 }
 
-export function engineArgs(engine: Engine, jobDir: string): string[] {
+/**
+ * The engine's command line. `jobDir` is the host directory; in the sandbox the
+ * engine sees it (and the Lua sandbox) at fixed paths.
+ */
+export function engineArgs(engine: Engine, jobDir: string, sandboxed = false): string[] {
   const args = [
     `-jobname=${MAIN_BASENAME}`,
     "-interaction=scrollmode",
@@ -45,7 +53,7 @@ export function engineArgs(engine: Engine, jobDir: string): string[] {
     "-no-shell-escape",
   ];
   if (engine === "lualatex") args.push("--nosocket");
-  args.push(bootstrapLine(engine, jobDir));
+  args.push(sandboxed ? bootstrapLine(engine, SANDBOX_JOB_DIR, SANDBOX_LUA) : bootstrapLine(engine, jobDir));
   return args;
 }
 
@@ -78,7 +86,9 @@ export function engineEnv(jobDir: string): Record<string, string> {
 }
 
 export interface SpawnOptions {
-  cwd: string;
+  cwd: string; // the job directory on the host
+  sandbox: boolean;
+  bwrapPath: string;
   cpuSeconds: number;
   memoryBytes: number;
   fileBytes: number;
@@ -86,19 +96,28 @@ export interface SpawnOptions {
   gid?: number;
 }
 
-/** Spawns `cmd args` under prlimit in its own process group with the engine environment. */
+/**
+ * Spawns `cmd args` under prlimit in its own process group with the engine
+ * environment; with `o.sandbox`, inside bwrap (prlimit execs bwrap, so the limits
+ * apply to bwrap and everything in the sandbox, and the child's pid is bwrap's:
+ * killing its process group kills bwrap, whose sandbox init then dies by
+ * --die-with-parent, taking every process of the sandbox's pid namespace with it).
+ * `uid`/`gid` are set before bwrap runs, so bwrap itself never has root privileges.
+ */
 export function spawnLimited(cmd: string, args: string[], o: SpawnOptions): ChildProcess {
-  const env = engineEnv(o.cwd);
-  const limited = [
-    `--cpu=${o.cpuSeconds}`,
-    `--as=${o.memoryBytes}`,
-    `--fsize=${o.fileBytes}`,
-    "--core=0",
-    "--",
-    cmd,
-    ...args,
-  ];
-  return spawn("/usr/bin/prlimit", limited, {
+  const limits = [`--cpu=${o.cpuSeconds}`, `--as=${o.memoryBytes}`, `--fsize=${o.fileBytes}`, "--core=0", "--"];
+  let argv: string[];
+  let env: Record<string, string>;
+  if (o.sandbox) {
+    const inner = engineEnv(SANDBOX_JOB_DIR);
+    const bw = bwrapArgs({ hostDir: o.cwd, env: inner, luaSandbox: cmd === "lualatex" ? LUA_SANDBOX : undefined });
+    argv = [...limits, o.bwrapPath, ...bw, "--", cmd, ...args];
+    env = { PATH: inner.PATH ?? "/usr/bin:/bin", LANG: "C.UTF-8" };
+  } else {
+    argv = [...limits, cmd, ...args];
+    env = engineEnv(o.cwd);
+  }
+  return spawn("/usr/bin/prlimit", argv, {
     cwd: o.cwd,
     env,
     detached: true, // own process group: the whole group is killed at the deadline
@@ -111,6 +130,8 @@ export function spawnLimited(cmd: string, args: string[], o: SpawnOptions): Chil
 export function spawnOptions(cfg: Config, cwd: string): SpawnOptions {
   return {
     cwd,
+    sandbox: cfg.sandbox,
+    bwrapPath: cfg.bwrapPath,
     cpuSeconds: cfg.limits.cpuSeconds,
     memoryBytes: cfg.limits.memoryBytes,
     fileBytes: cfg.limits.maxOutputFileBytes,
@@ -126,5 +147,74 @@ export function killGroup(child: ChildProcess, signal: NodeJS.Signals = "SIGKILL
     process.kill(-child.pid, signal);
   } catch {
     /* already gone */
+  }
+}
+
+/**
+ * Exit status of a spawned process as if it were the engine's own: bwrap reports a
+ * command killed by signal N as exit code 128 + N, so map that back to the signal.
+ */
+export function normaliseExit(code: number | null, signal: NodeJS.Signals | null): { code: number | null; signal: NodeJS.Signals | null } {
+  if (signal === null && code !== null && code > 128 && code < 128 + 65) {
+    const name = (Object.keys(osConstants.signals) as NodeJS.Signals[]).find((k) => osConstants.signals[k] === code - 128);
+    if (name) return { code: null, signal: name };
+  }
+  return { code, signal };
+}
+
+export interface SandboxCheck {
+  ok: boolean;
+  /** Why the sandbox is not usable (when !ok). */
+  reason?: string;
+  /** The uid the sandboxed processes run as. */
+  uid?: number;
+  durationMs: number;
+}
+
+/**
+ * Start-up self-check: runs a shell in the sandbox, exactly as engines are run, and
+ * verifies that it works and isolates: the probe must run as a non-root uid, see
+ * none of /etc/passwd, the job root (other jobs), the server's code or /root, see
+ * only a loopback network interface, and be able to write its own job directory.
+ */
+export async function checkSandbox(cfg: Config, timeoutMs = 15_000): Promise<SandboxCheck> {
+  const started = Date.now();
+  const dir = path.join(cfg.jobRoot, `check-${randomBytes(8).toString("hex")}`);
+  const done = (r: Omit<SandboxCheck, "durationMs">): SandboxCheck => ({ ...r, durationMs: Date.now() - started });
+  try {
+    await fs.mkdir(dir, { mode: 0o700 });
+    if (cfg.engineUid !== undefined) await fs.chown(dir, cfg.engineUid, cfg.engineGid ?? cfg.engineUid);
+    const hidden = ["/etc/passwd", "/etc/shadow", "/root", "/home", cfg.jobRoot, HERE].map((p) => `'${p.replace(/'/g, "")}'`).join(" ");
+    const script = [
+      `for p in ${hidden}; do if [ -e "$p" ]; then echo "VISIBLE $p"; exit 3; fi; done`,
+      // only the loopback interface: the sandbox has its own, empty network namespace
+      `if grep -v -E '^ *(lo:|Inter-|face)' /proc/net/dev | grep -q .; then echo NETWORK; exit 4; fi`,
+      `echo "UID $(id -u)"`,
+      `echo probe > ${SANDBOX_JOB_DIR}/probe`,
+    ].join("\n");
+    const child = spawnLimited("/bin/sh", ["-c", script], { ...spawnOptions(cfg, dir), sandbox: true });
+    child.stdin!.end();
+    let out = "";
+    child.stdout!.on("data", (c: Buffer) => (out += c.toString()));
+    child.stderr!.on("data", (c: Buffer) => (out += c.toString()));
+    const timer = setTimeout(() => killGroup(child), timeoutMs);
+    const exit = await new Promise<{ code: number | null; error?: Error }>((resolve) => {
+      child.on("error", (error) => resolve({ code: null, error }));
+      child.on("close", (code) => resolve({ code }));
+    });
+    clearTimeout(timer);
+    const detail = out.trim().split("\n").slice(-5).join(" | ");
+    if (exit.error) return done({ ok: false, reason: `could not start ${cfg.bwrapPath}: ${exit.error.message}` });
+    if (exit.code !== 0) return done({ ok: false, reason: `${cfg.bwrapPath} failed (exit ${exit.code}): ${detail || "no output"}` });
+    const uid = Number(/^UID (\d+)$/m.exec(out)?.[1] ?? NaN);
+    if (!Number.isInteger(uid)) return done({ ok: false, reason: `sandbox probe gave no uid: ${detail}` });
+    if (uid === 0) return done({ ok: false, reason: "sandboxed processes would run as root (set ENGINE_UID to a non-root uid)" });
+    const probe = await fs.readFile(path.join(dir, "probe"), "utf8").catch(() => "");
+    if (probe.trim() !== "probe") return done({ ok: false, reason: "the sandboxed probe could not write its job directory" });
+    return done({ ok: true, uid });
+  } catch (e) {
+    return done({ ok: false, reason: (e as Error).message });
+  } finally {
+    await fs.rm(dir, { recursive: true, force: true }).catch(() => {});
   }
 }

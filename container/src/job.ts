@@ -5,7 +5,7 @@ import { constants, promises as fs } from "node:fs";
 import path from "node:path";
 import type { ChildProcess } from "node:child_process";
 import type { Config } from "./config.ts";
-import { killGroup, MAIN_BASENAME, MAIN_FILE, spawnLimited, spawnOptions } from "./engine.ts";
+import { killGroup, MAIN_BASENAME, MAIN_FILE, normaliseExit, spawnLimited, spawnOptions } from "./engine.ts";
 import { dirSize } from "./limits.ts";
 import { logTail, parseLog, type LogError, type LogWarning } from "./log-parser.ts";
 import { biberKey, biberSources, bibtexKey, needsRerun, snapshot } from "./passes.ts";
@@ -84,8 +84,8 @@ async function runToExit(child: ChildProcess, exited: Promise<{ code: number | n
 
 function exitedOf(child: ChildProcess): Promise<{ code: number | null; signal: NodeJS.Signals | null }> {
   return new Promise((resolve) => {
-    if (child.exitCode !== null || child.signalCode !== null) resolve({ code: child.exitCode, signal: child.signalCode as NodeJS.Signals | null });
-    child.on("exit", (code, signal) => resolve({ code, signal }));
+    if (child.exitCode !== null || child.signalCode !== null) resolve(normaliseExit(child.exitCode, child.signalCode as NodeJS.Signals | null));
+    child.on("exit", (code, signal) => resolve(normaliseExit(code, signal)));
     child.on("error", () => resolve({ code: null, signal: null }));
   });
 }
@@ -149,12 +149,12 @@ async function readLog(dir: string, name = `${MAIN_BASENAME}.log`): Promise<stri
 function fixMissingFileLine(e: LogError, source: string): void {
   const m = /File `([^']+?)(?:\.(sty|cls))?' not found/.exec(e.message);
   if (!m || (e.file !== undefined && e.file !== MAIN_FILE)) return;
-  const name = m[1].replace(/[.*+?^${}()|[\]\\]/g, "\\$&");
+  const name = (m[1] ?? "").replace(/[.*+?^${}()|[\]\\]/g, "\\$&");
   const cmd = m[2] === "cls" ? "documentclass" : m[2] === "sty" ? "(?:usepackage|RequirePackage)" : "(?:input|include|usepackage|documentclass)";
   const re = new RegExp(`\\\\${cmd}\\b[^\\n]*[{,]\\s*${name}\\s*[,}]`);
   const lines = source.split("\n");
   for (let i = 0; i < lines.length; i++) {
-    if (re.test(lines[i])) {
+    if (re.test(lines[i] ?? "")) {
       e.line = i + 1;
       e.file = MAIN_FILE;
       return;
@@ -209,10 +209,11 @@ export async function runJob(req: CompileRequest, pools: Pools, cfg: Config): Pr
       warnings = parsed.warnings;
       if (run.ending !== "exit") return limitFail(run.ending, `Pass ${passes} of ${req.engine}`);
       if (parsed.errors.length > 0 || run.code !== 0) {
-        const errors = parsed.errors.length ? parsed.errors : [{ message: `${req.engine} stopped with exit code ${run.code ?? run.signal}.` }];
-        if (parsed.missingEnd && errors[0].line === undefined) errors[0].line = lineCount(req.source);
-        fixMissingFileLine(errors[0], req.source);
-        return fail("compile_error", errors[0].message, errors, { line: errors[0].line, file: errors[0].file });
+        const first: LogError = parsed.errors[0] ?? { message: `${req.engine} stopped with exit code ${run.code ?? run.signal}.` };
+        const errors = parsed.errors.length ? parsed.errors : [first];
+        if (parsed.missingEnd && first.line === undefined) first.line = lineCount(req.source);
+        fixMissingFileLine(first, req.source);
+        return fail("compile_error", first.message, errors, { line: first.line, file: first.file });
       }
       let after = await snapshot(dir);
       let bibRan = false;
@@ -268,17 +269,18 @@ export async function runJob(req: CompileRequest, pools: Pools, cfg: Config): Pr
     const lines = output.split("\n");
     const errs: LogError[] = [];
     for (let i = 0; i < lines.length; i++) {
-      const l = lines[i];
+      const l = lines[i] ?? "";
       let m: RegExpExecArray | null;
-      if ((m = /^ERROR - (.*)$/.exec(l))) errs.push({ message: m[1] });
+      if ((m = /^ERROR - (.*)$/.exec(l))) errs.push({ message: m[1] ?? "" });
       else if (/^(I couldn't|I found no|Illegal|Sorry|.*---line \d+ of file)/.test(l)) {
         const lm = /---line (\d+) of file (\S+)/.exec(l) ?? /---line (\d+) of file (\S+)/.exec(lines[i + 1] ?? "");
         errs.push({ message: l.trim(), line: lm ? Number(lm[1]) : undefined, file: lm ? lm[2] : undefined });
       }
     }
-    if (errs.length === 0) errs.push({ message: `${tool} failed.` });
+    const first: LogError = errs[0] ?? { message: `${tool} failed.` };
+    if (errs.length === 0) errs.push(first);
     lastLog = output;
-    return fail("compile_error", `${tool}: ${errs[0].message}`, errs, { line: errs[0].line, file: errs[0].file });
+    return fail("compile_error", `${tool}: ${first.message}`, errs, { line: first.line, file: first.file });
   }
 }
 

@@ -44,10 +44,10 @@ function cleanFile(f: string): string {
 function continuation(lines: string[], i: number, first: string): string {
   let msg = first;
   for (let j = i + 1; j < lines.length && j < i + 8; j++) {
-    const l = lines[j];
+    const l = lines[j] ?? "";
     const m = /^\([A-Za-z0-9@._-]+\)\s+(.*)$/.exec(l); // "(hyperref)     text" package continuation
     if (m) {
-      msg += " " + m[1].trim();
+      msg += " " + (m[1] ?? "").trim();
       continue;
     }
     break;
@@ -64,14 +64,14 @@ export function parseLog(log: string): ParsedLog {
   const missingEnd = log.includes("no legal \\end found") || /^! Emergency stop\.\r?\n<\*> /m.test(log);
 
   for (let i = 0; i < lines.length; i++) {
-    const l = lines[i];
+    const l = lines[i] ?? "";
     let m: RegExpExecArray | null;
 
     if ((m = FILE_LINE.exec(l))) {
-      const text = m[3];
+      const text = m[3] ?? "";
       if (/^ ?==> Fatal error occurred/.test(text)) continue;
       if (text === "Emergency stop." && errors.length > 0) continue;
-      errors.push({ message: continuation(lines, i, text), file: cleanFile(m[1]), line: Number(m[2]) });
+      errors.push({ message: continuation(lines, i, text), file: cleanFile(m[1] ?? ""), line: Number(m[2]) });
       continue;
     }
     if (l.startsWith("! ")) {
@@ -80,23 +80,23 @@ export function parseLog(log: string): ParsedLog {
       if (text === "Emergency stop." && errors.length > 0) continue;
       const e: LogError = { message: continuation(lines, i, text) };
       for (let j = i + 1; j < lines.length && j < i + 30; j++) {
-        const c = CONTEXT_LINE.exec(lines[j]);
+        const c = CONTEXT_LINE.exec(lines[j] ?? "");
         if (c) {
           e.line = Number(c[1]);
           break;
         }
-        const fl = FILE_LINE.exec(lines[j]);
+        const fl = FILE_LINE.exec(lines[j] ?? "");
         if (fl) {
-          e.file = cleanFile(fl[1]);
+          e.file = cleanFile(fl[1] ?? "");
           e.line = Number(fl[2]);
           break;
         }
       }
       if (e.file === undefined) {
         for (let j = i + 1; j < lines.length && j < i + 30; j++) {
-          const fl = FILE_LINE.exec(lines[j]);
+          const fl = FILE_LINE.exec(lines[j] ?? "");
           if (fl) {
-            e.file = cleanFile(fl[1]);
+            e.file = cleanFile(fl[1] ?? "");
             break;
           }
         }
@@ -131,7 +131,7 @@ export function parseLog(log: string): ParsedLog {
     }
     if ((m = /^(LaTeX Font|LaTeX|Package \S+|Class \S+) Warning: (.*)$/.exec(l))) {
       const kind: WarningKind = m[1] === "LaTeX Font" ? "font" : m[1] === "LaTeX" ? "latex" : "package";
-      const message = continuation(lines, i, m[2]);
+      const message = continuation(lines, i, m[2] ?? "");
       const onLine = /on input line (\d+)\.?$/.exec(message);
       warnings.push({ kind, message, line: onLine ? Number(onLine[1]) : undefined });
       continue;

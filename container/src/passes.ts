@@ -88,8 +88,8 @@ export async function biberSources(dir: string): Promise<{ ok: boolean; bad?: st
   const re = /<bcf:datasource\b([^>]*)>([^<]*)<\/bcf:datasource>/g;
   let m: RegExpExecArray | null;
   while ((m = re.exec(bcf))) {
-    const attrs = m[1];
-    const src = m[2].trim();
+    const attrs = m[1] ?? "";
+    const src = (m[2] ?? "").trim();
     if (!/type="file"/.test(attrs) || /:\/\//.test(src) || src.startsWith("/") || src.split(/[\\/]/).includes("..")) {
       return { ok: false, bad: src };
     }

@@ -6,7 +6,7 @@ import { promises as fs } from "node:fs";
 import path from "node:path";
 import type { ChildProcess } from "node:child_process";
 import type { Config, Engine } from "./config.ts";
-import { engineArgs, killGroup, READY_MARKER, spawnLimited, spawnOptions } from "./engine.ts";
+import { engineArgs, killGroup, normaliseExit, READY_MARKER, spawnLimited, spawnOptions } from "./engine.ts";
 
 export interface ExitInfo {
   code: number | null;
@@ -30,7 +30,7 @@ export class WarmProcess {
     this.exited = new Promise((resolve) => {
       child.on("exit", (code, signal) => {
         this.isDead = true;
-        resolve({ code, signal });
+        resolve(normaliseExit(code, signal));
       });
       child.on("error", () => {
         this.isDead = true;
@@ -152,7 +152,7 @@ export class EnginePool {
   async spawnOne(): Promise<WarmProcess> {
     const dir = await makeJobDir(this.cfg);
     if (this.engine === "lualatex") await prepareLuaCache(dir, this.cfg);
-    const child = spawnLimited(this.engine, engineArgs(this.engine, dir), spawnOptions(this.cfg, dir));
+    const child = spawnLimited(this.engine, engineArgs(this.engine, dir, this.cfg.sandbox), spawnOptions(this.cfg, dir));
     this.spawned++;
     const p = new WarmProcess(this.engine, dir, child, 60_000);
     p.exited.then(() => {

@@ -6,6 +6,7 @@ import type { AddressInfo } from "node:net";
 import { fileURLToPath } from "node:url";
 import { loadConfig, type Config } from "./config.ts";
 import { createHandler } from "./http.ts";
+import { checkSandbox } from "./engine.ts";
 import { Gate } from "./limits.ts";
 import { Pools } from "./pool.ts";
 
@@ -29,6 +30,7 @@ export async function startServer(opts: StartOptions = {}): Promise<RunningServe
   const { env, waitWarm = true, ...overrides } = opts;
   const cfg = loadConfig(env ?? process.env, overrides);
   await prepareJobRoot(cfg);
+  await verifySandbox(cfg);
   const gate = new Gate(cfg.maxConcurrent, cfg.maxQueue, cfg.queueTimeoutMs);
   const pools = new Pools(cfg, () => gate.stats().active > 0);
   let warmed = false;
@@ -68,6 +70,39 @@ export async function startServer(opts: StartOptions = {}): Promise<RunningServe
   };
 }
 
+export class SandboxUnavailable extends Error {}
+
+/**
+ * Refuses to start when the bubblewrap sandbox does not work, unless it was turned
+ * off explicitly (COMPILE_SANDBOX=off), which is logged loudly.
+ */
+async function verifySandbox(cfg: Config): Promise<void> {
+  if (!cfg.sandbox) {
+    console.warn(
+      [
+        "",
+        "!!! WARNING: COMPILE_SANDBOX=off: TeX engines run WITHOUT the bubblewrap sandbox.",
+        "!!! A document can then read any file the engine's uid can read into its PDF",
+        "!!! (e.g. xelatex \\special{pdf:fstream ...}). Never run like this with untrusted input.",
+        "",
+      ].join("\n"),
+    );
+    return;
+  }
+  const r = await checkSandbox(cfg);
+  if (r.ok) return;
+  await fs.rm(cfg.jobRoot, { recursive: true, force: true }).catch(() => {});
+  const who = process.getuid?.() === 0 ? `uid ${cfg.engineUid ?? 0} (ENGINE_UID)` : `uid ${process.getuid?.()}`;
+  throw new SandboxUnavailable(
+    `The TeX sandbox (bubblewrap) does not work, so the compile server will not start: ${r.reason}.\n` +
+      `Engines run in bwrap with an unprivileged user namespace as ${who}. Install bubblewrap ` +
+      `(apt-get install bubblewrap, or npm run tex:ensure) and allow unprivileged user namespaces ` +
+      `(sysctl kernel.unprivileged_userns_clone=1 / user.max_user_namespaces > 0; in Docker a seccomp ` +
+      `profile that permits them). To run without the sandbox anyway (dev only, unsafe for untrusted ` +
+      `documents), set COMPILE_SANDBOX=off.`,
+  );
+}
+
 /**
  * The parent of all job directories. When engines run under another uid, it is
  * traversable but not listable for them (0711; 0311 when they share the
@@ -83,8 +118,11 @@ async function prepareJobRoot(cfg: Config): Promise<void> {
 
 const isMain = process.argv[1] && fileURLToPath(import.meta.url) === (await fs.realpath(process.argv[1]).catch(() => process.argv[1]));
 if (isMain) {
-  const s = await startServer({ waitWarm: false });
-  console.log(`compile server listening on ${s.url} (engines: ${s.config.engines.join(", ")}, pool ${JSON.stringify(s.config.poolSize)}, concurrency ${s.config.maxConcurrent})`);
+  const s = await startServer({ waitWarm: false }).catch((e: unknown) => {
+    console.error(e instanceof SandboxUnavailable ? `compile server: ${e.message}` : e);
+    process.exit(1);
+  });
+  console.log(`compile server listening on ${s.url} (engines: ${s.config.engines.join(", ")}, pool ${JSON.stringify(s.config.poolSize)}, concurrency ${s.config.maxConcurrent}, sandbox ${s.config.sandbox ? "bwrap" : "OFF"})`);
   s.warm.then(() => console.log("engine pools warm"));
   const stop = () => {
     s.close().then(() => process.exit(0));

@@ -1,5 +1,6 @@
 import { spawnSync } from "node:child_process";
 import { readFileSync } from "node:fs";
+import { constants as zlibConstants, inflateSync } from "node:zlib";
 import path from "node:path";
 import { fileURLToPath } from "node:url";
 import { startServer, type RunningServer, type StartOptions } from "../src/server.ts";
@@ -20,7 +21,6 @@ export function testServer(opts: StartOptions = {}): Promise<RunningServer> {
     ...opts,
     poolSize: { pdflatex: 2, xelatex: 1, lualatex: 1, ...(opts.poolSize ?? {}) },
     limits: {
-      ...({} as never),
       defaultTimeoutMs: 20_000,
       maxTimeoutMs: 30_000,
       maxOutputFileBytes: 16 * 1024 * 1024,
@@ -52,6 +52,40 @@ export function pdfText(pdf: Buffer): string {
   const r = spawnSync("pdftotext", ["-layout", "-", "-"], { input: pdf, encoding: "utf8" });
   if (r.status !== 0) throw new Error(`pdftotext failed: ${r.stderr}`);
   return r.stdout;
+}
+
+/**
+ * Everything a PDF could carry a leaked file in: its text (pdftotext), its raw
+ * bytes, and every Flate-compressed stream inflated (xdvipdfmx compresses embedded
+ * file streams, so a leak is invisible in the raw bytes and the page text).
+ */
+export function pdfAllText(pdf: Buffer): string {
+  const parts = [pdf.toString("latin1")];
+  try {
+    parts.push(pdfText(pdf));
+  } catch {
+    /* not a parsable PDF: raw bytes only */
+  }
+  const raw = pdf.toString("latin1");
+  const re = /stream\r?\n/g;
+  let m: RegExpExecArray | null;
+  while ((m = re.exec(raw))) {
+    const start = m.index + m[0].length;
+    const end = raw.indexOf("endstream", start);
+    if (end < 0) break;
+    try {
+      parts.push(inflateSync(pdf.subarray(start, end)).toString("latin1"));
+    } catch {
+      /* not Flate, or trailing bytes */
+      try {
+        parts.push(inflateSync(pdf.subarray(start, end), { finishFlush: zlibConstants.Z_SYNC_FLUSH }).toString("latin1"));
+      } catch {
+        /* not compressed */
+      }
+    }
+    re.lastIndex = end + "endstream".length;
+  }
+  return parts.join("\n");
 }
 
 export function pdfPages(pdf: Buffer): number {

@@ -13,8 +13,8 @@ describe("log parser (real logs)", () => {
   });
   it("missing package", () => {
     const p = parseLog(fixture("missingpkg.pdflatex.log"));
-    expect(p.errors[0].message).toBe("LaTeX Error: File `doesnotexist.sty' not found.");
-    expect(p.errors[0].file).toBe("missingpkg.tex");
+    expect(p.errors[0]?.message).toBe("LaTeX Error: File `doesnotexist.sty' not found.");
+    expect(p.errors[0]?.file).toBe("missingpkg.tex");
   });
   it("warnings: undefined references and citations, overfull boxes, page count", () => {
     const p = parseLog(fixture("warnings.pdflatex.log"));
@@ -62,6 +62,6 @@ describe("validation", () => {
   });
   it("decodes base64", () => {
     const v = validateCompile({ engine: "xelatex", source: "x", files: [{ path: "a.bin", content: Buffer.from([0, 1, 2, 255]).toString("base64"), encoding: "base64" }] }, limits);
-    expect(v.ok && [...v.value.files[0].data]).toEqual([0, 1, 2, 255]);
+    expect(v.ok && [...(v.value.files[0]?.data ?? [])]).toEqual([0, 1, 2, 255]);
   });
 });

@@ -1,0 +1,93 @@
+// The bubblewrap (bwrap) sandbox every engine and bib process runs in.
+//
+// A process sees a read-only view of the TeX installation (and nothing else of the
+// host), its own job directory read-write at /job, fresh /proc, /dev and a small
+// /tmp, no network (own network namespace with only a down loopback), its own
+// pid/ipc/uts/cgroup namespaces, and an empty environment apart from what TeX needs.
+// bwrap is always started unprivileged: when the server runs as root it is started
+// as ENGINE_UID (nobody) and creates an unprivileged user namespace that maps that
+// uid to itself; otherwise it runs as the server's own uid. Inside, no capabilities,
+// no_new_privs, no further user namespaces (--disable-userns).
+import { existsSync, readlinkSync } from "node:fs";
+
+/** Where the job directory appears inside the sandbox. */
+export const SANDBOX_JOB_DIR = "/job";
+/** Where the Lua sandbox (src/lua/sandbox.lua) appears inside the sandbox (lualatex only). */
+export const SANDBOX_LUA = "/opt/texpool/sandbox.lua";
+
+/**
+ * Host paths bound read-only at the same place (Debian's TeX Live layout):
+ *  - /usr: binaries, libraries, Perl (biber), TeX trees (/usr/share/texlive,
+ *    /usr/share/texmf), fonts (/usr/share/fonts, /usr/local/share/fonts), fontconfig
+ *    configuration snippets (/usr/share/fontconfig);
+ *  - /etc/texmf: texmf.cnf and TeX configuration (TEXMFSYSCONFIG);
+ *  - /var/lib/texmf: formats, ls-R databases, the luaotfload caches built at install
+ *    time (TEXMFSYSVAR, /var/lib/texmf/luatex-cache);
+ *  - /etc/fonts, /var/cache/fontconfig: fontconfig configuration and caches (xelatex);
+ *  - /etc/alternatives: symlinks only; Debian's /usr/bin/bibtex points through it;
+ *  - /etc/ld.so.cache: the dynamic linker's cache (speed only).
+ * Missing ones are skipped (--ro-bind-try); /usr is required.
+ */
+export const RO_BINDS: readonly string[] = ["/etc/texmf", "/var/lib/texmf", "/etc/fonts", "/var/cache/fontconfig", "/etc/alternatives", "/etc/ld.so.cache"];
+
+/** Merged-/usr symlinks at the root (Debian bookworm); a real directory is bound instead. */
+const ROOT_LINKS: ReadonlyArray<readonly [string, string]> = [
+  ["/bin", "usr/bin"],
+  ["/sbin", "usr/sbin"],
+  ["/lib", "usr/lib"],
+  ["/lib64", "usr/lib64"],
+];
+
+export interface SandboxSpec {
+  /** The job directory on the host; bound read-write at SANDBOX_JOB_DIR. */
+  hostDir: string;
+  /** The complete environment inside the sandbox. */
+  env: Record<string, string>;
+  /** Host path of the Lua sandbox to bind at SANDBOX_LUA (lualatex), if any. */
+  luaSandbox?: string;
+}
+
+/** /tmp inside: a small tmpfs (TMPDIR points at the job directory anyway). */
+const TMP_BYTES = 16 * 1024 * 1024;
+
+let rootLinks: string[] | undefined;
+function rootLinkArgs(): string[] {
+  rootLinks ??= ROOT_LINKS.flatMap(([at, target]) => {
+    if (!existsSync(at)) return [];
+    // merged /usr: recreate the symlink; an unmerged system: bind the real directory
+    return isSymlinkTo(at, target) ? ["--symlink", target, at] : ["--ro-bind", at, at];
+  });
+  return rootLinks;
+}
+
+function isSymlinkTo(p: string, target: string): boolean {
+  try {
+    const t = readlinkSync(p);
+    return t === target || t === `/${target}`;
+  } catch {
+    return false; // not a symlink
+  }
+}
+
+/** bwrap's arguments (everything before `--`). */
+export function bwrapArgs(spec: SandboxSpec): string[] {
+  const args = [
+    "--unshare-all", // user, ipc, pid, net, uts, cgroup
+    "--unshare-user",
+    "--disable-userns",
+    "--die-with-parent",
+    "--new-session",
+    "--hostname",
+    "texpool",
+    "--ro-bind",
+    "/usr",
+    "/usr",
+    ...rootLinkArgs(),
+  ];
+  for (const p of RO_BINDS) args.push("--ro-bind-try", p, p);
+  args.push("--proc", "/proc", "--dev", "/dev", "--perms", "1777", "--size", String(TMP_BYTES), "--tmpfs", "/tmp");
+  if (spec.luaSandbox) args.push("--ro-bind", spec.luaSandbox, SANDBOX_LUA);
+  args.push("--bind", spec.hostDir, SANDBOX_JOB_DIR, "--chdir", SANDBOX_JOB_DIR, "--remount-ro", "/", "--clearenv");
+  for (const [k, v] of Object.entries(spec.env)) args.push("--setenv", k, v);
+  return args;
+}
