@@ -1,0 +1,54 @@
+import { inject } from "vitest";
+import { api } from "../helpers.ts";
+
+export const HELLO = "\\documentclass{article}\n\\begin{document}\nHello, world!\n\\end{document}\n";
+
+/** A hello-world document that no other test compiles (so the cache starts cold). */
+export function uniqueDoc(label = ""): string {
+  return `% ${label} ${crypto.randomUUID()}\n${HELLO}`;
+}
+
+export function isPdf(bytes: ArrayBuffer): boolean {
+  const head = new TextDecoder().decode(bytes.slice(0, 5));
+  const tail = new TextDecoder().decode(bytes.slice(Math.max(0, bytes.byteLength - 32)));
+  return head === "%PDF-" && tail.includes("%%EOF");
+}
+
+export function compileSync(key: string, json: unknown, headers: Record<string, string> = {}): Promise<Response> {
+  return api("/v1/compile/sync", { method: "POST", key, json, headers });
+}
+
+export function submit(key: string, json: unknown, headers: Record<string, string> = {}): Promise<Response> {
+  return api("/v1/compile/async", { method: "POST", key, json, headers });
+}
+
+export type JobBody = {
+  id: string;
+  status: string;
+  engine: string;
+  attempts: number;
+  durationMs: number | null;
+  pages: number | null;
+  sizeBytes: number | null;
+  error?: { code: string; message: string; line?: number | null; errors?: unknown[]; log?: string };
+  statusUrl: string;
+  pdfUrl: string;
+  callbackStatus: string | null;
+  callbackSecret?: string;
+};
+
+/** Polls the job until it is finished (or the time runs out). */
+export async function waitForJob(key: string, id: string, timeoutMs = 20_000, until: (j: JobBody) => boolean = (j) => j.status === "succeeded" || j.status === "failed"): Promise<JobBody> {
+  const deadline = Date.now() + timeoutMs;
+  for (;;) {
+    const job = (await (await api(`/v1/compile/jobs/${id}`, { key })).json()) as JobBody;
+    if (until(job) || Date.now() > deadline) return job;
+    await new Promise((r) => setTimeout(r, 100));
+  }
+}
+
+export const receiverUrl = () => inject("callbackReceiverUrl");
+
+export async function receivedAt(path: string): Promise<Array<{ path: string; headers: Record<string, string>; body: string }>> {
+  return (await (await fetch(`${receiverUrl()}/_received?path=${encodeURIComponent(path)}`)).json()) as Array<{ path: string; headers: Record<string, string>; body: string }>;
+}
