@@ -17,7 +17,11 @@ type StartServer = (opts: { port: number; host: string; env: NodeJS.ProcessEnv }
 
 type Received = { path: string; headers: Record<string, string>; body: string; at: number };
 
-/** POST /<anything> is recorded (answered with the status in `?status=`, default 200); GET /_received?path= lists them. */
+/**
+ * POST /<anything> is recorded (answered with the status in `?status=`, default 200); GET
+ * /_received?path= lists them. Also two broken compilers for the 503 tests: `/busy/compile` (the
+ * server's own 503 `compiler_busy`) and `/broken/compile` (a proxy's plain-text 502).
+ */
 function startReceiver(): Promise<{ url: string; close(): Promise<void> }> {
   const received: Received[] = [];
   const server = http.createServer((req, res) => {
@@ -26,6 +30,16 @@ function startReceiver(): Promise<{ url: string; close(): Promise<void> }> {
       const path = url.searchParams.get("path");
       res.writeHead(200, { "content-type": "application/json" });
       res.end(JSON.stringify(received.filter((r) => path === null || r.path === path)));
+      return;
+    }
+    if (url.pathname === "/busy/compile") {
+      req.resume();
+      res.writeHead(503, { "content-type": "application/json", "retry-after": "7" }).end(JSON.stringify({ error: { code: "compiler_busy", message: "busy", retryAfterSeconds: 7 } }));
+      return;
+    }
+    if (url.pathname === "/broken/compile") {
+      req.resume();
+      res.writeHead(502, { "content-type": "text/plain" }).end("bad gateway");
       return;
     }
     let body = "";

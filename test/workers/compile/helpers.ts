@@ -52,3 +52,35 @@ export const receiverUrl = () => inject("callbackReceiverUrl");
 export async function receivedAt(path: string): Promise<Array<{ path: string; headers: Record<string, string>; body: string }>> {
   return (await (await fetch(`${receiverUrl()}/_received?path=${encodeURIComponent(path)}`)).json()) as Array<{ path: string; headers: Record<string, string>; body: string }>;
 }
+
+/** A job written straight to D1 and R2 without a queue message, for driving the consumer by hand. */
+export async function insertJob(
+  env: Env,
+  accountId: string,
+  source: string,
+  overrides: Partial<typeof import("../../../src/db/schema/index.ts").compileJobs.$inferInsert> = {},
+): Promise<string> {
+  const { getDb } = await import("../../../src/db/client.ts");
+  const { compileJobs } = await import("../../../src/db/schema/index.ts");
+  const { jobInputKey } = await import("../../../src/compile/jobs.ts");
+  const { newId } = await import("../../../src/platform/ids.ts");
+  const id = newId("job");
+  const now = Date.now();
+  await env.FILES.put(jobInputKey(accountId, id), JSON.stringify({ engine: "pdflatex", source }));
+  await getDb(env.DB)
+    .insert(compileJobs)
+    .values({ id, accountId, status: "queued", engine: "pdflatex", requeueAt: now + 300_000, createdAt: now, ...overrides });
+  return id;
+}
+
+/** A stand-in COMPILE_QUEUE that records what would be sent. */
+export function recordingQueue() {
+  const sent: Array<{ body: unknown; delaySeconds?: number | undefined }> = [];
+  const queue = {
+    send: async (body: unknown, opts?: { delaySeconds?: number }) => void sent.push({ body, delaySeconds: opts?.delaySeconds }),
+    sendBatch: async (msgs: Iterable<{ body: unknown; delaySeconds?: number }>) => {
+      for (const m of msgs) sent.push({ body: m.body, delaySeconds: m.delaySeconds });
+    },
+  };
+  return { queue: queue as unknown as Queue, sent };
+}
