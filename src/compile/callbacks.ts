@@ -13,7 +13,9 @@ const MAX_DELAY_SECONDS = 12 * 60 * 60;
 export function retrySchedule(env: Env): number[] {
   const parsed = (env.WEBHOOK_RETRY_SCHEDULE ?? "")
     .split(",")
-    .map((s) => Number(s.trim()))
+    .map((s) => s.trim())
+    .filter((s) => s !== "")
+    .map(Number)
     .filter((n) => Number.isFinite(n) && n >= 0);
   return (parsed.length > 0 ? parsed : DEFAULT_SCHEDULE).map((n) => Math.min(Math.round(n), MAX_DELAY_SECONDS));
 }
