@@ -8,7 +8,7 @@
 // Works on the local D1 that `npm run dev` uses (or PERSIST_TO), or the deployed one with --remote.
 // `create` prints the new key alone on the last line of stdout; it is never shown again.
 import { parseArgs } from "node:util";
-import { generateApiKey, hashApiKey } from "../src/platform/api-keys.ts";
+import { generateApiKey, hashApiKey } from "../src/platform/key-format.ts";
 import { newId } from "../src/platform/ids.ts";
 import { PLANS, type Plan } from "../src/platform/plans.ts";
 import { runWrangler } from "./wrangler.ts";
