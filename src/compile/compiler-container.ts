@@ -9,6 +9,14 @@ const BACKOFF_MS = [0, 250, 1000];
 
 let cursor = -1;
 
+function withDeadline<T>(p: Promise<T>, ms: number): Promise<T> {
+  let timer: ReturnType<typeof setTimeout> | undefined;
+  const timeout = new Promise<never>((_, reject) => {
+    timer = setTimeout(() => reject(new Error(`no answer within ${ms} ms`)), ms);
+  });
+  return Promise.race([p, timeout]).finally(() => clearTimeout(timer));
+}
+
 /**
  * The instance names to try, in order. Each isolate starts at a random instance and then goes
  * round-robin, so a burst from one isolate spreads over the pool and many isolates do not pile onto
@@ -42,8 +50,9 @@ export class ContainerCompiler implements Compiler {
       if (BACKOFF_MS[i]) await sleep(BACKOFF_MS[i]!);
       let res: Response;
       try {
+        // A deadline by race rather than an AbortSignal, which does not cross the Durable Object boundary.
         const stub = this.ns.getByName(name);
-        res = await stub.fetch("http://tex.container/compile", { ...compileRequestInit(input), signal: AbortSignal.timeout(deadline) });
+        res = await withDeadline(stub.fetch("http://tex.container/compile", compileRequestInit(input)), deadline);
       } catch (err) {
         console.warn(JSON.stringify({ level: "warn", msg: "container fetch failed", instance: name, error: String(err) }));
         continue;

@@ -183,3 +183,21 @@ describe("compile: async jobs", () => {
     expect(list.data).toHaveLength(1);
   });
 });
+
+describe("compile: documentation", () => {
+  it("every compile route is in /openapi.json with its limits and error responses", async () => {
+    const doc = (await (await api("/openapi.json")).json()) as { paths: Record<string, Record<string, { description?: string; responses: Record<string, unknown> }>> };
+    expect(Object.keys(doc.paths)).toEqual(expect.arrayContaining(["/v1/compile/sync", "/v1/compile/async", "/v1/compile/jobs", "/v1/compile/jobs/{id}", "/v1/compile/jobs/{id}/pdf"]));
+    const sync = doc.paths["/v1/compile/sync"]!.post!;
+    expect(Object.keys(sync.responses)).toEqual(expect.arrayContaining(["200", "400", "401", "413", "422", "503"]));
+    expect(sync.description).toContain("10 MiB");
+    expect(Object.keys(doc.paths["/v1/compile/async"]!.post!.responses)).toContain("202");
+  });
+
+  it("a wrong method is 405 with Allow", async () => {
+    const k = await createKey("pro");
+    const res = await api("/v1/compile/sync", { key: k.key });
+    expect(res.status).toBe(405);
+    expect(res.headers.get("Allow")).toContain("POST");
+  });
+});
