@@ -4,7 +4,7 @@ import { cacheKey, readCache, writeCache } from "./cache.ts";
 import { deliverCallback } from "./callbacks.ts";
 import { type CompileInput, isInfrastructureError, TRANSPORT_SLACK_MS } from "./compiler.ts";
 import { cacheTtlSeconds, compilerFor } from "./config.ts";
-import { claimJob, findJob, finishJob, jobInputKey, jobPdfKey, type JobOutcome, type JobRow, releaseJob, takeStaleJobs } from "./jobs.ts";
+import { claimJob, findJob, finishJob, jobInputKey, jobPdfKey, type JobOutcome, type JobRow, releaseJob, renewLease, takeStaleJobs } from "./jobs.ts";
 import { COMPILE_LIMITS, MAX_JOB_ATTEMPTS } from "./limits.ts";
 import { type CompileQueueMessage, isCompileQueueMessage } from "./messages.ts";
 import type { CompileErrorInfo } from "./schemas.ts";
@@ -45,7 +45,7 @@ export async function runCompileJob(env: Env, msg: { jobId: string; accountId: s
   const cached = await readCache(env.FILES, key);
   if (cached) {
     const pdf = await new Response(cached.body).arrayBuffer();
-    await putPdf(env, claimed, pdf, attempt);
+    if (!(await putPdf(env, claimed, pdf, attempt))) return;
     return finish({ status: "succeeded", durationMs: 0, pages: cached.pages, sizeBytes: pdf.byteLength });
   }
 
@@ -63,7 +63,7 @@ export async function runCompileJob(env: Env, msg: { jobId: string; accountId: s
     }
     return;
   }
-  await putPdf(env, claimed, out.pdf, attempt);
+  if (!(await putPdf(env, claimed, out.pdf, attempt))) return;
   await writeCache(env.FILES, key, out.pdf, { engine: out.engine, pages: out.pages, ttlSeconds: cacheTtlSeconds(env) });
   return finish({ status: "succeeded", durationMs: out.durationMs, pages: out.pages, sizeBytes: out.pdf.byteLength });
 }
@@ -72,8 +72,14 @@ function unavailableError(attempts: number, reason: string) {
   return { code: "compile_unavailable", message: `No compiler could run this job in ${attempts} attempt(s): ${reason}` };
 }
 
-function putPdf(env: Env, job: JobRow, pdf: ArrayBuffer, attempt: number) {
-  return env.FILES.put(jobPdfKey(job.accountId, job.id), pdf, { httpMetadata: { contentType: "application/pdf" }, customMetadata: { attempt: String(attempt) } });
+/** Stores the PDF if this attempt still holds the job; false when the lease was lost. */
+async function putPdf(env: Env, job: JobRow, pdf: ArrayBuffer, attempt: number): Promise<boolean> {
+  if (!(await renewLease(getDb(env.DB), job.id, attempt, Date.now(), 60_000))) {
+    console.warn(JSON.stringify({ level: "warn", msg: "compile job lease lost; result dropped", jobId: job.id, attempt }));
+    return false;
+  }
+  await env.FILES.put(jobPdfKey(job.accountId, job.id), pdf, { httpMetadata: { contentType: "application/pdf" }, customMetadata: { attempt: String(attempt) } });
+  return true;
 }
 
 async function finishAndNotify(env: Env, job: JobRow, attempt: number, outcome: JobOutcome): Promise<void> {

@@ -1,4 +1,4 @@
-import { and, desc, eq, inArray, lt, or, sql } from "drizzle-orm";
+import { and, desc, eq, gt, inArray, lt, or, sql } from "drizzle-orm";
 import type { Db } from "../db/client.ts";
 import { compileJobs } from "../db/schema/index.ts";
 import { errors } from "../platform/errors.ts";
@@ -83,6 +83,19 @@ export async function claimJob(db: Db, id: string, now: number, leaseMs: number)
 }
 
 const owned = (id: string, attempt: number) => and(eq(compileJobs.id, id), eq(compileJobs.status, "running"), eq(compileJobs.attempt, attempt));
+
+/**
+ * Confirms (and extends) a live lease right before the result is written to R2, so a consumer
+ * whose lease ran out while it compiled drops its result instead of overwriting the new attempt's.
+ */
+export async function renewLease(db: Db, id: string, attempt: number, now: number, leaseMs: number): Promise<boolean> {
+  const rows = await db
+    .update(compileJobs)
+    .set({ leaseExpiresAt: now + leaseMs })
+    .where(and(owned(id, attempt), gt(compileJobs.leaseExpiresAt, now)))
+    .returning({ id: compileJobs.id });
+  return rows.length > 0;
+}
 
 /** running -> queued after an infrastructure failure, for a retry at `retryAt`. False if the lease was lost. */
 export async function releaseJob(db: Db, id: string, attempt: number, retryAt: number): Promise<boolean> {

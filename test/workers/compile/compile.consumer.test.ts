@@ -2,7 +2,7 @@ import { createExecutionContext, createMessageBatch, env, getQueueResult } from 
 import { eq } from "drizzle-orm";
 import { describe, expect, it } from "vitest";
 import { handleCompileQueue, onCronCompile, runCompileJob } from "../../../src/compile/consumer.ts";
-import { finishJob, jobInputKey, jobPdfKey } from "../../../src/compile/jobs.ts";
+import { finishJob, jobInputKey, jobPdfKey, renewLease } from "../../../src/compile/jobs.ts";
 import { MAX_JOB_ATTEMPTS } from "../../../src/compile/limits.ts";
 import { getDb } from "../../../src/db/client.ts";
 import { compileJobs } from "../../../src/db/schema/index.ts";
@@ -109,6 +109,17 @@ describe("compile queue consumer", () => {
     expect(current).toMatchObject({ status: "succeeded" });
     // And once finished, no attempt moves it again.
     expect(await finishJob(getDb(env.DB), id, 2, { status: "failed", error: { code: "x", message: "y" } }, Date.now())).toBeNull();
+  });
+
+  it("a consumer whose lease ran out while compiling may not store its PDF", async () => {
+    const k = await createKey("pro");
+    const now = Date.now();
+    const expired = await insertJob(env, k.accountId, HELLO, { status: "running", attempt: 1, leaseExpiresAt: now - 1 });
+    expect(await renewLease(getDb(env.DB), expired, 1, now, 60_000)).toBe(false);
+    const live = await insertJob(env, k.accountId, HELLO, { status: "running", attempt: 1, leaseExpiresAt: now + 1000 });
+    expect(await renewLease(getDb(env.DB), live, 2, now, 60_000)).toBe(false); // not this attempt's
+    expect(await renewLease(getDb(env.DB), live, 1, now, 60_000)).toBe(true);
+    expect((await row(live))!.leaseExpiresAt).toBe(now + 60_000);
   });
 
   it("unknown messages are acknowledged and dropped", async () => {
