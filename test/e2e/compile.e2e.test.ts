@@ -1,7 +1,10 @@
 import { execFile } from "node:child_process";
+import http from "node:http";
+import type { AddressInfo } from "node:net";
 import { mkdtempSync, readFileSync, rmSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
+import { Webhook } from "standardwebhooks";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { baseUrl, call, newKey } from "./client.ts";
 import { ROOT } from "./harness.ts";
@@ -84,6 +87,33 @@ describe("compile API end to end (npm run dev)", () => {
     expect(failed.status).toBe("failed");
     expect(failed.error).toMatchObject({ code: "compile_error", line: 3 });
     expect((await call(failed.pdfUrl, { key })).status).toBe(409);
+  });
+
+  it("async with callbackUrl: the final record arrives signed with the job's callbackSecret", async () => {
+    const received: Array<{ headers: Record<string, string>; body: string }> = [];
+    const server = http.createServer((req, res) => {
+      let body = "";
+      req.on("data", (d) => (body += d));
+      req.on("end", () => {
+        received.push({ headers: req.headers as Record<string, string>, body });
+        res.writeHead(204).end();
+      });
+    });
+    await new Promise<void>((r) => server.listen(0, "127.0.0.1", () => r()));
+    try {
+      const { port } = server.address() as AddressInfo;
+      const res = await call("/v1/compile/async", { method: "POST", key, json: { source: unique("e2e-cb"), callbackUrl: `http://127.0.0.1:${port}/hook` } });
+      const created = (await res.json()) as Job & { callbackSecret: string };
+      expect(created.callbackSecret).toMatch(/^whsec_/);
+      const deadline = Date.now() + 30_000;
+      while (received.length === 0 && Date.now() < deadline) await new Promise((r) => setTimeout(r, 100));
+      expect(received).toHaveLength(1);
+      const event = new Webhook(created.callbackSecret).verify(received[0]!.body, received[0]!.headers) as { type: string; data: Job };
+      expect(event.type).toBe("compile.job.succeeded");
+      expect(event.data).toMatchObject({ id: created.id, status: "succeeded" });
+    } finally {
+      server.close();
+    }
   });
 
   describe("the README's curl examples, verbatim", () => {
