@@ -41,31 +41,38 @@ export async function runCompileJob(env: Env, msg: { jobId: string; accountId: s
   if (!input) return finish({ status: "failed", error: { code: "internal_error", message: "The job's input is missing." } });
   if (attempt > MAX_JOB_ATTEMPTS) return finish({ status: "failed", error: unavailableError(attempt - 1, "the compile did not finish") });
 
-  const key = await cacheKey(job.accountId, input);
-  const cached = await readCache(env.FILES, key);
-  if (cached) {
-    const pdf = await new Response(cached.body).arrayBuffer();
-    if (!(await putPdf(env, claimed, pdf, attempt))) return;
-    return finish({ status: "succeeded", durationMs: 0, pages: cached.pages, sizeBytes: pdf.byteLength });
-  }
-
-  let out;
-  try {
-    out = await compilerFor(env).compile(input);
-  } catch (err) {
-    if (!isInfrastructureError(err)) return finish({ status: "failed", error: (err as ApiError).toBody().error as CompileErrorInfo });
-    const reason = err instanceof Error ? err.message : String(err);
+  const retryOrFail = async (reason: string) => {
     if (attempt >= MAX_JOB_ATTEMPTS) return finish({ status: "failed", error: unavailableError(attempt, reason) });
     const delaySeconds = INFRA_RETRY_DELAYS[attempt - 1] ?? 60;
     console.warn(JSON.stringify({ level: "warn", msg: "compile job retry", jobId: job.id, attempt, reason }));
     if (await releaseJob(db, job.id, attempt, Date.now() + delaySeconds * 1000)) {
       await env.COMPILE_QUEUE.send({ kind: "compile", jobId: job.id, accountId: job.accountId } satisfies CompileQueueMessage, { contentType: "json", delaySeconds });
     }
-    return;
+  };
+
+  let outcome: JobOutcome;
+  try {
+    const key = await cacheKey(job.accountId, input);
+    const cached = await readCache(env.FILES, key);
+    if (cached) {
+      const pdf = await new Response(cached.body).arrayBuffer();
+      if (!(await putPdf(env, claimed, pdf, attempt))) return;
+      outcome = { status: "succeeded", durationMs: 0, pages: cached.pages, sizeBytes: pdf.byteLength };
+    } else {
+      const out = await compilerFor(env).compile(input);
+      if (!(await putPdf(env, claimed, out.pdf, attempt))) return;
+      await writeCache(env.FILES, key, out.pdf, { engine: out.engine, pages: out.pages, ttlSeconds: cacheTtlSeconds(env) }).catch((err) =>
+        console.error(JSON.stringify({ level: "error", msg: "compile cache write failed", error: String(err) })),
+      );
+      outcome = { status: "succeeded", durationMs: out.durationMs, pages: out.pages, sizeBytes: out.pdf.byteLength };
+    }
+  } catch (err) {
+    // The document's own failure (LaTeX error, timeout, too large) is final; anything else
+    // (compiler unavailable, R2 or D1 hiccup) is retried.
+    if (!isInfrastructureError(err)) outcome = { status: "failed", error: (err as ApiError).toBody().error as CompileErrorInfo };
+    else return retryOrFail(err instanceof Error ? err.message : String(err));
   }
-  if (!(await putPdf(env, claimed, out.pdf, attempt))) return;
-  await writeCache(env.FILES, key, out.pdf, { engine: out.engine, pages: out.pages, ttlSeconds: cacheTtlSeconds(env) });
-  return finish({ status: "succeeded", durationMs: out.durationMs, pages: out.pages, sizeBytes: out.pdf.byteLength });
+  return finish(outcome);
 }
 
 function unavailableError(attempts: number, reason: string) {

@@ -89,6 +89,27 @@ describe("compile queue consumer", () => {
     expect(q.sent).toHaveLength(MAX_JOB_ATTEMPTS - 1);
   });
 
+  it("a storage failure after compiling is retried, not left running", async () => {
+    const k = await createKey("pro");
+    const id = await insertJob(env, k.accountId, uniqueDoc("r2-down"));
+    const q = recordingQueue();
+    const files = new Proxy(env.FILES, {
+      get(target, prop) {
+        if (prop === "put") return async (key: string, ...rest: unknown[]) => {
+          if (key.endsWith(".pdf")) throw new Error("R2 unavailable");
+          return (target.put as (...a: unknown[]) => unknown)(key, ...rest);
+        };
+        const v = Reflect.get(target, prop);
+        return typeof v === "function" ? v.bind(target) : v;
+      },
+    });
+    await runCompileJob({ ...env, FILES: files, COMPILE_QUEUE: q.queue }, { jobId: id, accountId: k.accountId });
+    expect(await row(id)).toMatchObject({ status: "queued", attempt: 1, leaseExpiresAt: null });
+    expect(q.sent).toHaveLength(1);
+    await runCompileJob(env, { jobId: id, accountId: k.accountId });
+    expect(await row(id)).toMatchObject({ status: "succeeded", attempt: 2 });
+  });
+
   it("a job that keeps crashing its consumer ends failed instead of running forever", async () => {
     const k = await createKey("pro");
     const past = Date.now() - 1000;
