@@ -1,5 +1,5 @@
 import { getDb } from "../db/client.ts";
-import type { ApiError } from "../platform/errors.ts";
+import { ApiError } from "../platform/errors.ts";
 import { cacheKey, readCache, writeCache } from "./cache.ts";
 import { deliverCallback } from "./callbacks.ts";
 import { type CompileInput, isInfrastructureError, TRANSPORT_SLACK_MS } from "./compiler.ts";
@@ -70,13 +70,17 @@ export async function runCompileJob(env: Env, msg: { jobId: string; accountId: s
     // The document's own failure (LaTeX error, timeout, too large) is final; anything else
     // (compiler unavailable, R2 or D1 hiccup) is retried.
     if (!isInfrastructureError(err)) outcome = { status: "failed", error: (err as ApiError).toBody().error as CompileErrorInfo };
-    else return retryOrFail(err instanceof Error ? err.message : String(err));
+    else {
+      console.error(JSON.stringify({ level: "error", msg: "compile job attempt failed", jobId: job.id, attempt, error: String(err) }));
+      // Our own ApiError messages are written for users; raw exceptions are not shown.
+      return retryOrFail(err instanceof ApiError ? err.message : "an internal error");
+    }
   }
   return finish(outcome);
 }
 
 function unavailableError(attempts: number, reason: string) {
-  return { code: "compile_unavailable", message: `No compiler could run this job in ${attempts} attempt(s): ${reason}` };
+  return { code: "compile_unavailable", message: `The job could not be compiled in ${attempts} attempt(s) for reasons on our side: ${reason}` };
 }
 
 /** Stores the PDF if this attempt still holds the job; false when the lease was lost. */
