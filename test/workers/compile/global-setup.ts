@@ -65,7 +65,8 @@ export default async function setup(project: TestProject) {
   if (process.env.COMPILER_URL) {
     project.provide("compilerUrl", process.env.COMPILER_URL);
   } else {
-    const modulePath = process.env.COMPILE_SERVER_MODULE ?? resolve(import.meta.dirname, "../../../container/src/server.ts");
+    // Imported by path (not statically) so the Worker typecheck does not pull in Node-side code.
+    const modulePath = resolve(import.meta.dirname, "../../../container/src/server.ts");
     const { startServer } = (await import(modulePath)) as { startServer: StartServer };
     const server = await startServer({ port: 0, host: "127.0.0.1", env: { ...process.env, POOL_SIZE: "1" } });
     project.provide("compilerUrl", server.url);
