@@ -61,11 +61,13 @@ try {
   }
   await timed(() => worker(hitDoc), (r) => r.ok);
 
+  const health: number[] = [];
   const alone: number[] = [];
   const miss: number[] = [];
   const hit: number[] = [];
   const missCompile: number[] = [];
   for (let i = 0; i < ROUNDS; i++) {
+    health.push(await timed(() => fetch(`${baseUrl}/health`), (r) => r.ok));
     alone.push(await timed(() => direct(doc("alone")), (r) => r.ok));
     let serverMs = 0;
     miss.push(
@@ -99,6 +101,7 @@ try {
   console.log(`\nsequential requests against ${baseUrl} (compile server ${compiler.url})\n`);
   console.log("| measurement | n | p50 ms | p95 ms |");
   console.log("| --- | ---: | ---: | ---: |");
+  console.log(row("GET /health (no auth, no work: the wrangler dev floor)", health));
   console.log(row("compile server alone (POST /compile)", alone));
   console.log(row("Worker sync, cache MISS", miss));
   console.log(row("  of which compile server's X-Compile-Duration-Ms", missCompile));
