@@ -18,6 +18,7 @@ export default defineConfig(async () => {
             WEBHOOK_RETRY_SCHEDULE: "1,1,1",
             SANDBOX_DELIVERED_MS: "100",
             SANDBOX_READ_MS: "200",
+            WEBHOOK_TIMEOUT_MS: "1500",
           },
         },
       })),
@@ -26,7 +27,7 @@ export default defineConfig(async () => {
       name: "workers",
       include: ["test/workers/**/*.test.ts", "test/unit/**/*.test.ts"],
       setupFiles: ["./test/workers/setup.ts"],
-      globalSetup: ["./test/workers/global-setup.ts", "./test/workers/compile/global-setup.ts"],
+      globalSetup: ["./test/workers/global-setup.ts", "./test/support/receiver-setup.ts", "./test/workers/compile/global-setup.ts"],
       testTimeout: 30_000,
       // One JSON line per request is for production logs; keep test output readable.
       onConsoleLog: (log: string) => !log.includes('"msg":"request"'),
