@@ -27,7 +27,7 @@ export default defineConfig(async () => {
       name: "workers",
       include: ["test/workers/**/*.test.ts", "test/unit/**/*.test.ts"],
       setupFiles: ["./test/workers/setup.ts"],
-      globalSetup: ["./test/workers/global-setup.ts", "./test/support/receiver-setup.ts"],
+      globalSetup: ["./test/workers/global-setup.ts", "./test/support/receiver-setup.ts", "./test/workers/compile/global-setup.ts"],
       testTimeout: 30_000,
       // One JSON line per request is for production logs; keep test output readable.
       onConsoleLog: (log: string) => !log.includes('"msg":"request"'),

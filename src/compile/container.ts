@@ -1,8 +1,19 @@
 import { Container } from "@cloudflare/containers";
 
-/** The TeX compile server (container/) as a Cloudflare Container. */
+/**
+ * The TeX compile server (container/) as a Cloudflare Container. The Worker talks to a small pool
+ * of named instances (`tex-0`…, COMPILER_INSTANCES; see compiler-container.ts), each its own
+ * container. No internet: TeX needs none, and a document must not be able to reach out.
+ */
 export class TexContainer extends Container<Env> {
   override defaultPort = 8080;
+  /** Warm engines are the point; an idle container sleeps after 10 minutes. */
   override sleepAfter = "10m";
   override enableInternet = false;
+  override envVars = { PORT: "8080", HOST: "0.0.0.0" };
+
+  override onError(error: unknown): never {
+    console.error(JSON.stringify({ level: "error", msg: "tex container error", error: String(error) }));
+    throw error;
+  }
 }

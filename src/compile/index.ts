@@ -1,13 +1,4 @@
-import { createRouter } from "../platform/openapi.ts";
-
+/** The compile service: /v1/compile routes, the COMPILE_QUEUE consumer, its cron, the Container class. */
+export { compileRoutes } from "./handlers.ts";
+export { handleCompileQueue, onCronCompile } from "./consumer.ts";
 export { TexContainer } from "./container.ts";
-
-/** /v1/compile routes (issue 4). */
-export const compileRoutes = createRouter();
-
-/** Async compile jobs queue (issue 4). */
-export async function handleCompileQueue(batch: MessageBatch<unknown>, _env: Env, _ctx: ExecutionContext): Promise<void> {
-  batch.ackAll();
-}
-
-export async function onCronCompile(_env: Env, _now: number): Promise<void> {}

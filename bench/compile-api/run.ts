@@ -1,0 +1,119 @@
+// Compile API overhead, against `npm run dev`: sync hello world through the Worker (cache MISS, made
+// unique by a comment), the same from the result cache (HIT), and the compile server alone with the
+// same documents, interleaved in one run so drift hits all three alike; then async submit -> succeeded.
+// Floors (issue 4): MISS p50 adds <= 15 ms over the compile server alone; HIT p50 < 10 ms; async
+// submit -> succeeded p50 < 1.5 s.
+// Usage: npm run bench:compile-api   (ROUNDS=40 ASYNC_ROUNDS=15; BASE_URL + KEY + COMPILER_URL to use running servers)
+import { spawn } from "node:child_process";
+import { join } from "node:path";
+import { freePort, ROOT, startDev } from "../../test/e2e/harness.ts";
+
+const ROUNDS = Number(process.env.ROUNDS ?? 40);
+const ASYNC_ROUNDS = Number(process.env.ASYNC_ROUNDS ?? 15);
+const HELLO = "\\documentclass{article}\n\\begin{document}\nHello, world!\n\\end{document}\n";
+
+async function startCompileServer(): Promise<{ url: string; stop(): void }> {
+  const port = await freePort();
+  const entry = process.env.COMPILE_SERVER_ENTRY ?? join(ROOT, "container/src/server.ts");
+  const child = spawn(process.execPath, [entry], { env: { ...process.env, PORT: String(port), HOST: "127.0.0.1" }, stdio: "ignore" });
+  const url = `http://127.0.0.1:${port}`;
+  const deadline = Date.now() + 60_000;
+  for (;;) {
+    if (Date.now() > deadline) throw new Error("compile server did not get warm");
+    const ok = await fetch(`${url}/healthz`).then((r) => r.ok, () => false);
+    if (ok) break;
+    await new Promise((r) => setTimeout(r, 200));
+  }
+  return { url, stop: () => child.kill("SIGTERM") };
+}
+
+const compiler = process.env.COMPILER_URL ? { url: process.env.COMPILER_URL, stop() {} } : await startCompileServer();
+const dev = process.env.BASE_URL ? null : await startDev({ env: { COMPILER_URL: compiler.url } });
+const baseUrl = process.env.BASE_URL ?? dev!.baseUrl;
+const key = process.env.KEY ?? (await dev!.createKey("enterprise", ["--limit", "1000000"]));
+const auth = { Authorization: `Bearer ${key}`, "Content-Type": "application/json" };
+
+async function timed(fn: () => Promise<Response>, expect: (r: Response) => boolean): Promise<number> {
+  const t0 = performance.now();
+  const res = await fn();
+  await res.arrayBuffer();
+  const ms = performance.now() - t0;
+  if (!expect(res)) throw new Error(`unexpected answer ${res.status} ${res.headers.get("x-cache")}`);
+  return ms;
+}
+
+const quantile = (xs: number[], q: number) => {
+  const s = [...xs].sort((a, b) => a - b);
+  return s[Math.min(s.length - 1, Math.floor(q * s.length))]!;
+};
+
+const doc = (tag: string) => `% ${tag} ${crypto.randomUUID()}\n${HELLO}`;
+const worker = (source: string) => fetch(`${baseUrl}/v1/compile/sync`, { method: "POST", headers: auth, body: JSON.stringify({ source }) });
+const direct = (source: string) =>
+  fetch(`${compiler.url}/compile`, { method: "POST", headers: { "Content-Type": "application/json" }, body: JSON.stringify({ engine: "pdflatex", source, files: [], timeoutMs: 30000 }) });
+
+try {
+  const hitDoc = doc("hit");
+  // Warm up: isolate, auth cache, rate-limit DO, engine pools, keep-alive connections.
+  for (let i = 0; i < 5; i++) {
+    await timed(() => worker(doc("warm")), (r) => r.ok);
+    await timed(() => direct(doc("warm")), (r) => r.ok);
+  }
+  await timed(() => worker(hitDoc), (r) => r.ok);
+
+  const health: number[] = [];
+  const alone: number[] = [];
+  const miss: number[] = [];
+  const hit: number[] = [];
+  const missCompile: number[] = [];
+  for (let i = 0; i < ROUNDS; i++) {
+    health.push(await timed(() => fetch(`${baseUrl}/health`), (r) => r.ok));
+    alone.push(await timed(() => direct(doc("alone")), (r) => r.ok));
+    let serverMs = 0;
+    miss.push(
+      await timed(
+        () => worker(doc("miss")),
+        (r) => {
+          serverMs = Number(r.headers.get("x-compile-duration-ms"));
+          return r.ok && r.headers.get("x-cache") === "MISS";
+        },
+      ),
+    );
+    missCompile.push(serverMs);
+    hit.push(await timed(() => worker(hitDoc), (r) => r.ok && r.headers.get("x-cache") === "HIT"));
+  }
+
+  const asyncMs: number[] = [];
+  for (let i = 0; i < ASYNC_ROUNDS; i++) {
+    const t0 = performance.now();
+    const res = await fetch(`${baseUrl}/v1/compile/async`, { method: "POST", headers: auth, body: JSON.stringify({ source: doc("async") }) });
+    const { statusUrl } = (await res.json()) as { statusUrl: string };
+    for (;;) {
+      const job = (await (await fetch(`${baseUrl}${statusUrl}`, { headers: auth })).json()) as { status: string };
+      if (job.status === "succeeded") break;
+      if (job.status === "failed") throw new Error("async job failed");
+      await new Promise((r) => setTimeout(r, 20));
+    }
+    asyncMs.push(performance.now() - t0);
+  }
+
+  const row = (name: string, xs: number[]) => `| ${name} | ${xs.length} | ${quantile(xs, 0.5).toFixed(1)} | ${quantile(xs, 0.95).toFixed(1)} |`;
+  console.log(`\nsequential requests against ${baseUrl} (compile server ${compiler.url})\n`);
+  console.log("| measurement | n | p50 ms | p95 ms |");
+  console.log("| --- | ---: | ---: | ---: |");
+  console.log(row("GET /health (no auth, no work: the wrangler dev floor)", health));
+  console.log(row("compile server alone (POST /compile)", alone));
+  console.log(row("Worker sync, cache MISS", miss));
+  console.log(row("  of which compile server's X-Compile-Duration-Ms", missCompile));
+  console.log(row("Worker sync, cache HIT", hit));
+  console.log(row("async submit -> succeeded (poll 20 ms)", asyncMs));
+  const added = quantile(miss, 0.5) - quantile(alone, 0.5);
+  const hitP50 = quantile(hit, 0.5);
+  const asyncP50 = quantile(asyncMs, 0.5);
+  console.log(`\nMISS p50 added over the compile server alone: ${added.toFixed(1)} ms (floor <= 15 ms) ${added <= 15 ? "PASS" : "FAIL"}`);
+  console.log(`HIT p50: ${hitP50.toFixed(1)} ms (floor < 10 ms) ${hitP50 < 10 ? "PASS" : "FAIL"}`);
+  console.log(`async submit -> succeeded p50: ${asyncP50.toFixed(0)} ms (floor < 1500 ms) ${asyncP50 < 1500 ? "PASS" : "FAIL"}`);
+} finally {
+  await dev?.stop();
+  compiler.stop();
+}

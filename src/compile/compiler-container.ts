@@ -1,0 +1,77 @@
+import { ApiError, errors } from "../platform/errors.ts";
+import { type CompiledPdf, type CompileInput, type Compiler, compilerBusy, compileRequestInit, interpretServerAnswer, isServerAnswer, sleep, TRANSPORT_SLACK_MS } from "./compiler.ts";
+import type { TexContainer } from "./container.ts";
+import { COMPILE_LIMITS } from "./limits.ts";
+
+/** Tries per request: each goes to a different instance. */
+const MAX_TRIES = 3;
+const BACKOFF_MS = [0, 250, 1000];
+
+let cursor = -1;
+
+function withDeadline<T>(p: Promise<T>, ms: number): Promise<T> {
+  let timer: ReturnType<typeof setTimeout> | undefined;
+  const timeout = new Promise<never>((_, reject) => {
+    timer = setTimeout(() => reject(new Error(`no answer within ${ms} ms`)), ms);
+  });
+  return Promise.race([p, timeout]).finally(() => clearTimeout(timer));
+}
+
+/**
+ * The instance names to try, in order. Each isolate starts at a random instance and then goes
+ * round-robin, so a burst from one isolate spreads over the pool and many isolates do not pile onto
+ * the same container; a retry never returns to an instance already tried for this request.
+ */
+export function instanceOrder(poolSize: number, tries: number, random = Math.random): string[] {
+  if (cursor < 0) cursor = Math.floor(random() * poolSize);
+  cursor = (cursor + 1) % poolSize;
+  const out: string[] = [];
+  for (let i = 0; i < Math.min(tries, poolSize); i++) out.push(`tex-${(cursor + i) % poolSize}`);
+  return out;
+}
+
+/**
+ * The TEX_CONTAINER Cloudflare Container binding (production). Cold starts happen inside the
+ * Container class's fetch (it starts the container and waits for the port); when that fails (no
+ * instance available, start error, disconnect: plain-text 5xx/429 from the platform) or the
+ * server there is busy (its JSON 503), the next instance is tried, a bounded number of times.
+ */
+export class ContainerCompiler implements Compiler {
+  constructor(
+    private readonly ns: DurableObjectNamespace<TexContainer>,
+    private readonly poolSize: number,
+  ) {}
+
+  async compile(input: CompileInput): Promise<CompiledPdf> {
+    const deadline = (input.timeoutMs ?? COMPILE_LIMITS.defaultTimeoutMs) + TRANSPORT_SLACK_MS;
+    const names = instanceOrder(this.poolSize, MAX_TRIES);
+    let busyFor = 0;
+    for (const [i, name] of names.entries()) {
+      if (BACKOFF_MS[i]) await sleep(BACKOFF_MS[i]!);
+      let res: Response;
+      try {
+        // A deadline by race rather than an AbortSignal, which does not cross the Durable Object boundary.
+        const stub = this.ns.getByName(name);
+        res = await withDeadline(stub.fetch("http://tex.container/compile", compileRequestInit(input)), deadline);
+      } catch (err) {
+        console.warn(JSON.stringify({ level: "warn", msg: "container fetch failed", instance: name, error: String(err) }));
+        continue;
+      }
+      if (!isServerAnswer(res)) {
+        console.warn(JSON.stringify({ level: "warn", msg: "container unavailable", instance: name, status: res.status, body: (await res.text()).slice(0, 200) }));
+        continue;
+      }
+      try {
+        return await interpretServerAnswer(res, input);
+      } catch (err) {
+        if (err instanceof ApiError && err.code === "compiler_busy") {
+          busyFor = Math.max(busyFor, Number(err.headers["Retry-After"] ?? 1));
+          continue;
+        }
+        throw err;
+      }
+    }
+    if (busyFor > 0) throw compilerBusy(busyFor);
+    throw errors.unavailable("No compiler is available right now. Retry shortly.", 10);
+  }
+}

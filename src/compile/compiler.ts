@@ -1,0 +1,114 @@
+import { ApiError, errors } from "../platform/errors.ts";
+import { COMPILE_LIMITS } from "./limits.ts";
+import type { CompileFile, Engine } from "./schemas.ts";
+
+/** What the compile server takes (container/ `POST /compile`). */
+export interface CompileInput {
+  engine: Engine;
+  source: string;
+  files?: CompileFile[] | undefined;
+  timeoutMs?: number | undefined;
+}
+
+export interface CompiledPdf {
+  pdf: ArrayBuffer;
+  engine: Engine;
+  /** Time the server spent compiling (its X-Compile-Duration-Ms). */
+  durationMs: number;
+  pages: number | null;
+  passes: number | null;
+}
+
+/**
+ * One interface, two transports (chosen by configuration, see compilerFor): the TEX_CONTAINER
+ * Container binding in production, a plain URL to the natively run server in dev and tests.
+ * compile() resolves with the PDF or throws an ApiError: the server's own 4xx (400, 413, 422
+ * `compile_error`/`compile_timeout`/`output_too_large`) passed through, or 503 when no compiler
+ * answered (infrastructure; safe to retry).
+ */
+export interface Compiler {
+  compile(input: CompileInput): Promise<CompiledPdf>;
+}
+
+/** Slack over the compile time limit for the server's own queueing and the transfer. */
+export const TRANSPORT_SLACK_MS = 35_000;
+
+export function compileRequestInit(input: CompileInput): RequestInit {
+  return {
+    method: "POST",
+    headers: { "content-type": "application/json", accept: "application/pdf, application/json" },
+    body: JSON.stringify({ engine: input.engine, source: input.source, files: input.files ?? [], timeoutMs: input.timeoutMs ?? COMPILE_LIMITS.defaultTimeoutMs }),
+  };
+}
+
+/** True when the response comes from the compile server itself (JSON error or PDF), not from the platform in front of it. */
+export function isServerAnswer(res: Response): boolean {
+  const type = res.headers.get("content-type") ?? "";
+  return type.startsWith("application/pdf") || type.startsWith("application/json");
+}
+
+function intHeader(res: Response, name: string): number | null {
+  const v = res.headers.get(name);
+  if (v === null || v === "") return null;
+  const n = Number(v);
+  return Number.isFinite(n) ? Math.round(n) : null;
+}
+
+function retryAfter(res: Response, fallback = 2): number {
+  const n = Number(res.headers.get("retry-after"));
+  return Number.isFinite(n) && n > 0 ? Math.ceil(n) : fallback;
+}
+
+/** Turns an answer of the compile server into a CompiledPdf or the matching ApiError. */
+export async function interpretServerAnswer(res: Response, input: CompileInput): Promise<CompiledPdf> {
+  if (res.status === 200) {
+    const declared = intHeader(res, "content-length");
+    if (declared !== null && declared > COMPILE_LIMITS.maxPdfBytes) {
+      await res.body?.cancel();
+      throw outputTooLarge(declared);
+    }
+    const pdf = await res.arrayBuffer();
+    if (pdf.byteLength > COMPILE_LIMITS.maxPdfBytes) throw outputTooLarge(pdf.byteLength);
+    return {
+      pdf,
+      engine: (res.headers.get("x-engine") as Engine | null) ?? input.engine,
+      durationMs: intHeader(res, "x-compile-duration-ms") ?? 0,
+      pages: intHeader(res, "x-compile-pages"),
+      passes: intHeader(res, "x-compile-passes"),
+    };
+  }
+  let body: { error?: { code?: unknown; message?: unknown; [k: string]: unknown } } = {};
+  try {
+    body = (await res.json()) as typeof body;
+  } catch {
+    /* handled below as an unexpected answer */
+  }
+  const err = body.error;
+  const code = typeof err?.code === "string" ? err.code : undefined;
+  const message = typeof err?.message === "string" ? err.message : undefined;
+  if (res.status === 503 || res.status === 429) {
+    const seconds = retryAfter(res);
+    throw compilerBusy(seconds);
+  }
+  if (code && message && (res.status === 400 || res.status === 413 || res.status === 422)) {
+    const { code: _c, message: _m, ...details } = err!;
+    throw new ApiError(res.status, code, message, details);
+  }
+  console.error(JSON.stringify({ level: "error", msg: "unexpected compile server answer", status: res.status, code }));
+  throw errors.unavailable("The compiler answered unexpectedly. Retry shortly.", 2);
+}
+
+export function compilerBusy(seconds: number): ApiError {
+  return new ApiError(503, "compiler_busy", "Every compiler is busy. Retry after the number of seconds in Retry-After.", { retryAfter: seconds }, { "Retry-After": String(seconds) });
+}
+
+function outputTooLarge(bytes: number): ApiError {
+  return new ApiError(422, "output_too_large", `The PDF is ${bytes} bytes, over the limit of ${COMPILE_LIMITS.maxPdfBytes} bytes.`, { limitBytes: COMPILE_LIMITS.maxPdfBytes });
+}
+
+/** True for failures worth retrying later (no compiler answered, or all were busy). */
+export function isInfrastructureError(err: unknown): boolean {
+  return !(err instanceof ApiError) || err.status >= 500;
+}
+
+export const sleep = (ms: number) => new Promise<void>((r) => setTimeout(r, ms));

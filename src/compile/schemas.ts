@@ -1,0 +1,123 @@
+import { z } from "@hono/zod-openapi";
+import { COMPILE_LIMITS as L } from "./limits.ts";
+
+export const ENGINES = ["pdflatex", "xelatex", "lualatex"] as const;
+export const Engine = z.enum(ENGINES).openapi({ description: "TeX engine.", example: "pdflatex" });
+export type Engine = z.infer<typeof Engine>;
+
+const BASE64 = /^(?:[A-Za-z0-9+/]{4})*(?:[A-Za-z0-9+/]{2}==|[A-Za-z0-9+/]{3}=)?$/;
+/** Relative paths of plain segments (as the compile server takes them): no `..`, no absolute paths, no hidden files. */
+const SEGMENT = /^[A-Za-z0-9_][A-Za-z0-9_.+-]*$/;
+const MAX_DEPTH = 8;
+/** The compile server writes `source` to this name. */
+const MAIN_FILE = "main.tex";
+
+export const CompileFile = z
+  .strictObject({
+    path: z
+      .string()
+      .min(1)
+      .max(L.maxPathLength)
+      .refine((p) => p.split("/").length <= MAX_DEPTH && p.split("/").every((s) => SEGMENT.test(s)), {
+        message: `must be a relative path of at most ${MAX_DEPTH} segments of letters, digits and \`_.+-\` (not starting with \`.\`, \`+\` or \`-\`), separated by \`/\``,
+      })
+      .refine((p) => p !== MAIN_FILE, { message: `${MAIN_FILE} is reserved for \`source\`` })
+      .openapi({ example: "chapters/intro.tex" }),
+    content: z.string().openapi({ description: "The file's content: text, or base64 when `encoding` is `base64` (whitespace ignored)." }),
+    encoding: z.enum(["utf8", "base64"]).default("utf8"),
+  })
+  .superRefine((f, ctx) => {
+    if (f.encoding === "base64" && !BASE64.test(f.content.replace(/\s+/g, ""))) ctx.addIssue({ code: "custom", path: ["content"], message: "is not valid base64" });
+  })
+  .openapi("CompileFile");
+export type CompileFile = z.infer<typeof CompileFile>;
+
+const compileFields = {
+  source: z
+    .string()
+    .min(1)
+    .openapi({ description: `The main LaTeX document (at most ${L.maxSourceBytes / 1024 / 1024} MiB of UTF-8).`, example: "\\documentclass{article}\\begin{document}Hello, world!\\end{document}" }),
+  engine: Engine.default("pdflatex"),
+  files: z
+    .array(CompileFile)
+    .optional()
+    .openapi({ description: `Extra files next to the main document (at most ${L.maxFiles}; source and files together at most ${L.maxTotalBytes / 1024 / 1024} MiB decoded).` }),
+  timeoutMs: z
+    .number()
+    .int()
+    .min(L.minTimeoutMs)
+    .max(L.maxTimeoutMs)
+    .optional()
+    .openapi({ description: `Compile time limit for all passes (default ${L.defaultTimeoutMs}).`, example: 30000 }),
+};
+
+function uniquePaths(body: { files?: CompileFile[] | undefined }, ctx: z.RefinementCtx) {
+  const seen = new Set<string>();
+  body.files?.forEach((f, i) => {
+    const key = f.path.toLowerCase(); // case-insensitive file systems must not see two files as one
+    if (seen.has(key)) ctx.addIssue({ code: "custom", path: ["files", i, "path"], message: "duplicates another file's path" });
+    seen.add(key);
+  });
+}
+
+export const CompileRequest = z.strictObject(compileFields).superRefine(uniquePaths).openapi("CompileRequest");
+export type CompileRequest = z.infer<typeof CompileRequest>;
+
+export const AsyncCompileRequest = z
+  .strictObject({
+    ...compileFields,
+    callbackUrl: z
+      .string()
+      .max(2048)
+      .optional()
+      .openapi({ description: "Public https URL that receives the final job record, signed (Standard Webhooks) with the `callbackSecret` of the 202 response.", example: "https://example.com/hooks/compile" }),
+  })
+  .superRefine(uniquePaths)
+  .openapi("AsyncCompileRequest");
+export type AsyncCompileRequest = z.infer<typeof AsyncCompileRequest>;
+
+export const JOB_STATUSES = ["queued", "running", "succeeded", "failed"] as const;
+export const JobStatus = z.enum(JOB_STATUSES);
+export type JobStatus = z.infer<typeof JobStatus>;
+
+export const CompileErrorInfo = z
+  .object({
+    code: z.string().openapi({ example: "compile_error" }),
+    message: z.string(),
+    line: z.number().int().nullable().optional(),
+    file: z.string().nullable().optional(),
+    errors: z.array(z.unknown()).optional(),
+    log: z.string().optional(),
+  })
+  .catchall(z.unknown())
+  .openapi("CompileJobError");
+export type CompileErrorInfo = z.infer<typeof CompileErrorInfo>;
+
+const iso = z.string().openapi({ format: "date-time" });
+
+export const CompileJob = z
+  .object({
+    id: z.string().openapi({ example: "job_0mh8k2x1qa1b2c3d4e5f6" }),
+    status: JobStatus,
+    engine: Engine,
+    createdAt: iso,
+    startedAt: iso.nullable(),
+    completedAt: iso.nullable(),
+    durationMs: z.number().int().nullable().openapi({ description: "Compile time (0 when served from the result cache)." }),
+    pages: z.number().int().nullable(),
+    sizeBytes: z.number().int().nullable().openapi({ description: "Size of the PDF." }),
+    attempts: z.number().int().openapi({ description: "Compile attempts so far (infrastructure failures are retried)." }),
+    error: CompileErrorInfo.optional().openapi({ description: "Why the job failed (the 422 body of a sync compile, or `compile_unavailable`)." }),
+    statusUrl: z.string().openapi({ example: "/v1/compile/jobs/job_0mh8k2x1qa1b2c3d4e5f6" }),
+    pdfUrl: z.string().openapi({ example: "/v1/compile/jobs/job_0mh8k2x1qa1b2c3d4e5f6/pdf" }),
+    callbackUrl: z.string().nullable(),
+    callbackStatus: z.enum(["pending", "delivered", "failed"]).nullable().openapi({ description: "Delivery of the final record to `callbackUrl`." }),
+  })
+  .openapi("CompileJob");
+export type CompileJob = z.infer<typeof CompileJob>;
+
+export const CreatedCompileJob = CompileJob.extend({
+  callbackSecret: z.string().optional().openapi({ description: "Secret (`whsec_…`) that signs the callback. Only when `callbackUrl` is set; shown only in this response." }),
+}).openapi("CreatedCompileJob");
+
+export const JobIdParam = z.object({ id: z.string().max(64).openapi({ param: { name: "id", in: "path" }, example: "job_0mh8k2x1qa1b2c3d4e5f6" }) });

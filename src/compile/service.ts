@@ -1,0 +1,84 @@
+import { getDb } from "../db/client.ts";
+import { newWebhookSecret } from "../events/signing.ts";
+import { errors } from "../platform/errors.ts";
+import { newId } from "../platform/ids.ts";
+import { checkTargetUrl } from "../platform/safe-url.ts";
+import { cacheKey, readCache, writeCache } from "./cache.ts";
+import type { CompileInput } from "./compiler.ts";
+import { cacheTtlSeconds, compilerFor } from "./config.ts";
+import { checkCompileLimits } from "./input.ts";
+import { deleteJob, insertJob, jobInputKey, type JobRow, REQUEUE_AFTER_MS } from "./jobs.ts";
+import type { CompileQueueMessage } from "./messages.ts";
+import type { AsyncCompileRequest, CompileRequest, Engine } from "./schemas.ts";
+
+export type SyncResult = {
+  body: ReadableStream | ArrayBuffer;
+  size: number;
+  etag: string;
+  cache: "HIT" | "MISS";
+  engine: Engine;
+  durationMs: number;
+  pages: number | null;
+};
+
+export function toInput(body: CompileRequest): CompileInput {
+  return { engine: body.engine, source: body.source, files: body.files, timeoutMs: body.timeoutMs };
+}
+
+/**
+ * Sync compile: the account's cached PDF when there is one, otherwise the compiler's. The cache is
+ * written after the response (waitUntil), so it adds no latency to a MISS.
+ */
+export async function compileSync(env: Env, ctx: Pick<ExecutionContext, "waitUntil">, accountId: string, body: CompileRequest): Promise<SyncResult> {
+  const input = toInput(body);
+  checkCompileLimits(input);
+  const key = await cacheKey(accountId, input);
+  const hit = await readCache(env.FILES, key);
+  if (hit) return { body: hit.body, size: hit.size, etag: key, cache: "HIT", engine: hit.engine ?? input.engine, durationMs: 0, pages: hit.pages };
+
+  const out = await compilerFor(env).compile(input);
+  ctx.waitUntil(
+    writeCache(env.FILES, key, out.pdf, { engine: out.engine, pages: out.pages, ttlSeconds: cacheTtlSeconds(env) }).catch((err) =>
+      console.error(JSON.stringify({ level: "error", msg: "compile cache write failed", error: String(err) })),
+    ),
+  );
+  return { body: out.pdf, size: out.pdf.byteLength, etag: key, cache: "MISS", engine: out.engine, durationMs: out.durationMs, pages: out.pages };
+}
+
+/**
+ * Async submit: the input goes to R2 (it can be megabytes; queue messages and D1 rows cannot), the
+ * job row to D1, then a message to COMPILE_QUEUE. If the queue refuses, the job is removed and the
+ * client gets 503 (nothing was accepted).
+ */
+export async function submitJob(env: Env, accountId: string, body: AsyncCompileRequest, now = Date.now()): Promise<{ row: JobRow; callbackSecret?: string }> {
+  const { callbackUrl, ...rest } = body;
+  const input = toInput(rest);
+  checkCompileLimits(input);
+  if (callbackUrl !== undefined) {
+    const check = checkTargetUrl(callbackUrl, { allowLoopback: env.WEBHOOK_ALLOW_LOOPBACK === "1" });
+    if (!check.ok) throw errors.invalidRequest(`callbackUrl ${check.reason}.`, [{ path: "callbackUrl", message: check.reason }]);
+  }
+  const id = newId("job", now);
+  const callbackSecret = callbackUrl !== undefined ? newWebhookSecret() : undefined;
+  const db = getDb(env.DB);
+  await env.FILES.put(jobInputKey(accountId, id), JSON.stringify(input), { httpMetadata: { contentType: "application/json" } });
+  const row = await insertJob(db, {
+    id,
+    accountId,
+    status: "queued",
+    engine: input.engine,
+    requeueAt: now + REQUEUE_AFTER_MS,
+    createdAt: now,
+    callbackUrl: callbackUrl ?? null,
+    callbackSecret: callbackSecret ?? null,
+  });
+  try {
+    await env.COMPILE_QUEUE.send({ kind: "compile", jobId: id, accountId } satisfies CompileQueueMessage, { contentType: "json" });
+  } catch (err) {
+    console.error(JSON.stringify({ level: "error", msg: "compile queue send failed", error: String(err) }));
+    await deleteJob(db, id);
+    await env.FILES.delete(jobInputKey(accountId, id));
+    throw errors.unavailable("The job queue is unavailable. Retry shortly.", 5);
+  }
+  return callbackSecret ? { row, callbackSecret } : { row };
+}

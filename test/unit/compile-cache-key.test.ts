@@ -1,0 +1,49 @@
+import fc from "fast-check";
+import { describe, expect, it } from "vitest";
+import { cacheKey } from "../../src/compile/cache.ts";
+import type { CompileInput } from "../../src/compile/compiler.ts";
+
+const base: CompileInput = { engine: "pdflatex", source: "\\documentclass{article}\\begin{document}x\\end{document}" };
+
+describe("compile cache key", () => {
+  it("is a sha256 hex digest, stable for the same input", async () => {
+    const a = await cacheKey("acc_1", base);
+    expect(a).toMatch(/^[0-9a-f]{64}$/);
+    expect(await cacheKey("acc_1", { ...base })).toBe(a);
+  });
+
+  it("changes with the account, engine, one byte of source, a file's path, content or encoding", async () => {
+    const a = await cacheKey("acc_1", { ...base, files: [{ path: "a.tex", content: "x", encoding: "utf8" }] });
+    const variants: Array<[string, CompileInput]> = [
+      ["acc_2", { ...base, files: [{ path: "a.tex", content: "x", encoding: "utf8" }] }],
+      ["acc_1", { ...base, engine: "xelatex", files: [{ path: "a.tex", content: "x", encoding: "utf8" }] }],
+      ["acc_1", { ...base, source: base.source + " ", files: [{ path: "a.tex", content: "x", encoding: "utf8" }] }],
+      ["acc_1", { ...base, files: [{ path: "b.tex", content: "x", encoding: "utf8" }] }],
+      ["acc_1", { ...base, files: [{ path: "a.tex", content: "y", encoding: "utf8" }] }],
+      ["acc_1", { ...base, files: [{ path: "a.tex", content: "eA==", encoding: "base64" }] }],
+      ["acc_1", base],
+    ];
+    const keys = await Promise.all(variants.map(([acc, input]) => cacheKey(acc, input)));
+    expect(new Set([a, ...keys]).size).toBe(variants.length + 1);
+  });
+
+  it("ignores timeoutMs and the order of files", async () => {
+    await fc.assert(
+      fc.asyncProperty(
+        fc.uniqueArray(fc.record({ path: fc.stringMatching(/^[a-z]{1,8}\.tex$/), content: fc.string(), encoding: fc.constant("utf8" as const) }), { selector: (f) => f.path, maxLength: 6 }),
+        fc.integer({ min: 1000, max: 60000 }),
+        async (files, timeoutMs) => {
+          const shuffled = [...files].reverse();
+          expect(await cacheKey("acc", { ...base, files, timeoutMs })).toBe(await cacheKey("acc", { ...base, files: shuffled }));
+        },
+      ),
+      { numRuns: 50 },
+    );
+  });
+
+  it("cannot be confused by field boundaries (canonical, not concatenated)", async () => {
+    const a = await cacheKey("acc", { engine: "pdflatex", source: "ab", files: [{ path: "c.tex", content: "", encoding: "utf8" }] });
+    const b = await cacheKey("acc", { engine: "pdflatex", source: "a", files: [{ path: "c.tex", content: "b", encoding: "utf8" }] });
+    expect(a).not.toBe(b);
+  });
+});
