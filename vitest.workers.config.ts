@@ -18,6 +18,8 @@ export default defineConfig(async () => {
             WEBHOOK_RETRY_SCHEDULE: "1,1,1",
             SANDBOX_DELIVERED_MS: "100",
             SANDBOX_READ_MS: "200",
+            GRAPH_API_BASE_URL: `${inject<string>("graphUrl") ?? "http://127.0.0.1:9"}/v23.0`,
+            MEDIA_URL_SECRET: "test-media-url-secret",
           },
         },
       })),
@@ -26,7 +28,7 @@ export default defineConfig(async () => {
       name: "workers",
       include: ["test/workers/**/*.test.ts", "test/unit/**/*.test.ts"],
       setupFiles: ["./test/workers/setup.ts"],
-      globalSetup: ["./test/workers/global-setup.ts"],
+      globalSetup: ["./test/workers/global-setup.ts", "./test/support/fake-graph-setup.ts"],
       testTimeout: 30_000,
       // One JSON line per request is for production logs; keep test output readable.
       onConsoleLog: (log: string) => !log.includes('"msg":"request"'),
