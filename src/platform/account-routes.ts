@@ -1,6 +1,6 @@
 import { createRoute, z } from "@hono/zod-openapi";
 import { getDb } from "../db/client.ts";
-import { createKey, getAccount, listKeys, revokeKey, toKeyView } from "./accounts-service.ts";
+import { accountView, createKey, listKeys, revokeKey, toKeyView } from "./accounts-service.ts";
 import { idempotency } from "./idempotency.ts";
 import { decodeCursor, pageOf, PaginationQuery, toPage } from "./pagination.ts";
 import { AUTHED_ERRORS, createRouter, errorResponses, jsonBody, jsonResponse } from "./openapi.ts";
@@ -69,7 +69,7 @@ const revokeKeyRoute = createRoute({
 });
 
 export const accountRoutes = createRouter()
-  .openapi(getAccountRoute, async (c) => c.json(await getAccount(getDb(c.env.DB), c.get("auth").accountId), 200))
+  .openapi(getAccountRoute, (c) => c.json(accountView(c.get("auth")), 200))
   .openapi(listKeysRoute, async (c) => {
     const { limit, cursor } = c.req.valid("query");
     const after = decodeCursor<{ id: string }>(cursor, ["id"]);

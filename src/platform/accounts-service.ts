@@ -1,10 +1,10 @@
 import { and, desc, eq, lt } from "drizzle-orm";
 import type { Db } from "../db/client.ts";
-import { accounts, apiKeys } from "../db/schema/index.ts";
+import { apiKeys } from "../db/schema/index.ts";
 import { generateApiKey, hashApiKey } from "./api-keys.ts";
 import { errors } from "./errors.ts";
 import { newId } from "./ids.ts";
-import { limitFor, type Plan } from "./plans.ts";
+import type { AuthContext } from "./types.ts";
 
 export interface KeyView {
   id: string;
@@ -20,10 +20,9 @@ export function toKeyView(row: typeof apiKeys.$inferSelect): KeyView {
   return { id: row.id, name: row.name, prefix: row.prefix, createdAt: iso(row.createdAt)!, revokedAt: iso(row.revokedAt) };
 }
 
-export async function getAccount(db: Db, accountId: string) {
-  const row = await db.select().from(accounts).where(eq(accounts.id, accountId)).get();
-  if (!row) throw errors.notFound("account");
-  return { id: row.id, name: row.name, plan: row.plan as Plan, rateLimitPerMinute: limitFor(row.plan as Plan, row.rateLimitPerMinute), createdAt: iso(row.createdAt)! };
+/** The caller's account, from the (briefly cached) key lookup: no extra query per request. */
+export function accountView(auth: AuthContext) {
+  return { id: auth.accountId, name: auth.accountName, plan: auth.plan, rateLimitPerMinute: auth.limitPerMinute, createdAt: iso(auth.accountCreatedAt)! };
 }
 
 /** Creates a key; the secret is returned here and never again (only its hash is stored). */

@@ -1,24 +1,11 @@
 import { eq } from "drizzle-orm";
 import type { Db } from "../db/client.ts";
 import { accounts, apiKeys } from "../db/schema/index.ts";
-import { sha256Hex, toBase64Url, randomBytes } from "./crypto.ts";
+import { hashApiKey } from "./key-format.ts";
 import { limitFor, type Plan } from "./plans.ts";
 import type { AuthContext } from "./types.ts";
 
-export const KEY_PREFIX = "tmk_";
-/** `tmk_` + 32 base64url chars (192 random bits). */
-const KEY_PATTERN = /^tmk_[A-Za-z0-9_-]{32}$/;
-
-export function generateApiKey(): { key: string; prefix: string } {
-  const key = KEY_PREFIX + toBase64Url(randomBytes(24));
-  return { key, prefix: key.slice(0, 12) };
-}
-
-export function looksLikeApiKey(value: string): boolean {
-  return KEY_PATTERN.test(value);
-}
-
-export const hashApiKey = (key: string) => sha256Hex(key);
+export { generateApiKey, hashApiKey, looksLikeApiKey } from "./key-format.ts";
 
 interface CacheEntry {
   auth: AuthContext;
@@ -39,7 +26,7 @@ export async function resolveApiKey(db: Db, key: string, now = Date.now()): Prom
   const hit = cache.get(hash);
   if (hit && hit.expiresAt > now) return hit.auth;
   const row = await db
-    .select({ keyId: apiKeys.id, revokedAt: apiKeys.revokedAt, accountId: accounts.id, plan: accounts.plan, custom: accounts.rateLimitPerMinute })
+    .select({ keyId: apiKeys.id, revokedAt: apiKeys.revokedAt, accountId: accounts.id, name: accounts.name, createdAt: accounts.createdAt, plan: accounts.plan, custom: accounts.rateLimitPerMinute })
     .from(apiKeys)
     .innerJoin(accounts, eq(accounts.id, apiKeys.accountId))
     .where(eq(apiKeys.hash, hash))
@@ -48,7 +35,7 @@ export async function resolveApiKey(db: Db, key: string, now = Date.now()): Prom
     cache.delete(hash);
     return null;
   }
-  const auth: AuthContext = { accountId: row.accountId, keyId: row.keyId, plan: row.plan as Plan, limitPerMinute: limitFor(row.plan as Plan, row.custom) };
+  const auth: AuthContext = { accountId: row.accountId, accountName: row.name, accountCreatedAt: row.createdAt, keyId: row.keyId, plan: row.plan as Plan, limitPerMinute: limitFor(row.plan as Plan, row.custom) };
   if (cache.size >= CACHE_MAX) cache.clear();
   cache.set(hash, { auth, expiresAt: now + AUTH_CACHE_TTL_MS });
   return auth;

@@ -27,13 +27,13 @@ export function toBase64Url(bytes: ArrayBuffer | Uint8Array): string {
 
 export async function sha256Hex(data: string | ArrayBuffer | Uint8Array): Promise<string> {
   const input = typeof data === "string" ? encoder.encode(data) : data;
-  return toHex(await crypto.subtle.digest("SHA-256", input));
+  return toHex(await crypto.subtle.digest("SHA-256", input as Uint8Array<ArrayBuffer>));
 }
 
 export async function hmacSha256(secret: Uint8Array | string, data: string | Uint8Array): Promise<ArrayBuffer> {
   const keyBytes = typeof secret === "string" ? encoder.encode(secret) : secret;
-  const key = await crypto.subtle.importKey("raw", keyBytes, { name: "HMAC", hash: "SHA-256" }, false, ["sign"]);
-  return crypto.subtle.sign("HMAC", key, typeof data === "string" ? encoder.encode(data) : data);
+  const key = await crypto.subtle.importKey("raw", keyBytes as Uint8Array<ArrayBuffer>, { name: "HMAC", hash: "SHA-256" }, false, ["sign"]);
+  return crypto.subtle.sign("HMAC", key, (typeof data === "string" ? encoder.encode(data) : data) as Uint8Array<ArrayBuffer>);
 }
 
 /** Constant-time comparison of two strings, for signatures and tokens. */
@@ -46,6 +46,6 @@ export function timingSafeEqual(a: string, b: string): boolean {
   return diff === 0;
 }
 
-export function randomBytes(n: number): Uint8Array {
+export function randomBytes(n: number): Uint8Array<ArrayBuffer> {
   return crypto.getRandomValues(new Uint8Array(n));
 }

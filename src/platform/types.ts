@@ -3,6 +3,8 @@ import type { Plan } from "./plans.ts";
 /** What the auth middleware learns about the caller. */
 export interface AuthContext {
   accountId: string;
+  accountName: string;
+  accountCreatedAt: number;
   keyId: string;
   plan: Plan;
   /** Requests per minute for this key's account. */

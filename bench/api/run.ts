@@ -1,0 +1,37 @@
+// Platform overhead: an authenticated, rate-limited route (GET /api/account, limit set high enough not
+// to trip) against the unauthenticated GET /health on the same `npm run dev`.
+// Floors (issue 2): authenticated throughput >= 60 % of /health; adds <= 3 ms at p50.
+// Usage: npm run bench:api   (BASE_URL=... and KEY=... to use a running server instead)
+import autocannon from "autocannon";
+import { startDev } from "../../test/e2e/harness.ts";
+
+const DURATION = Number(process.env.DURATION ?? 10);
+const CONNECTIONS = Number(process.env.CONNECTIONS ?? 10);
+
+const dev = process.env.BASE_URL ? null : await startDev();
+const baseUrl = process.env.BASE_URL ?? dev!.baseUrl;
+const key = process.env.KEY ?? (await dev!.createKey("enterprise", ["--limit", "1000000"]));
+
+async function measure(title: string, path: string, headers: Record<string, string> = {}) {
+  // Warm up (isolate, auth cache, Durable Object) before measuring.
+  await autocannon({ url: baseUrl + path, headers, connections: CONNECTIONS, duration: 2 });
+  const r = await autocannon({ url: baseUrl + path, headers, connections: CONNECTIONS, duration: DURATION });
+  const bad = r.non2xx + r.errors + r.timeouts;
+  return { title, rps: r.requests.average, p50: r.latency.p50, p99: r.latency.p99, total: r.requests.total, bad };
+}
+
+try {
+  const health = await measure("GET /health (no auth)", "/health");
+  const authed = await measure("GET /api/account (auth + rate limit)", "/api/account", { Authorization: `Bearer ${key}` });
+  const rows = [health, authed];
+  console.log(`\n${CONNECTIONS} connections, ${DURATION} s each, against ${baseUrl}\n`);
+  console.log("| route | req/s | p50 ms | p99 ms | requests | non-2xx/errors |");
+  console.log("| --- | ---: | ---: | ---: | ---: | ---: |");
+  for (const r of rows) console.log(`| ${r.title} | ${r.rps.toFixed(0)} | ${r.p50} | ${r.p99} | ${r.total} | ${r.bad} |`);
+  const ratio = authed.rps / health.rps;
+  const added = authed.p50 - health.p50;
+  console.log(`\nthroughput ratio authed/health: ${(ratio * 100).toFixed(1)} % (floor >= 60 %) ${ratio >= 0.6 ? "PASS" : "FAIL"}`);
+  console.log(`p50 added by auth + rate limit: ${added.toFixed(2)} ms (floor <= 3 ms) ${added <= 3 ? "PASS" : "FAIL"}`);
+} finally {
+  await dev?.stop();
+}

@@ -1,0 +1,85 @@
+// `npm run dev`: applies local D1 migrations, starts the TeX compile server natively on loopback and
+// the Worker under `wrangler dev`, wired together. Ctrl-C (or SIGTERM) stops both.
+//
+// Environment (all optional): PORT (Worker, default 8787), COMPILE_PORT (compile server, default 8788),
+// PERSIST_TO (local state directory, default .wrangler/state), SKIP_TEX_CHECK=1, COMPILER_URL (use a
+// compile server that is already running instead of starting one).
+import { spawn, spawnSync, type ChildProcess } from "node:child_process";
+import { existsSync } from "node:fs";
+import { randomBytes } from "node:crypto";
+import { runWrangler, wranglerArgs } from "./wrangler.ts";
+
+const port = Number(process.env.PORT ?? 8787);
+const compilePort = Number(process.env.COMPILE_PORT ?? 8788);
+const persistTo = process.env.PERSIST_TO;
+const persistArgs = persistTo ? ["--persist-to", persistTo] : [];
+const children: ChildProcess[] = [];
+let stopping = false;
+
+function log(msg: string) {
+  console.log(`[dev] ${msg}`);
+}
+
+function stop(code = 0) {
+  if (stopping) return;
+  stopping = true;
+  for (const child of children) {
+    if (child.exitCode === null && child.pid) {
+      try {
+        process.kill(-child.pid, "SIGTERM");
+      } catch {
+        child.kill("SIGTERM");
+      }
+    }
+  }
+  setTimeout(() => process.exit(code), 500).unref();
+}
+
+process.on("SIGINT", () => stop(0));
+process.on("SIGTERM", () => stop(0));
+
+function start(name: string, cmd: string, args: string[], env: NodeJS.ProcessEnv = {}) {
+  // Own process group, so stopping kills grandchildren (workerd, TeX engines) too.
+  const child = spawn(cmd, args, { stdio: "inherit", detached: true, env: { ...process.env, ...env } });
+  children.push(child);
+  child.on("exit", (code, signal) => {
+    if (!stopping) {
+      log(`${name} exited (${signal ?? code}); stopping`);
+      stop(code ?? 1);
+    }
+  });
+  return child;
+}
+
+const externalCompiler = process.env.COMPILER_URL;
+
+if (!externalCompiler && process.env.SKIP_TEX_CHECK !== "1" && existsSync("scripts/ensure-tex.ts")) {
+  const tex = spawnSync(process.execPath, ["scripts/ensure-tex.ts"], { stdio: "inherit" });
+  if (tex.status !== 0) process.exit(tex.status ?? 1);
+}
+
+log("applying local D1 migrations");
+await runWrangler(["d1", "migrations", "apply", "DB", "--local", ...persistArgs], { env: { CI: "1" } });
+
+if (!externalCompiler) {
+  log(`starting the TeX compile server on http://127.0.0.1:${compilePort}`);
+  start("compile server", process.execPath, ["container/src/server.ts"], { PORT: String(compilePort), HOST: "127.0.0.1" });
+}
+
+// Dev-only values: loopback webhooks allowed, the compile server by URL (no Docker), a throwaway
+// signing secret for media URLs unless one is configured.
+const vars = {
+  COMPILER_URL: externalCompiler ?? `http://127.0.0.1:${compilePort}`,
+  WEBHOOK_ALLOW_LOOPBACK: "1",
+  SIGNING_SECRET: process.env.SIGNING_SECRET ?? randomBytes(32).toString("hex"),
+};
+const [cmd, args] = wranglerArgs([
+  "dev",
+  "--port", String(port),
+  "--ip", "127.0.0.1",
+  "--show-interactive-dev-session=false",
+  ...persistArgs,
+  ...Object.entries(vars).flatMap(([k, v]) => ["--var", `${k}:${v}`]),
+]);
+log(`starting the Worker on http://127.0.0.1:${port}`);
+start("wrangler dev", cmd, args, { WRANGLER_SEND_METRICS: "false" });

@@ -1,0 +1,67 @@
+/**
+ * Campaign text personalisation: `{{name}}`, `{{phone}}`, `{{email}}`, `{{attributes.key}}`, each with an
+ * optional default after `|` (`{{name|there}}`). Templates are parsed once at creation so an unknown
+ * variable is a 400 then, not a surprise at send time.
+ */
+export interface TemplateContact {
+  name: string | null;
+  phone: string;
+  email?: string | null;
+  attributes: Record<string, unknown>;
+}
+
+type Part = { kind: "text"; value: string } | { kind: "var"; path: string[]; fallback: string | null; raw: string };
+
+const VAR = /\{\{\s*([^{}|]*?)\s*(?:\|([^{}]*))?\}\}/g;
+const TOP_LEVEL = new Set(["name", "phone", "email"]);
+const ATTRIBUTE_KEY = /^[A-Za-z0-9_-]{1,64}$/;
+
+export class TemplateError extends Error {
+  readonly variable: string;
+  constructor(variable: string, message: string) {
+    super(message);
+    this.variable = variable;
+  }
+}
+
+export function parseTemplate(text: string): Part[] {
+  const parts: Part[] = [];
+  let last = 0;
+  for (const m of text.matchAll(VAR)) {
+    if (m.index! > last) parts.push({ kind: "text", value: text.slice(last, m.index) });
+    const name = m[1]!;
+    const path = name.split(".");
+    const valid = (path.length === 1 && TOP_LEVEL.has(path[0]!)) || (path.length === 2 && path[0] === "attributes" && ATTRIBUTE_KEY.test(path[1]!));
+    if (!valid) {
+      throw new TemplateError(name, `Unknown template variable "{{${name}}}". Use {{name}}, {{phone}}, {{email}} or {{attributes.KEY}}, optionally with a default: {{name|there}}.`);
+    }
+    parts.push({ kind: "var", path, fallback: m[2] !== undefined ? m[2].trim() : null, raw: m[0] });
+    last = m.index! + m[0].length;
+  }
+  if (last < text.length) parts.push({ kind: "text", value: text.slice(last) });
+  return parts;
+}
+
+/** Variables a template uses, e.g. for a preview. */
+export function templateVariables(text: string): string[] {
+  return parseTemplate(text).flatMap((p) => (p.kind === "var" ? [p.path.join(".")] : []));
+}
+
+function valueOf(contact: TemplateContact, path: string[]): string | null {
+  if (path[0] === "attributes") {
+    const v = contact.attributes[path[1]!];
+    if (v === undefined || v === null || v === "") return null;
+    return typeof v === "string" ? v : JSON.stringify(v);
+  }
+  const v = path[0] === "name" ? contact.name : path[0] === "phone" ? contact.phone : (contact.email ?? null);
+  return v === null || v === "" ? null : v;
+}
+
+/** A missing value without a default renders as empty text (trimmed of the doubled space it leaves). */
+export function renderTemplate(text: string, contact: TemplateContact): string {
+  let out = "";
+  for (const part of parseTemplate(text)) {
+    out += part.kind === "text" ? part.value : (valueOf(contact, part.path) ?? part.fallback ?? "");
+  }
+  return out.replace(/ {2,}/g, " ").replace(/ ([,.!?])/g, "$1").trim();
+}

@@ -1,0 +1,113 @@
+// Starts the whole system as a user would (`npm run dev`) on free ports with its own state
+// directory, and gives tests and benchmarks a client's view of it.
+import { spawn, type ChildProcess } from "node:child_process";
+import { mkdtempSync, rmSync } from "node:fs";
+import { createServer } from "node:net";
+import { tmpdir } from "node:os";
+import { join, resolve } from "node:path";
+
+export const ROOT = resolve(import.meta.dirname, "../..");
+
+export function freePort(): Promise<number> {
+  return new Promise((res, rej) => {
+    const srv = createServer();
+    srv.unref();
+    srv.on("error", rej);
+    srv.listen(0, "127.0.0.1", () => {
+      const { port } = srv.address() as { port: number };
+      srv.close(() => res(port));
+    });
+  });
+}
+
+export interface DevServer {
+  baseUrl: string;
+  persistTo: string;
+  /** Runs `npm run -s keys -- ARGS` against this server's D1 and returns stdout. */
+  keys(args: string[]): Promise<string>;
+  /** Creates a new account on `plan` and returns its key (the CLI's last line). */
+  createKey(plan?: "free" | "pro" | "enterprise", extra?: string[]): Promise<string>;
+  stop(): Promise<void>;
+}
+
+function run(cmd: string, args: string[], env: NodeJS.ProcessEnv): Promise<string> {
+  return new Promise((res, rej) => {
+    const child = spawn(cmd, args, { cwd: ROOT, env: { ...process.env, ...env }, stdio: ["ignore", "pipe", "pipe"] });
+    let out = "";
+    let err = "";
+    child.stdout.on("data", (d) => (out += d));
+    child.stderr.on("data", (d) => (err += d));
+    child.on("close", (code) => (code === 0 ? res(out) : rej(new Error(`${cmd} ${args.join(" ")} exited ${code}: ${err || out}`))));
+  });
+}
+
+async function waitForHealth(baseUrl: string, child: ChildProcess, timeoutMs: number, output: () => string): Promise<void> {
+  const deadline = Date.now() + timeoutMs;
+  while (Date.now() < deadline) {
+    if (child.exitCode !== null) throw new Error(`npm run dev exited with ${child.exitCode}:\n${output()}`);
+    try {
+      const res = await fetch(`${baseUrl}/health`);
+      if (res.status === 200) return;
+    } catch {
+      /* not up yet */
+    }
+    await new Promise((r) => setTimeout(r, 250));
+  }
+  throw new Error(`npm run dev did not answer /health within ${timeoutMs} ms:\n${output()}`);
+}
+
+export async function startDev(opts: { env?: NodeJS.ProcessEnv; timeoutMs?: number } = {}): Promise<DevServer> {
+  const port = await freePort();
+  const compilePort = await freePort();
+  const persistTo = mkdtempSync(join(tmpdir(), "texmsg-e2e-"));
+  const env = { PORT: String(port), COMPILE_PORT: String(compilePort), PERSIST_TO: persistTo, ...opts.env };
+  let output = "";
+  const child = spawn("npm", ["run", "-s", "dev"], { cwd: ROOT, env: { ...process.env, ...env }, stdio: ["ignore", "pipe", "pipe"], detached: true });
+  const keep = (d: Buffer) => {
+    output = (output + d.toString()).slice(-20_000);
+  };
+  child.stdout!.on("data", keep);
+  child.stderr!.on("data", keep);
+  const baseUrl = `http://127.0.0.1:${port}`;
+  const stop = async () => {
+    if (child.exitCode === null && child.pid) {
+      try {
+        process.kill(-child.pid, "SIGTERM");
+      } catch {
+        /* gone */
+      }
+      await new Promise((r) => {
+        const t = setTimeout(() => {
+          try {
+            process.kill(-child.pid!, "SIGKILL");
+          } catch {
+            /* gone */
+          }
+          r(undefined);
+        }, 5000);
+        child.once("exit", () => {
+          clearTimeout(t);
+          r(undefined);
+        });
+      });
+    }
+    rmSync(persistTo, { recursive: true, force: true });
+  };
+  try {
+    await waitForHealth(baseUrl, child, opts.timeoutMs ?? 180_000, () => output);
+  } catch (err) {
+    await stop();
+    throw err;
+  }
+  const keys = (args: string[]) => run("npm", ["run", "-s", "keys", "--", ...args], { PERSIST_TO: persistTo });
+  return {
+    baseUrl,
+    persistTo,
+    keys,
+    async createKey(plan = "pro", extra = []) {
+      const out = await keys(["create", "--name", "e2e", "--plan", plan, ...extra]);
+      return out.trim().split("\n").pop()!.trim();
+    },
+    stop,
+  };
+}

@@ -1,0 +1,50 @@
+import { describe, expect, it } from "vitest";
+import { call, keysCli, newKey } from "./client.ts";
+
+describe("platform end to end (npm run dev)", () => {
+  it("serves /health, /openapi.json and /docs without a key", async () => {
+    expect((await call("/health")).status).toBe(200);
+    const doc = (await (await call("/openapi.json")).json()) as { openapi: string };
+    expect(doc.openapi).toBe("3.1.0");
+    expect((await call("/docs")).status).toBe(200);
+  });
+
+  it("a key created with the CLI while the server runs works at once; revoked, it stops", async () => {
+    const out = await keysCli(["create", "--name", "e2e", "--plan", "free"]);
+    const key = out.trim().split("\n").pop()!;
+    const keyId = out.match(/key id (key_\w+)/)![1]!;
+    const res = await call("/api/account", { key });
+    expect(res.status).toBe(200);
+    expect(res.headers.get("X-RateLimit-Limit")).toBe("100");
+    expect(res.headers.get("X-Request-Id")).toBeTruthy();
+    await keysCli(["revoke", keyId]);
+    // The isolate caches lookups for at most 30 s; a revoked key must be refused within 60 s.
+    const deadline = Date.now() + 45_000;
+    let status = 200;
+    while (Date.now() < deadline && status === 200) {
+      status = (await call("/api/account", { key })).status;
+      if (status === 200) await new Promise((r) => setTimeout(r, 1000));
+    }
+    expect(status).toBe(401);
+  });
+
+  it("keys plan changes the limit; --account adds a key to an account", async () => {
+    const out = await keysCli(["create", "--name", "e2e", "--plan", "free"]);
+    const accountId = out.match(/account (acc_\w+)/)![1]!;
+    const second = (await keysCli(["create", "--name", "second", "--account", accountId])).trim().split("\n").pop()!;
+    const acct = (await (await call("/api/account", { key: second })).json()) as { id: string };
+    expect(acct.id).toBe(accountId);
+    await keysCli(["plan", accountId, "enterprise", "--limit", "2500"]);
+    const fresh = await newKey("pro", ["--account", accountId]);
+    const res = await call("/api/account", { key: fresh });
+    expect(res.headers.get("X-RateLimit-Limit")).toBe("2500");
+  });
+
+  it("answers 401 with the error body and rate-limit headers without a key", async () => {
+    const res = await call("/api/account");
+    expect(res.status).toBe(401);
+    expect(res.headers.get("Content-Type")).toContain("application/json");
+    expect(res.headers.get("X-RateLimit-Limit")).toBeTruthy();
+    expect(((await res.json()) as { error: { code: string } }).error.code).toBe("unauthorized");
+  });
+});
