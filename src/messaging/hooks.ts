@@ -58,7 +58,7 @@ export function mountHooks(app: Router): void {
   app.openapi(verifyRoute, async (c) => {
     const { sessionId } = c.req.valid("param");
     if (!(await whatsappSession(c.env, sessionId))) throw errors.notFound("session");
-    const res = await sessionStub(c.env, sessionId).whatsappHook({ method: "GET", query: c.req.query(), rawBody: "", signature: null });
+    const res = await sessionStub(c.env, sessionId).whatsappHook({ method: "GET", query: { ...c.req.query() }, rawBody: "", signature: null });
     if (res.status === 404) throw errors.notFound("session");
     return c.text(res.body, res.status as 200);
   });

@@ -3,6 +3,12 @@ import type { DomainEvent } from "../../../src/events/types.ts";
 import { QUEUE_CONSUMERS } from "../../../src/queues.ts";
 import { api } from "../helpers.ts";
 
+declare module "vitest" {
+  export interface ProvidedContext {
+    graphUrl: string;
+  }
+}
+
 /**
  * Test hook on the real events queue: wraps the events consumer so every event that went through
  * EVENTS_QUEUE is also recorded here (the consumer itself still runs).
