@@ -19,7 +19,7 @@ export default defineConfig(async () => {
             SANDBOX_DELIVERED_MS: "100",
             SANDBOX_READ_MS: "200",
             GRAPH_API_BASE_URL: `${inject<string>("graphUrl") ?? "http://127.0.0.1:9"}/v23.0`,
-            MEDIA_URL_SECRET: "test-media-url-secret",
+            SIGNING_SECRET: "test-signing-secret",
           },
         },
       })),

@@ -4,7 +4,7 @@ import { newId } from "../../platform/ids.ts";
 declare global {
   interface Env {
     /** HMAC key of signed media URLs. When unset a random key is created once and kept in R2. */
-    MEDIA_URL_SECRET?: string;
+    SIGNING_SECRET?: string;
   }
 }
 
@@ -16,7 +16,7 @@ const SECRET_KEY = "media/_signing-key";
 let cachedSecret: string | undefined;
 
 async function signingSecret(env: Env): Promise<string> {
-  if (env.MEDIA_URL_SECRET) return env.MEDIA_URL_SECRET;
+  if (env.SIGNING_SECRET) return env.SIGNING_SECRET;
   if (cachedSecret) return cachedSecret;
   const existing = await env.FILES.get(SECRET_KEY);
   if (existing) return (cachedSecret = await existing.text());
@@ -39,7 +39,8 @@ export async function putMedia(env: Env, accountId: string, b64: string, mimetyp
 }
 
 async function signature(env: Env, mediaId: string, exp: number): Promise<string> {
-  return toBase64Url(await hmacSha256(await signingSecret(env), `${mediaId}.${exp}`));
+  // "media:" keeps these signatures apart from anything else signed with the same secret.
+  return toBase64Url(await hmacSha256(await signingSecret(env), `media:${mediaId}.${exp}`));
 }
 
 export async function signedMediaUrl(env: Env, origin: string, mediaId: string, now = Date.now()): Promise<string> {
