@@ -88,15 +88,18 @@ async function resolveReplyTo(env: Env, accountId: string, sessionId: string, ch
  * Reused by campaigns (issue 7) with `campaignId`.
  */
 export async function sendMessage(env: Env, accountId: string, input: SendInput, opts: SendOptions = {}): Promise<Message> {
-  const session = await loadSession(env, accountId, input.sessionId);
-  ensureWorking(session);
-  const { sessionId: _s, to, replyTo, ...content } = input;
+  const { sessionId, to, replyTo, ...content } = input;
+  // Uploads are stored before the send: make sure the session is ours first, not to keep orphans.
+  if ("media" in content && "data" in content.media) ensureWorking(await loadSession(env, accountId, sessionId));
   let draft = await buildDraft(env, accountId, to, content as MessageContent, opts);
-  if (replyTo) draft = { ...draft, ...(await resolveReplyTo(env, accountId, session.id, draft.to, replyTo)) };
-  const outcome = await sessionStub(env, session.id).send(draft);
+  if (replyTo) draft = { ...draft, ...(await resolveReplyTo(env, accountId, sessionId, draft.to, replyTo)) };
+  // The session's DO checks ownership and state itself (no D1 read of the session on this path).
+  const outcome = await sessionStub(env, sessionId).send(accountId, draft);
   if ("message" in outcome) return outcome.message as Message;
-  ensureWorking({ ...session, status: outcome.status });
-  throw errors.internal();
+  if (outcome.code === "not_found") throw errors.notFound("session");
+  throw errors.conflict("session_not_working", `The session is ${outcome.status}; it must be WORKING to send. Restart it with POST /api/sessions/${sessionId}/restart.`, {
+    status: outcome.status,
+  });
 }
 
 export interface QueuedResult {

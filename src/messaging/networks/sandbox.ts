@@ -3,10 +3,16 @@ import type { ConnectResult, NetworkDriver, OutboundMessage, SendResult } from "
 /** Numbers starting with this prefix have no account on the sandbox network (CONTRACTS.md 3). */
 export const NO_ACCOUNT_PREFIX = "999";
 
-/** A fresh sandbox phone number: +1 555 01xx xxxx style, never in the 999 range. */
+/** Sandbox sessions get numbers in +1 555 01x xxxx (a fictional range), never in the 999 range. */
+const SANDBOX_PREFIX = "155501";
+
 export function newSandboxNumber(): string {
   const bytes = crypto.getRandomValues(new Uint32Array(1));
-  return `155501${String(bytes[0]! % 100_000).padStart(5, "0")}`;
+  return `${SANDBOX_PREFIX}${String(bytes[0]! % 100_000).padStart(5, "0")}`;
+}
+
+export function isSandboxNumber(digits: string): boolean {
+  return digits.startsWith(SANDBOX_PREFIX) && digits.length === SANDBOX_PREFIX.length + 5;
 }
 
 /** The built-in network: accepts at once; receipts are simulated by the Session DO's alarms. */

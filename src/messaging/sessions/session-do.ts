@@ -11,7 +11,7 @@ import type { Message, TemplateSpec } from "../messages/schemas.ts";
 import { advanceStatus, chunk, ID_CHUNK } from "../messages/store.ts";
 import { signedMediaUrl } from "../media/store.ts";
 import type { NetworkDriver, OutboundMessage, SendResult } from "../networks/driver.ts";
-import { SandboxDriver, sandboxSend } from "../networks/sandbox.ts";
+import { isSandboxNumber, SandboxDriver, sandboxSend } from "../networks/sandbox.ts";
 import { parseWebhook, verifyHubSignature, WhatsappDriver, type InboundFromNetwork } from "../networks/whatsapp.ts";
 import type { Network, SessionStatus, WhatsappCredentials } from "./schemas.ts";
 import { writeSessionStatus } from "./state.ts";
@@ -41,7 +41,10 @@ export interface Draft {
   campaignId?: string | null;
 }
 
-export type SendOutcome = { ok: true; message: Message } | { ok: false; code: "session_not_working"; status: SessionStatus };
+export type SendOutcome =
+  | { ok: true; message: Message }
+  | { ok: false; code: "session_not_working"; status: SessionStatus }
+  | { ok: false; code: "not_found" };
 export type Outcome<T> = { ok: true; value: T } | { ok: false; code: string; message: string };
 export interface HookRequest {
   method: string;
@@ -146,8 +149,10 @@ export class SessionDO extends DurableObject<Env> {
   // ---- sending -------------------------------------------------------------------------------
 
   /** Sends one message now (API sends). Serialised per chat so a chat's messages keep their order. */
-  async send(draft: Draft): Promise<SendOutcome> {
-    if (!this.config || this.status !== "WORKING") return { ok: false, code: "session_not_working", status: this.status };
+  async send(accountId: string, draft: Draft): Promise<SendOutcome> {
+    // The DO knows its owner: checking here saves the Worker a D1 read on the hot path.
+    if (!this.config || this.config.accountId !== accountId) return { ok: false, code: "not_found" };
+    if (this.status !== "WORKING") return { ok: false, code: "session_not_working", status: this.status };
     return this.serial(draft.to, async () => {
       const cfg = this.config!;
       const db = getDb(this.env.DB);
@@ -265,7 +270,8 @@ export class SessionDO extends DurableObject<Env> {
   /** Messages to the number of another sandbox session of the same account arrive there. */
   private async deliverToSandboxPeers(rows: MessageRow[]): Promise<void> {
     const cfg = this.config!;
-    const numbers = [...new Set(rows.map((r) => digitsOfChatId(r.chatId)))].filter((n) => n !== cfg.phoneNumber);
+    // Only numbers in the sandbox range can belong to a session: others skip the lookup.
+    const numbers = [...new Set(rows.map((r) => digitsOfChatId(r.chatId)))].filter((n) => n !== cfg.phoneNumber && isSandboxNumber(n));
     if (numbers.length === 0) return;
     const peers = new Map<string, string>();
     for (const part of chunk(numbers, ID_CHUNK)) {
