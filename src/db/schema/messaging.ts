@@ -57,6 +57,7 @@ export const messages = sqliteTable(
     index("messages_chat_idx").on(t.accountId, t.chatId, t.id),
     index("messages_session_chat_idx").on(t.accountId, t.sessionId, t.chatId, t.id),
     uniqueIndex("messages_external_idx").on(t.sessionId, t.externalId),
+    index("messages_session_status_idx").on(t.sessionId, t.status, t.sentAt),
     index("messages_batch_idx").on(t.batchId, t.status),
     index("messages_campaign_idx").on(t.campaignId, t.status),
   ],

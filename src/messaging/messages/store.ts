@@ -41,9 +41,12 @@ export async function advanceStatus(
   target: Target,
   at: number,
   error?: FailureReason,
+  opts: { afterSent?: boolean } = {},
 ): Promise<MessageRow[]> {
   const db = getDb(env.DB);
-  const steps: Target[] = target === "failed" ? ["failed"] : (["sent", "delivered", "read"] as const).slice(0, ["sent", "delivered", "read"].indexOf(target) + 1);
+  let steps: Target[] = target === "failed" ? ["failed"] : (["sent", "delivered", "read"] as const).slice(0, ["sent", "delivered", "read"].indexOf(target) + 1);
+  // Receipts of messages known to be sent skip the (no-op) sent step: one statement fewer.
+  if (opts.afterSent) steps = steps.filter((s) => s !== "sent");
   const keys = "ids" in selector ? selector.ids : selector.externalIds;
   const column = "ids" in selector ? messages.id : messages.externalId;
   const changed: MessageRow[] = [];

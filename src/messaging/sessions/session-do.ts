@@ -1,5 +1,5 @@
 import { DurableObject } from "cloudflare:workers";
-import { and, eq, inArray } from "drizzle-orm";
+import { and, eq, inArray, lte } from "drizzle-orm";
 import { getDb } from "../../db/client.ts";
 import { messages, messagingSessions } from "../../db/schema/index.ts";
 import { emit } from "../../events/emit.ts";
@@ -58,6 +58,8 @@ const MAX_ATTEMPTS = 6;
 /** How long one alarm may work before yielding to a fresh alarm. */
 const ALARM_BUDGET_MS = 20_000;
 const JITTER = 0.25;
+/** How long after a sandbox read receipt is due the durable alarm checks that it happened. */
+const RECEIPT_BACKSTOP_MS = 5_000;
 
 /**
  * One per messaging session (ARCHITECTURE.md): the "phone". Owns the connection state machine,
@@ -67,6 +69,17 @@ export class SessionDO extends DurableObject<Env> {
   private config: SessionConfig | null = null;
   private status: SessionStatus = "STOPPED";
   private readonly chains = new Map<string, Promise<unknown>>();
+  /**
+   * Sandbox receipts waiting for their time, in memory: a durable write per send would hold every
+   * send's answer until the write is confirmed. D1 (status + sentAt) is the durable record; a
+   * backstop alarm and a sweep after a restart complete receipts lost with the memory.
+   */
+  private readonly receiptQueues = { delivered: [] as { id: string; due: number }[], read: [] as { id: string; due: number }[] };
+  private receiptTimer: ReturnType<typeof setTimeout> | null = null;
+  private receiptTimerAt = Infinity;
+  private receiptsRunning: Promise<void> | null = null;
+  private alarmAt: number | null = null;
+  private sweptAfterStart = false;
   private sql: SqlStorage;
 
   constructor(ctx: DurableObjectState, env: Env) {
@@ -74,8 +87,6 @@ export class SessionDO extends DurableObject<Env> {
     this.sql = ctx.storage.sql;
     this.sql.exec("CREATE TABLE IF NOT EXISTS outbox (message_id TEXT PRIMARY KEY, due INTEGER NOT NULL, attempts INTEGER NOT NULL DEFAULT 0)");
     this.sql.exec("CREATE INDEX IF NOT EXISTS outbox_due ON outbox (due)");
-    this.sql.exec("CREATE TABLE IF NOT EXISTS receipts (message_id TEXT NOT NULL, status TEXT NOT NULL, due INTEGER NOT NULL, PRIMARY KEY (message_id, status))");
-    this.sql.exec("CREATE INDEX IF NOT EXISTS receipts_due ON receipts (due)");
     void ctx.blockConcurrencyWhile(async () => {
       this.config = (await ctx.storage.get<SessionConfig>("config")) ?? null;
       this.status = (await ctx.storage.get<SessionStatus>("status")) ?? "STOPPED";
@@ -112,8 +123,13 @@ export class SessionDO extends DurableObject<Env> {
       await advanceStatus(this.env, this.config.accountId, this.config.sessionId, { ids: queued }, "failed", Date.now(), { code: "session_stopped", message: "The session was deleted before the message was sent." });
     }
     this.sql.exec("DELETE FROM outbox");
-    this.sql.exec("DELETE FROM receipts");
+    this.receiptQueues.delivered.length = 0;
+    this.receiptQueues.read.length = 0;
     await this.ctx.storage.deleteAlarm();
+    this.alarmAt = null;
+    if (this.receiptTimer !== null) clearTimeout(this.receiptTimer);
+    this.receiptTimer = null;
+    this.receiptTimerAt = Infinity;
   }
 
   private driver(): NetworkDriver {
@@ -259,12 +275,82 @@ export class SessionDO extends DurableObject<Env> {
   // ---- sandbox network -----------------------------------------------------------------------
 
   private scheduleReceipts(ids: string[], sentAt: number): void {
-    const delivered = sentAt + (Number(this.env.SANDBOX_DELIVERED_MS) || 200);
-    const read = sentAt + (Number(this.env.SANDBOX_READ_MS) || 1000);
+    if (ids.length === 0) return;
+    const { deliveredMs, readMs } = this.receiptDelays();
     for (const id of ids) {
-      this.sql.exec("INSERT OR IGNORE INTO receipts (message_id, status, due) VALUES (?, 'delivered', ?), (?, 'read', ?)", id, delivered, id, read);
+      this.receiptQueues.delivered.push({ id, due: sentAt + deliveredMs });
+      this.receiptQueues.read.push({ id, due: sentAt + readMs });
     }
-    void this.ensureAlarm(delivered);
+    this.armReceiptTimer(sentAt + deliveredMs);
+    // Durable backstop: rarely a write (only when no alarm is due before it).
+    void this.ensureAlarm(sentAt + readMs + RECEIPT_BACKSTOP_MS);
+  }
+
+  private receiptDelays(): { deliveredMs: number; readMs: number } {
+    return { deliveredMs: Number(this.env.SANDBOX_DELIVERED_MS) || 200, readMs: Number(this.env.SANDBOX_READ_MS) || 1000 };
+  }
+
+  private armReceiptTimer(due: number): void {
+    if (this.receiptTimer !== null && this.receiptTimerAt <= due) return;
+    if (this.receiptTimer !== null) clearTimeout(this.receiptTimer);
+    this.receiptTimerAt = due;
+    this.receiptTimer = setTimeout(() => {
+      this.receiptTimer = null;
+      this.receiptTimerAt = Infinity;
+      void this.runReceipts().catch((err) => console.error(JSON.stringify({ level: "error", msg: "sandbox receipts failed", error: String(err) })));
+    }, Math.max(0, due - Date.now()));
+  }
+
+  /** Applies every due receipt (one at a time: later calls wait for the running one). */
+  private async runReceipts(): Promise<void> {
+    while (this.receiptsRunning) await this.receiptsRunning;
+    this.receiptsRunning = this.applyDueReceipts().finally(() => (this.receiptsRunning = null));
+    await this.receiptsRunning;
+  }
+
+  private async applyDueReceipts(): Promise<void> {
+    const cfg = this.config!;
+    for (;;) {
+      const now = Date.now();
+      let worked = false;
+      for (const status of ["delivered", "read"] as const) {
+        const queue = this.receiptQueues[status];
+        let n = 0;
+        while (n < queue.length && queue[n]!.due <= now && n < 400) n++;
+        if (n === 0) continue;
+        const due = queue.splice(0, n);
+        worked = true;
+        try {
+          await advanceStatus(this.env, cfg.accountId, cfg.sessionId, { ids: due.map((r) => r.id) }, status, now, undefined, { afterSent: true });
+        } catch (err) {
+          queue.unshift(...due); // retried by the next timer or the backstop alarm
+          this.armReceiptTimer(Date.now() + 1000);
+          throw err;
+        }
+      }
+      if (!worked) break;
+    }
+    const next = Math.min(this.receiptQueues.delivered[0]?.due ?? Infinity, this.receiptQueues.read[0]?.due ?? Infinity);
+    if (next !== Infinity) this.armReceiptTimer(next);
+  }
+
+  /** After a restart the in-memory receipts are gone: complete those of messages sent long enough ago. */
+  private async sweepLostReceipts(): Promise<void> {
+    const cfg = this.config!;
+    if (cfg.network !== "sandbox" || this.sweptAfterStart) return;
+    const { readMs } = this.receiptDelays();
+    const cutoff = Date.now() - readMs;
+    for (;;) {
+      const stuck = await getDb(this.env.DB)
+        .select({ id: messages.id })
+        .from(messages)
+        .where(and(eq(messages.sessionId, cfg.sessionId), inArray(messages.status, ["sent", "delivered"]), lte(messages.sentAt, cutoff)))
+        .limit(400)
+        .all();
+      if (stuck.length === 0) break;
+      await advanceStatus(this.env, cfg.accountId, cfg.sessionId, { ids: stuck.map((r) => r.id) }, "read", Date.now(), undefined, { afterSent: true });
+    }
+    this.sweptAfterStart = true;
   }
 
   /** Messages to the number of another sandbox session of the same account arrive there. */
@@ -351,38 +437,29 @@ export class SessionDO extends DurableObject<Env> {
   // ---- alarm: receipts and the outbox ---------------------------------------------------------
 
   private async ensureAlarm(due: number): Promise<void> {
+    if (this.alarmAt !== null && this.alarmAt <= due) return;
     const current = await this.ctx.storage.getAlarm();
-    if (current === null || current > due) await this.ctx.storage.setAlarm(due);
+    if (current !== null && current <= due) {
+      this.alarmAt = current;
+      return;
+    }
+    this.alarmAt = due;
+    await this.ctx.storage.setAlarm(due);
   }
 
   override async alarm(): Promise<void> {
+    this.alarmAt = null;
     if (!this.config) return;
+    await this.sweepLostReceipts();
     const deadline = Date.now() + ALARM_BUDGET_MS;
     while (Date.now() < deadline) {
-      const worked = (await this.processReceipts()) + (await this.processOutbox());
-      if (worked === 0) break;
+      if ((await this.processOutbox()) === 0) break;
     }
-    const next = this.sql
-      .exec<{ due: number | null }>("SELECT min(due) AS due FROM (SELECT min(due) AS due FROM receipts UNION ALL SELECT min(due) AS due FROM outbox)")
-      .one().due;
-    if (next !== null) await this.ctx.storage.setAlarm(Math.max(next, Date.now()));
-  }
-
-  private async processReceipts(): Promise<number> {
-    const cfg = this.config!;
-    const due = this.sql
-      .exec<{ message_id: string; status: "delivered" | "read" }>("SELECT message_id, status FROM receipts WHERE due <= ? ORDER BY due LIMIT 400", Date.now())
-      .toArray();
-    if (due.length === 0) return 0;
-    for (const status of ["delivered", "read"] as const) {
-      const ids = due.filter((r) => r.status === status).map((r) => r.message_id);
-      if (ids.length) await advanceStatus(this.env, cfg.accountId, cfg.sessionId, { ids }, status, Date.now());
-    }
-    for (const part of chunk(due, 50)) {
-      const placeholders = part.map(() => "(?, ?)").join(", ");
-      this.sql.exec(`DELETE FROM receipts WHERE (message_id, status) IN (VALUES ${placeholders})`, ...part.flatMap((r) => [r.message_id, r.status]));
-    }
-    return due.length;
+    await this.runReceipts();
+    const outboxNext = this.sql.exec<{ due: number | null }>("SELECT min(due) AS due FROM outbox").one().due;
+    const lastReceipt = this.receiptQueues.read.at(-1)?.due;
+    const next = Math.min(outboxNext ?? Infinity, lastReceipt !== undefined ? lastReceipt + RECEIPT_BACKSTOP_MS : Infinity);
+    if (next !== Infinity) await this.ensureAlarm(Math.max(next, Date.now()));
   }
 
   private async processOutbox(): Promise<number> {
