@@ -5,7 +5,7 @@
 // PERSIST_TO (local state directory, default .wrangler/state), SKIP_TEX_CHECK=1, COMPILER_URL (use a
 // compile server that is already running instead of starting one).
 import { spawn, spawnSync, type ChildProcess } from "node:child_process";
-import { existsSync } from "node:fs";
+import { existsSync, readFileSync } from "node:fs";
 import { randomBytes } from "node:crypto";
 import { runWrangler, wranglerArgs } from "./wrangler.ts";
 
@@ -73,13 +73,25 @@ const vars = {
   WEBHOOK_ALLOW_LOOPBACK: "1",
   SIGNING_SECRET: process.env.SIGNING_SECRET ?? randomBytes(32).toString("hex"),
 };
+// Any [vars] entry of wrangler.toml set in the environment overrides it (e.g. WEBHOOK_RETRY_SCHEDULE=1,2,3).
+const declaredVars = [...readFileSync("wrangler.toml", "utf8").split("[vars]")[1]!.split(/\n\[/)[0]!.matchAll(/^([A-Z][A-Z0-9_]*)\s*=/gm)].map((m) => m[1]!);
+for (const name of declaredVars) if (process.env[name] !== undefined && !(name in vars)) (vars as Record<string, string>)[name] = process.env[name]!;
+
 const [cmd, args] = wranglerArgs([
   "dev",
   "--port", String(port),
   "--ip", "127.0.0.1",
   "--show-interactive-dev-session=false",
+  "--test-scheduled",
   ...persistArgs,
   ...Object.entries(vars).flatMap(([k, v]) => ["--var", `${k}:${v}`]),
 ]);
 log(`starting the Worker on http://127.0.0.1:${port}`);
 start("wrangler dev", cmd, args, { WRANGLER_SEND_METRICS: "false" });
+
+// wrangler dev does not fire cron triggers; tick the every-minute cron ourselves (webhook retries,
+// scheduled campaigns, housekeeping), as production would.
+const CRON_MS = Number(process.env.DEV_CRON_INTERVAL_MS ?? 60_000);
+setInterval(() => {
+  fetch(`http://127.0.0.1:${port}/cdn-cgi/handler/scheduled?cron=${encodeURIComponent("* * * * *")}`).catch(() => {});
+}, CRON_MS).unref();

@@ -1,5 +1,8 @@
+import { getDb } from "../db/client.ts";
+import { events } from "../db/schema/index.ts";
 import { newId } from "../platform/ids.ts";
-import type { DomainEvent, EventType } from "./types.ts";
+import { MAX_EVENT_BYTES } from "./config.ts";
+import type { DomainEvent, EventPayload, EventType, EventsQueueMessage } from "./types.ts";
 
 export interface EmitInput {
   type: EventType;
@@ -8,24 +11,48 @@ export interface EmitInput {
   data: Record<string, unknown>;
 }
 
+/** Rows per INSERT: D1 binds at most 100 parameters per statement (8 columns here). */
+const ROWS_PER_INSERT = 10;
+
 /**
- * The one way to publish a domain event. Awaited by the caller: when it resolves the event is
- * safely queued, so a request never answers before its events are recorded.
+ * The one way to publish a domain event. Awaited by the caller: when it resolves, the event is
+ * recorded in D1 (the durable record) and, normally, already on the events queue. If the queue
+ * send fails the event is still recorded and the every-minute cron enqueues it, so nothing is
+ * lost; if the D1 write fails this throws and the request fails rather than answer without it.
  */
 export async function emit(env: Env, input: EmitInput | EmitInput[]): Promise<DomainEvent[]> {
   const inputs = Array.isArray(input) ? input : [input];
   if (inputs.length === 0) return [];
-  const events: DomainEvent[] = inputs.map((i) => ({
-    id: newId("evt"),
-    type: i.type,
-    accountId: i.accountId,
-    sessionId: i.sessionId ?? null,
-    timestamp: new Date().toISOString(),
-    data: i.data,
-  }));
-  // sendBatch takes at most 100 messages.
-  for (let i = 0; i < events.length; i += 100) {
-    await env.EVENTS_QUEUE.sendBatch(events.slice(i, i + 100).map((body) => ({ body, contentType: "json" as const })));
+  const now = Date.now();
+  const timestamp = new Date(now).toISOString();
+  const out: DomainEvent[] = [];
+  const rows: (typeof events.$inferInsert)[] = [];
+  for (const i of inputs) {
+    const event: DomainEvent = { id: newId("evt", now), type: i.type, accountId: i.accountId, sessionId: i.sessionId ?? null, timestamp, data: i.data };
+    const payload = JSON.stringify({ type: event.type, timestamp, data: event.data } satisfies EventPayload);
+    if (payload.length > MAX_EVENT_BYTES) throw new Error(`event ${event.type} is ${payload.length} bytes, over the ${MAX_EVENT_BYTES} byte bound`);
+    out.push(event);
+    rows.push({ id: event.id, accountId: event.accountId, type: event.type, sessionId: event.sessionId, payload, createdAt: now, fannedOutAt: null, requeues: 0 });
   }
-  return events;
+
+  const db = getDb(env.DB);
+  const inserts = [];
+  for (let i = 0; i < rows.length; i += ROWS_PER_INSERT) inserts.push(db.insert(events).values(rows.slice(i, i + ROWS_PER_INSERT)));
+  await db.batch(inserts as [(typeof inserts)[number], ...(typeof inserts)[number][]]);
+
+  await enqueueEvents(env, out.map((e) => e.id));
+  return out;
+}
+
+/** Puts event ids on the events queue; a failure is logged, not thrown (the cron re-enqueues). */
+export async function enqueueEvents(env: Env, ids: string[]): Promise<boolean> {
+  try {
+    for (let i = 0; i < ids.length; i += 100) {
+      await env.EVENTS_QUEUE.sendBatch(ids.slice(i, i + 100).map((id) => ({ body: { kind: "event", id } satisfies EventsQueueMessage, contentType: "json" as const })));
+    }
+    return true;
+  } catch (err) {
+    console.error(JSON.stringify({ level: "error", msg: "events queue send failed; the cron will enqueue", count: ids.length, error: String(err) }));
+    return false;
+  }
 }

@@ -23,3 +23,17 @@ export interface DomainEvent {
   timestamp: string;
   data: Record<string, unknown>;
 }
+
+/** Only `POST /api/webhooks/:id/test` sends it. */
+export const TEST_EVENT_TYPE = "webhook.test";
+
+/** The delivery body (CONTRACTS.md 4). */
+export interface EventPayload {
+  type: EventType | typeof TEST_EVENT_TYPE;
+  timestamp: string;
+  data: Record<string, unknown>;
+}
+
+/** Queue messages carry ids only; D1 holds the record (and a queue message is at most 128 KB). */
+export type EventsQueueMessage = { kind: "event"; id: string };
+export type DeliveryQueueMessage = { kind: "delivery"; id: string };

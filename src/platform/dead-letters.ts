@@ -1,5 +1,6 @@
 import { getDb } from "../db/client.ts";
 import { deadLetters } from "../db/schema/index.ts";
+import { onEventsDeadLetter } from "../events/dead-letters.ts";
 import { newId } from "./ids.ts";
 
 /**
@@ -15,6 +16,8 @@ export async function handleDeadLetters(batch: MessageBatch<unknown>, env: Env):
       .insert(deadLetters)
       .values({ id: newId("dlq"), messageId: msg.id, queue: sourceQueue(msg.body), body: body.length > 100_000 ? body.slice(0, 100_000) : body, attempts: msg.attempts, createdAt: now })
       .onConflictDoNothing();
+    // Let the owning area record the final state (e.g. a webhook delivery becomes `failed`).
+    await onEventsDeadLetter(env, msg.body, now);
     console.error(JSON.stringify({ level: "error", msg: "dead letter", messageId: msg.id }));
     msg.ack();
   }

@@ -48,6 +48,7 @@ CREATE TABLE `messages` (
 CREATE INDEX `messages_chat_idx` ON `messages` (`account_id`,`chat_id`,`id`);--> statement-breakpoint
 CREATE INDEX `messages_session_chat_idx` ON `messages` (`account_id`,`session_id`,`chat_id`,`id`);--> statement-breakpoint
 CREATE UNIQUE INDEX `messages_external_idx` ON `messages` (`session_id`,`external_id`);--> statement-breakpoint
+CREATE INDEX `messages_session_status_idx` ON `messages` (`session_id`,`status`,`sent_at`);--> statement-breakpoint
 CREATE INDEX `messages_batch_idx` ON `messages` (`batch_id`,`status`);--> statement-breakpoint
 CREATE INDEX `messages_campaign_idx` ON `messages` (`campaign_id`,`status`);--> statement-breakpoint
 CREATE TABLE `messaging_sessions` (

@@ -1,0 +1,107 @@
+// Benchmark: the compile server (warm pool, through HTTP) against running the
+// engine directly from the shell, on the same machine, in one run.
+//   node bench/compile-server/run.ts            (via npm run bench:compile-server)
+// Env: BENCH_N (hello-world samples, default 20), BENCH_N_MEDIUM (default 5).
+import { spawn } from "node:child_process";
+import { mkdtempSync, readFileSync, rmSync, writeFileSync } from "node:fs";
+import os from "node:os";
+import path from "node:path";
+import { fileURLToPath } from "node:url";
+import { startServer } from "../../container/src/server.ts";
+import type { Engine } from "../../container/src/config.ts";
+
+const HERE = path.dirname(fileURLToPath(import.meta.url));
+const FIX = path.join(HERE, "../../container/test/fixtures");
+const hello = readFileSync(path.join(FIX, "hello.tex"), "utf8");
+const medium = readFileSync(path.join(FIX, "medium.tex"), "utf8");
+const N = Number(process.env.BENCH_N ?? 20);
+const NM = Number(process.env.BENCH_N_MEDIUM ?? 5);
+const engines: Engine[] = ["pdflatex", "xelatex", "lualatex"];
+const floors: Record<Engine, number> = { pdflatex: 0.5, xelatex: 0.6, lualatex: 0.6 };
+
+function pct(xs: number[], p: number): number {
+  const s = [...xs].sort((a, b) => a - b);
+  return s[Math.min(s.length - 1, Math.max(0, Math.ceil((p / 100) * s.length) - 1))];
+}
+
+function runCli(engine: Engine, dir: string): Promise<number> {
+  return new Promise((resolve, reject) => {
+    const t = performance.now();
+    const c = spawn(engine, ["-interaction=batchmode", "main.tex"], { cwd: dir, stdio: "ignore" });
+    c.on("exit", (code) => (code === 0 ? resolve(performance.now() - t) : reject(new Error(`${engine} exit ${code}`))));
+  });
+}
+
+/** Direct CLI: a fresh directory each time, the engine run `passes` times, as a user would from a shell. */
+async function cli(engine: Engine, source: string, passes: number): Promise<number> {
+  const dir = mkdtempSync(path.join(os.tmpdir(), "bench-cli-"));
+  writeFileSync(path.join(dir, "main.tex"), source);
+  let total = 0;
+  for (let i = 0; i < passes; i++) total += await runCli(engine, dir);
+  rmSync(dir, { recursive: true, force: true });
+  return total;
+}
+
+const server = await startServer({ port: 0, host: "127.0.0.1", env: { ...process.env, LOG_REQUESTS: "0" } });
+
+async function waitPoolFull(engine: Engine): Promise<void> {
+  for (let i = 0; i < 400; i++) {
+    const s = server.pools.get(engine)!.stats();
+    if (s.ready >= s.target && s.starting === 0) return;
+    await new Promise((r) => setTimeout(r, 25));
+  }
+}
+
+async function viaServer(engine: Engine, source: string): Promise<{ ms: number; passes: number }> {
+  await waitPoolFull(engine); // "warm pool": measure a request that finds ready processes
+  const t = performance.now();
+  const r = await fetch(`${server.url}/compile`, {
+    method: "POST",
+    headers: { "content-type": "application/json" },
+    body: JSON.stringify({ engine, source }),
+  });
+  const body = Buffer.from(await r.arrayBuffer());
+  const ms = performance.now() - t;
+  if (r.status !== 200 || body.subarray(0, 5).toString() !== "%PDF-") throw new Error(`${engine}: ${r.status} ${body.toString().slice(0, 300)}`);
+  return { ms, passes: Number(r.headers.get("x-compile-passes")) };
+}
+
+interface Row {
+  doc: string;
+  engine: Engine;
+  passes: number;
+  server: number[];
+  cli: number[];
+}
+const rows: Row[] = [];
+for (const engine of engines) {
+  for (const [doc, src, n] of [["hello", hello, N], ["medium", medium, NM]] as const) {
+    await viaServer(engine, src); // warm-up (font caches, page cache)
+    await cli(engine, src, 1);
+    const row: Row = { doc, engine, passes: 0, server: [], cli: [] };
+    for (let i = 0; i < n; i++) {
+      const r = await viaServer(engine, src);
+      row.passes = r.passes;
+      row.server.push(r.ms);
+      row.cli.push(await cli(engine, src, r.passes));
+    }
+    rows.push(row);
+    process.stderr.write(`${doc}/${engine} done\n`);
+  }
+}
+await server.close();
+
+const f = (x: number) => x.toFixed(0);
+console.log(`\nCompile server vs direct CLI (${os.cpus().length} CPUs, ${os.cpus()[0]?.model ?? "?"}; hello n=${N}, medium n=${NM}; times in ms, server = HTTP round trip with a warm pool, CLI = engine run from a fresh dir as many passes as the server needed)\n`);
+console.log("| document | engine | passes | server p50 | server p95 | CLI p50 | CLI p95 | p50 ratio | floor | ok |");
+console.log("| --- | --- | --- | --- | --- | --- | --- | --- | --- | --- |");
+let allOk = true;
+for (const r of rows) {
+  const ratio = pct(r.server, 50) / pct(r.cli, 50);
+  const floor = r.doc === "hello" ? floors[r.engine] : 1;
+  const ok = ratio <= floor;
+  allOk &&= ok;
+  console.log(`| ${r.doc} | ${r.engine} | ${r.passes} | ${f(pct(r.server, 50))} | ${f(pct(r.server, 95))} | ${f(pct(r.cli, 50))} | ${f(pct(r.cli, 95))} | ${ratio.toFixed(2)}x | <= ${floor}x | ${ok ? "yes" : "NO"} |`);
+}
+console.log(`\n${allOk ? "All floors met." : "Some floors NOT met."}`);
+process.exitCode = allOk ? 0 : 1;

@@ -1,0 +1,111 @@
+// Webhook pipeline benchmark (issue 6) against `npm run dev` with a local receiver.
+// Cause = an inbound sandbox message (`POST /api/sessions/:id/sandbox/inbound`, CONTRACTS.md 3), effect =
+// its `message.received` delivery verified at the receiver. Two runs of EVENTS events each:
+//   1. a healthy receiver: p50/p95 from the cause (request sent) to the first delivery;
+//   2. a receiver failing 30 % of first attempts at random: every event delivered, exactly once after
+//      deduplication on `webhook-id`, all signatures valid.
+// Floors: p50 under 1.5 s; zero lost.   Usage: npm run bench:webhooks   (EVENTS=1000 CONCURRENCY=20)
+import { startDev } from "../../test/e2e/harness.ts";
+import { startReceiver, type Received } from "../../test/support/receiver.ts";
+
+const EVENTS = Number(process.env.EVENTS ?? 1000);
+const CONCURRENCY = Number(process.env.CONCURRENCY ?? 20);
+const SETTLE_MS = Number(process.env.SETTLE_MS ?? 60_000);
+
+const receiver = await startReceiver();
+const dev = process.env.BASE_URL ? null : await startDev();
+const baseUrl = process.env.BASE_URL ?? dev!.baseUrl;
+const key = process.env.KEY ?? (await dev!.createKey("enterprise", ["--limit", "1000000"]));
+
+async function call(path: string, method = "GET", json?: unknown): Promise<Response> {
+  const headers: Record<string, string> = { Authorization: `Bearer ${key}` };
+  if (json !== undefined) headers["Content-Type"] = "application/json";
+  return fetch(baseUrl + path, { method, headers, body: json === undefined ? undefined : JSON.stringify(json) });
+}
+
+async function must<T>(res: Promise<Response>, what: string): Promise<T> {
+  const r = await res;
+  if (!r.ok) throw new Error(`${what}: ${r.status} ${await r.text()}`);
+  return (await r.json()) as T;
+}
+
+const percentile = (sorted: number[], p: number) => sorted[Math.min(sorted.length - 1, Math.floor((p / 100) * sorted.length))] ?? NaN;
+
+async function run(label: string, failFirstRate: number) {
+  const inbox = `bench${failFirstRate ? "flaky" : "ok"}${Date.now()}`;
+  const session = await must<{ id: string }>(call("/api/sessions", "POST", { name: `bench-${label}` }), "create session");
+  const hook = await must<{ id: string; secret: string }>(
+    call("/api/webhooks", "POST", { url: `${receiver.url}/in/${inbox}`, events: ["message.received"], sessionId: session.id }),
+    "create webhook",
+  );
+  await fetch(`${receiver.url}/inbox/${inbox}`, { method: "PUT", body: JSON.stringify({ secrets: [hook.secret], failFirstRate }) });
+
+  const sentAt = new Map<string, number>();
+  let next = 0;
+  const started = Date.now();
+  await Promise.all(
+    Array.from({ length: CONCURRENCY }, async () => {
+      while (next < EVENTS) {
+        const token = `bench-${label}-${next++}`;
+        sentAt.set(token, Date.now());
+        await must(call(`/api/sessions/${session.id}/sandbox/inbound`, "POST", { from: `1555${String(next).padStart(7, "0")}@c.us`, text: token }), "inbound");
+      }
+    }),
+  );
+  const sendSeconds = (Date.now() - started) / 1000;
+
+  const deadline = Date.now() + SETTLE_MS;
+  let received: Received[] = [];
+  const firstOk = new Map<string, number>();
+  for (;;) {
+    received = (await (await fetch(`${receiver.url}/inbox/${inbox}`)).json()) as Received[];
+    firstOk.clear();
+    for (const r of received) {
+      if (typeof r.answered === "number" && r.answered >= 200 && r.answered < 300) {
+        const token = r.body.match(/bench-[a-z]+-\d+/)?.[0];
+        if (token && !firstOk.has(token)) firstOk.set(token, r.receivedAt);
+      }
+    }
+    if (firstOk.size >= EVENTS || Date.now() > deadline) break;
+    await new Promise((r) => setTimeout(r, 500));
+  }
+  await new Promise((r) => setTimeout(r, 2000)); // let stray duplicates arrive before counting them
+  received = (await (await fetch(`${receiver.url}/inbox/${inbox}`)).json()) as Received[];
+
+  const latencies = [...firstOk].map(([token, at]) => at - sentAt.get(token)!).sort((a, b) => a - b);
+  const okIds = new Set(received.filter((r) => typeof r.answered === "number" && r.answered < 300).map((r) => r.webhookId));
+  const okDeliveries = received.filter((r) => typeof r.answered === "number" && r.answered < 300).length;
+  return {
+    label,
+    events: EVENTS,
+    sendSeconds,
+    delivered: firstOk.size,
+    lost: EVENTS - firstOk.size,
+    uniqueIds: okIds.size,
+    duplicates: okDeliveries - okIds.size,
+    failedFirst: received.filter((r) => r.answered === 500).length,
+    unverified: received.filter((r) => !r.verified).length,
+    p50: percentile(latencies, 50),
+    p95: percentile(latencies, 95),
+    max: latencies[latencies.length - 1] ?? NaN,
+  };
+}
+
+try {
+  const healthy = await run("healthy", 0);
+  const flaky = await run("flaky", 0.3);
+  console.log(`\n${EVENTS} events per run, ${CONCURRENCY} concurrent causes, against ${baseUrl}\n`);
+  console.log("| receiver | delivered | lost | 2xx duplicates (same webhook-id) | first attempts failed | unverified | p50 ms | p95 ms | max ms |");
+  console.log("| --- | ---: | ---: | ---: | ---: | ---: | ---: | ---: | ---: |");
+  for (const r of [healthy, flaky]) {
+    console.log(`| ${r.label} | ${r.delivered}/${r.events} | ${r.lost} | ${r.duplicates} | ${r.failedFirst} | ${r.unverified} | ${r.p50} | ${r.p95} | ${r.max} |`);
+  }
+  const pass50 = healthy.p50 < 1500;
+  const zeroLost = healthy.lost === 0 && flaky.lost === 0 && healthy.unverified === 0 && flaky.unverified === 0;
+  console.log(`\np50 cause -> receiver (healthy): ${healthy.p50} ms (floor < 1500 ms) ${pass50 ? "PASS" : "FAIL"}`);
+  console.log(`lost events (both runs, after dedup on webhook-id): ${healthy.lost + flaky.lost} (floor 0) ${zeroLost ? "PASS" : "FAIL"}`);
+  process.exitCode = pass50 && zeroLost ? 0 : 1;
+} finally {
+  await dev?.stop();
+  await receiver.close();
+}

@@ -1,0 +1,102 @@
+// Configuration of the compile server, read from the environment once at start.
+// Every knob is documented in container/README.md.
+import os from "node:os";
+import path from "node:path";
+
+export type Engine = "pdflatex" | "xelatex" | "lualatex";
+export const ENGINES: readonly Engine[] = ["pdflatex", "xelatex", "lualatex"];
+
+export interface Limits {
+  maxRequestBytes: number; // whole HTTP body (JSON)
+  maxFiles: number; // entries in files[]
+  maxFileBytes: number; // one decoded file (source included)
+  maxTotalBytes: number; // all decoded files together
+  defaultTimeoutMs: number;
+  maxTimeoutMs: number;
+  cpuSeconds: number; // RLIMIT_CPU per engine / bib process
+  memoryBytes: number; // RLIMIT_AS per engine / bib process
+  maxOutputFileBytes: number; // RLIMIT_FSIZE: any single file a process writes
+  maxJobDirBytes: number; // the whole job directory, polled
+  maxPdfBytes: number; // PDF returned
+  logTailBytes: number; // log tail in a 422
+  maxPasses: number; // LaTeX passes
+}
+
+export interface Config {
+  port: number;
+  host: string;
+  engines: Engine[];
+  poolSize: Record<Engine, number>;
+  maxConcurrent: number; // jobs compiling at once
+  maxQueue: number; // jobs waiting for a slot before 503
+  queueTimeoutMs: number; // how long a job may wait for a slot
+  jobRoot: string; // parent of all job directories
+  engineUid: number | undefined; // when the server runs as root: run engines as this uid
+  engineGid: number | undefined;
+  limits: Limits;
+  logRequests: boolean;
+}
+
+function int(env: NodeJS.ProcessEnv, name: string, def: number, min = 0): number {
+  const raw = env[name];
+  if (raw === undefined || raw === "") return def;
+  const n = Number(raw);
+  if (!Number.isFinite(n) || n < min) throw new Error(`env ${name}=${raw}: expected a number >= ${min}`);
+  return Math.floor(n);
+}
+
+export function loadConfig(env: NodeJS.ProcessEnv = process.env, overrides: Partial<Config> = {}): Config {
+  const cpus = Math.max(1, os.availableParallelism?.() ?? os.cpus().length);
+  const engines = (env.ENGINES ?? ENGINES.join(","))
+    .split(",")
+    .map((s) => s.trim())
+    .filter(Boolean) as Engine[];
+  for (const e of engines) if (!ENGINES.includes(e)) throw new Error(`env ENGINES: unknown engine ${e}`);
+  // pdflatex processes are small (~40 MB) and a job may need 3+ passes; xelatex
+  // (~180 MB) and lualatex (~120 MB) idle processes cost more memory.
+  const poolAll = env.POOL_SIZE ? int(env, "POOL_SIZE", 1, 0) : undefined;
+  const defPdf = poolAll ?? Math.min(8, Math.max(3, 2 * cpus));
+  const defPool = poolAll ?? Math.min(4, Math.max(2, cpus));
+  const maxConcurrent = int(env, "MAX_CONCURRENT", cpus, 1);
+  const isRoot = typeof process.getuid === "function" && process.getuid() === 0;
+  const uidRaw = env.ENGINE_UID ?? (isRoot ? "65534" : "");
+  const limits: Limits = {
+    maxRequestBytes: int(env, "MAX_REQUEST_BYTES", 32 * 1024 * 1024, 1024),
+    maxFiles: int(env, "MAX_FILES", 200, 0),
+    maxFileBytes: int(env, "MAX_FILE_BYTES", 10 * 1024 * 1024, 1),
+    maxTotalBytes: int(env, "MAX_TOTAL_BYTES", 24 * 1024 * 1024, 1),
+    defaultTimeoutMs: int(env, "DEFAULT_TIMEOUT_MS", 30_000, 100),
+    maxTimeoutMs: int(env, "MAX_TIMEOUT_MS", 60_000, 100),
+    cpuSeconds: int(env, "CPU_SECONDS", 60, 1),
+    memoryBytes: int(env, "MEMORY_BYTES", 3 * 1024 * 1024 * 1024, 64 * 1024 * 1024),
+    maxOutputFileBytes: int(env, "MAX_OUTPUT_FILE_BYTES", 100 * 1024 * 1024, 1024),
+    maxJobDirBytes: int(env, "MAX_JOB_DIR_BYTES", 200 * 1024 * 1024, 1024),
+    maxPdfBytes: int(env, "MAX_PDF_BYTES", 50 * 1024 * 1024, 1024),
+    logTailBytes: int(env, "LOG_TAIL_BYTES", 16 * 1024, 256),
+    maxPasses: int(env, "MAX_PASSES", 5, 1),
+  };
+  const cfg: Config = {
+    port: int(env, "PORT", 8080, 0),
+    host: env.HOST || "0.0.0.0",
+    engines,
+    poolSize: {
+      pdflatex: int(env, "POOL_SIZE_PDFLATEX", defPdf, 0),
+      xelatex: int(env, "POOL_SIZE_XELATEX", defPool, 0),
+      lualatex: int(env, "POOL_SIZE_LUALATEX", defPool, 0),
+    },
+    maxConcurrent,
+    maxQueue: int(env, "MAX_QUEUE", maxConcurrent * 4, 0),
+    queueTimeoutMs: int(env, "QUEUE_TIMEOUT_MS", 30_000, 0),
+    jobRoot: env.JOB_ROOT || path.join(os.tmpdir(), `texcompile-${process.pid}`),
+    engineUid: uidRaw === "" ? undefined : Number(uidRaw),
+    engineGid: uidRaw === "" ? undefined : Number(env.ENGINE_GID ?? uidRaw),
+    limits,
+    logRequests: env.LOG_REQUESTS === "1",
+  };
+  return {
+    ...cfg,
+    ...overrides,
+    poolSize: { ...cfg.poolSize, ...(overrides.poolSize ?? {}) },
+    limits: { ...cfg.limits, ...(overrides.limits ?? {}) },
+  };
+}

@@ -1,0 +1,146 @@
+// HTTP layer: routing, body reading with a size cap, error bodies, response headers.
+import { randomUUID } from "node:crypto";
+import type { IncomingMessage, ServerResponse } from "node:http";
+import type { Config } from "./config.ts";
+import { runJob } from "./job.ts";
+import { Busy, type Gate } from "./limits.ts";
+import type { Pools } from "./pool.ts";
+import { validateCompile, type Issue } from "./validate.ts";
+
+export interface AppState {
+  cfg: Config;
+  pools: Pools;
+  gate: Gate;
+  ready: () => boolean;
+}
+
+class HttpError extends Error {
+  readonly status: number;
+  readonly code: string;
+  readonly extra: Record<string, unknown>;
+  readonly headers: Record<string, string>;
+  constructor(status: number, code: string, message: string, extra: Record<string, unknown> = {}, headers: Record<string, string> = {}) {
+    super(message);
+    this.status = status;
+    this.code = code;
+    this.extra = extra;
+    this.headers = headers;
+  }
+}
+
+function sendJson(res: ServerResponse, status: number, body: unknown, headers: Record<string, string> = {}): void {
+  const data = Buffer.from(JSON.stringify(body));
+  res.writeHead(status, { "Content-Type": "application/json", "Content-Length": String(data.length), ...headers });
+  res.end(data);
+}
+
+function sendError(res: ServerResponse, e: HttpError): void {
+  sendJson(res, e.status, { error: { code: e.code, message: e.message, ...e.extra } }, e.headers);
+}
+
+async function readBody(req: IncomingMessage, max: number): Promise<Buffer> {
+  const declared = Number(req.headers["content-length"] ?? "0");
+  if (declared > max) throw new HttpError(413, "payload_too_large", `The request body is larger than ${max} bytes.`);
+  const chunks: Buffer[] = [];
+  let size = 0;
+  for await (const chunk of req) {
+    size += (chunk as Buffer).length;
+    if (size > max) throw new HttpError(413, "payload_too_large", `The request body is larger than ${max} bytes.`);
+    chunks.push(chunk as Buffer);
+  }
+  return Buffer.concat(chunks);
+}
+
+function invalid(issues: Issue[]): HttpError {
+  return new HttpError(400, "invalid_request", issues.map((i) => (i.path ? `${i.path}: ${i.message}` : i.message)).join("; "), { details: { issues } });
+}
+
+async function compile(req: IncomingMessage, res: ServerResponse, st: AppState): Promise<void> {
+  const ctype = String(req.headers["content-type"] ?? "");
+  if (!/^application\/json\b/i.test(ctype)) {
+    req.resume();
+    throw new HttpError(415, "unsupported_media_type", "Send the request as application/json.");
+  }
+  const raw = await readBody(req, st.cfg.limits.maxRequestBytes);
+  let body: unknown;
+  try {
+    body = JSON.parse(raw.toString("utf8"));
+  } catch {
+    throw invalid([{ path: "", message: "body is not valid JSON" }]);
+  }
+  const v = validateCompile(body, st.cfg.limits);
+  if (!v.ok) throw invalid(v.issues);
+  if (!st.pools.get(v.value.engine)) throw invalid([{ path: "engine", message: "engine not enabled on this server" }]);
+
+  let release: () => void;
+  try {
+    release = await st.gate.acquire();
+  } catch (e) {
+    if (e instanceof Busy) {
+      throw new HttpError(503, "compiler_busy", e.message, { retryAfterSeconds: e.retryAfterSeconds }, { "Retry-After": String(e.retryAfterSeconds) });
+    }
+    throw e;
+  }
+  let result;
+  try {
+    result = await runJob(v.value, st.pools, st.cfg);
+  } finally {
+    release();
+  }
+  if (result.ok) {
+    res.writeHead(200, {
+      "Content-Type": "application/pdf",
+      "Content-Length": String(result.pdf.length),
+      "X-Compile-Duration-Ms": String(result.durationMs),
+      "X-Engine": v.value.engine,
+      "X-Compile-Pages": String(result.pages),
+      "X-Compile-Passes": String(result.passes),
+      "X-Compile-Warnings": String(result.warnings.length),
+      ...(result.bibTool ? { "X-Compile-Bib": result.bibTool } : {}),
+    });
+    res.end(result.pdf);
+    return;
+  }
+  const { ok: _ok, code, message, ...rest } = result;
+  throw new HttpError(422, code, message, rest, {
+    "X-Compile-Duration-Ms": String(result.durationMs),
+    "X-Engine": v.value.engine,
+    "X-Compile-Passes": String(result.passes),
+  });
+}
+
+export function createHandler(st: AppState) {
+  return async (req: IncomingMessage, res: ServerResponse): Promise<void> => {
+    const rid = String(req.headers["x-request-id"] ?? "") || randomUUID();
+    res.setHeader("X-Request-Id", rid);
+    const url = new URL(req.url ?? "/", "http://local");
+    const started = Date.now();
+    try {
+      if (url.pathname === "/compile") {
+        if (req.method !== "POST") throw new HttpError(405, "method_not_allowed", "Use POST /compile.", {}, { Allow: "POST" });
+        await compile(req, res, st);
+      } else if (url.pathname === "/healthz") {
+        if (req.method !== "GET" && req.method !== "HEAD") throw new HttpError(405, "method_not_allowed", "Use GET /healthz.", {}, { Allow: "GET, HEAD" });
+        const ready = st.ready();
+        const body = { ok: ready, pools: st.pools.stats(), jobs: st.gate.stats(), engines: st.cfg.engines };
+        if (ready) sendJson(res, 200, body);
+        else sendJson(res, 503, { ...body, error: { code: "not_ready", message: "Engine pools are still warming up." } }, { "Retry-After": "1" });
+      } else {
+        req.resume();
+        throw new HttpError(404, "not_found", `No route ${url.pathname}.`);
+      }
+    } catch (e) {
+      if (res.headersSent) {
+        res.destroy();
+        return;
+      }
+      if (e instanceof HttpError) sendError(res, e);
+      else {
+        console.error(`[${rid}]`, e);
+        sendError(res, new HttpError(500, "internal_error", "The compile server failed unexpectedly."));
+      }
+    } finally {
+      if (st.cfg.logRequests) console.log(`${req.method} ${url.pathname} ${res.statusCode} ${Date.now() - started}ms ${rid}`);
+    }
+  };
+}

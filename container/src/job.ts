@@ -1,0 +1,303 @@
+// One compile job: write the files into a warm process's directory, run as many
+// passes (and bibtex/biber runs) as the document needs, collect the PDF or the
+// errors, and remove every directory the job used.
+import { constants, promises as fs } from "node:fs";
+import path from "node:path";
+import type { ChildProcess } from "node:child_process";
+import type { Config } from "./config.ts";
+import { killGroup, MAIN_BASENAME, MAIN_FILE, spawnLimited, spawnOptions } from "./engine.ts";
+import { dirSize } from "./limits.ts";
+import { logTail, parseLog, type LogError, type LogWarning } from "./log-parser.ts";
+import { biberKey, biberSources, bibtexKey, needsRerun, snapshot } from "./passes.ts";
+import { removeDir, type Pools, type WarmProcess } from "./pool.ts";
+import type { CompileRequest } from "./validate.ts";
+
+export interface CompileSuccess {
+  ok: true;
+  pdf: Buffer;
+  pages: number;
+  passes: number;
+  durationMs: number;
+  warnings: LogWarning[];
+  bibTool?: "bibtex" | "biber";
+}
+
+export interface CompileFailure {
+  ok: false;
+  code: "compile_error" | "compile_timeout" | "output_too_large";
+  message: string;
+  line?: number;
+  file?: string;
+  errors: LogError[];
+  warnings: LogWarning[];
+  log: string;
+  passes: number;
+  durationMs: number;
+}
+
+export type CompileResult = CompileSuccess | CompileFailure;
+
+type Ending = "exit" | "timeout" | "too_large";
+
+interface RunOutcome {
+  ending: Ending;
+  code: number | null;
+  signal: NodeJS.Signals | null;
+}
+
+const MAX_LOG_PARSE = 8 * 1024 * 1024;
+
+/** Waits for the process group to end; kills it at the deadline or when the job dir grows too big. */
+async function runToExit(child: ChildProcess, exited: Promise<{ code: number | null; signal: NodeJS.Signals | null }>, dir: string, deadline: number, cfg: Config): Promise<RunOutcome> {
+  let ending: Ending = "exit";
+  const timer = setTimeout(() => {
+    ending = "timeout";
+    killGroup(child);
+  }, Math.max(0, deadline - Date.now()));
+  let watching = true;
+  let wake: (() => void) | undefined;
+  const watch = (async () => {
+    while (watching) {
+      await new Promise<void>((r) => {
+        wake = r;
+        setTimeout(r, 200);
+      });
+      if (!watching) break;
+      const size = await dirSize(dir, cfg.limits.maxJobDirBytes);
+      if (size > cfg.limits.maxJobDirBytes) {
+        ending = "too_large";
+        killGroup(child);
+        break;
+      }
+    }
+  })();
+  const { code, signal } = await exited;
+  watching = false;
+  wake?.();
+  clearTimeout(timer);
+  killGroup(child); // stray children (xdvipdfmx) of a finished engine
+  await watch;
+  if (ending === "exit" && signal === "SIGXFSZ") ending = "too_large";
+  if (ending === "exit" && (signal === "SIGXCPU" || (signal === "SIGKILL" && code === null))) ending = "timeout";
+  return { ending, code, signal };
+}
+
+function exitedOf(child: ChildProcess): Promise<{ code: number | null; signal: NodeJS.Signals | null }> {
+  return new Promise((resolve) => {
+    if (child.exitCode !== null || child.signalCode !== null) resolve({ code: child.exitCode, signal: child.signalCode as NodeJS.Signals | null });
+    child.on("exit", (code, signal) => resolve({ code, signal }));
+    child.on("error", () => resolve({ code: null, signal: null }));
+  });
+}
+
+async function writeInputs(dir: string, req: CompileRequest, cfg: Config): Promise<void> {
+  const own = async (p: string) => {
+    if (cfg.engineUid !== undefined) await fs.chown(p, cfg.engineUid, cfg.engineGid ?? cfg.engineUid);
+  };
+  const made = new Set<string>();
+  const write = async (rel: string, data: Buffer | string) => {
+    const parts = rel.split("/");
+    let cur = dir;
+    for (const seg of parts.slice(0, -1)) {
+      cur = path.join(cur, seg);
+      if (made.has(cur)) continue;
+      await fs.mkdir(cur, { mode: 0o700 });
+      await own(cur);
+      made.add(cur);
+    }
+    const target = path.join(dir, rel);
+    // O_EXCL|O_NOFOLLOW: never follow or replace anything already there
+    const fh = await fs.open(target, constants.O_WRONLY | constants.O_CREAT | constants.O_EXCL | constants.O_NOFOLLOW, 0o600);
+    try {
+      await fh.writeFile(data);
+    } finally {
+      await fh.close();
+    }
+    await own(target);
+  };
+  await write(MAIN_FILE, req.source);
+  for (const f of req.files) await write(f.path, f.data);
+}
+
+/** Moves everything of a finished pass into the directory of the next warm process. */
+async function moveAll(from: string, to: string): Promise<void> {
+  for (const name of await fs.readdir(from)) {
+    if (name === ".texmf-var") continue; // the next process has its own cache dir
+    await fs.rename(path.join(from, name), path.join(to, name));
+  }
+}
+
+async function readLog(dir: string, name = `${MAIN_BASENAME}.log`): Promise<string> {
+  const p = path.join(dir, name);
+  const fh = await fs.open(p, constants.O_RDONLY | constants.O_NOFOLLOW).catch(() => undefined);
+  if (!fh) return "";
+  try {
+    const { size } = await fh.stat();
+    const len = Math.min(size, MAX_LOG_PARSE);
+    const buf = Buffer.alloc(len);
+    await fh.read(buf, 0, len, size - len);
+    return buf.toString("utf8");
+  } finally {
+    await fh.close();
+  }
+}
+
+/**
+ * "File `x.sty' not found" is reported where TeX stopped reading, often the line
+ * after the \usepackage; point at the line that asked for the file instead.
+ */
+function fixMissingFileLine(e: LogError, source: string): void {
+  const m = /File `([^']+?)(?:\.(sty|cls))?' not found/.exec(e.message);
+  if (!m || (e.file !== undefined && e.file !== MAIN_FILE)) return;
+  const name = m[1].replace(/[.*+?^${}()|[\]\\]/g, "\\$&");
+  const cmd = m[2] === "cls" ? "documentclass" : m[2] === "sty" ? "(?:usepackage|RequirePackage)" : "(?:input|include|usepackage|documentclass)";
+  const re = new RegExp(`\\\\${cmd}\\b[^\\n]*[{,]\\s*${name}\\s*[,}]`);
+  const lines = source.split("\n");
+  for (let i = 0; i < lines.length; i++) {
+    if (re.test(lines[i])) {
+      e.line = i + 1;
+      e.file = MAIN_FILE;
+      return;
+    }
+  }
+}
+
+function lineCount(s: string): number {
+  return s.replace(/\n$/, "").split("\n").length;
+}
+
+export async function runJob(req: CompileRequest, pools: Pools, cfg: Config): Promise<CompileResult> {
+  const started = Date.now();
+  const deadline = started + req.timeoutMs;
+  const pool = pools.get(req.engine);
+  if (!pool) throw new Error(`engine ${req.engine} not enabled`);
+  const hasBib = req.files.some((f) => f.path.endsWith(".bib"));
+  let proc: WarmProcess = await pool.take();
+  let dir = proc.dir;
+  let passes = 0;
+  let lastLog = "";
+  let warnings: LogWarning[] = [];
+  let bibTool: "bibtex" | "biber" | undefined;
+
+  const fail = (code: CompileFailure["code"], message: string, errors: LogError[] = [], extra: Partial<CompileFailure> = {}): CompileFailure => ({
+    ok: false,
+    code,
+    message,
+    errors,
+    warnings,
+    log: logTail(lastLog, cfg.limits.logTailBytes),
+    passes,
+    durationMs: Date.now() - started,
+    ...extra,
+  });
+  const limitFail = (ending: Ending, what: string): CompileFailure =>
+    ending === "timeout"
+      ? fail("compile_timeout", `${what} did not finish within the time limit of ${req.timeoutMs} ms (or used up its CPU time).`)
+      : fail("output_too_large", `${what} wrote more output than allowed (${cfg.limits.maxOutputFileBytes} bytes per file, ${cfg.limits.maxJobDirBytes} bytes per job).`);
+
+  try {
+    await writeInputs(dir, req, cfg);
+    let before = await snapshot(dir);
+    let bibtexDone: string | undefined;
+    let biberDone: string | undefined;
+    for (;;) {
+      passes++;
+      proc.go();
+      const run = await runToExit(proc.child, proc.exited, dir, deadline, cfg);
+      lastLog = await readLog(dir);
+      const parsed = parseLog(lastLog);
+      warnings = parsed.warnings;
+      if (run.ending !== "exit") return limitFail(run.ending, `Pass ${passes} of ${req.engine}`);
+      if (parsed.errors.length > 0 || run.code !== 0) {
+        const errors = parsed.errors.length ? parsed.errors : [{ message: `${req.engine} stopped with exit code ${run.code ?? run.signal}.` }];
+        if (parsed.missingEnd && errors[0].line === undefined) errors[0].line = lineCount(req.source);
+        fixMissingFileLine(errors[0], req.source);
+        return fail("compile_error", errors[0].message, errors, { line: errors[0].line, file: errors[0].file });
+      }
+      let after = await snapshot(dir);
+      let bibRan = false;
+
+      // bibliography tools, only when the request brought a .bib
+      if (hasBib) {
+        const bk = await biberKey(dir);
+        const tk = bk ? undefined : await bibtexKey(dir);
+        if (bk && bk !== biberDone) {
+          const src = await biberSources(dir);
+          if (!src.ok) return fail("compile_error", `biber data source "${src.bad}" is not one of the request's files.`, [{ message: `biber data source not allowed: ${src.bad}`, file: `${MAIN_BASENAME}.bcf` }]);
+          const r = await runTool("biber", ["--noconf", "--nolog", MAIN_BASENAME], dir, deadline, cfg);
+          if (r.ending !== "exit") return limitFail(r.ending, "biber");
+          if (r.code !== 0) return toolFail("biber", r.output);
+          biberDone = bk;
+          bibRan = true;
+          bibTool = "biber";
+        } else if (tk && tk !== bibtexDone) {
+          const r = await runTool("bibtex", [MAIN_BASENAME], dir, deadline, cfg);
+          if (r.ending !== "exit") return limitFail(r.ending, "bibtex");
+          if (r.code !== null && r.code >= 2) return toolFail("bibtex", (await readLog(dir, `${MAIN_BASENAME}.blg`)) || r.output);
+          bibtexDone = tk;
+          bibRan = true;
+          bibTool = "bibtex";
+        }
+        if (bibRan) after = await snapshot(dir);
+      }
+
+      const again = bibRan || needsRerun(before, after, lastLog);
+      if (!again || passes >= cfg.limits.maxPasses) break;
+      const next = await pool.take();
+      proc.kill();
+      await moveAll(dir, next.dir);
+      await removeDir(dir);
+      proc = next;
+      dir = next.dir;
+      before = after;
+    }
+
+    const pdfPath = path.join(dir, `${MAIN_BASENAME}.pdf`);
+    const st = await fs.lstat(pdfPath).catch(() => undefined);
+    if (!st || !st.isFile()) return fail("compile_error", "No PDF was produced (the document has no pages).", [{ message: "No pages of output." }]);
+    if (st.size > cfg.limits.maxPdfBytes) return fail("output_too_large", `The PDF is ${st.size} bytes; the limit is ${cfg.limits.maxPdfBytes}.`);
+    const pdf = await fs.readFile(pdfPath);
+    const parsed = parseLog(lastLog);
+    return { ok: true, pdf, pages: parsed.pages ?? countPages(pdf), passes, durationMs: Date.now() - started, warnings, bibTool };
+  } finally {
+    proc.kill();
+    await removeDir(dir);
+  }
+
+  function toolFail(tool: string, output: string): CompileFailure {
+    const lines = output.split("\n");
+    const errs: LogError[] = [];
+    for (let i = 0; i < lines.length; i++) {
+      const l = lines[i];
+      let m: RegExpExecArray | null;
+      if ((m = /^ERROR - (.*)$/.exec(l))) errs.push({ message: m[1] });
+      else if (/^(I couldn't|I found no|Illegal|Sorry|.*---line \d+ of file)/.test(l)) {
+        const lm = /---line (\d+) of file (\S+)/.exec(l) ?? /---line (\d+) of file (\S+)/.exec(lines[i + 1] ?? "");
+        errs.push({ message: l.trim(), line: lm ? Number(lm[1]) : undefined, file: lm ? lm[2] : undefined });
+      }
+    }
+    if (errs.length === 0) errs.push({ message: `${tool} failed.` });
+    lastLog = output;
+    return fail("compile_error", `${tool}: ${errs[0].message}`, errs, { line: errs[0].line, file: errs[0].file });
+  }
+}
+
+async function runTool(cmd: string, args: string[], dir: string, deadline: number, cfg: Config): Promise<RunOutcome & { output: string }> {
+  const child = spawnLimited(cmd, args, spawnOptions(cfg, dir));
+  child.stdin!.end();
+  let output = "";
+  const take = (c: Buffer) => {
+    if (output.length < 64 * 1024) output += c.toString("utf8");
+  };
+  child.stdout!.on("data", take);
+  child.stderr!.on("data", take);
+  const r = await runToExit(child, exitedOf(child), dir, deadline, cfg);
+  return { ...r, output };
+}
+
+/** Fallback page count straight from the PDF (the log normally has it). */
+export function countPages(pdf: Buffer): number {
+  const s = pdf.toString("latin1");
+  const m = s.match(/\/Type\s*\/Page(?![a-zA-Z])/g);
+  return m ? m.length : 0;
+}

@@ -1,0 +1,260 @@
+// Pools of pre-started engine processes. Each process has loaded its format and
+// waits, in its own fresh job directory, for one line on stdin; it serves one
+// pass of one job and is never reused. Pools are refilled in the background.
+import { randomBytes } from "node:crypto";
+import { promises as fs } from "node:fs";
+import path from "node:path";
+import type { ChildProcess } from "node:child_process";
+import type { Config, Engine } from "./config.ts";
+import { engineArgs, killGroup, READY_MARKER, spawnLimited, spawnOptions } from "./engine.ts";
+
+export interface ExitInfo {
+  code: number | null;
+  signal: NodeJS.Signals | null;
+}
+
+export class WarmProcess {
+  readonly engine: Engine;
+  readonly dir: string;
+  readonly child: ChildProcess;
+  readonly ready: Promise<boolean>;
+  readonly exited: Promise<ExitInfo>;
+  isReady = false;
+  isDead = false;
+  private started = false;
+
+  constructor(engine: Engine, dir: string, child: ChildProcess, startTimeoutMs: number) {
+    this.engine = engine;
+    this.dir = dir;
+    this.child = child;
+    this.exited = new Promise((resolve) => {
+      child.on("exit", (code, signal) => {
+        this.isDead = true;
+        resolve({ code, signal });
+      });
+      child.on("error", () => {
+        this.isDead = true;
+        resolve({ code: null, signal: null });
+      });
+    });
+    this.ready = new Promise((resolve) => {
+      let seen = "";
+      const timer = setTimeout(() => resolve(false), startTimeoutMs);
+      child.stdout!.on("data", (chunk: Buffer) => {
+        if (this.isReady) return; // drained and ignored after readiness
+        seen = (seen + chunk.toString("latin1")).slice(-4096);
+        if (seen.includes(READY_MARKER)) {
+          this.isReady = true;
+          clearTimeout(timer);
+          resolve(true);
+        }
+      });
+      child.stderr!.resume();
+      this.exited.then(() => {
+        clearTimeout(timer);
+        resolve(false);
+      });
+    });
+    child.stdin!.on("error", () => {});
+  }
+
+  /** Lets the engine read main.tex from its directory. Returns at once. */
+  go(): void {
+    if (this.started) throw new Error("process already used");
+    this.started = true;
+    this.child.stdin!.end("go\n");
+  }
+
+  kill(): void {
+    killGroup(this.child);
+  }
+}
+
+export interface PoolStats {
+  target: number;
+  ready: number;
+  starting: number;
+  spawned: number;
+  served: number;
+}
+
+export async function makeJobDir(cfg: Config): Promise<string> {
+  const dir = path.join(cfg.jobRoot, randomBytes(16).toString("hex"));
+  await fs.mkdir(dir, { mode: 0o700 });
+  if (cfg.engineUid !== undefined) await fs.chown(dir, cfg.engineUid, cfg.engineGid ?? cfg.engineUid);
+  return dir;
+}
+
+/**
+ * luaotfload needs a writable cache; a job's own TEXMFVAR starts with symlinks to
+ * the read-only caches built at image build time (font names database, font
+ * caches), so nothing is regenerated per job and nothing shared can be rewritten.
+ */
+let sysCache: Promise<string[]> | undefined;
+const SYSVAR_CACHE = "/var/lib/texmf/luatex-cache";
+function listSysCache(): Promise<string[]> {
+  sysCache ??= (async () => {
+    const out: string[] = [];
+    const walk = async (rel: string) => {
+      const entries = await fs.readdir(path.join(SYSVAR_CACHE, rel), { withFileTypes: true }).catch(() => []);
+      for (const e of entries) {
+        const r = rel ? `${rel}/${e.name}` : e.name;
+        if (e.isDirectory()) await walk(r);
+        else if (e.isFile()) out.push(r);
+      }
+    };
+    await walk("");
+    return out;
+  })();
+  return sysCache;
+}
+
+export async function prepareLuaCache(dir: string, cfg: Config): Promise<void> {
+  const base = path.join(dir, ".texmf-var", "luatex-cache");
+  const files = await listSysCache();
+  const dirs = new Set<string>([path.join(base, "generic", "names"), path.join(base, "generic", "fonts", "otl")]);
+  for (const f of files) dirs.add(path.dirname(path.join(base, f)));
+  for (const d of [...dirs].sort()) await fs.mkdir(d, { recursive: true, mode: 0o700 });
+  for (const f of files) await fs.symlink(path.join(SYSVAR_CACHE, f), path.join(base, f)).catch(() => {});
+  if (cfg.engineUid !== undefined) {
+    const uid = cfg.engineUid;
+    const gid = cfg.engineGid ?? uid;
+    const all = new Set<string>([path.join(dir, ".texmf-var")]);
+    for (const d of dirs) for (let x = d; x.startsWith(path.join(dir, ".texmf-var")); x = path.dirname(x)) all.add(x);
+    await Promise.all([...all].map((d) => fs.chown(d, uid, gid)));
+  }
+}
+
+export async function removeDir(dir: string): Promise<void> {
+  await fs.rm(dir, { recursive: true, force: true, maxRetries: 3 }).catch(() => {});
+}
+
+export class EnginePool {
+  readonly engine: Engine;
+  private readonly cfg: Config;
+  private readonly target: number;
+  private idle: WarmProcess[] = [];
+  private startingCount = 0;
+  private closed = false;
+  private spawned = 0;
+  private served = 0;
+  private filling = false;
+  private readonly busy: () => boolean;
+
+  constructor(engine: Engine, cfg: Config, busy: () => boolean = () => false) {
+    this.engine = engine;
+    this.cfg = cfg;
+    this.busy = busy;
+    this.target = cfg.poolSize[engine];
+  }
+
+  /** Starts one engine process in a fresh directory (not added to the pool). */
+  async spawnOne(): Promise<WarmProcess> {
+    const dir = await makeJobDir(this.cfg);
+    if (this.engine === "lualatex") await prepareLuaCache(dir, this.cfg);
+    const child = spawnLimited(this.engine, engineArgs(this.engine, dir), spawnOptions(this.cfg, dir));
+    this.spawned++;
+    const p = new WarmProcess(this.engine, dir, child, 60_000);
+    p.exited.then(() => {
+      this.idle = this.idle.filter((x) => x !== p);
+    });
+    return p;
+  }
+
+  /** Keeps `target` processes started; at most two start at once to leave CPU to jobs. */
+  fill(): Promise<void> {
+    if (this.filling || this.closed) return Promise.resolve();
+    this.filling = true;
+    const run = async () => {
+      try {
+        while (!this.closed && this.idle.length + this.startingCount < this.target) {
+          // Refill in the background: while jobs are compiling, starting engines would
+          // only steal their CPU, so wait unless this pool has run dry.
+          while (!this.closed && this.busy() && this.idle.length > 0) await new Promise((r) => setTimeout(r, 10));
+          if (this.closed) break;
+          const n = Math.min(2, this.target - this.idle.length - this.startingCount);
+          const batch: Promise<void>[] = [];
+          for (let i = 0; i < n; i++) {
+            this.startingCount++;
+            batch.push(
+              this.spawnOne()
+                .then(async (p) => {
+                  const ok = await p.ready;
+                  if (ok && !this.closed) this.idle.push(p);
+                  else {
+                    p.kill();
+                    await removeDir(p.dir);
+                    if (!this.closed) await new Promise((r) => setTimeout(r, 1000));
+                  }
+                })
+                .catch(async () => {
+                  await new Promise((r) => setTimeout(r, 1000));
+                })
+                .finally(() => {
+                  this.startingCount--;
+                }),
+            );
+          }
+          await Promise.all(batch);
+        }
+      } finally {
+        this.filling = false;
+      }
+    };
+    return run();
+  }
+
+  /** A ready process if one is idle, else a freshly started one (cold). */
+  async take(): Promise<WarmProcess> {
+    this.served++;
+    let p: WarmProcess | undefined;
+    while ((p = this.idle.shift())) {
+      if (!p.isDead) break;
+      await removeDir(p.dir);
+    }
+    setImmediate(() => void this.fill());
+    if (p) return p;
+    return this.spawnOne();
+  }
+
+  stats(): PoolStats {
+    return { target: this.target, ready: this.idle.length, starting: this.startingCount, spawned: this.spawned, served: this.served };
+  }
+
+  isWarm(): boolean {
+    return this.target === 0 || this.idle.length > 0;
+  }
+
+  async close(): Promise<void> {
+    this.closed = true;
+    const all = this.idle;
+    this.idle = [];
+    for (const p of all) p.kill();
+    await Promise.all(all.map(async (p) => {
+      await p.exited;
+      await removeDir(p.dir);
+    }));
+  }
+}
+
+export class Pools {
+  readonly byEngine: Map<Engine, EnginePool>;
+  constructor(cfg: Config, busy?: () => boolean) {
+    this.byEngine = new Map(cfg.engines.map((e) => [e, new EnginePool(e, cfg, busy)]));
+  }
+  get(engine: Engine): EnginePool | undefined {
+    return this.byEngine.get(engine);
+  }
+  fillAll(): Promise<void> {
+    return Promise.all([...this.byEngine.values()].map((p) => p.fill())).then(() => {});
+  }
+  isWarm(): boolean {
+    return [...this.byEngine.values()].every((p) => p.isWarm());
+  }
+  stats(): Record<string, PoolStats> {
+    return Object.fromEntries([...this.byEngine].map(([e, p]) => [e, p.stats()]));
+  }
+  async close(): Promise<void> {
+    await Promise.all([...this.byEngine.values()].map((p) => p.close()));
+  }
+}

@@ -1,0 +1,125 @@
+// Validation of POST /compile bodies. Returns the decoded request or the list of issues.
+import { ENGINES, type Engine, type Limits } from "./config.ts";
+import { MAIN_FILE } from "./engine.ts";
+
+export interface Issue {
+  path: string;
+  message: string;
+}
+
+export interface InputFile {
+  path: string; // normalised, relative
+  data: Buffer;
+}
+
+export interface CompileRequest {
+  engine: Engine;
+  source: string;
+  files: InputFile[];
+  timeoutMs: number;
+}
+
+const SEGMENT = /^[A-Za-z0-9_][A-Za-z0-9_.+-]*$/;
+const BASE64 = /^(?:[A-Za-z0-9+/]{4})*(?:[A-Za-z0-9+/]{2}==|[A-Za-z0-9+/]{3}=)?$/;
+const MAX_DEPTH = 8;
+const MAX_PATH = 200;
+
+/**
+ * A request path: relative, already normal (no "", ".", ".." segments, no
+ * backslashes), every segment of letters, digits and `_.+-`, not starting with a
+ * dot (hidden files are refused: TeX's paranoid mode does not open them anyway).
+ */
+export function checkPath(p: unknown): string | undefined {
+  if (typeof p !== "string" || p.length === 0) return "must be a non-empty string";
+  if (p.length > MAX_PATH) return `must be at most ${MAX_PATH} characters`;
+  if (p.startsWith("/")) return "must be relative";
+  if (p.includes("\\")) return "must use / as separator";
+  const segs = p.split("/");
+  if (segs.length > MAX_DEPTH) return `must be at most ${MAX_DEPTH} levels deep`;
+  for (const s of segs) {
+    if (s === "..") return "must not contain ..";
+    if (s === "" || s === ".") return "must be normalised (no empty or . segments)";
+    if (!SEGMENT.test(s)) return "segments may only use letters, digits and _ . + - and must not start with a dot";
+  }
+  return undefined;
+}
+
+export function validateCompile(body: unknown, limits: Limits): { ok: true; value: CompileRequest } | { ok: false; issues: Issue[] } {
+  const issues: Issue[] = [];
+  if (typeof body !== "object" || body === null || Array.isArray(body)) {
+    return { ok: false, issues: [{ path: "", message: "body must be a JSON object" }] };
+  }
+  const b = body as Record<string, unknown>;
+  for (const k of Object.keys(b)) {
+    if (!["engine", "source", "files", "timeoutMs"].includes(k)) issues.push({ path: k, message: "unknown field" });
+  }
+  if (typeof b.engine !== "string" || !ENGINES.includes(b.engine as Engine)) {
+    issues.push({ path: "engine", message: `must be one of ${ENGINES.join(", ")}` });
+  }
+  if (typeof b.source !== "string" || b.source.length === 0) {
+    issues.push({ path: "source", message: "must be a non-empty string" });
+  } else if (Buffer.byteLength(b.source, "utf8") > limits.maxFileBytes) {
+    issues.push({ path: "source", message: `must be at most ${limits.maxFileBytes} bytes` });
+  }
+  let timeoutMs = limits.defaultTimeoutMs;
+  if (b.timeoutMs !== undefined) {
+    if (typeof b.timeoutMs !== "number" || !Number.isInteger(b.timeoutMs) || b.timeoutMs < 1000 || b.timeoutMs > limits.maxTimeoutMs) {
+      issues.push({ path: "timeoutMs", message: `must be an integer from 1000 to ${limits.maxTimeoutMs}` });
+    } else timeoutMs = b.timeoutMs;
+  }
+  const files: InputFile[] = [];
+  let total = typeof b.source === "string" ? Buffer.byteLength(b.source, "utf8") : 0;
+  if (b.files !== undefined) {
+    if (!Array.isArray(b.files)) {
+      issues.push({ path: "files", message: "must be an array" });
+    } else if (b.files.length > limits.maxFiles) {
+      issues.push({ path: "files", message: `must have at most ${limits.maxFiles} entries` });
+    } else {
+      const seen = new Set<string>();
+      b.files.forEach((f: unknown, i: number) => {
+        const at = `files[${i}]`;
+        if (typeof f !== "object" || f === null || Array.isArray(f)) {
+          issues.push({ path: at, message: "must be an object" });
+          return;
+        }
+        const o = f as Record<string, unknown>;
+        for (const k of Object.keys(o)) {
+          if (!["path", "content", "encoding"].includes(k)) issues.push({ path: `${at}.${k}`, message: "unknown field" });
+        }
+        const pathIssue = checkPath(o.path);
+        if (pathIssue) issues.push({ path: `${at}.path`, message: pathIssue });
+        else if (o.path === MAIN_FILE) issues.push({ path: `${at}.path`, message: `${MAIN_FILE} is reserved for source` });
+        else if (seen.has((o.path as string).toLowerCase())) issues.push({ path: `${at}.path`, message: "duplicate path" });
+        else seen.add((o.path as string).toLowerCase());
+        const enc = o.encoding ?? "utf8";
+        if (enc !== "utf8" && enc !== "base64") issues.push({ path: `${at}.encoding`, message: "must be utf8 or base64" });
+        if (typeof o.content !== "string") {
+          issues.push({ path: `${at}.content`, message: "must be a string" });
+          return;
+        }
+        let data: Buffer;
+        if (enc === "base64") {
+          const clean = o.content.replace(/\s+/g, "");
+          if (!BASE64.test(clean)) {
+            issues.push({ path: `${at}.content`, message: "is not valid base64" });
+            return;
+          }
+          data = Buffer.from(clean, "base64");
+        } else data = Buffer.from(o.content, "utf8");
+        if (data.length > limits.maxFileBytes) issues.push({ path: `${at}.content`, message: `must be at most ${limits.maxFileBytes} bytes` });
+        total += data.length;
+        if (!pathIssue) files.push({ path: o.path as string, data });
+      });
+      // a file may not also be used as a directory of another ("a" and "a/b")
+      for (const p of seen) {
+        const parts = p.split("/");
+        for (let i = 1; i < parts.length; i++) {
+          if (seen.has(parts.slice(0, i).join("/"))) issues.push({ path: "files", message: `${parts.slice(0, i).join("/")} is both a file and a directory` });
+        }
+      }
+    }
+  }
+  if (total > limits.maxTotalBytes) issues.push({ path: "files", message: `all files together must be at most ${limits.maxTotalBytes} bytes` });
+  if (issues.length > 0) return { ok: false, issues };
+  return { ok: true, value: { engine: b.engine as Engine, source: b.source as string, files, timeoutMs } };
+}

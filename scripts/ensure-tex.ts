@@ -1,0 +1,91 @@
+// Makes sure TeX Live (container/tex-packages.txt) is installed on a dev/CI machine.
+//   node scripts/ensure-tex.ts      (npm run tex:ensure)
+// Installed: exit 0. Missing and root on Debian/Ubuntu: apt-get install, then the
+// same cache warm-up as the Dockerfile. Otherwise: exit 1 with the exact command.
+import { spawnSync } from "node:child_process";
+import { existsSync, readdirSync, readFileSync } from "node:fs";
+import path from "node:path";
+import { fileURLToPath } from "node:url";
+
+const ROOT = path.resolve(path.dirname(fileURLToPath(import.meta.url)), "..");
+const LIST = path.join(ROOT, "container", "tex-packages.txt");
+const packages = readFileSync(LIST, "utf8")
+  .split("\n")
+  .map((l) => l.trim())
+  .filter((l) => l && !l.startsWith("#"));
+const installCmd = `apt-get update && apt-get install -y --no-install-recommends ${packages.join(" ")}`;
+
+function ok(cmd: string, args: string[]): boolean {
+  const r = spawnSync(cmd, args, { stdio: "ignore" });
+  return r.status === 0;
+}
+
+function missingPackages(): string[] {
+  const r = spawnSync("dpkg-query", ["-W", "-f=${Package} ${Status}\n", ...packages], { encoding: "utf8" });
+  const installed = new Set(
+    (r.stdout ?? "")
+      .split("\n")
+      .filter((l) => l.endsWith("install ok installed"))
+      .map((l) => l.split(" ")[0]),
+  );
+  return packages.filter((p) => !installed.has(p));
+}
+
+function enginesWork(): boolean {
+  return ["pdflatex", "xelatex", "lualatex", "bibtex", "biber", "kpsewhich"].every((c) => ok(c, ["--version"])) && ok("pdftotext", ["-v"]) && ok("kpsewhich", ["tikz.sty"]);
+}
+
+function isDebian(): boolean {
+  if (!existsSync("/etc/os-release")) return false;
+  const os = readFileSync("/etc/os-release", "utf8");
+  return /^(ID|ID_LIKE)=.*(debian|ubuntu)/m.test(os) && existsSync("/usr/bin/apt-get");
+}
+
+const isRoot = process.getuid?.() === 0;
+const hasDpkg = ok("dpkg-query", ["--version"]);
+const missing = hasDpkg ? missingPackages() : [];
+
+if (enginesWork() && missing.length === 0) {
+  warmCaches();
+  console.log("TeX: installed (" + packages.length + " packages from container/tex-packages.txt)");
+  process.exit(0);
+}
+
+if (!isRoot || !isDebian()) {
+  console.error(`TeX Live is missing${missing.length ? ` (${missing.join(", ")})` : ""}. Install it with:\n\n  sudo sh -c '${installCmd}'\n`);
+  process.exit(1);
+}
+
+console.log(`Installing TeX Live: ${missing.join(" ") || packages.join(" ")}`);
+const env = { ...process.env, DEBIAN_FRONTEND: "noninteractive" };
+for (const args of [["update"], ["install", "-y", "--no-install-recommends", ...packages]]) {
+  const r = spawnSync("apt-get", args, { stdio: "inherit", env });
+  if (r.status !== 0) {
+    console.error(`apt-get ${args[0]} failed. Run:\n\n  ${installCmd}\n`);
+    process.exit(1);
+  }
+}
+if (!enginesWork()) {
+  console.error("TeX engines still not working after the install.");
+  process.exit(1);
+}
+warmCaches();
+console.log("TeX: installed");
+
+/**
+ * Same as the Dockerfile: build the luaotfload caches of the shipped fonts into
+ * TEXMFSYSVAR once (about a minute for the CJK fonts), so lualatex jobs (whose own
+ * cache dir starts empty) never regenerate them. Needs root; skipped otherwise.
+ */
+function warmCaches(): void {
+  const otl = "/var/lib/texmf/luatex-cache/generic/fonts/otl";
+  const done = existsSync(otl) && readdirSync(otl).some((f) => f.startsWith("notoserifcjk"));
+  if (done || !isRoot) return;
+  console.log("TeX: building luaotfload font caches (once, about a minute)...");
+  const dir = spawnSync("mktemp", ["-d"], { encoding: "utf8" }).stdout.trim();
+  spawnSync("cp", [path.join(ROOT, "container", "warmup.tex"), dir]);
+  spawnSync("luaotfload-tool", ["--update"], { stdio: "ignore" });
+  const r = spawnSync("lualatex", ["-interaction=batchmode", "warmup.tex"], { cwd: dir, stdio: "ignore", env: { ...process.env, TEXMFVAR: "/var/lib/texmf" } });
+  spawnSync("rm", ["-rf", dir]);
+  if (r.status !== 0) console.error("TeX: font cache warm-up failed (lualatex jobs with CJK fonts will be slow)");
+}

@@ -1,0 +1,100 @@
+import { index, integer, sqliteTable, text, uniqueIndex } from "drizzle-orm/sqlite-core";
+
+/**
+ * Every published event, written before the request that caused it answers (src/events/emit.ts).
+ * The queue message carries only the id, so D1 is the record and queue loss is recoverable: the
+ * cron re-enqueues events that were never fanned out.
+ */
+export const events = sqliteTable(
+  "events",
+  {
+    id: text("id").primaryKey(),
+    accountId: text("account_id").notNull(),
+    type: text("type").notNull(),
+    sessionId: text("session_id"),
+    /** The exact delivery body `{type, timestamp, data}` as JSON: signed and sent byte for byte. */
+    payload: text("payload").notNull(),
+    createdAt: integer("created_at").notNull(),
+    /** Set once the consumer has created a delivery for every matching webhook. */
+    fannedOutAt: integer("fanned_out_at"),
+    /** How often the cron had to put this event back on the queue (bounded, against poison events). */
+    requeues: integer("requeues").notNull().default(0),
+  },
+  (t) => [index("events_pending_idx").on(t.fannedOutAt, t.createdAt), index("events_account_idx").on(t.accountId, t.createdAt)],
+);
+
+export const webhooks = sqliteTable(
+  "webhooks",
+  {
+    id: text("id").primaryKey(),
+    accountId: text("account_id").notNull(),
+    url: text("url").notNull(),
+    description: text("description"),
+    /** JSON array of event types, or `["*"]`. */
+    events: text("events", { mode: "json" }).$type<string[]>().notNull(),
+    /** Only events of this messaging session, when set. */
+    sessionId: text("session_id"),
+    enabled: integer("enabled", { mode: "boolean" }).notNull(),
+    /** Why the platform disabled it: `gone` (410) or `failing` (continuous failures); null otherwise. */
+    disabledReason: text("disabled_reason", { enum: ["gone", "failing"] }),
+    /** Stored in clear because every delivery must be signed with it (HMAC needs the key itself). */
+    secret: text("secret").notNull(),
+    /** The secret replaced by the last rotation, still signed with until `previousSecretExpiresAt`. */
+    previousSecret: text("previous_secret"),
+    previousSecretExpiresAt: integer("previous_secret_expires_at"),
+    /** Start of the current run of failed attempts; null after any success. */
+    failingSince: integer("failing_since"),
+    createdAt: integer("created_at").notNull(),
+    updatedAt: integer("updated_at").notNull(),
+  },
+  (t) => [index("webhooks_account_idx").on(t.accountId, t.enabled)],
+);
+
+export const webhookDeliveries = sqliteTable(
+  "webhook_deliveries",
+  {
+    id: text("id").primaryKey(),
+    accountId: text("account_id").notNull(),
+    webhookId: text("webhook_id").notNull(),
+    eventId: text("event_id").notNull(),
+    eventType: text("event_type").notNull(),
+    status: text("status", { enum: ["pending", "succeeded", "failed"] }).notNull(),
+    /** Attempts made so far. */
+    attempts: integer("attempts").notNull().default(0),
+    /** When the next attempt is due (pending only). */
+    nextAttemptAt: integer("next_attempt_at"),
+    /** When a queue message was sent for the current `nextAttemptAt`; null = the cron must enqueue it. */
+    queuedAt: integer("queued_at"),
+    /** An attempt in flight holds the delivery until then, so duplicate queue messages do not double-send. */
+    leaseUntil: integer("lease_until"),
+    lastStatusCode: integer("last_status_code"),
+    lastError: text("last_error"),
+    createdAt: integer("created_at").notNull(),
+    updatedAt: integer("updated_at").notNull(),
+  },
+  (t) => [
+    uniqueIndex("deliveries_event_webhook_uq").on(t.eventId, t.webhookId),
+    index("deliveries_webhook_idx").on(t.webhookId, t.id),
+    index("deliveries_due_idx").on(t.status, t.nextAttemptAt),
+  ],
+);
+
+export const webhookAttempts = sqliteTable(
+  "webhook_attempts",
+  {
+    id: text("id").primaryKey(),
+    deliveryId: text("delivery_id").notNull(),
+    accountId: text("account_id").notNull(),
+    attempt: integer("attempt").notNull(),
+    /** Receiver's HTTP status; null on timeout or network error. */
+    statusCode: integer("status_code"),
+    durationMs: integer("duration_ms").notNull(),
+    error: text("error"),
+    /** First bytes of the receiver's answer, for debugging. */
+    responseBody: text("response_body"),
+    /** When the following attempt is scheduled; null if none. */
+    nextAttemptAt: integer("next_attempt_at"),
+    createdAt: integer("created_at").notNull(),
+  },
+  (t) => [index("attempts_delivery_idx").on(t.deliveryId, t.attempt)],
+);

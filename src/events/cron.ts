@@ -1,0 +1,62 @@
+import { and, eq, gte, inArray, isNull, lt, lte, or, sql } from "drizzle-orm";
+import { getDb } from "../db/client.ts";
+import { events, webhookDeliveries } from "../db/schema/index.ts";
+import { enqueueEvents } from "./emit.ts";
+import type { DeliveryQueueMessage } from "./types.ts";
+
+/** A delivery this overdue with no attempt in flight lost its queue message (or its consumer crashed). */
+const OVERDUE_MS = 2 * 60_000;
+/** An event not fanned out after this long lost its queue message. */
+const STRANDED_EVENT_MS = 2 * 60_000;
+const MAX_EVENT_REQUEUES = 5;
+const BATCH = 500;
+/** D1: at most 100 bound parameters per statement. */
+const IDS_PER_UPDATE = 90;
+
+/** Every minute: enqueue deliveries that are due (long waits kept in D1, lost messages) and stranded events. */
+export async function onCronEvents(env: Env, now: number): Promise<void> {
+  await requeueDueDeliveries(env, now);
+  await requeueStrandedEvents(env, now);
+}
+
+export async function requeueDueDeliveries(env: Env, now: number): Promise<number> {
+  const db = getDb(env.DB);
+  const due = await db
+    .select({ id: webhookDeliveries.id, nextAttemptAt: webhookDeliveries.nextAttemptAt })
+    .from(webhookDeliveries)
+    .where(
+      and(
+        eq(webhookDeliveries.status, "pending"),
+        lte(webhookDeliveries.nextAttemptAt, now + 60_000),
+        or(isNull(webhookDeliveries.leaseUntil), lt(webhookDeliveries.leaseUntil, now)),
+        or(isNull(webhookDeliveries.queuedAt), lt(webhookDeliveries.nextAttemptAt, now - OVERDUE_MS)),
+      ),
+    )
+    .limit(BATCH);
+  for (let i = 0; i < due.length; i += 100) {
+    const chunk = due.slice(i, i + 100);
+    await env.DELIVERY_QUEUE.sendBatch(
+      chunk.map((d) => ({ body: { kind: "delivery", id: d.id } satisfies DeliveryQueueMessage, contentType: "json" as const, delaySeconds: Math.max(0, Math.ceil(((d.nextAttemptAt ?? now) - now) / 1000)) })),
+    );
+  }
+  for (let i = 0; i < due.length; i += IDS_PER_UPDATE) {
+    await db.update(webhookDeliveries).set({ queuedAt: now }).where(inArray(webhookDeliveries.id, due.slice(i, i + IDS_PER_UPDATE).map((d) => d.id)));
+  }
+  return due.length;
+}
+
+export async function requeueStrandedEvents(env: Env, now: number): Promise<number> {
+  const db = getDb(env.DB);
+  const stranded = await db
+    .select({ id: events.id })
+    .from(events)
+    .where(and(isNull(events.fannedOutAt), lt(events.createdAt, now - STRANDED_EVENT_MS), lt(events.requeues, MAX_EVENT_REQUEUES), gte(events.createdAt, now - 7 * 86400_000)))
+    .limit(BATCH);
+  if (stranded.length === 0) return 0;
+  const ids = stranded.map((e) => e.id);
+  if (!(await enqueueEvents(env, ids))) return 0;
+  for (let i = 0; i < ids.length; i += IDS_PER_UPDATE) {
+    await db.update(events).set({ requeues: sql`${events.requeues} + 1` }).where(inArray(events.id, ids.slice(i, i + IDS_PER_UPDATE)));
+  }
+  return ids.length;
+}

@@ -1,0 +1,18 @@
+import { and, eq } from "drizzle-orm";
+import { getDb } from "../db/client.ts";
+import { webhookDeliveries } from "../db/schema/index.ts";
+
+/**
+ * Called by the platform's dead-letter consumer for every dead-lettered message: a delivery whose
+ * queue message failed every consumer retry is marked failed (visible in the log, retryable by
+ * hand). Dead events stay un-fanned in D1 and the cron re-enqueues them a bounded number of times.
+ */
+export async function onEventsDeadLetter(env: Env, body: unknown, now = Date.now()): Promise<void> {
+  if (!body || typeof body !== "object") return;
+  const { kind, id } = body as { kind?: unknown; id?: unknown };
+  if (kind !== "delivery" || typeof id !== "string") return;
+  await getDb(env.DB)
+    .update(webhookDeliveries)
+    .set({ status: "failed", lastError: "dead-lettered after repeated consumer errors", nextAttemptAt: null, queuedAt: null, leaseUntil: null, updatedAt: now })
+    .where(and(eq(webhookDeliveries.id, id), eq(webhookDeliveries.status, "pending")));
+}

@@ -1,0 +1,45 @@
+import { and, eq, inArray, isNull, or, lt } from "drizzle-orm";
+import { getDb } from "../db/client.ts";
+import { events, webhookDeliveries, webhooks } from "../db/schema/index.ts";
+import { newId } from "../platform/ids.ts";
+import { webhookMatches } from "./matching.ts";
+
+/** Rows per INSERT: D1 binds at most 100 parameters per statement (14 columns here). */
+const ROWS_PER_INSERT = 7;
+
+/**
+ * Creates one delivery per (event, matching enabled webhook of the event's account), idempotently
+ * (unique on event and webhook), marks the events fanned out, and returns every delivery of these
+ * events still waiting for its first attempt: on a re-delivered batch that includes the ones an
+ * earlier, crashed run created but never attempted.
+ */
+export async function fanOut(env: Env, eventIds: string[], now = Date.now()): Promise<string[]> {
+  if (eventIds.length === 0) return [];
+  const db = getDb(env.DB);
+  const rows = await db
+    .select({ id: events.id, accountId: events.accountId, type: events.type, sessionId: events.sessionId })
+    .from(events)
+    .where(inArray(events.id, eventIds));
+  if (rows.length === 0) return [];
+
+  const accountIds = [...new Set(rows.map((r) => r.accountId))];
+  const hooks = await db.select({ id: webhooks.id, accountId: webhooks.accountId, enabled: webhooks.enabled, events: webhooks.events, sessionId: webhooks.sessionId }).from(webhooks).where(and(inArray(webhooks.accountId, accountIds), eq(webhooks.enabled, true)));
+
+  const deliveries: (typeof webhookDeliveries.$inferInsert)[] = [];
+  for (const ev of rows) {
+    for (const hook of hooks) {
+      if (hook.accountId !== ev.accountId || !webhookMatches(hook, ev)) continue;
+      deliveries.push({ id: newId("dlv", now), accountId: ev.accountId, webhookId: hook.id, eventId: ev.id, eventType: ev.type, status: "pending", attempts: 0, nextAttemptAt: now, queuedAt: now, leaseUntil: null, lastStatusCode: null, lastError: null, createdAt: now, updatedAt: now });
+    }
+  }
+  const writes = [];
+  for (let i = 0; i < deliveries.length; i += ROWS_PER_INSERT) writes.push(db.insert(webhookDeliveries).values(deliveries.slice(i, i + ROWS_PER_INSERT)).onConflictDoNothing());
+  writes.push(db.update(events).set({ fannedOutAt: now }).where(and(inArray(events.id, rows.map((r) => r.id)), isNull(events.fannedOutAt))));
+  await db.batch(writes as [(typeof writes)[number], ...(typeof writes)[number][]]);
+
+  const waiting = await db
+    .select({ id: webhookDeliveries.id })
+    .from(webhookDeliveries)
+    .where(and(inArray(webhookDeliveries.eventId, rows.map((r) => r.id)), eq(webhookDeliveries.status, "pending"), eq(webhookDeliveries.attempts, 0), or(isNull(webhookDeliveries.leaseUntil), lt(webhookDeliveries.leaseUntil, now))));
+  return waiting.map((w) => w.id);
+}

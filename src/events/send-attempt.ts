@@ -1,0 +1,72 @@
+import { parseRetryAfter, RESPONSE_SNIPPET_BYTES } from "./config.ts";
+import { signedHeaders } from "./signing.ts";
+
+export interface SendInput {
+  url: string;
+  /** Current secret first; a rotated-out one still in its grace period after it. */
+  secrets: string[];
+  /** `webhook-id`: the event id, the same on every retry so receivers can deduplicate. */
+  messageId: string;
+  body: string;
+  timeoutMs: number;
+}
+
+export interface SendResult {
+  statusCode: number | null;
+  durationMs: number;
+  error: string | null;
+  responseBody: string | null;
+  retryAfter: number | null;
+}
+
+const USER_AGENT = "texmsg-webhooks/1 (+https://www.standardwebhooks.com)";
+
+/**
+ * One signed POST. Redirects are not followed (a 3xx is a failure: following could lead a
+ * delivery to a host that was never checked). Never throws: every outcome is a result.
+ */
+export async function sendAttempt(input: SendInput): Promise<SendResult> {
+  const started = Date.now();
+  const headers = { ...(await signedHeaders(input.secrets, input.messageId, input.body, started)), "user-agent": USER_AGENT };
+  const signal = AbortSignal.timeout(input.timeoutMs);
+  try {
+    const res = await fetch(input.url, { method: "POST", headers, body: input.body, redirect: "manual", signal });
+    const responseBody = await readSnippet(res);
+    const durationMs = Date.now() - started;
+    const ok = res.status >= 200 && res.status < 300;
+    let error: string | null = null;
+    if (res.status >= 300 && res.status < 400) error = `redirect not followed (${res.status} to ${res.headers.get("location") ?? "nowhere"})`;
+    else if (!ok) error = `receiver answered ${res.status}`;
+    return { statusCode: res.status, durationMs, error, responseBody, retryAfter: ok ? null : parseRetryAfter(res.headers.get("retry-after"), Date.now()) };
+  } catch (err) {
+    const durationMs = Date.now() - started;
+    const timedOut = signal.aborted || (err instanceof Error && (err.name === "TimeoutError" || err.name === "AbortError"));
+    const error = timedOut ? `timed out after ${input.timeoutMs} ms` : `network error: ${err instanceof Error ? err.message : String(err)}`.slice(0, 500);
+    return { statusCode: null, durationMs, error, responseBody: null, retryAfter: null };
+  }
+}
+
+/** The first bytes of the answer (as text), then the rest is discarded. */
+async function readSnippet(res: Response): Promise<string | null> {
+  if (!res.body) return null;
+  const reader = res.body.getReader();
+  const chunks: Uint8Array[] = [];
+  let size = 0;
+  try {
+    while (size < RESPONSE_SNIPPET_BYTES) {
+      const { done, value } = await reader.read();
+      if (done) break;
+      chunks.push(value);
+      size += value.byteLength;
+    }
+  } finally {
+    await reader.cancel().catch(() => {});
+  }
+  const all = new Uint8Array(size);
+  let offset = 0;
+  for (const c of chunks) {
+    all.set(c, offset);
+    offset += c.byteLength;
+  }
+  return new TextDecoder().decode(all.subarray(0, RESPONSE_SNIPPET_BYTES)) || null;
+}

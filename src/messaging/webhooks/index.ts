@@ -1,0 +1,1 @@
+export { webhookRoutes } from "./handlers.ts";

@@ -1,0 +1,101 @@
+import { z } from "@hono/zod-openapi";
+import { EVENT_TYPES } from "../../events/types.ts";
+
+export const WebhookEventFilter = z.enum([...EVENT_TYPES, "*"]).openapi({ description: "An event type, or `*` for all of them." });
+
+const url = z.string().trim().min(1).max(2048).openapi({
+  description: "Where deliveries are POSTed: `https`, a public host, no credentials. Redirects are not followed.",
+  example: "https://example.com/hooks/whatsapp",
+});
+const events = z
+  .array(WebhookEventFilter)
+  .min(1)
+  .max(EVENT_TYPES.length + 1)
+  .openapi({ description: "Event types to receive, or `[\"*\"]`.", example: ["message.received", "message.read"] });
+const description = z.string().trim().max(500).nullable().openapi({ example: "Production CRM" });
+const sessionId = z.string().trim().min(1).max(64).nullable().openapi({ description: "Only events of this messaging session; null = every session." });
+
+export const CreateWebhookBody = z
+  .strictObject({ url, events, description: description.optional(), sessionId: sessionId.optional(), enabled: z.boolean().default(true) })
+  .openapi("CreateWebhook");
+
+export const UpdateWebhookBody = z
+  .strictObject({
+    url: url.optional(),
+    events: events.optional(),
+    description: description.optional(),
+    sessionId: sessionId.optional(),
+    enabled: z.boolean().optional().openapi({ description: "Re-enabling clears `disabledReason` and the failure streak." }),
+    rotateSecret: z.boolean().optional().openapi({ description: "Issue a new secret (returned in this response only). The old one keeps signing for the grace period." }),
+  })
+  .refine((b) => Object.values(b).some((v) => v !== undefined), { message: "Give at least one field to change." })
+  .openapi("UpdateWebhook");
+
+export const Webhook = z
+  .object({
+    id: z.string().openapi({ example: "wh_0mh8k2x1qa1b2c3d4e5f6" }),
+    url: z.string(),
+    events: z.array(WebhookEventFilter),
+    description: z.string().nullable(),
+    sessionId: z.string().nullable(),
+    enabled: z.boolean(),
+    disabledReason: z.enum(["gone", "failing"]).nullable().openapi({ description: "Set when we disabled it: `gone` (the receiver answered 410) or `failing` (failed continuously for days)." }),
+    previousSecretExpiresAt: z.string().nullable().openapi({ format: "date-time", description: "Until then deliveries are also signed with the secret replaced by the last rotation." }),
+    createdAt: z.string().openapi({ format: "date-time" }),
+    updatedAt: z.string().openapi({ format: "date-time" }),
+  })
+  .openapi("Webhook");
+
+export const WebhookWithSecret = Webhook.extend({
+  secret: z.string().openapi({ description: "Standard Webhooks signing secret. Shown only in this response.", example: "whsec_MfKQ9r8GKYqrTwjUPD8ILPZIo2LaLaSw" }),
+}).openapi("WebhookWithSecret");
+
+export const Attempt = z
+  .object({
+    attempt: z.number().int().openapi({ description: "1 for the first attempt." }),
+    statusCode: z.number().int().nullable().openapi({ description: "The receiver's status; null on timeout or network error." }),
+    durationMs: z.number().int(),
+    error: z.string().nullable(),
+    responseBody: z.string().nullable().openapi({ description: "First 1 KiB of the receiver's answer." }),
+    nextAttemptAt: z.string().nullable().openapi({ format: "date-time", description: "When the next attempt was scheduled after this one." }),
+    createdAt: z.string().openapi({ format: "date-time" }),
+  })
+  .openapi("WebhookAttempt");
+
+export const DeliveryStatus = z.enum(["pending", "succeeded", "failed"]);
+
+export const Delivery = z
+  .object({
+    id: z.string().openapi({ example: "dlv_0mh8k2x1qa1b2c3d4e5f6" }),
+    webhookId: z.string(),
+    eventId: z.string().openapi({ description: "Also the `webhook-id` header: the same on every attempt." }),
+    eventType: z.string(),
+    status: DeliveryStatus,
+    attemptCount: z.number().int(),
+    nextAttemptAt: z.string().nullable().openapi({ format: "date-time" }),
+    lastStatusCode: z.number().int().nullable(),
+    lastError: z.string().nullable(),
+    attempts: z.array(Attempt).openapi({ description: "Every attempt, oldest first." }),
+    createdAt: z.string().openapi({ format: "date-time" }),
+    updatedAt: z.string().openapi({ format: "date-time" }),
+  })
+  .openapi("WebhookDelivery");
+
+export const TestResult = z
+  .object({
+    success: z.boolean().openapi({ description: "The receiver answered 2xx." }),
+    statusCode: z.number().int().nullable(),
+    durationMs: z.number().int(),
+    error: z.string().nullable(),
+    deliveryId: z.string().openapi({ description: "The test delivery, also in the deliveries log." }),
+    eventId: z.string(),
+  })
+  .openapi("WebhookTestResult");
+
+export const WebhookIdParam = z.object({ id: z.string().max(64).openapi({ param: { name: "id", in: "path" } }) });
+export const DeliveryParams = WebhookIdParam.extend({ deliveryId: z.string().max(64).openapi({ param: { name: "deliveryId", in: "path" } }) });
+
+export type CreateWebhookInput = z.infer<typeof CreateWebhookBody>;
+export type UpdateWebhookInput = z.infer<typeof UpdateWebhookBody>;
+export type WebhookView = z.infer<typeof Webhook>;
+export type DeliveryView = z.infer<typeof Delivery>;

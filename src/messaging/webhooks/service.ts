@@ -1,0 +1,226 @@
+import { and, asc, count, desc, eq, inArray, lt } from "drizzle-orm";
+import { getDb } from "../../db/client.ts";
+import { events, webhookAttempts, webhookDeliveries, webhooks } from "../../db/schema/index.ts";
+import { allowLoopback, MAX_WEBHOOKS_PER_ACCOUNT, secretGraceMs } from "../../events/config.ts";
+import { attemptDelivery } from "../../events/delivery.ts";
+import { newWebhookSecret } from "../../events/signing.ts";
+import { TEST_EVENT_TYPE, type DeliveryQueueMessage, type EventPayload } from "../../events/types.ts";
+import { errors } from "../../platform/errors.ts";
+import { newId } from "../../platform/ids.ts";
+import { checkTargetUrl } from "../../platform/safe-url.ts";
+import type { CreateWebhookInput, DeliveryView, UpdateWebhookInput, WebhookView } from "./schemas.ts";
+
+type WebhookRow = typeof webhooks.$inferSelect;
+type DeliveryRow = typeof webhookDeliveries.$inferSelect;
+type AttemptRow = typeof webhookAttempts.$inferSelect;
+
+const iso = (ms: number | null) => (ms === null ? null : new Date(ms).toISOString());
+
+export function toWebhookView(row: WebhookRow, now = Date.now()): WebhookView {
+  return {
+    id: row.id,
+    url: row.url,
+    events: row.events as WebhookView["events"],
+    description: row.description,
+    sessionId: row.sessionId,
+    enabled: row.enabled,
+    disabledReason: row.disabledReason,
+    previousSecretExpiresAt: row.previousSecret && (row.previousSecretExpiresAt ?? 0) > now ? iso(row.previousSecretExpiresAt) : null,
+    createdAt: iso(row.createdAt)!,
+    updatedAt: iso(row.updatedAt)!,
+  };
+}
+
+function toDeliveryView(row: DeliveryRow, attempts: AttemptRow[]): DeliveryView {
+  return {
+    id: row.id,
+    webhookId: row.webhookId,
+    eventId: row.eventId,
+    eventType: row.eventType,
+    status: row.status,
+    attemptCount: row.attempts,
+    nextAttemptAt: iso(row.nextAttemptAt),
+    lastStatusCode: row.lastStatusCode,
+    lastError: row.lastError,
+    attempts: attempts.map((a) => ({ attempt: a.attempt, statusCode: a.statusCode, durationMs: a.durationMs, error: a.error, responseBody: a.responseBody, nextAttemptAt: iso(a.nextAttemptAt), createdAt: iso(a.createdAt)! })),
+    createdAt: iso(row.createdAt)!,
+    updatedAt: iso(row.updatedAt)!,
+  };
+}
+
+/** The URL rules of CONTRACTS.md 4 / src/platform/safe-url.ts, as a 400 naming the field. */
+function assertTargetUrl(env: Env, url: string): void {
+  const check = checkTargetUrl(url, { allowLoopback: allowLoopback(env) });
+  if (!check.ok) throw errors.invalidRequest(`The webhook URL ${check.reason}.`, [{ path: "url", message: `URL ${check.reason}` }]);
+}
+
+/** `["*"]` if any filter is `*`; otherwise the distinct types. */
+function normalizeEvents(list: string[]): string[] {
+  return list.includes("*") ? ["*"] : [...new Set(list)];
+}
+
+async function findWebhook(env: Env, accountId: string, id: string): Promise<WebhookRow> {
+  const row = await getDb(env.DB).select().from(webhooks).where(and(eq(webhooks.accountId, accountId), eq(webhooks.id, id))).get();
+  if (!row) throw errors.notFound("webhook");
+  return row;
+}
+
+export async function createWebhook(env: Env, accountId: string, input: CreateWebhookInput): Promise<WebhookView & { secret: string }> {
+  assertTargetUrl(env, input.url);
+  const db = getDb(env.DB);
+  const existing = await db.select({ n: count() }).from(webhooks).where(eq(webhooks.accountId, accountId)).get();
+  if ((existing?.n ?? 0) >= MAX_WEBHOOKS_PER_ACCOUNT) {
+    throw errors.conflict("webhook_limit_reached", `An account can have at most ${MAX_WEBHOOKS_PER_ACCOUNT} webhooks. Delete one first.`, { limit: MAX_WEBHOOKS_PER_ACCOUNT });
+  }
+  const now = Date.now();
+  const row: WebhookRow = {
+    id: newId("wh", now),
+    accountId,
+    url: input.url,
+    description: input.description ?? null,
+    events: normalizeEvents(input.events),
+    sessionId: input.sessionId ?? null,
+    enabled: input.enabled,
+    disabledReason: null,
+    secret: newWebhookSecret(),
+    previousSecret: null,
+    previousSecretExpiresAt: null,
+    failingSince: null,
+    createdAt: now,
+    updatedAt: now,
+  };
+  await db.insert(webhooks).values(row);
+  return { ...toWebhookView(row, now), secret: row.secret };
+}
+
+export async function listWebhooks(env: Env, accountId: string, limit: number, before?: string) {
+  const where = before ? and(eq(webhooks.accountId, accountId), lt(webhooks.id, before)) : eq(webhooks.accountId, accountId);
+  return getDb(env.DB).select().from(webhooks).where(where).orderBy(desc(webhooks.id)).limit(limit + 1).all();
+}
+
+export async function getWebhook(env: Env, accountId: string, id: string): Promise<WebhookView> {
+  return toWebhookView(await findWebhook(env, accountId, id));
+}
+
+/** Partial update; `rotateSecret` returns the new secret, the old one signs too until the grace period ends. */
+export async function updateWebhook(env: Env, accountId: string, id: string, input: UpdateWebhookInput): Promise<WebhookView & { secret?: string }> {
+  const row = await findWebhook(env, accountId, id);
+  if (input.url !== undefined) assertTargetUrl(env, input.url);
+  const now = Date.now();
+  const next: WebhookRow = { ...row, updatedAt: now };
+  if (input.url !== undefined) next.url = input.url;
+  if (input.events !== undefined) next.events = normalizeEvents(input.events);
+  if (input.description !== undefined) next.description = input.description;
+  if (input.sessionId !== undefined) next.sessionId = input.sessionId;
+  if (input.enabled !== undefined) {
+    next.enabled = input.enabled;
+    if (input.enabled) {
+      next.disabledReason = null;
+      next.failingSince = null;
+    }
+  }
+  if (input.rotateSecret) {
+    next.previousSecret = row.secret;
+    next.previousSecretExpiresAt = now + secretGraceMs(env);
+    next.secret = newWebhookSecret();
+  }
+  const { id: _id, accountId: _acc, createdAt: _c, ...changes } = next;
+  await getDb(env.DB).update(webhooks).set(changes).where(and(eq(webhooks.accountId, accountId), eq(webhooks.id, id)));
+  const view = toWebhookView(next, now);
+  return input.rotateSecret ? { ...view, secret: next.secret } : view;
+}
+
+/** Deletes the webhook and its delivery log; pending deliveries stop (their next attempt finds nothing). */
+export async function deleteWebhook(env: Env, accountId: string, id: string): Promise<void> {
+  await findWebhook(env, accountId, id);
+  const db = getDb(env.DB);
+  const ofHook = db.select({ id: webhookDeliveries.id }).from(webhookDeliveries).where(and(eq(webhookDeliveries.accountId, accountId), eq(webhookDeliveries.webhookId, id)));
+  await db.batch([
+    db.delete(webhookAttempts).where(inArray(webhookAttempts.deliveryId, ofHook)),
+    db.delete(webhookDeliveries).where(and(eq(webhookDeliveries.accountId, accountId), eq(webhookDeliveries.webhookId, id))),
+    db.delete(webhooks).where(and(eq(webhooks.accountId, accountId), eq(webhooks.id, id))),
+  ]);
+}
+
+/** Newest first, each with its attempts. */
+export async function listDeliveries(env: Env, accountId: string, webhookId: string, opts: { limit: number; before?: string; status?: DeliveryRow["status"] }) {
+  await findWebhook(env, accountId, webhookId);
+  const db = getDb(env.DB);
+  const conditions = [eq(webhookDeliveries.accountId, accountId), eq(webhookDeliveries.webhookId, webhookId)];
+  if (opts.before) conditions.push(lt(webhookDeliveries.id, opts.before));
+  if (opts.status) conditions.push(eq(webhookDeliveries.status, opts.status));
+  const rows = await db.select().from(webhookDeliveries).where(and(...conditions)).orderBy(desc(webhookDeliveries.id)).limit(opts.limit + 1).all();
+  const attempts = await attemptsOf(env, accountId, rows.slice(0, opts.limit).map((r) => r.id));
+  return rows.map((r) => ({ row: r, view: toDeliveryView(r, attempts.get(r.id) ?? []) }));
+}
+
+async function attemptsOf(env: Env, accountId: string, deliveryIds: string[]): Promise<Map<string, AttemptRow[]>> {
+  const out = new Map<string, AttemptRow[]>();
+  if (deliveryIds.length === 0) return out;
+  const rows = await getDb(env.DB)
+    .select()
+    .from(webhookAttempts)
+    .where(and(eq(webhookAttempts.accountId, accountId), inArray(webhookAttempts.deliveryId, deliveryIds)))
+    .orderBy(asc(webhookAttempts.deliveryId), asc(webhookAttempts.attempt))
+    .all();
+  for (const a of rows) out.set(a.deliveryId, [...(out.get(a.deliveryId) ?? []), a]);
+  return out;
+}
+
+export async function getDelivery(env: Env, accountId: string, webhookId: string, deliveryId: string): Promise<DeliveryView> {
+  const row = await findDelivery(env, accountId, webhookId, deliveryId);
+  return toDeliveryView(row, (await attemptsOf(env, accountId, [row.id])).get(row.id) ?? []);
+}
+
+async function findDelivery(env: Env, accountId: string, webhookId: string, deliveryId: string): Promise<DeliveryRow> {
+  const row = await getDb(env.DB)
+    .select()
+    .from(webhookDeliveries)
+    .where(and(eq(webhookDeliveries.accountId, accountId), eq(webhookDeliveries.webhookId, webhookId), eq(webhookDeliveries.id, deliveryId)))
+    .get();
+  if (!row) throw errors.notFound("delivery");
+  return row;
+}
+
+/**
+ * Queues one more attempt of a delivery now (same `webhook-id`, so receivers still deduplicate).
+ * After the retry schedule is used up, a manual retry is a single attempt.
+ */
+export async function retryDelivery(env: Env, accountId: string, webhookId: string, deliveryId: string): Promise<DeliveryView> {
+  const hook = await findWebhook(env, accountId, webhookId);
+  const row = await findDelivery(env, accountId, webhookId, deliveryId);
+  if (!hook.enabled) throw errors.conflict("webhook_disabled", "The webhook is disabled: enable it (PUT with `enabled: true`) before retrying its deliveries.");
+  const now = Date.now();
+  if (row.status === "pending" && row.leaseUntil !== null && row.leaseUntil >= now) {
+    throw errors.conflict("delivery_in_progress", "An attempt of this delivery is in progress. Retry when it has finished.");
+  }
+  const db = getDb(env.DB);
+  await db
+    .update(webhookDeliveries)
+    .set({ status: "pending", nextAttemptAt: now, queuedAt: now, updatedAt: now })
+    .where(and(eq(webhookDeliveries.accountId, accountId), eq(webhookDeliveries.id, row.id)));
+  await env.DELIVERY_QUEUE.send({ kind: "delivery", id: row.id } satisfies DeliveryQueueMessage, { contentType: "json" });
+  return getDelivery(env, accountId, webhookId, deliveryId);
+}
+
+/** Sends a signed `webhook.test` now (even to a disabled webhook) and answers what the receiver said. Never retried. */
+export async function testWebhook(env: Env, accountId: string, webhookId: string) {
+  const hook = await findWebhook(env, accountId, webhookId);
+  const db = getDb(env.DB);
+  const now = Date.now();
+  const eventId = newId("evt", now);
+  const payload: EventPayload = {
+    type: TEST_EVENT_TYPE,
+    timestamp: new Date(now).toISOString(),
+    data: { webhookId: hook.id, message: "This is a test delivery. Verify its signature with your webhook secret." },
+  };
+  const deliveryId = newId("dlv", now);
+  await db.batch([
+    db.insert(events).values({ id: eventId, accountId, type: TEST_EVENT_TYPE, sessionId: null, payload: JSON.stringify(payload), createdAt: now, fannedOutAt: now, requeues: 0 }),
+    db.insert(webhookDeliveries).values({ id: deliveryId, accountId, webhookId: hook.id, eventId, eventType: TEST_EVENT_TYPE, status: "pending", attempts: 0, nextAttemptAt: now, queuedAt: now, createdAt: now, updatedAt: now }),
+  ]);
+  const report = await attemptDelivery(env, deliveryId, now);
+  if (!report.attempted) throw new Error(`test delivery not attempted: ${report.reason}`);
+  const r = report.result;
+  return { success: report.outcome.status === "succeeded", statusCode: r.statusCode, durationMs: r.durationMs, error: r.error, deliveryId, eventId };
+}

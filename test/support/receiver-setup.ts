@@ -1,0 +1,18 @@
+import type { TestProject } from "vitest/node";
+import { closedPort, startReceiver } from "./receiver.ts";
+
+// vitest globalSetup: one webhook receiver for the whole Workers test run; tests reach it on
+// 127.0.0.1 through inject("receiverUrl").
+declare module "vitest" {
+  export interface ProvidedContext {
+    receiverUrl: string;
+    deadUrl: string;
+  }
+}
+
+export default async function setup(project: TestProject) {
+  const receiver = await startReceiver();
+  project.provide("receiverUrl", receiver.url);
+  project.provide("deadUrl", `http://127.0.0.1:${await closedPort()}`);
+  return () => receiver.close();
+}

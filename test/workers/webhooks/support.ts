@@ -1,0 +1,111 @@
+import { env } from "cloudflare:workers";
+import { inject } from "vitest";
+import { emit, type EmitInput } from "../../../src/events/emit.ts";
+import type { Answer, InboxConfig, Received } from "../../support/receiver.ts";
+import { api, createKey, errorOf, type TestKey } from "../helpers.ts";
+
+// Provided by test/support/receiver-setup.ts (a vitest globalSetup, in Node).
+declare module "vitest" {
+  export interface ProvidedContext {
+    receiverUrl: string;
+    deadUrl: string;
+  }
+}
+
+export const receiverUrl = () => inject("receiverUrl");
+export const deadUrl = () => inject("deadUrl");
+
+let inboxCounter = 0;
+/** A fresh inbox on the shared receiver, so tests never see each other's deliveries. */
+export function newInbox(): { name: string; url: string } {
+  const name = `box${Date.now().toString(36)}${(inboxCounter++).toString(36)}${Math.random().toString(36).slice(2, 6)}`;
+  return { name, url: `${receiverUrl()}/in/${name}` };
+}
+
+export async function configureInbox(name: string, config: InboxConfig): Promise<void> {
+  const res = await fetch(`${receiverUrl()}/inbox/${name}`, { method: "PUT", body: JSON.stringify(config) });
+  if (!res.ok) throw new Error(`receiver config failed: ${res.status}`);
+}
+
+export async function receivedAt(name: string): Promise<Received[]> {
+  return (await (await fetch(`${receiverUrl()}/inbox/${name}`)).json()) as Received[];
+}
+
+export async function verifyWith(secret: string, body: string, r: Received): Promise<boolean> {
+  const res = await fetch(`${receiverUrl()}/verify/x`, {
+    method: "POST",
+    body: JSON.stringify({ secret, body, headers: { "webhook-id": r.webhookId, "webhook-timestamp": r.timestamp, "webhook-signature": r.signature } }),
+  });
+  return ((await res.json()) as { ok: boolean }).ok;
+}
+
+/** Polls until `check` returns a value (not undefined/false), or fails after `timeoutMs`. */
+export async function waitFor<T>(check: () => Promise<T | undefined | false>, timeoutMs = 10_000, what = "condition"): Promise<T> {
+  const deadline = Date.now() + timeoutMs;
+  for (;;) {
+    const v = await check();
+    if (v !== undefined && v !== false) return v;
+    if (Date.now() > deadline) throw new Error(`timed out waiting for ${what}`);
+    await new Promise((r) => setTimeout(r, 100));
+  }
+}
+
+/** Waits until the inbox has at least `n` deliveries. */
+export function waitForDeliveries(name: string, n: number, timeoutMs = 10_000): Promise<Received[]> {
+  return waitFor(async () => {
+    const got = await receivedAt(name);
+    return got.length >= n ? got : undefined;
+  }, timeoutMs, `${n} deliveries at ${name}`);
+}
+
+export interface CreatedWebhook {
+  id: string;
+  url: string;
+  secret: string;
+  events: string[];
+  sessionId: string | null;
+  enabled: boolean;
+  inbox: string;
+}
+
+/** Registers a webhook on a fresh inbox and tells the receiver its secret. */
+export async function registerWebhook(
+  key: TestKey,
+  body: { events?: string[]; sessionId?: string | null; description?: string; enabled?: boolean } = {},
+  inbox: { script?: Answer[]; then?: Answer; retryAfter?: string; hangMs?: number; redirectTo?: string } = {},
+): Promise<CreatedWebhook> {
+  const box = newInbox();
+  const res = await api("/api/webhooks", { method: "POST", key: key.key, json: { url: box.url, events: body.events ?? ["*"], ...body } });
+  if (res.status !== 201) throw new Error(`webhook creation failed: ${res.status} ${await res.text()}`);
+  const created = (await res.json()) as Omit<CreatedWebhook, "inbox">;
+  await configureInbox(box.name, { secrets: [created.secret], ...inbox });
+  return { ...created, inbox: box.name };
+}
+
+type EventInput = Partial<EmitInput> & { accountId: string };
+const withDefaults = (i: EventInput): EmitInput => ({ type: "message.received", sessionId: null, data: { id: `msg_${Math.random().toString(36).slice(2)}`, text: "hi" }, ...i });
+
+/** Publishes events the way the messaging code does (until its operations produce them). */
+export function emitEvent(input: EventInput | EventInput[]) {
+  return emit(env, Array.isArray(input) ? input.map(withDefaults) : withDefaults(input));
+}
+
+export interface DeliveryLog {
+  id: string;
+  eventId: string;
+  eventType: string;
+  status: string;
+  attemptCount: number;
+  nextAttemptAt: string | null;
+  lastStatusCode: number | null;
+  lastError: string | null;
+  attempts: { attempt: number; statusCode: number | null; durationMs: number; error: string | null; nextAttemptAt: string | null }[];
+}
+
+export async function deliveriesOf(key: TestKey, webhookId: string, query = ""): Promise<DeliveryLog[]> {
+  const res = await api(`/api/webhooks/${webhookId}/deliveries?limit=100${query}`, { key: key.key });
+  if (res.status !== 200) throw new Error(`deliveries: ${res.status}`);
+  return ((await res.json()) as { data: DeliveryLog[] }).data;
+}
+
+export { api, createKey, env, errorOf };
