@@ -36,9 +36,15 @@ try {
       },
     ],
   });
-  await autocannon({ ...sendOpts(CONNECTIONS), duration: 2 });
+  const settle = () => new Promise((res) => setTimeout(res, 3000));
+  // Each send leaves background work (receipts, three events, their fan-out): warm up, then let it
+  // drain before each measured run so runs do not pay for each other.
+  await autocannon({ ...sendOpts(1), duration: 2 });
+  await settle();
   const single = await autocannon({ ...sendOpts(1), duration: DURATION });
+  await settle();
   const r = await autocannon({ ...sendOpts(CONNECTIONS), duration: DURATION });
+  await settle();
   const bad = r.non2xx + r.errors + r.timeouts + single.non2xx + single.errors + single.timeouts;
 
   // Bulk: a fresh session so the single-send receipts do not compete.

@@ -191,16 +191,29 @@ export class SessionDO extends DurableObject<Env> {
       if (cfg.network === "sandbox") {
         // The sandbox answers synchronously: one write with the final state.
         const result = sandboxSend(this.outbound(draft, ""));
-        const [row] = await db
-          .insert(messages)
-          .values(result.ok ? { ...base, status: "sent", sentAt: now } : { ...base, status: "failed", errorCode: result.error.code, errorMessage: result.error.message })
-          .returning();
+        const row: MessageRow = {
+          ...base,
+          status: result.ok ? "sent" : "failed",
+          errorCode: result.ok ? null : result.error.code,
+          errorMessage: result.ok ? null : result.error.message,
+          externalId: null,
+          sentAt: result.ok ? now : null,
+          deliveredAt: null,
+          readAt: null,
+        };
         if (result.ok) {
-          await emit(this.env, { type: "message.sent", accountId: cfg.accountId, sessionId: cfg.sessionId, data: toMessage(row!) });
+          // The record and its event are independent writes of the same data: issued together,
+          // the send answers one D1 round trip sooner (this is the hot path of the API).
+          await Promise.all([
+            db.insert(messages).values(row),
+            emit(this.env, { type: "message.sent", accountId: cfg.accountId, sessionId: cfg.sessionId, data: toMessage(row) }),
+          ]);
           this.scheduleReceipts([draft.id], now);
-          await this.deliverToSandboxPeers([row!]);
+          await this.deliverToSandboxPeers([row]);
+        } else {
+          await db.insert(messages).values(row);
         }
-        return { ok: true, message: toMessage(row!) };
+        return { ok: true, message: toMessage(row) };
       }
       // Real networks: record first, so a crash after the network accepted still leaves a trace.
       await db.insert(messages).values({ ...base, status: "pending" });
