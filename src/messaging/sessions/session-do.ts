@@ -60,6 +60,7 @@ const ALARM_BUDGET_MS = 20_000;
 const JITTER = 0.25;
 /** How long after a sandbox read receipt is due the durable alarm checks that it happened. */
 const RECEIPT_BACKSTOP_MS = 5_000;
+const RECEIPT_TICK_MS = 100;
 
 /**
  * One per messaging session (ARCHITECTURE.md): the "phone". Owns the connection state machine,
@@ -303,7 +304,9 @@ export class SessionDO extends DurableObject<Env> {
     return { deliveredMs: Number(this.env.SANDBOX_DELIVERED_MS) || 200, readMs: Number(this.env.SANDBOX_READ_MS) || 1000 };
   }
 
-  private armReceiptTimer(due: number): void {
+  private armReceiptTimer(dueAt: number): void {
+    // Receipts fire on a coarse tick so that a busy session applies them in batches (fewer D1 writes).
+    const due = Math.ceil(dueAt / RECEIPT_TICK_MS) * RECEIPT_TICK_MS;
     if (this.receiptTimer !== null && this.receiptTimerAt <= due) return;
     if (this.receiptTimer !== null) clearTimeout(this.receiptTimer);
     this.receiptTimerAt = due;
