@@ -37,6 +37,9 @@ try {
     ],
   });
   const settle = () => new Promise((res) => setTimeout(res, 3000));
+  // Reference under the same machine load: the cheapest route of the same server.
+  await autocannon({ url: `${baseUrl}/health`, connections: 1, duration: 1 });
+  const health = await autocannon({ url: `${baseUrl}/health`, connections: 1, duration: 3 });
   // Each send leaves background work (receipts, three events, their fan-out): warm up, then let it
   // drain before each measured run so runs do not pay for each other.
   await autocannon({ ...sendOpts(1), duration: 2 });
@@ -75,6 +78,7 @@ try {
   console.log(`\nsandbox network, ${DURATION} s per run, against ${baseUrl}\n`);
   console.log("| measure | value |");
   console.log("| --- | ---: |");
+  console.log(`| reference: GET /health, 1 client: p50 / p99 ms | ${health.latency.p50} / ${health.latency.p99} |`);
   console.log(`| send, 1 client: req/s | ${single.requests.average.toFixed(0)} |`);
   console.log(`| send, 1 client: p50 / p99 ms | ${single.latency.p50} / ${single.latency.p99} |`);
   console.log(`| send, ${CONNECTIONS} clients: req/s | ${r.requests.average.toFixed(0)} |`);
