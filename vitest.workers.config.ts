@@ -19,6 +19,8 @@ export default defineConfig(async () => {
             SANDBOX_DELIVERED_MS: "100",
             SANDBOX_READ_MS: "200",
             WEBHOOK_TIMEOUT_MS: "1500",
+            GRAPH_API_BASE_URL: `${inject<string>("graphUrl") ?? "http://127.0.0.1:9"}/v23.0`,
+            SIGNING_SECRET: "test-signing-secret",
           },
         },
       })),
@@ -27,7 +29,12 @@ export default defineConfig(async () => {
       name: "workers",
       include: ["test/workers/**/*.test.ts", "test/unit/**/*.test.ts"],
       setupFiles: ["./test/workers/setup.ts"],
-      globalSetup: ["./test/workers/global-setup.ts", "./test/support/receiver-setup.ts", "./test/workers/compile/global-setup.ts"],
+      globalSetup: [
+        "./test/workers/global-setup.ts",
+        "./test/support/receiver-setup.ts",
+        "./test/workers/compile/global-setup.ts",
+        "./test/support/fake-graph-setup.ts",
+      ],
       testTimeout: 30_000,
       // One JSON line per request is for production logs; keep test output readable.
       onConsoleLog: (log: string) => !log.includes('"msg":"request"'),

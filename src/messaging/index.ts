@@ -1,16 +1,21 @@
 import { createRouter } from "../platform/openapi.ts";
+import { mountContacts } from "./contacts/handlers.ts";
+import { mountHooks } from "./hooks.ts";
+import { mountMessages } from "./messages/handlers.ts";
+import { mountSessions } from "./sessions/handlers.ts";
 
 export { SessionDO } from "./sessions/session-do.ts";
+export { sendMessage, queueMessages, type SendInput, type SendOptions } from "./messages/service.ts";
+export { registerSendJob, enqueueSendJobs, handleSendQueue, type SendJob } from "./queue/send-queue.ts";
 
 /** /api/sessions, /api/messages, /api/contacts (issue 5). */
 export const messagingRoutes = createRouter();
+mountSessions(messagingRoutes);
+mountMessages(messagingRoutes);
+mountContacts(messagingRoutes);
 
-/** Public, unauthenticated network callbacks under /hooks/ (e.g. Meta's webhook), issue 5. */
+/** Public, unauthenticated network callbacks under /hooks/ (Meta's webhook, signed media URLs). */
 export const messagingHookRoutes = createRouter();
-
-/** Sends queue: bulk sends and campaign recipients (issues 5 and 7). */
-export async function handleSendQueue(batch: MessageBatch<unknown>, _env: Env, _ctx: ExecutionContext): Promise<void> {
-  batch.ackAll();
-}
+mountHooks(messagingHookRoutes);
 
 export async function onCronMessaging(_env: Env, _now: number): Promise<void> {}

@@ -1,0 +1,96 @@
+// Messaging on the sandbox network against `npm run dev`:
+//  1. POST /api/messages/send: p50/p99 of one client sending in a loop (the latency floor), then
+//     requests/s, p50, p99 with CONNECTIONS concurrent clients (each request to its own chat).
+//  2. A bulk send of 5,000 messages (5 requests of 1,000): time until all are `sent`, and `delivered`.
+// Floors (issue 5): single send p50 < 15 ms; 5,000-message bulk fully `sent` within 60 s.
+// Usage: npm run bench:messaging   (BASE_URL=... and KEY=... to use a running server instead)
+import autocannon, { type Request as AcRequest } from "autocannon";
+import { startDev } from "../../test/e2e/harness.ts";
+
+const DURATION = Number(process.env.DURATION ?? 10);
+const CONNECTIONS = Number(process.env.CONNECTIONS ?? 10);
+const BULK = Number(process.env.BULK ?? 5000);
+
+const dev = process.env.BASE_URL ? null : await startDev();
+const baseUrl = process.env.BASE_URL ?? dev!.baseUrl;
+const key = process.env.KEY ?? (await dev!.createKey("enterprise", ["--limit", "1000000"]));
+const headers = { Authorization: `Bearer ${key}`, "Content-Type": "application/json" };
+
+async function post<T>(path: string, body: unknown): Promise<T> {
+  const res = await fetch(baseUrl + path, { method: "POST", headers, body: JSON.stringify(body) });
+  if (res.status >= 300) throw new Error(`${path}: ${res.status} ${await res.text()}`);
+  return (await res.json()) as T;
+}
+
+try {
+  const session = await post<{ id: string }>("/api/sessions", { name: "bench" });
+  let n = 0;
+  const sendOpts = (connections: number) => ({
+    url: `${baseUrl}/api/messages/send`,
+    method: "POST" as const,
+    headers,
+    connections,
+    requests: [
+      {
+        setupRequest: (req: AcRequest): AcRequest => ({ ...req, body: JSON.stringify({ sessionId: session.id, to: `+1415${String(1_000_000 + (n++ % 8_000_000))}`, text: "bench" }) }),
+      },
+    ],
+  });
+  const settle = () => new Promise((res) => setTimeout(res, 3000));
+  // Reference under the same machine load: the cheapest route of the same server.
+  await autocannon({ url: `${baseUrl}/health`, connections: 1, duration: 1 });
+  const health = await autocannon({ url: `${baseUrl}/health`, connections: 1, duration: 3 });
+  // Each send leaves background work (receipts, three events, their fan-out): warm up, then let it
+  // drain before each measured run so runs do not pay for each other.
+  await autocannon({ ...sendOpts(1), duration: 2 });
+  await settle();
+  const single = await autocannon({ ...sendOpts(1), duration: DURATION });
+  await settle();
+  const r = await autocannon({ ...sendOpts(CONNECTIONS), duration: DURATION });
+  await settle();
+  const bad = r.non2xx + r.errors + r.timeouts + single.non2xx + single.errors + single.timeouts;
+
+  // Bulk: a fresh session so the single-send receipts do not compete.
+  const bulkSession = await post<{ id: string }>("/api/sessions", { name: "bench bulk" });
+  const start = Date.now();
+  const batches: string[] = [];
+  for (let i = 0; i < BULK; i += 1000) {
+    const items = Array.from({ length: Math.min(1000, BULK - i) }, (_, j) => ({ to: `+1650${String(1_000_000 + i + j)}`, text: `bulk ${i + j}` }));
+    batches.push((await post<{ batchId: string }>("/api/messages/send-bulk", { sessionId: bulkSession.id, messages: items })).batchId);
+  }
+  const acceptedMs = Date.now() - start;
+  let sentMs = 0;
+  let deliveredMs = 0;
+  while (Date.now() - start < 180_000) {
+    const progress = await Promise.all(
+      batches.map(async (id) => (await (await fetch(`${baseUrl}/api/messages/batches/${id}`, { headers })).json()) as { total: number; pending: number; delivered: number; read: number; failed: number }),
+    );
+    const pending = progress.reduce((s, b) => s + b.pending, 0);
+    const delivered = progress.reduce((s, b) => s + b.delivered + b.read, 0);
+    if (!sentMs && pending === 0) sentMs = Date.now() - start;
+    if (delivered === BULK) {
+      deliveredMs = Date.now() - start;
+      break;
+    }
+    await new Promise((res) => setTimeout(res, 250));
+  }
+
+  console.log(`\nsandbox network, ${DURATION} s per run, against ${baseUrl}\n`);
+  console.log("| measure | value |");
+  console.log("| --- | ---: |");
+  console.log(`| reference: GET /health, 1 client: p50 / p99 ms | ${health.latency.p50} / ${health.latency.p99} |`);
+  console.log(`| send, 1 client: req/s | ${single.requests.average.toFixed(0)} |`);
+  console.log(`| send, 1 client: p50 / p99 ms | ${single.latency.p50} / ${single.latency.p99} |`);
+  console.log(`| send, ${CONNECTIONS} clients: req/s | ${r.requests.average.toFixed(0)} |`);
+  console.log(`| send, ${CONNECTIONS} clients: p50 / p99 ms | ${r.latency.p50} / ${r.latency.p99} |`);
+  console.log(`| sends (non-2xx/errors) | ${single.requests.total + r.requests.total} (${bad}) |`);
+  console.log(`| bulk ${BULK}: accepted (5 requests) ms | ${acceptedMs} |`);
+  console.log(`| bulk ${BULK}: all sent ms | ${sentMs || "not reached"} |`);
+  console.log(`| bulk ${BULK}: all delivered ms | ${deliveredMs || "not reached"} |`);
+  const p50ok = single.latency.p50 < 15;
+  const bulkOk = sentMs > 0 && sentMs <= 60_000;
+  console.log(`\nsingle send p50 (1 client): ${single.latency.p50} ms (floor < 15 ms) ${p50ok ? "PASS" : "FAIL"}`);
+  console.log(`bulk ${BULK} all sent: ${sentMs ? (sentMs / 1000).toFixed(1) + " s" : "not reached"} (floor <= 60 s) ${bulkOk ? "PASS" : "FAIL"}`);
+} finally {
+  await dev?.stop();
+}

@@ -1,0 +1,51 @@
+import { z } from "@hono/zod-openapi";
+
+const Tags = z.array(z.string().min(1).max(64)).max(50);
+const Attributes = z.record(z.string().max(64), z.union([z.string().max(1024), z.number(), z.boolean(), z.null()]));
+
+export const Contact = z
+  .object({
+    id: z.string().openapi({ example: "con_0m3x9k2a1b2c3d4e5f6g7h8" }),
+    phone: z.string().openapi({ example: "+14155550123" }),
+    chatId: z.string().openapi({ example: "14155550123@c.us" }),
+    name: z.string().nullable(),
+    email: z.string().nullable(),
+    tags: z.array(z.string()),
+    attributes: z.record(z.string(), z.unknown()),
+    optedOut: z.boolean().openapi({ description: "Set by an inbound `STOP` (or by you); campaigns skip opted-out contacts." }),
+    createdAt: z.string(),
+    updatedAt: z.string(),
+  })
+  .openapi("Contact");
+export type Contact = z.infer<typeof Contact>;
+
+export const CreateContactBody = z
+  .strictObject({
+    phone: z.string().min(1).max(64).openapi({ description: "E.164 (`+14155550123`) or a chat id.", example: "+14155550123" }),
+    name: z.string().min(1).max(200).optional(),
+    email: z.email().max(254).optional(),
+    tags: Tags.optional(),
+    attributes: Attributes.optional(),
+    optedOut: z.boolean().optional(),
+  })
+  .openapi("CreateContact");
+
+export const UpdateContactBody = z
+  .strictObject({
+    name: z.string().min(1).max(200).nullable().optional(),
+    email: z.email().max(254).nullable().optional(),
+    tags: Tags.optional(),
+    attributes: Attributes.optional(),
+    optedOut: z.boolean().optional(),
+  })
+  .openapi("UpdateContact");
+
+export const ContactListQuery = z.object({
+  tag: z.string().min(1).max(64).optional().openapi({ description: "Only contacts with this tag." }),
+  q: z.string().min(1).max(100).optional().openapi({ description: "Search in name and phone." }),
+  optedOut: z.enum(["true", "false"]).optional(),
+  limit: z.coerce.number().int().min(1).max(100).default(20),
+  cursor: z.string().max(512).optional(),
+});
+
+export const ContactIdParam = z.object({ id: z.string().max(64).openapi({ param: { name: "id", in: "path" } }) });

@@ -1,0 +1,126 @@
+import { and, desc, eq, lt, or, sql } from "drizzle-orm";
+import { getDb } from "../../db/client.ts";
+import { contacts } from "../../db/schema/index.ts";
+import { emit } from "../../events/emit.ts";
+import { errors } from "../../platform/errors.ts";
+import { newId } from "../../platform/ids.ts";
+import { decodeCursor, toPage } from "../../platform/pagination.ts";
+import { ACCEPTED_ADDRESS_FORMS, chatIdOf, e164Of, parseAddress } from "../chat-id.ts";
+import type { Contact } from "./schemas.ts";
+
+type Row = typeof contacts.$inferSelect;
+
+export function toContact(row: Row): Contact {
+  const digits = row.phone.slice(1);
+  return {
+    id: row.id,
+    phone: row.phone,
+    chatId: chatIdOf(digits),
+    name: row.name,
+    email: row.email,
+    tags: JSON.parse(row.tags) as string[],
+    attributes: JSON.parse(row.attributes) as Record<string, unknown>,
+    optedOut: row.optedOut,
+    createdAt: new Date(row.createdAt).toISOString(),
+    updatedAt: new Date(row.updatedAt).toISOString(),
+  };
+}
+
+export interface ContactInput {
+  phone: string;
+  name?: string;
+  email?: string;
+  tags?: string[];
+  attributes?: Record<string, unknown>;
+  optedOut?: boolean;
+}
+
+export async function createContact(env: Env, accountId: string, input: ContactInput): Promise<Contact> {
+  const digits = parseAddress(input.phone);
+  if (!digits) throw errors.invalidRequest(`phone must be ${ACCEPTED_ADDRESS_FORMS}.`, [{ path: "phone", message: "not a valid phone number" }]);
+  const now = Date.now();
+  const [row] = await getDb(env.DB)
+    .insert(contacts)
+    .values({
+      id: newId("con"),
+      accountId,
+      phone: e164Of(digits),
+      name: input.name ?? null,
+      email: input.email ?? null,
+      tags: JSON.stringify([...new Set(input.tags ?? [])]),
+      attributes: JSON.stringify(input.attributes ?? {}),
+      optedOut: input.optedOut ?? false,
+      createdAt: now,
+      updatedAt: now,
+    })
+    .onConflictDoNothing()
+    .returning();
+  if (!row) throw errors.conflict("contact_exists", `A contact with phone ${e164Of(digits)} already exists.`, { phone: e164Of(digits) });
+  const contact = toContact(row);
+  await emit(env, { type: "contact.created", accountId, data: contact });
+  return contact;
+}
+
+/** The contact behind an inbound message: created (and announced) on first contact. */
+export async function ensureContact(env: Env, accountId: string, digits: string, name: string | undefined, optOut: boolean): Promise<void> {
+  const db = getDb(env.DB);
+  const now = Date.now();
+  const phone = e164Of(digits);
+  const [created] = await db
+    .insert(contacts)
+    .values({ id: newId("con"), accountId, phone, name: name ?? null, tags: "[]", attributes: "{}", optedOut: optOut, createdAt: now, updatedAt: now })
+    .onConflictDoNothing()
+    .returning();
+  if (created) {
+    await emit(env, { type: "contact.created", accountId, data: toContact(created) });
+    return;
+  }
+  if (optOut) await db.update(contacts).set({ optedOut: true, updatedAt: now }).where(and(eq(contacts.accountId, accountId), eq(contacts.phone, phone)));
+}
+
+export async function getContact(env: Env, accountId: string, id: string): Promise<Contact> {
+  const row = await getDb(env.DB).select().from(contacts).where(and(eq(contacts.accountId, accountId), eq(contacts.id, id))).get();
+  if (!row) throw errors.notFound("contact");
+  return toContact(row);
+}
+
+export async function updateContact(
+  env: Env,
+  accountId: string,
+  id: string,
+  patch: { name?: string | null; email?: string | null; tags?: string[]; attributes?: Record<string, unknown>; optedOut?: boolean },
+): Promise<Contact> {
+  const set: Partial<Row> = { updatedAt: Date.now() };
+  if (patch.name !== undefined) set.name = patch.name;
+  if (patch.email !== undefined) set.email = patch.email;
+  if (patch.tags !== undefined) set.tags = JSON.stringify([...new Set(patch.tags)]);
+  if (patch.attributes !== undefined) set.attributes = JSON.stringify(patch.attributes);
+  if (patch.optedOut !== undefined) set.optedOut = patch.optedOut;
+  const [row] = await getDb(env.DB).update(contacts).set(set).where(and(eq(contacts.accountId, accountId), eq(contacts.id, id))).returning();
+  if (!row) throw errors.notFound("contact");
+  return toContact(row);
+}
+
+export async function deleteContact(env: Env, accountId: string, id: string): Promise<void> {
+  const [row] = await getDb(env.DB).delete(contacts).where(and(eq(contacts.accountId, accountId), eq(contacts.id, id))).returning({ id: contacts.id });
+  if (!row) throw errors.notFound("contact");
+}
+
+export async function listContacts(
+  env: Env,
+  accountId: string,
+  q: { tag?: string; q?: string; optedOut?: "true" | "false"; limit: number; cursor?: string },
+): Promise<{ data: Contact[]; nextCursor: string | null }> {
+  const cursor = decodeCursor<{ id: string }>(q.cursor, ["id"]);
+  const conds = [eq(contacts.accountId, accountId)];
+  if (cursor) conds.push(lt(contacts.id, cursor.id));
+  if (q.optedOut) conds.push(eq(contacts.optedOut, q.optedOut === "true"));
+  if (q.tag) conds.push(sql`exists (select 1 from json_each(${contacts.tags}) where json_each.value = ${q.tag})`);
+  if (q.q) {
+    const pattern = `%${q.q.replace(/[\\%_]/g, (m) => `\\${m}`)}%`;
+    conds.push(or(sql`${contacts.name} like ${pattern} escape '\\'`, sql`${contacts.phone} like ${pattern} escape '\\'`)!);
+  }
+  const rows = await getDb(env.DB).select().from(contacts).where(and(...conds)).orderBy(desc(contacts.id)).limit(q.limit + 1);
+  const page = toPage(rows, q.limit, (r) => ({ id: r.id }));
+  return { data: page.data.map(toContact), nextCursor: page.nextCursor };
+}

@@ -1,0 +1,39 @@
+import type { messages } from "../../db/schema/index.ts";
+import type { MediaInfo, Message, TemplateSpec } from "./schemas.ts";
+
+export type MessageRow = typeof messages.$inferSelect;
+
+/** What the media column holds: the public part plus where uploaded bytes live. */
+export interface StoredMedia extends MediaInfo {
+  mediaId: string | null;
+  /** Origin of the API that stored it, to build signed URLs from a queue or alarm. */
+  origin: string | null;
+}
+
+const iso = (ms: number | null) => (ms === null ? null : new Date(ms).toISOString());
+
+export function toMessage(row: MessageRow): Message {
+  const out: Message = {
+    id: row.id,
+    sessionId: row.sessionId,
+    chatId: row.chatId,
+    direction: row.direction,
+    type: row.type,
+    status: row.status,
+    replyTo: row.replyTo,
+    batchId: row.batchId,
+    campaignId: row.campaignId,
+    createdAt: new Date(row.createdAt).toISOString(),
+    sentAt: iso(row.sentAt),
+    deliveredAt: iso(row.deliveredAt),
+    readAt: iso(row.readAt),
+  };
+  if (row.text !== null) out.text = row.text;
+  if (row.template !== null) out.template = JSON.parse(row.template) as TemplateSpec;
+  if (row.media !== null) {
+    const m = JSON.parse(row.media) as StoredMedia;
+    out.media = { url: m.url, mimetype: m.mimetype, filename: m.filename, caption: m.caption, size: m.size };
+  }
+  if (row.errorCode !== null) out.error = { code: row.errorCode, message: row.errorMessage ?? "" };
+  return out;
+}

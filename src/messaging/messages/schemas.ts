@@ -1,0 +1,146 @@
+import { z } from "@hono/zod-openapi";
+import { ACCEPTED_ADDRESS_FORMS } from "../chat-id.ts";
+import { MEDIA_TYPES } from "../media/limits.ts";
+import { MESSAGE_STATUSES } from "../status.ts";
+
+export const MAX_BULK_ITEMS = 1000;
+export const MAX_TEXT = 4096;
+
+const To = z.string().min(1).max(64).openapi({ description: `The recipient: ${ACCEPTED_ADDRESS_FORMS}.`, example: "+14155550123" });
+const SessionIdField = z.string().min(1).max(64).openapi({ example: "ses_0m3x9k2a1b2c3d4e5f6g7h8" });
+const Text = z.string().min(1).max(MAX_TEXT);
+const ReplyTo = z.string().min(1).max(64).optional().openapi({ description: "Id of a message of this chat to quote." });
+
+export const TemplateSpec = z
+  .strictObject({
+    name: z.string().min(1).max(512).openapi({ example: "order_confirmation" }),
+    language: z.string().min(2).max(15).openapi({ description: "Language or locale code of the approved template.", example: "en_US" }),
+    components: z
+      .array(z.record(z.string(), z.unknown()))
+      .max(20)
+      .optional()
+      .openapi({ description: "Template components with their parameters, as the WhatsApp Cloud API defines them (`[{type: \"body\", parameters: [{type: \"text\", text: \"Ada\"}]}]`)." }),
+  })
+  .openapi("TemplateSpec");
+export type TemplateSpec = z.infer<typeof TemplateSpec>;
+
+export const MediaInput = z
+  .union([
+    z.strictObject({ url: z.string().url().max(2048).openapi({ description: "A public https URL the network fetches." }) }),
+    z.strictObject({
+      data: z.string().min(1).openapi({ description: "Base64 of the file (size and type limits per media type: see the README)." }),
+      mimetype: z.string().min(3).max(127).openapi({ example: "image/png" }),
+      filename: z.string().min(1).max(255).optional(),
+    }),
+  ])
+  .openapi("MediaInput");
+export type MediaInput = z.infer<typeof MediaInput>;
+
+export const SendTextBody = z
+  .union([
+    z.strictObject({ sessionId: SessionIdField, to: To, text: Text, replyTo: ReplyTo }),
+    z.strictObject({ sessionId: SessionIdField, to: To, template: TemplateSpec, replyTo: ReplyTo }),
+  ])
+  .openapi("SendMessage");
+
+export const SendMediaBody = z
+  .strictObject({
+    sessionId: SessionIdField,
+    to: To,
+    type: z.enum(MEDIA_TYPES),
+    media: MediaInput,
+    caption: z.string().min(1).max(1024).optional().openapi({ description: "Not allowed for audio." }),
+    filename: z.string().min(1).max(255).optional().openapi({ description: "Document file name shown to the recipient." }),
+    replyTo: ReplyTo,
+  })
+  .openapi("SendMedia");
+
+/** One item of a bulk send: text, template or media. Validated one by one so bad items are reported by index. */
+export const BulkItem = z.union([
+  z.strictObject({ to: To, text: Text }),
+  z.strictObject({ to: To, template: TemplateSpec }),
+  z.strictObject({
+    to: To,
+    type: z.enum(MEDIA_TYPES),
+    media: MediaInput,
+    caption: z.string().min(1).max(1024).optional(),
+    filename: z.string().min(1).max(255).optional(),
+  }),
+]);
+export type BulkItem = z.infer<typeof BulkItem>;
+
+export const SendBulkBody = z
+  .strictObject({
+    sessionId: SessionIdField,
+    messages: z
+      .array(z.unknown().openapi({ description: "`{to, text}`, `{to, template}` or `{to, type, media, caption?, filename?}`" }))
+      .min(1)
+      .max(MAX_BULK_ITEMS)
+      .openapi({ description: `1 to ${MAX_BULK_ITEMS} messages; each is validated on its own and rejected by index.` }),
+  })
+  .openapi("SendBulk");
+
+export const BulkAccepted = z
+  .object({
+    batchId: z.string(),
+    accepted: z.number().int(),
+    rejected: z.array(z.object({ index: z.number().int(), error: z.object({ code: z.string(), message: z.string() }) })),
+  })
+  .openapi("BulkAccepted");
+
+export const MessageError = z.object({ code: z.string().openapi({ example: "no_account" }), message: z.string() }).openapi("MessageError");
+
+export const MediaInfo = z
+  .object({
+    url: z.string().nullable().openapi({ description: "The URL given when sending by link; null for uploaded media." }),
+    mimetype: z.string().nullable(),
+    filename: z.string().nullable(),
+    caption: z.string().nullable(),
+    size: z.number().int().nullable().openapi({ description: "Bytes, for uploaded media." }),
+  })
+  .openapi("MediaInfo");
+export type MediaInfo = z.infer<typeof MediaInfo>;
+
+export const Message = z
+  .object({
+    id: z.string().openapi({ example: "msg_0m3x9k2a1b2c3d4e5f6g7h8" }),
+    sessionId: z.string(),
+    chatId: z.string().openapi({ example: "14155550123@c.us" }),
+    direction: z.enum(["inbound", "outbound"]),
+    type: z.enum(["text", "template", "image", "video", "audio", "document"]),
+    text: z.string().optional(),
+    template: TemplateSpec.optional(),
+    media: MediaInfo.optional(),
+    status: z.enum(MESSAGE_STATUSES).openapi({ description: "Outbound: `pending -> sent -> delivered -> read`, or `failed`. Inbound: `received`." }),
+    error: MessageError.optional(),
+    replyTo: z.string().nullable(),
+    batchId: z.string().nullable(),
+    campaignId: z.string().nullable(),
+    createdAt: z.string(),
+    sentAt: z.string().nullable(),
+    deliveredAt: z.string().nullable(),
+    readAt: z.string().nullable(),
+  })
+  .openapi("Message");
+export type Message = z.infer<typeof Message>;
+
+export const Batch = z
+  .object({
+    id: z.string(),
+    sessionId: z.string(),
+    total: z.number().int(),
+    pending: z.number().int(),
+    sent: z.number().int(),
+    delivered: z.number().int(),
+    read: z.number().int(),
+    failed: z.number().int(),
+    done: z.boolean().openapi({ description: "Every message reached `sent`, `delivered`, `read` or `failed`." }),
+    createdAt: z.string(),
+  })
+  .openapi("Batch");
+
+export const ChatHistoryQuery = z.object({
+  sessionId: z.string().max(64).optional().openapi({ description: "Only this session's messages." }),
+  limit: z.coerce.number().int().min(1).max(100).default(20),
+  cursor: z.string().max(512).optional(),
+});

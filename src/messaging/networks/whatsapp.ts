@@ -1,0 +1,183 @@
+import { hmacSha256, timingSafeEqual, toHex } from "../../platform/crypto.ts";
+import type { TemplateSpec } from "../messages/schemas.ts";
+import type { WhatsappCredentials } from "../sessions/schemas.ts";
+import type { ConnectResult, FailureReason, NetworkDriver, OutboundMessage, SendResult } from "./driver.ts";
+
+const TIMEOUT_MS = 15_000;
+
+/** A Graph API error (or a status webhook's error) turned into our failure reason and session effect. */
+export function mapGraphError(httpStatus: number, code: number | undefined, message: string | undefined): Omit<Extract<SendResult, { ok: false }>, "ok"> {
+  const detail = message ? `: ${message}` : ".";
+  if (code === 190 || code === 102 || code === 104 || httpStatus === 401) {
+    return { error: { code: "invalid_token", message: "The WhatsApp access token was rejected; update the session's credentials and restart it." }, sessionFailure: "invalid_token" };
+  }
+  if (code === 10 || code === 200 || (code === 100 && httpStatus === 403)) {
+    return { error: { code: "permission_denied", message: `The access token lacks permission for this phone number${detail}` }, sessionFailure: "permission_denied" };
+  }
+  if (code === 130429 || code === 131056 || code === 4 || code === 80007) {
+    return { error: { code: "rate_limited", message: `The WhatsApp Cloud API is rate limiting this number${detail}` }, retryAfterMs: 60_000 };
+  }
+  if (code === 131047) {
+    return { error: { code: "reengagement_window_closed", message: "More than 24 hours have passed since the recipient last replied; only a template message can be sent." } };
+  }
+  if (code === 131026) return { error: { code: "undeliverable", message: "The message could not be delivered (the recipient may not use WhatsApp or has not accepted the terms)." } };
+  if (code === 131051) return { error: { code: "unsupported_message_type", message: `The network does not support this message type${detail}` } };
+  if (code === 132000 || code === 132001 || code === 132012) return { error: { code: "template_error", message: `The template was rejected${detail}` } };
+  if (httpStatus >= 500 || code === 1 || code === 2 || code === 131000) {
+    return { error: { code: "network_unavailable", message: "The WhatsApp Cloud API is unavailable; try again." }, retryAfterMs: 30_000 };
+  }
+  return { error: { code: "network_rejected", message: `The WhatsApp Cloud API rejected the message${code ? ` (code ${code})` : ""}${detail}` } };
+}
+
+interface GraphError {
+  error?: { message?: string; code?: number; error_subcode?: number };
+}
+
+/** The WhatsApp Business Cloud API over fetch. Credentials never leave this object except in the Authorization header. */
+export class WhatsappDriver implements NetworkDriver {
+  constructor(
+    private readonly baseUrl: string,
+    private readonly creds: WhatsappCredentials,
+  ) {}
+
+  private async call(method: string, path: string, body?: unknown): Promise<{ status: number; json: unknown } | { status: 0; json: null }> {
+    try {
+      const res = await fetch(`${this.baseUrl.replace(/\/$/, "")}/${path}`, {
+        method,
+        headers: { Authorization: `Bearer ${this.creds.accessToken}`, ...(body ? { "Content-Type": "application/json" } : {}) },
+        body: body ? JSON.stringify(body) : undefined,
+        signal: AbortSignal.timeout(TIMEOUT_MS),
+      });
+      const json = (await res.json().catch(() => null)) as unknown;
+      return { status: res.status, json };
+    } catch {
+      return { status: 0, json: null };
+    }
+  }
+
+  /** Checks the credentials against the phone number resource. */
+  async connect(): Promise<ConnectResult> {
+    const res = await this.call("GET", `${this.creds.phoneNumberId}?fields=display_phone_number,verified_name,quality_rating`);
+    if (res.status === 0) return { ok: false, reason: "network_unavailable", message: "The WhatsApp Cloud API could not be reached.", transient: true };
+    if (res.status === 200) {
+      const digits = String((res.json as { display_phone_number?: string }).display_phone_number ?? "").replace(/\D/g, "");
+      return { ok: true, phoneNumber: digits };
+    }
+    const err = (res.json as GraphError | null)?.error;
+    const mapped = mapGraphError(res.status, err?.code, err?.message);
+    if (mapped.sessionFailure) return { ok: false, reason: mapped.sessionFailure, message: mapped.error.message };
+    if (res.status === 404 || err?.code === 100 || err?.code === 803) {
+      return { ok: false, reason: "phone_number_not_found", message: "The phone number id was not found for this access token." };
+    }
+    return { ok: false, reason: mapped.error.code, message: mapped.error.message, transient: mapped.retryAfterMs !== undefined };
+  }
+
+  async send(message: OutboundMessage): Promise<SendResult> {
+    const res = await this.call("POST", `${this.creds.phoneNumberId}/messages`, graphMessageBody(message));
+    if (res.status === 0) return { ok: false, error: { code: "network_unavailable", message: "The WhatsApp Cloud API could not be reached." }, retryAfterMs: 30_000 };
+    if (res.status === 200) {
+      const id = (res.json as { messages?: { id?: string }[] }).messages?.[0]?.id;
+      return { ok: true, externalId: id ?? null };
+    }
+    const err = (res.json as GraphError | null)?.error;
+    return { ok: false, ...mapGraphError(res.status, err?.code, err?.message) };
+  }
+}
+
+/** The Cloud API request body (schema `Message` of the reference OpenAPI document). */
+export function graphMessageBody(m: OutboundMessage): Record<string, unknown> {
+  const body: Record<string, unknown> = { messaging_product: "whatsapp", recipient_type: "individual", to: m.to, type: m.type };
+  if (m.replyToExternalId) body.context = { message_id: m.replyToExternalId };
+  if (m.type === "text") body.text = { body: m.text, preview_url: false };
+  else if (m.type === "template" && m.template) {
+    body.template = {
+      name: m.template.name,
+      language: { policy: "deterministic", code: m.template.language },
+      ...(m.template.components ? { components: m.template.components } : {}),
+    };
+  } else if (m.media) {
+    const media: Record<string, unknown> = { link: m.media.link };
+    if (m.media.caption && m.type !== "audio") media.caption = m.media.caption;
+    if (m.media.filename && m.type === "document") media.filename = m.media.filename;
+    body[m.type] = media;
+  }
+  return body;
+}
+
+/** `X-Hub-Signature-256: sha256=<hex HMAC-SHA256 of the raw body with the app secret>`. */
+export async function verifyHubSignature(appSecret: string, rawBody: string, header: string | null | undefined): Promise<boolean> {
+  if (!header || !header.startsWith("sha256=")) return false;
+  const expected = `sha256=${toHex(await hmacSha256(appSecret, rawBody))}`;
+  return timingSafeEqual(expected, header.trim().toLowerCase());
+}
+
+export interface InboundFromNetwork {
+  externalId: string;
+  from: string;
+  timestamp: number;
+  type: "text" | "template" | "image" | "video" | "audio" | "document";
+  text?: string;
+  template?: TemplateSpec;
+  media?: { mimetype: string | null; filename: string | null; caption: string | null };
+  profileName?: string;
+  contextExternalId?: string;
+}
+
+export interface StatusFromNetwork {
+  externalId: string;
+  status: "sent" | "delivered" | "read" | "failed";
+  timestamp: number;
+  error?: FailureReason;
+}
+
+const MEDIA_KINDS = new Set(["image", "video", "audio", "document"]);
+
+/** Messages and statuses of a Meta webhook payload (`WebhookPayload`); anything else is skipped. */
+export function parseWebhook(payload: unknown): { messages: InboundFromNetwork[]; statuses: StatusFromNetwork[]; skipped: number } {
+  const out = { messages: [] as InboundFromNetwork[], statuses: [] as StatusFromNetwork[], skipped: 0 };
+  const p = payload as { entry?: { changes?: { field?: string; value?: Record<string, unknown> }[] }[] };
+  for (const entry of Array.isArray(p?.entry) ? p.entry : []) {
+    for (const change of Array.isArray(entry?.changes) ? entry.changes : []) {
+      const value = change?.value;
+      if (!value || typeof value !== "object") continue;
+      const contacts = (Array.isArray(value.contacts) ? value.contacts : []) as { wa_id?: string; profile?: { name?: string } }[];
+      for (const raw of (Array.isArray(value.messages) ? value.messages : []) as Record<string, unknown>[]) {
+        const id = raw?.id;
+        const from = raw?.from;
+        const type = raw?.type;
+        if (typeof id !== "string" || typeof from !== "string" || typeof type !== "string") {
+          out.skipped++;
+          continue;
+        }
+        const base = {
+          externalId: id,
+          from: from.replace(/\D/g, ""),
+          timestamp: Number(raw.timestamp) * 1000 || Date.now(),
+          profileName: contacts.find((c) => c.wa_id === from)?.profile?.name ?? contacts[0]?.profile?.name,
+          contextExternalId: (raw.context as { id?: string } | undefined)?.id,
+        };
+        if (type === "text") {
+          out.messages.push({ ...base, type: "text", text: String((raw.text as { body?: string } | undefined)?.body ?? "") });
+        } else if (MEDIA_KINDS.has(type)) {
+          const m = (raw[type] ?? {}) as { mime_type?: string; filename?: string; caption?: string };
+          out.messages.push({ ...base, type: type as InboundFromNetwork["type"], media: { mimetype: m.mime_type ?? null, filename: m.filename ?? null, caption: m.caption ?? null } });
+        } else out.skipped++;
+      }
+      for (const raw of (Array.isArray(value.statuses) ? value.statuses : []) as Record<string, unknown>[]) {
+        const status = raw?.status;
+        if (typeof raw?.id !== "string" || (status !== "sent" && status !== "delivered" && status !== "read" && status !== "failed")) {
+          out.skipped++;
+          continue;
+        }
+        const e = (Array.isArray(raw.errors) ? raw.errors[0] : undefined) as { code?: number; title?: string; message?: string } | undefined;
+        out.statuses.push({
+          externalId: raw.id,
+          status,
+          timestamp: Number(raw.timestamp) * 1000 || Date.now(),
+          ...(status === "failed" ? { error: mapGraphError(400, e?.code, e?.title ?? e?.message).error } : {}),
+        });
+      }
+    }
+  }
+  return out;
+}

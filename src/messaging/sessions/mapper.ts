@@ -1,0 +1,22 @@
+import type { messagingSessions } from "../../db/schema/index.ts";
+import { chatIdOf, e164Of } from "../chat-id.ts";
+import type { Session } from "./schemas.ts";
+
+export type SessionRow = typeof messagingSessions.$inferSelect;
+
+export function toSession(row: SessionRow, phoneNumberId?: string): Session {
+  return {
+    id: row.id,
+    name: row.name,
+    network: row.network,
+    status: row.status,
+    statusReason: row.statusReason,
+    phoneNumber: row.phoneNumber ? e164Of(row.phoneNumber) : null,
+    me: row.phoneNumber ? { chatId: chatIdOf(row.phoneNumber) } : null,
+    credentials: row.network === "whatsapp" ? { set: row.credentialsSet, ...(phoneNumberId ? { phoneNumberId } : {}) } : { set: false },
+    webhookPath: row.network === "whatsapp" ? `/hooks/whatsapp/${row.id}` : null,
+    sendRatePerMinute: row.sendRatePerMinute,
+    createdAt: new Date(row.createdAt).toISOString(),
+    updatedAt: new Date(row.updatedAt).toISOString(),
+  };
+}

@@ -1,0 +1,96 @@
+import { and, desc, eq, lt } from "drizzle-orm";
+import type { z } from "@hono/zod-openapi";
+import { getDb } from "../../db/client.ts";
+import { messagingSessions } from "../../db/schema/index.ts";
+import { errors } from "../../platform/errors.ts";
+import { newId } from "../../platform/ids.ts";
+import { decodeCursor, toPage } from "../../platform/pagination.ts";
+import { ACCEPTED_ADDRESS_FORMS, parseAddress } from "../chat-id.ts";
+import type { Message } from "../messages/schemas.ts";
+import { newSandboxNumber } from "../networks/sandbox.ts";
+import { toSession, type SessionRow } from "./mapper.ts";
+import type { CreateSessionBody, Session } from "./schemas.ts";
+import type { SessionDO } from "./session-do.ts";
+
+/** The Durable Object of a session: one per session id. */
+export function sessionStub(env: Env, sessionId: string): DurableObjectStub<SessionDO> {
+  return env.SESSIONS.getByName(sessionId) as unknown as DurableObjectStub<SessionDO>;
+}
+
+const DEFAULT_WHATSAPP_RATE = 60;
+
+/** The session row of this account, or 404 (another account's id is the same as a missing one). */
+export async function loadSession(env: Env, accountId: string, sessionId: string): Promise<SessionRow> {
+  const row = await getDb(env.DB)
+    .select()
+    .from(messagingSessions)
+    .where(and(eq(messagingSessions.accountId, accountId), eq(messagingSessions.id, sessionId)))
+    .get();
+  if (!row) throw errors.notFound("session");
+  return row;
+}
+
+export async function createSession(env: Env, accountId: string, input: z.infer<typeof CreateSessionBody>): Promise<Session> {
+  const now = Date.now();
+  const id = newId("ses");
+  const network = input.network;
+  const phoneNumber = network === "sandbox" ? newSandboxNumber() : null;
+  const rate = input.sendRatePerMinute !== undefined ? input.sendRatePerMinute : network === "whatsapp" ? DEFAULT_WHATSAPP_RATE : null;
+  await getDb(env.DB)
+    .insert(messagingSessions)
+    .values({
+      id,
+      accountId,
+      name: input.name ?? `${network} session`,
+      network,
+      status: "STARTING",
+      statusReason: null,
+      phoneNumber,
+      credentialsSet: network === "whatsapp",
+      sendRatePerMinute: rate,
+      createdAt: now,
+      updatedAt: now,
+    });
+  await sessionStub(env, id).start({ sessionId: id, accountId, network, phoneNumber, credentials: input.whatsapp ?? null, sendRatePerMinute: rate });
+  return toSession(await loadSession(env, accountId, id));
+}
+
+export async function getSession(env: Env, accountId: string, id: string): Promise<Session> {
+  return toSession(await loadSession(env, accountId, id));
+}
+
+export async function listSessions(env: Env, accountId: string, q: { limit: number; cursor?: string }): Promise<{ data: Session[]; nextCursor: string | null }> {
+  const cursor = decodeCursor<{ id: string }>(q.cursor, ["id"]);
+  const rows = await getDb(env.DB)
+    .select()
+    .from(messagingSessions)
+    .where(and(eq(messagingSessions.accountId, accountId), cursor ? lt(messagingSessions.id, cursor.id) : undefined))
+    .orderBy(desc(messagingSessions.id))
+    .limit(q.limit + 1);
+  const page = toPage(rows, q.limit, (r) => ({ id: r.id }));
+  return { data: page.data.map((r) => toSession(r)), nextCursor: page.nextCursor };
+}
+
+export async function restartSession(env: Env, accountId: string, id: string): Promise<Session> {
+  await loadSession(env, accountId, id);
+  const res = await sessionStub(env, id).restart();
+  if (!res.ok) throw errors.conflict(res.code, res.message);
+  return toSession(await loadSession(env, accountId, id));
+}
+
+export async function deleteSession(env: Env, accountId: string, id: string): Promise<Session> {
+  await loadSession(env, accountId, id);
+  await sessionStub(env, id).stop();
+  return toSession(await loadSession(env, accountId, id));
+}
+
+export async function simulateSandboxInbound(env: Env, accountId: string, id: string, from: string, text: string): Promise<Message> {
+  const row = await loadSession(env, accountId, id);
+  if (row.network !== "sandbox") throw errors.notFound("sandbox session");
+  const digits = parseAddress(from);
+  if (!digits) throw errors.invalidRequest(`from must be ${ACCEPTED_ADDRESS_FORMS}.`, [{ path: "from", message: "not a valid address" }]);
+  if (row.status !== "WORKING") throw errors.conflict("session_not_working", `The session is ${row.status}; it must be WORKING to receive messages.`, { status: row.status });
+  const res = await sessionStub(env, id).simulateInbound(digits, text);
+  if ("value" in res) return res.value as Message;
+  throw errors.conflict(res.code, res.message);
+}

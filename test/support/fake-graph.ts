@@ -1,0 +1,117 @@
+import { randomBytes } from "node:crypto";
+import { createServer, type IncomingMessage, type Server } from "node:http";
+import type { AddressInfo } from "node:net";
+import { GraphValidator } from "./graph-validator.ts";
+
+/**
+ * A local fake of the Graph API (WhatsApp Cloud API) for tests. Every request it receives is
+ * validated against the reference OpenAPI document and recorded; an invalid one is answered with
+ * a Graph error (code 100) so the test fails where it looks. Control routes under /__fake/:
+ *   POST /__fake/phones {phoneNumberId, token, displayPhoneNumber}   register a number
+ *   POST /__fake/phones/:id/fail {code, times?}                        next sends fail with a Graph error code
+ *   GET  /__fake/phones/:id/requests                                   what was received for this number
+ *   GET  /__fake/invalid                                               every request that failed validation
+ */
+interface Phone {
+  token: string;
+  displayPhoneNumber: string;
+  failures: number[];
+  requests: Recorded[];
+}
+
+interface Recorded {
+  method: string;
+  path: string;
+  authorization: string | null;
+  body: unknown;
+  valid: boolean;
+  errors: string[];
+}
+
+const GRAPH_ERRORS: Record<number, { status: number; message: string; type: string }> = {
+  190: { status: 401, message: "Error validating access token: Session has expired", type: "OAuthException" },
+  130429: { status: 400, message: "(#130429) Rate limit hit", type: "OAuthException" },
+  131047: { status: 400, message: "(#131047) Re-engagement message", type: "OAuthException" },
+  131026: { status: 400, message: "(#131026) Message Undeliverable", type: "OAuthException" },
+  131000: { status: 500, message: "(#131000) Something went wrong", type: "OAuthException" },
+};
+
+function graphError(code: number, message?: string) {
+  const known = GRAPH_ERRORS[code] ?? { status: 400, message: message ?? "(#100) Invalid parameter", type: "OAuthException" };
+  return { status: known.status, body: { error: { message: message ?? known.message, type: known.type, code, ...(code === 190 ? { error_subcode: 463 } : {}), fbtrace_id: "AfakeTrace" } } };
+}
+
+async function readBody(req: IncomingMessage): Promise<string> {
+  const chunks: Buffer[] = [];
+  for await (const c of req) chunks.push(c as Buffer);
+  return Buffer.concat(chunks).toString("utf8");
+}
+
+export async function startFakeGraph(referenceFile: string): Promise<{ url: string; close: () => Promise<void> }> {
+  const validator = new GraphValidator(referenceFile);
+  const phones = new Map<string, Phone>();
+  const invalid: Recorded[] = [];
+
+  const server: Server = createServer(async (req, res) => {
+    const send = (status: number, body: unknown) => {
+      res.writeHead(status, { "content-type": "application/json" });
+      res.end(JSON.stringify(body));
+    };
+    try {
+      const url = new URL(req.url ?? "/", "http://fake");
+      const raw = await readBody(req);
+      const json = raw ? (JSON.parse(raw) as Record<string, unknown>) : undefined;
+      const parts = url.pathname.split("/").filter(Boolean);
+
+      if (parts[0] === "__fake") {
+        if (req.method === "POST" && parts[1] === "phones" && parts.length === 2) {
+          const p = json as { phoneNumberId: string; token: string; displayPhoneNumber: string };
+          phones.set(p.phoneNumberId, { token: p.token, displayPhoneNumber: p.displayPhoneNumber, failures: [], requests: [] });
+          return send(201, { ok: true });
+        }
+        const phone = phones.get(parts[2] ?? "");
+        if (req.method === "POST" && parts[3] === "fail" && phone) {
+          const { code, times = 1 } = json as { code: number; times?: number };
+          for (let i = 0; i < times; i++) phone.failures.push(code);
+          return send(200, { ok: true });
+        }
+        if (req.method === "GET" && parts[3] === "requests" && phone) return send(200, phone.requests);
+        if (req.method === "GET" && parts[1] === "invalid") return send(200, invalid);
+        return send(404, { error: "unknown control route" });
+      }
+
+      const verdict = validator.validate(req.method ?? "GET", url.pathname, json);
+      const record: Recorded = { method: req.method ?? "GET", path: url.pathname + url.search, authorization: req.headers.authorization ?? null, body: json ?? null, valid: verdict.ok, errors: verdict.errors };
+      const phone = phones.get(parts[1] ?? "");
+      phone?.requests.push(record);
+      if (!verdict.ok) {
+        invalid.push(record);
+        const e = graphError(100, `(#100) Invalid parameter: ${verdict.errors.slice(0, 3).join("; ")}`);
+        return send(e.status, e.body);
+      }
+      if (!phone) return send(400, graphError(100, "Unsupported get request. Object does not exist").body);
+      if (req.headers.authorization !== `Bearer ${phone.token}`) {
+        const e = graphError(190);
+        return send(e.status, e.body);
+      }
+      if (req.method === "GET" && parts.length === 2) {
+        return send(200, { id: parts[1], display_phone_number: phone.displayPhoneNumber, verified_name: "Fake Business", quality_rating: "GREEN" });
+      }
+      if (req.method === "POST" && parts[2] === "messages") {
+        const failure = phone.failures.shift();
+        if (failure !== undefined) {
+          const e = graphError(failure);
+          return send(e.status, e.body);
+        }
+        const to = String((json as { to?: string }).to);
+        return send(200, { messaging_product: "whatsapp", contacts: [{ input: to, wa_id: to }], messages: [{ id: `wamid.${randomBytes(12).toString("hex")}` }] });
+      }
+      return send(400, graphError(100, "Unsupported request").body);
+    } catch (err) {
+      send(500, { error: { message: String(err), type: "FakeError", code: 1 } });
+    }
+  });
+  await new Promise<void>((resolve) => server.listen(0, "127.0.0.1", resolve));
+  const { port } = server.address() as AddressInfo;
+  return { url: `http://127.0.0.1:${port}`, close: () => new Promise((resolve) => server.close(() => resolve())) };
+}

@@ -1,0 +1,124 @@
+import { inject } from "vitest";
+import type { DomainEvent } from "../../../src/events/types.ts";
+import { QUEUE_CONSUMERS } from "../../../src/queues.ts";
+import { api } from "../helpers.ts";
+
+declare module "vitest" {
+  export interface ProvidedContext {
+    graphUrl: string;
+  }
+}
+
+/**
+ * Test hook on the real events queue: wraps the events consumer so every event that went through
+ * EVENTS_QUEUE is also recorded here (the consumer itself still runs). Queue messages carry the
+ * event id; the event itself is read from its D1 record.
+ */
+const seen: DomainEvent[] = [];
+const original = QUEUE_CONSUMERS["texmsg-events"]!;
+if (!(original as { __captured?: boolean }).__captured) {
+  const wrapped = async (batch: MessageBatch<never>, env: Env, ctx: ExecutionContext) => {
+    for (const m of batch.messages) {
+      const body = m.body as { kind?: string; id?: string };
+      if (body?.kind !== "event" || !body.id) continue;
+      const row = await env.DB.prepare("SELECT id, account_id, session_id, payload FROM events WHERE id = ?").bind(body.id).first<{ id: string; account_id: string; session_id: string | null; payload: string }>();
+      if (!row) continue;
+      const payload = JSON.parse(row.payload) as { type: DomainEvent["type"]; timestamp: string; data: Record<string, unknown> };
+      if (!seen.some((e) => e.id === row.id)) seen.push({ id: row.id, type: payload.type, accountId: row.account_id, sessionId: row.session_id, timestamp: payload.timestamp, data: payload.data });
+    }
+    await original(batch, env, ctx);
+  };
+  (wrapped as { __captured?: boolean }).__captured = true;
+  QUEUE_CONSUMERS["texmsg-events"] = wrapped;
+}
+
+export function eventsOf(accountId: string, type?: string): DomainEvent[] {
+  return seen.filter((e) => e.accountId === accountId && (!type || e.type === type));
+}
+
+export async function waitFor<T>(fn: () => Promise<T | undefined | null | false> | T | undefined | null | false, timeoutMs = 10_000, what = "condition"): Promise<T> {
+  const end = Date.now() + timeoutMs;
+  for (;;) {
+    const v = await fn();
+    if (v) return v;
+    if (Date.now() > end) throw new Error(`timed out waiting for ${what}`);
+    await new Promise((r) => setTimeout(r, 50));
+  }
+}
+
+export async function json<T = Record<string, unknown>>(res: Response): Promise<T> {
+  return (await res.json()) as T;
+}
+
+export interface SessionJson {
+  id: string;
+  status: string;
+  statusReason: string | null;
+  phoneNumber: string | null;
+  me: { chatId: string } | null;
+  network: string;
+  [k: string]: unknown;
+}
+
+export interface MessageJson {
+  id: string;
+  status: string;
+  chatId: string;
+  sessionId: string;
+  direction: string;
+  type: string;
+  text?: string;
+  error?: { code: string; message: string };
+  sentAt: string | null;
+  deliveredAt: string | null;
+  readAt: string | null;
+  [k: string]: unknown;
+}
+
+export async function sandboxSession(key: string, extra: Record<string, unknown> = {}): Promise<SessionJson> {
+  const res = await api("/api/sessions", { method: "POST", key, json: { name: "sbx", ...extra } });
+  if (res.status !== 201) throw new Error(`session create ${res.status}: ${await res.text()}`);
+  return json<SessionJson>(res);
+}
+
+export async function getMessage(key: string, chatId: string, id: string, sessionId?: string): Promise<MessageJson | undefined> {
+  const res = await api(`/api/messages/${chatId}?limit=100${sessionId ? `&sessionId=${sessionId}` : ""}`, { key });
+  const page = await json<{ data: MessageJson[] }>(res);
+  return page.data.find((m) => m.id === id);
+}
+
+// ---- fake Graph API -----------------------------------------------------------------------------
+
+export const graphUrl = () => inject("graphUrl");
+
+let phoneCounter = 0;
+export async function fakePhone(token = "good-token"): Promise<{ phoneNumberId: string; display: string; token: string }> {
+  phoneCounter++;
+  const phoneNumberId = `10654${Date.now() % 1e7}${phoneCounter}${Math.floor(Math.random() * 1000)}`;
+  const display = `1555${String(Math.floor(Math.random() * 1e7)).padStart(7, "0")}`;
+  await fetch(`${graphUrl()}/__fake/phones`, { method: "POST", body: JSON.stringify({ phoneNumberId, token, displayPhoneNumber: `+1 ${display.slice(1, 4)}-${display.slice(4)}` }) });
+  return { phoneNumberId, display, token };
+}
+
+export async function fakeFail(phoneNumberId: string, code: number, times = 1): Promise<void> {
+  await fetch(`${graphUrl()}/__fake/phones/${phoneNumberId}/fail`, { method: "POST", body: JSON.stringify({ code, times }) });
+}
+
+export interface FakeRequest {
+  method: string;
+  path: string;
+  authorization: string | null;
+  body: Record<string, unknown> | null;
+  valid: boolean;
+  errors: string[];
+}
+
+export async function fakeRequests(phoneNumberId: string): Promise<FakeRequest[]> {
+  return (await (await fetch(`${graphUrl()}/__fake/phones/${phoneNumberId}/requests`)).json()) as FakeRequest[];
+}
+
+export async function hubSignature(secret: string, body: string): Promise<string> {
+  const key = await crypto.subtle.importKey("raw", new TextEncoder().encode(secret), { name: "HMAC", hash: "SHA-256" }, false, ["sign"]);
+  const mac = new Uint8Array(await crypto.subtle.sign("HMAC", key, new TextEncoder().encode(body)));
+  return `sha256=${[...mac].map((b) => b.toString(16).padStart(2, "0")).join("")}`;
+}
