@@ -2,6 +2,7 @@ import { env } from "cloudflare:workers";
 import { describe, expect, it } from "vitest";
 import { api, createKey } from "../helpers.ts";
 import { eventsOf, json, sandboxSession, waitFor, type MessageJson } from "../messaging/support.ts";
+import { receivedAt, registerWebhook, waitForDeliveries } from "../webhooks/support.ts";
 import { action, createCampaign, createContact, getCampaign, importContacts, recipients, uniquePhone, watch, type CampaignJson } from "./support.ts";
 
 async function messageOf(key: string, chatId: string, id: string): Promise<MessageJson | undefined> {
@@ -155,5 +156,27 @@ describe("campaigns: pause, resume, cancel", () => {
     expect((await action(k.key, c.id, "resume")).status).toBe(409);
     const pending = await env.DB.prepare("SELECT count(*) AS n FROM messages WHERE campaign_id = ? AND status = 'pending'").bind(c.id).first<{ n: number }>();
     expect(pending!.n).toBe(0);
+  });
+});
+
+describe("campaigns: webhooks", () => {
+  it("campaign.completed is delivered exactly once to a matching webhook, with the final stats", async () => {
+    const k = await createKey("pro");
+    const s = await sandboxSession(k.key);
+    const hook = await registerWebhook(k, { events: ["campaign.completed"] });
+    const other = await registerWebhook(k, { events: ["message.received"] });
+    await importContacts(k.key, Array.from({ length: 25 }, (_, i) => ({ phone: uniquePhone(), name: `H${i}`, tags: ["hook"] })));
+    const c = await createCampaign(k.key, { sessionId: s.id, message: { text: "hi {{name}}" }, audience: { tags: ["hook"] } });
+    await action(k.key, c.id, "start");
+    await watch(k.key, c.id, (x) => x.status === "completed");
+    const got = await waitForDeliveries(hook.inbox, 1);
+    await new Promise((r) => setTimeout(r, 1500));
+    const all = await receivedAt(hook.inbox);
+    expect(all).toHaveLength(1);
+    expect(all[0]!.verified).toBe(true);
+    const body = JSON.parse(got[0]!.body) as { type: string; data: CampaignJson };
+    expect(body.type).toBe("campaign.completed");
+    expect(body.data).toMatchObject({ id: c.id, status: "completed", stats: { total: 25, pending: 0, skipped: 0 } });
+    expect(await receivedAt(other.inbox)).toHaveLength(0);
   });
 });

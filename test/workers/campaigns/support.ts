@@ -37,10 +37,10 @@ export interface RecipientJson {
 }
 
 let phoneCounter = 0;
-/** Phones outside the sandbox session range, unique per call. */
+/** Phones outside the sandbox session range, unique per call (contacts are unique per account). */
 export function uniquePhone(): string {
   phoneCounter++;
-  return `+1650${String((Date.now() % 1e4) * 100 + (phoneCounter % 100)).padStart(7, "0")}`;
+  return `+1650${String(phoneCounter).padStart(7, "0")}`;
 }
 
 export async function importContacts(key: string, contacts: Record<string, unknown>[]): Promise<void> {
