@@ -47,9 +47,18 @@ describe("campaigns end to end (npm run dev)", () => {
     const done = await until(key, c.id, (x) => x.status === "completed");
     expect(done.stats).toMatchObject({ total: 200, skipped: 4, pending: 0, failed: 0 });
 
-    const page = (await (await call(`/api/campaigns/${c.id}/recipients?limit=100`, { key })).json()) as { data: { name: string; chatId: string; messageId: string; status: string; reason: string | null }[] };
-    expect(page.data.find((r) => r.name === "E0")).toMatchObject({ status: "skipped", reason: "opted_out" });
-    const second = page.data.find((r) => r.name === "E1")!;
+    type R = { seq: number; name: string; chatId: string; messageId: string; status: string; reason: string | null };
+    const all: R[] = [];
+    let cursor: string | null = null;
+    do {
+      const page = (await (await call(`/api/campaigns/${c.id}/recipients?limit=100${cursor ? `&cursor=${cursor}` : ""}`, { key })).json()) as { data: R[]; nextCursor: string | null };
+      all.push(...page.data);
+      cursor = page.nextCursor;
+    } while (cursor);
+    expect(all).toHaveLength(200);
+    expect(all.map((r) => r.seq)).toEqual(Array.from({ length: 200 }, (_, i) => i + 1));
+    expect(all.find((r) => r.name === "E0")).toMatchObject({ status: "skipped", reason: "opted_out" });
+    const second = all.find((r) => r.name === "E1")!;
     const history = (await (await call(`/api/messages/${second.chatId}`, { key })).json()) as { data: { id: string; text: string; campaignId: string }[] };
     expect(history.data[0]).toMatchObject({ id: second.messageId, text: "Hello E1", campaignId: c.id });
 

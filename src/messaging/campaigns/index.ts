@@ -17,7 +17,7 @@ setCampaignHooks({
     for (const id of campaignIds) await maybeComplete(env, id);
   },
   interrupted: pauseForSession,
-  due: (env, campaignId) => startDue(env, campaignId),
+  due: (env, campaignId) => startDue(env, campaignId, Date.now(), { fromTimer: true }),
 });
 
 /** Every minute: start due scheduled campaigns (backstop of the DO alarm), re-kick stalled ones, announce missed completions. */

@@ -146,10 +146,11 @@ export async function updateCampaign(env: Env, accountId: string, id: string, pa
 }
 
 /** Resolves the audience, marks the campaign running and puts its recipients on SEND_QUEUE. */
-async function run(env: Env, row: CampaignRow): Promise<void> {
+async function run(env: Env, row: CampaignRow, opts: { fromTimer?: boolean } = {}): Promise<void> {
   const launched = await launch(env, row);
   if (!launched) return; // another start won
-  if (row.status === "scheduled") await sessionStub(env, row.sessionId).cancelCampaignStart(row.id);
+  // An early start forgets the DO's timer (the DO drops a timer that fired by itself).
+  if (row.status === "scheduled" && !opts.fromTimer) await sessionStub(env, row.sessionId).cancelCampaignStart(row.id);
   await enqueueBlocks(env, row, allBlocks(launched.total));
   if (launched.total === launched.skipped) await maybeComplete(env, row.id);
 }
@@ -178,11 +179,11 @@ export async function startCampaign(env: Env, accountId: string, id: string): Pr
 }
 
 /** A scheduled campaign whose time has come (the DO alarm or the cron): starts it once. */
-export async function startDue(env: Env, campaignId: string, now = Date.now()): Promise<void> {
+export async function startDue(env: Env, campaignId: string, now = Date.now(), opts: { fromTimer?: boolean } = {}): Promise<void> {
   const row = await getDb(env.DB).select().from(campaigns).where(eq(campaigns.id, campaignId)).get();
   if (!row || row.status !== "scheduled" || (row.scheduledAt ?? 0) > now + 1000) return;
   // A session that is not WORKING pauses the campaign with the reason when its sends come due.
-  await run(env, row);
+  await run(env, row, opts);
 }
 
 export async function pauseCampaign(env: Env, accountId: string, id: string): Promise<Campaign> {
