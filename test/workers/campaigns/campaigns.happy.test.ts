@@ -180,3 +180,23 @@ describe("campaigns: webhooks", () => {
     expect(await receivedAt(other.inbox)).toHaveLength(0);
   });
 });
+
+describe("contacts import (for campaign audiences)", () => {
+  it("creates valid contacts, rejects bad items by index, counts existing phones", async () => {
+    const k = await createKey("pro");
+    const existing = await createContact(k.key, { phone: uniquePhone(), name: "Already" });
+    const fresh = uniquePhone();
+    const res = await api("/api/contacts/import", {
+      method: "POST",
+      key: k.key,
+      json: { contacts: [{ phone: fresh, name: "New", tags: ["t"] }, { phone: "nope" }, { phone: existing.phone, name: "Again" }, { phone: fresh }, { phone: uniquePhone(), extra: 1 }] },
+    });
+    expect(res.status).toBe(200);
+    const body = await json<{ created: number; existing: number; rejected: { index: number }[] }>(res);
+    expect(body).toMatchObject({ created: 1, existing: 2 });
+    expect(body.rejected.map((r) => r.index)).toEqual([1, 4]);
+    const list = await json<{ data: { name: string }[] }>(await api("/api/contacts?tag=t", { key: k.key }));
+    expect(list.data.map((c) => c.name)).toEqual(["New"]);
+    expect((await api("/api/contacts/import", { method: "POST", key: k.key, json: { contacts: [] } })).status).toBe(400);
+  });
+});
