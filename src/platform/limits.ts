@@ -11,6 +11,8 @@ export const BODY_LIMITS: Array<{ pattern: RegExp; bytes: number }> = [
   { pattern: /^\/api\/messages\/send-media$/, bytes: 22 * 1024 * 1024 },
   // bulk sends: up to 1,000+ items
   { pattern: /^\/api\/messages\/send-bulk$/, bytes: 5 * 1024 * 1024 },
+  // contact imports: up to 1,000 contacts
+  { pattern: /^\/api\/contacts\/import$/, bytes: 5 * 1024 * 1024 },
 ];
 
 export function bodyLimitFor(path: string): number {

@@ -3,3 +3,4 @@ export * from "./platform.ts";
 export * from "./compile.ts";
 export * from "./webhooks.ts";
 export * from "./messaging.ts";
+export * from "./campaigns.ts";

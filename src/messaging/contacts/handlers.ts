@@ -1,8 +1,9 @@
 import type { Router } from "../../platform/openapi.ts";
-import { createContactRoute, deleteContactRoute, getContactRoute, listContactsRoute, updateContactRoute } from "./routes.ts";
-import { createContact, deleteContact, getContact, listContacts, updateContact } from "./service.ts";
+import { createContactRoute, deleteContactRoute, getContactRoute, importContactsRoute, listContactsRoute, updateContactRoute } from "./routes.ts";
+import { createContact, deleteContact, getContact, importContacts, listContacts, updateContact } from "./service.ts";
 
 export function mountContacts(app: Router): void {
+  app.openapi(importContactsRoute, async (c) => c.json(await importContacts(c.env, c.get("auth").accountId, c.req.valid("json").contacts), 200));
   app.openapi(createContactRoute, async (c) => c.json(await createContact(c.env, c.get("auth").accountId, c.req.valid("json")), 201));
   app.openapi(listContactsRoute, async (c) => c.json(await listContacts(c.env, c.get("auth").accountId, c.req.valid("query")), 200));
   app.openapi(getContactRoute, async (c) => c.json(await getContact(c.env, c.get("auth").accountId, c.req.valid("param").id), 200));

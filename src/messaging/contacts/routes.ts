@@ -2,7 +2,7 @@ import { createRoute, z } from "@hono/zod-openapi";
 import { idempotency } from "../../platform/idempotency.ts";
 import { AUTHED_ERRORS, errorResponses, jsonBody, jsonResponse } from "../../platform/openapi.ts";
 import { pageOf } from "../../platform/pagination.ts";
-import { Contact, ContactIdParam, ContactListQuery, CreateContactBody, UpdateContactBody } from "./schemas.ts";
+import { Contact, ContactIdParam, ContactListQuery, CreateContactBody, ImportContactsBody, ImportResult, UpdateContactBody } from "./schemas.ts";
 
 const tags = ["Contacts"];
 
@@ -50,4 +50,15 @@ export const deleteContactRoute = createRoute({
   summary: "Delete a contact",
   request: { params: ContactIdParam },
   responses: { 200: jsonResponse(z.object({ id: z.string(), deleted: z.literal(true) }).openapi("ContactDeleted"), "Deleted"), ...errorResponses(...AUTHED_ERRORS, 404) },
+});
+
+export const importContactsRoute = createRoute({
+  method: "post",
+  path: "/api/contacts/import",
+  tags,
+  summary: "Create up to 1,000 contacts at once",
+  description: "Each item is validated on its own (rejected by index); phones that already have a contact are counted as `existing` and left unchanged. `contact.created` is emitted for each new one.",
+  middleware: [idempotency()] as const,
+  request: { body: jsonBody(ImportContactsBody) },
+  responses: { 200: jsonResponse(ImportResult, "What was created"), ...errorResponses(...AUTHED_ERRORS, 413, 415, 422) },
 });

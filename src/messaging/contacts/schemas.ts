@@ -30,6 +30,20 @@ export const CreateContactBody = z
   })
   .openapi("CreateContact");
 
+export const MAX_IMPORT = 1000;
+
+export const ImportContactsBody = z
+  .strictObject({ contacts: z.array(z.unknown()).min(1).max(MAX_IMPORT).openapi({ description: `Up to ${MAX_IMPORT} contacts, each as for \`POST /api/contacts\`.` }) })
+  .openapi("ImportContacts");
+
+export const ImportResult = z
+  .object({
+    created: z.number().int(),
+    existing: z.number().int().openapi({ description: "Phones that already had a contact (left unchanged)." }),
+    rejected: z.array(z.object({ index: z.number().int(), error: z.object({ code: z.string(), message: z.string() }) })),
+  })
+  .openapi("ImportResult");
+
 export const UpdateContactBody = z
   .strictObject({
     name: z.string().min(1).max(200).nullable().optional(),

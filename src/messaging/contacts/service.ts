@@ -6,7 +6,7 @@ import { errors } from "../../platform/errors.ts";
 import { newId } from "../../platform/ids.ts";
 import { decodeCursor, toPage } from "../../platform/pagination.ts";
 import { ACCEPTED_ADDRESS_FORMS, chatIdOf, e164Of, parseAddress } from "../chat-id.ts";
-import type { Contact } from "./schemas.ts";
+import { CreateContactBody, type Contact } from "./schemas.ts";
 
 type Row = typeof contacts.$inferSelect;
 
@@ -123,4 +123,53 @@ export async function listContacts(
   const rows = await getDb(env.DB).select().from(contacts).where(and(...conds)).orderBy(desc(contacts.id)).limit(q.limit + 1);
   const page = toPage(rows, q.limit, (r) => ({ id: r.id }));
   return { data: page.data.map(toContact), nextCursor: page.nextCursor };
+}
+
+/** Rows per INSERT: 10 columns, under D1's 100 bound parameters. */
+const IMPORT_ROWS_PER_INSERT = 9;
+
+/** Bulk create: valid items inserted in one D1 batch; existing phones counted and left alone. */
+export async function importContacts(env: Env, accountId: string, items: unknown[]) {
+  const rejected: { index: number; error: { code: string; message: string } }[] = [];
+  const rows: Row[] = [];
+  const phones = new Set<string>();
+  const now = Date.now();
+  let existing = 0;
+  items.forEach((item, index) => {
+    const parsed = CreateContactBody.safeParse(item);
+    const digits = parsed.success ? parseAddress(parsed.data.phone) : null;
+    if (!parsed.success || !digits) {
+      const issue = parsed.success ? { path: ["phone"], message: `must be ${ACCEPTED_ADDRESS_FORMS}` } : parsed.error.issues[0]!;
+      rejected.push({ index, error: { code: "invalid_request", message: `${issue.path.join(".") || "item"}: ${issue.message}` } });
+      return;
+    }
+    const phone = e164Of(digits);
+    if (phones.has(phone)) {
+      existing++;
+      return;
+    }
+    phones.add(phone);
+    const c = parsed.data;
+    rows.push({
+      id: newId("con", now),
+      accountId,
+      phone,
+      name: c.name ?? null,
+      email: c.email ?? null,
+      tags: JSON.stringify([...new Set(c.tags ?? [])]),
+      attributes: JSON.stringify(c.attributes ?? {}),
+      optedOut: c.optedOut ?? false,
+      createdAt: now,
+      updatedAt: now,
+    });
+  });
+  const db = getDb(env.DB);
+  const inserts = [];
+  for (let i = 0; i < rows.length; i += IMPORT_ROWS_PER_INSERT) {
+    inserts.push(db.insert(contacts).values(rows.slice(i, i + IMPORT_ROWS_PER_INSERT)).onConflictDoNothing().returning());
+  }
+  const created = inserts.length ? (await db.batch(inserts as [(typeof inserts)[number], ...(typeof inserts)[number][]])).flat() : [];
+  existing += rows.length - created.length;
+  if (created.length) await emit(env, created.map((row) => ({ type: "contact.created" as const, accountId, data: toContact(row) })));
+  return { created: created.length, existing, rejected };
 }

@@ -12,6 +12,7 @@ import { advanceStatus, chunk, ID_CHUNK } from "../messages/store.ts";
 import { signedMediaUrl } from "../media/store.ts";
 import type { NetworkDriver, OutboundMessage, SendResult } from "../networks/driver.ts";
 import { isSandboxNumber, SandboxDriver, sandboxSend } from "../networks/sandbox.ts";
+import { campaignHooks, type EnqueueOptions } from "./campaign-hooks.ts";
 import { parseWebhook, verifyHubSignature, WhatsappDriver, type InboundFromNetwork } from "../networks/whatsapp.ts";
 import type { Network, SessionStatus, WhatsappCredentials } from "./schemas.ts";
 import { writeSessionStatus } from "./state.ts";
@@ -61,6 +62,8 @@ const JITTER = 0.25;
 /** How long after a sandbox read receipt is due the durable alarm checks that it happened. */
 const RECEIPT_BACKSTOP_MS = 5_000;
 const RECEIPT_TICK_MS = 100;
+/** Outbox rows that may be sent: not of a campaign on hold. */
+const NOT_HELD = "(campaign_id IS NULL OR campaign_id NOT IN (SELECT campaign_id FROM held_campaigns))";
 
 /**
  * One per messaging session (ARCHITECTURE.md): the "phone". Owns the connection state machine,
@@ -81,6 +84,10 @@ export class SessionDO extends DurableObject<Env> {
   private receiptsRunning: Promise<void> | null = null;
   private alarmAt: number | null = null;
   private sweptAfterStart = false;
+  /** Outbox ids the alarm is sending right now (a cancel leaves them to finish). */
+  private readonly inFlight = new Set<string>();
+  /** Campaigns cancelled while the alarm may hold some of their sends in hand. */
+  private readonly droppedCampaigns = new Set<string>();
   private sql: SqlStorage;
 
   constructor(ctx: DurableObjectState, env: Env) {
@@ -88,6 +95,13 @@ export class SessionDO extends DurableObject<Env> {
     this.sql = ctx.storage.sql;
     this.sql.exec("CREATE TABLE IF NOT EXISTS outbox (message_id TEXT PRIMARY KEY, due INTEGER NOT NULL, attempts INTEGER NOT NULL DEFAULT 0)");
     this.sql.exec("CREATE INDEX IF NOT EXISTS outbox_due ON outbox (due)");
+    // Campaigns (issue 7): which campaign a queued send belongs to, campaigns on hold, scheduled starts.
+    if (!this.sql.exec<{ name: string }>("PRAGMA table_info(outbox)").toArray().some((c) => c.name === "campaign_id")) {
+      this.sql.exec("ALTER TABLE outbox ADD COLUMN campaign_id TEXT");
+    }
+    this.sql.exec("CREATE INDEX IF NOT EXISTS outbox_campaign ON outbox (campaign_id, due)");
+    this.sql.exec("CREATE TABLE IF NOT EXISTS held_campaigns (campaign_id TEXT PRIMARY KEY)");
+    this.sql.exec("CREATE TABLE IF NOT EXISTS campaign_timers (campaign_id TEXT PRIMARY KEY, due INTEGER NOT NULL)");
     void ctx.blockConcurrencyWhile(async () => {
       this.config = (await ctx.storage.get<SessionConfig>("config")) ?? null;
       this.status = (await ctx.storage.get<SessionStatus>("status")) ?? "STOPPED";
@@ -161,6 +175,15 @@ export class SessionDO extends DurableObject<Env> {
     this.status = next;
     await this.ctx.storage.put("status", next);
     await writeSessionStatus(this.env, cfg.accountId, cfg.sessionId, previous, next, reason, extra);
+    const hooks = campaignHooks();
+    if (hooks && previous === "WORKING" && next !== "WORKING") {
+      // Campaign sends wait for the session instead of failing: their campaigns pause with a reason.
+      const paused = await hooks.interrupted(this.env, cfg.sessionId, next, reason).catch((err) => {
+        console.error(JSON.stringify({ level: "error", msg: "campaign pause on session down failed", error: String(err) }));
+        return [] as string[];
+      });
+      for (const id of paused) this.sql.exec("INSERT OR IGNORE INTO held_campaigns (campaign_id) VALUES (?)", id);
+    }
   }
 
   // ---- sending -------------------------------------------------------------------------------
@@ -224,20 +247,103 @@ export class SessionDO extends DurableObject<Env> {
     });
   }
 
-  /** Bulk and campaign sends: queued here, paced at the session's rate, sent by the alarm. */
-  async enqueue(messageIds: string[]): Promise<void> {
+  /**
+   * Bulk and campaign sends: queued here, paced at the session's rate (or the campaign's), sent by
+   * the alarm. Ids already queued are ignored and take no slot, so a retried enqueue is harmless.
+   */
+  async enqueue(messageIds: string[], opts: EnqueueOptions = {}): Promise<void> {
     if (messageIds.length === 0) return;
     const now = Date.now();
-    const rate = this.config?.sendRatePerMinute ?? null;
+    const { rate, jitter } = this.pace(opts);
     let slot = Math.max(now, (await this.ctx.storage.get<number>("nextSlot")) ?? 0);
     const interval = rate ? 60_000 / rate : 0;
     for (const id of messageIds) {
-      const jitter = interval ? (Math.random() * 2 - 1) * JITTER * interval : 0;
-      this.sql.exec("INSERT OR IGNORE INTO outbox (message_id, due) VALUES (?, ?)", id, Math.max(now, Math.round(slot + jitter)));
-      slot += interval;
+      const offset = interval ? (Math.random() * 2 - 1) * jitter * interval : 0;
+      const written = this.sql.exec("INSERT OR IGNORE INTO outbox (message_id, due, campaign_id) VALUES (?, ?, ?)", id, Math.max(now, Math.round(slot + offset)), opts.campaignId ?? null).rowsWritten;
+      if (written > 0) slot += interval;
     }
     if (rate) await this.ctx.storage.put("nextSlot", slot);
     await this.ensureAlarm(now);
+  }
+
+  private pace(opts: EnqueueOptions): { rate: number | null; jitter: number } {
+    return { rate: opts.perMinute ?? this.config?.sendRatePerMinute ?? null, jitter: opts.jitterPct !== undefined ? opts.jitterPct / 100 : JITTER };
+  }
+
+  // ---- campaigns (issue 7) ---------------------------------------------------------------------
+
+  /** Pause: the campaign's queued sends stay here, unsent, until released or dropped. */
+  async holdCampaign(campaignId: string): Promise<void> {
+    this.sql.exec("INSERT OR IGNORE INTO held_campaigns (campaign_id) VALUES (?)", campaignId);
+  }
+
+  /** Resume: its held sends are paced again from now, in their order. */
+  async releaseCampaign(campaignId: string, opts: EnqueueOptions = {}): Promise<void> {
+    this.sql.exec("DELETE FROM held_campaigns WHERE campaign_id = ?", campaignId);
+    const now = Date.now();
+    const { rate, jitter } = this.pace(opts);
+    if (rate) {
+      const interval = 60_000 / rate;
+      let slot = Math.max(now, (await this.ctx.storage.get<number>("nextSlot")) ?? 0);
+      const ids = this.sql.exec<{ message_id: string }>("SELECT message_id FROM outbox WHERE campaign_id = ? ORDER BY due, message_id", campaignId).toArray();
+      for (const { message_id } of ids) {
+        const offset = (Math.random() * 2 - 1) * jitter * interval;
+        this.sql.exec("UPDATE outbox SET due = ? WHERE message_id = ?", Math.max(now, Math.round(slot + offset)), message_id);
+        slot += interval;
+      }
+      await this.ctx.storage.put("nextSlot", slot);
+    }
+    await this.ensureAlarm(now);
+  }
+
+  /** Cancel: forgets the campaign's queued sends; answers those being sent right now (they finish). */
+  async dropCampaign(campaignId: string): Promise<{ inFlight: string[] }> {
+    this.droppedCampaigns.add(campaignId);
+    this.sql.exec("DELETE FROM held_campaigns WHERE campaign_id = ?", campaignId);
+    this.sql.exec("DELETE FROM campaign_timers WHERE campaign_id = ?", campaignId);
+    const queued = this.sql.exec<{ message_id: string }>("SELECT message_id FROM outbox WHERE campaign_id = ?", campaignId).toArray();
+    const inFlight: string[] = [];
+    for (const { message_id } of queued) {
+      if (this.inFlight.has(message_id)) inFlight.push(message_id);
+      else this.sql.exec("DELETE FROM outbox WHERE message_id = ?", message_id);
+    }
+    return { inFlight };
+  }
+
+  /** A scheduled campaign start, fired by this DO's alarm at `at` (the cron is the backstop). */
+  async scheduleCampaignStart(campaignId: string, at: number): Promise<void> {
+    this.sql.exec("INSERT OR REPLACE INTO campaign_timers (campaign_id, due) VALUES (?, ?)", campaignId, at);
+    await this.ensureAlarm(at);
+  }
+
+  async cancelCampaignStart(campaignId: string): Promise<void> {
+    this.sql.exec("DELETE FROM campaign_timers WHERE campaign_id = ?", campaignId);
+  }
+
+  private isHeld(campaignId: string | null): boolean {
+    if (!campaignId) return false;
+    return this.sql.exec("SELECT 1 FROM held_campaigns WHERE campaign_id = ?", campaignId).toArray().length > 0;
+  }
+
+  private async fireCampaignTimers(): Promise<void> {
+    const hooks = campaignHooks();
+    const due = this.sql.exec<{ campaign_id: string }>("SELECT campaign_id FROM campaign_timers WHERE due <= ?", Date.now()).toArray();
+    for (const { campaign_id } of due) {
+      try {
+        await hooks?.due(this.env, campaign_id);
+        this.sql.exec("DELETE FROM campaign_timers WHERE campaign_id = ?", campaign_id);
+      } catch (err) {
+        // Kept: the next alarm (or the cron) tries again.
+        console.error(JSON.stringify({ level: "error", msg: "scheduled campaign start failed", campaignId: campaign_id, error: String(err) }));
+      }
+    }
+  }
+
+  private async reportProgress(campaignIds: Iterable<string | null>): Promise<void> {
+    const ids = [...new Set([...campaignIds].filter((id): id is string => !!id))];
+    const hooks = campaignHooks();
+    if (!hooks || ids.length === 0) return;
+    await hooks.progressed(this.env, ids).catch((err) => console.error(JSON.stringify({ level: "error", msg: "campaign progress hook failed", error: String(err) })));
   }
 
   private outbound(draft: Draft, mediaLink: string): OutboundMessage {
@@ -467,29 +573,52 @@ export class SessionDO extends DurableObject<Env> {
     this.alarmAt = null;
     if (!this.config) return;
     await this.sweepLostReceipts();
+    await this.fireCampaignTimers();
     const deadline = Date.now() + ALARM_BUDGET_MS;
     while (Date.now() < deadline) {
       if ((await this.processOutbox()) === 0) break;
     }
     await this.runReceipts();
-    const outboxNext = this.sql.exec<{ due: number | null }>("SELECT min(due) AS due FROM outbox").one().due;
+    const outboxNext = this.sql.exec<{ due: number | null }>(`SELECT min(due) AS due FROM outbox WHERE ${NOT_HELD}`).one().due;
+    const timerNext = this.sql.exec<{ due: number | null }>("SELECT min(due) AS due FROM campaign_timers").one().due;
     const lastReceipt = this.receiptQueues.read.at(-1)?.due;
-    const next = Math.min(outboxNext ?? Infinity, lastReceipt !== undefined ? lastReceipt + RECEIPT_BACKSTOP_MS : Infinity);
+    const next = Math.min(outboxNext ?? Infinity, timerNext ?? Infinity, lastReceipt !== undefined ? lastReceipt + RECEIPT_BACKSTOP_MS : Infinity);
     if (next !== Infinity) await this.ensureAlarm(Math.max(next, Date.now()));
   }
 
   private async processOutbox(): Promise<number> {
-    const cfg = this.config!;
-    const due = this.sql.exec<{ message_id: string; attempts: number }>("SELECT message_id, attempts FROM outbox WHERE due <= ? ORDER BY due LIMIT ?", Date.now(), ID_CHUNK).toArray();
+    const due = this.sql
+      .exec<{ message_id: string; attempts: number; campaign_id: string | null }>(`SELECT message_id, attempts, campaign_id FROM outbox WHERE due <= ? AND ${NOT_HELD} ORDER BY due LIMIT ?`, Date.now(), ID_CHUNK)
+      .toArray();
     if (due.length === 0) return 0;
+    for (const r of due) this.inFlight.add(r.message_id);
+    try {
+      return await this.sendDue(due);
+    } finally {
+      for (const r of due) this.inFlight.delete(r.message_id);
+      await this.reportProgress(due.map((r) => r.campaign_id));
+    }
+  }
+
+  private async sendDue(due: { message_id: string; attempts: number; campaign_id: string | null }[]): Promise<number> {
+    const cfg = this.config!;
     const ids = due.map((r) => r.message_id);
     const done = (list: string[]) => {
       for (const id of list) this.sql.exec("DELETE FROM outbox WHERE message_id = ?", id);
     };
     const now = Date.now();
     if (this.status !== "WORKING") {
-      await advanceStatus(this.env, cfg.accountId, cfg.sessionId, { ids }, "failed", now, { code: "session_not_working", message: `The session was ${this.status} when the message was due.` });
-      done(ids);
+      // Campaign sends wait (their campaigns are held and paused with the reason); others fail.
+      const campaignIds = [...new Set(due.flatMap((r) => (r.campaign_id ? [r.campaign_id] : [])))];
+      if (campaignIds.length) {
+        for (const id of campaignIds) this.sql.exec("INSERT OR IGNORE INTO held_campaigns (campaign_id) VALUES (?)", id);
+        await campaignHooks()?.interrupted(this.env, cfg.sessionId, this.status, `session_${this.status.toLowerCase()}`, campaignIds);
+      }
+      const others = due.filter((r) => !r.campaign_id).map((r) => r.message_id);
+      if (others.length) {
+        await advanceStatus(this.env, cfg.accountId, cfg.sessionId, { ids: others }, "failed", now, { code: "session_not_working", message: `The session was ${this.status} when the message was due.` });
+      }
+      done(others);
       return ids.length;
     }
     const rows = await getDb(this.env.DB)
@@ -524,6 +653,12 @@ export class SessionDO extends DurableObject<Env> {
     done(ids.filter((id) => !pendingIds.has(id)));
     for (const row of rows) {
       if (this.status !== "WORKING") break;
+      if (row.campaignId && this.isHeld(row.campaignId)) continue; // paused while this chunk was in hand
+      if (row.campaignId && this.droppedCampaigns.has(row.campaignId)) {
+        await advanceStatus(this.env, cfg.accountId, cfg.sessionId, { ids: [row.id] }, "failed", Date.now(), { code: "campaign_cancelled", message: "The campaign was cancelled before this message was sent." });
+        done([row.id]);
+        continue;
+      }
       const draft: Draft = {
         id: row.id,
         to: digitsOfChatId(row.chatId),

@@ -1,0 +1,151 @@
+import { newId } from "../../platform/ids.ts";
+import { enqueueSendJobs, type SendJob } from "../queue/send-queue.ts";
+import { sessionStub } from "../sessions/service.ts";
+import type { StoredMedia } from "../messages/mapper.ts";
+import { pacingOf, type CampaignRow } from "./mapper.ts";
+import type { CampaignMessage } from "./schemas.ts";
+import { renderTemplate } from "./template.ts";
+
+/** Recipients per SEND_QUEUE job. */
+export const JOB_SIZE = 100;
+/** Message ids of a job: a time-ordered base plus the recipient's seq in this many digits. */
+const SEQ_DIGITS = 7;
+/** Rows per INSERT: 7 shared parameters + 3 per row stay under D1's 100 bound parameters. */
+const ROWS_PER_INSERT = 30;
+
+export interface CampaignJob extends SendJob {
+  kind: "campaign";
+  accountId: string;
+  campaignId: string;
+  from: number;
+  to: number;
+}
+
+/** Puts jobs for the given blocks of JOB_SIZE recipients (block b = seqs b*100+1 .. b*100+100). */
+export async function enqueueBlocks(env: Env, c: Pick<CampaignRow, "id" | "accountId">, blocks: number[]): Promise<void> {
+  const jobs: CampaignJob[] = blocks.map((b) => ({ kind: "campaign", accountId: c.accountId, campaignId: c.id, from: b * JOB_SIZE + 1, to: (b + 1) * JOB_SIZE }));
+  await enqueueSendJobs(env, jobs);
+}
+
+export function allBlocks(total: number): number[] {
+  return Array.from({ length: Math.ceil(total / JOB_SIZE) }, (_, b) => b);
+}
+
+/**
+ * Blocks that still have recipients to send: not yet claimed, or (unless `unclaimedOnly`) claimed
+ * with the message unsent.
+ */
+export async function remainingBlocks(env: Env, campaignId: string, opts: { unclaimedOnly?: boolean } = {}): Promise<number[]> {
+  const res = await env.DB.prepare(
+    `SELECT DISTINCT (r.seq - 1) / ?2 AS b FROM campaign_recipients r LEFT JOIN messages m ON m.id = r.message_id
+      WHERE r.campaign_id = ?1 AND (r.status = 'pending' ${opts.unclaimedOnly ? "" : "OR (r.status = 'queued' AND m.status = 'pending')"}) ORDER BY b`,
+  )
+    .bind(campaignId, JOB_SIZE)
+    .all<{ b: number }>();
+  return res.results.map((r) => r.b);
+}
+
+interface PendingRecipient {
+  seq: number;
+  phone: string;
+  name: string | null;
+  email: string | null;
+  attributes: string;
+}
+
+function contentOf(message: CampaignMessage, r: PendingRecipient): { text: string | null; media: string | null } {
+  const contact = { name: r.name, phone: r.phone, email: r.email, attributes: JSON.parse(r.attributes) as Record<string, unknown> };
+  if ("text" in message) return { text: renderTemplate(message.text, contact), media: null };
+  if ("media" in message) {
+    const media: StoredMedia = {
+      url: message.media.url,
+      mimetype: null,
+      filename: message.filename ?? null,
+      caption: message.caption ? renderTemplate(message.caption, contact) : null,
+      size: null,
+      mediaId: null,
+      origin: null,
+    };
+    return { text: null, media: JSON.stringify(media) };
+  }
+  return { text: null, media: null };
+}
+
+/**
+ * One SEND_QUEUE job: claims the job's pending recipients and hands their messages to the session's
+ * DO. The claim is one D1 transaction: each message is inserted only while its recipient is still
+ * `pending`, and the same transaction marks it `queued` with that message id, so a retried or
+ * duplicated job (or one racing a cancel) can never create a second message for a recipient. Then
+ * every queued-but-unsent message of the range goes to the DO, whose outbox ignores ids it already
+ * has and sends only messages still `pending`: a recipient is sent at most once.
+ */
+export async function runCampaignJob(env: Env, job: CampaignJob): Promise<void> {
+  const c = await env.DB.prepare("SELECT * FROM campaigns WHERE id = ? AND account_id = ?").bind(job.campaignId, job.accountId).first<Record<string, unknown>>();
+  // Paused or cancelled: nothing to do (resume enqueues what is left).
+  if (!c || c.status !== "running") return;
+  const campaign = {
+    id: c.id as string,
+    accountId: c.account_id as string,
+    sessionId: c.session_id as string,
+    message: JSON.parse(c.message as string) as CampaignMessage,
+    pacing: pacingOf({ pacing: c.pacing } as CampaignRow),
+  };
+  const pending = (
+    await env.DB.prepare("SELECT seq, phone, name, email, attributes FROM campaign_recipients WHERE campaign_id = ? AND seq BETWEEN ? AND ? AND status = 'pending' ORDER BY seq")
+      .bind(campaign.id, job.from, job.to)
+      .all<PendingRecipient>()
+  ).results;
+  if (pending.length > 0) await claim(env, campaign, pending);
+
+  const queued = (
+    await env.DB.prepare(
+      `SELECT r.message_id AS id FROM campaign_recipients r JOIN messages m ON m.id = r.message_id
+        WHERE r.campaign_id = ? AND r.seq BETWEEN ? AND ? AND r.status = 'queued' AND m.status = 'pending' ORDER BY r.seq`,
+    )
+      .bind(campaign.id, job.from, job.to)
+      .all<{ id: string }>()
+  ).results.map((r) => r.id);
+  if (queued.length === 0) return;
+  await sessionStub(env, campaign.sessionId).enqueue(queued, {
+    campaignId: campaign.id,
+    ...(campaign.pacing ? { perMinute: campaign.pacing.perMinute, jitterPct: campaign.pacing.jitterPct } : {}),
+  });
+}
+
+async function claim(
+  env: Env,
+  c: { id: string; accountId: string; sessionId: string; message: CampaignMessage },
+  pending: PendingRecipient[],
+): Promise<void> {
+  const now = Date.now();
+  const base = newId("msg", now).slice(0, -SEQ_DIGITS);
+  const type = "text" in c.message ? "text" : "template" in c.message ? "template" : c.message.type;
+  const template = "template" in c.message ? JSON.stringify(c.message.template) : null;
+  const idExpr = `?1 || printf('%0${SEQ_DIGITS}d', v.column1)`;
+  const statements: D1PreparedStatement[] = [];
+  for (let i = 0; i < pending.length; i += ROWS_PER_INSERT) {
+    const part = pending.slice(i, i + ROWS_PER_INSERT);
+    const params: unknown[] = [base, c.accountId, c.sessionId, type, template, c.id, now];
+    const values = part.map((r) => {
+      const { text, media } = contentOf(c.message, r);
+      const n = params.push(r.seq, text, media);
+      return `(?${n - 2}, ?${n - 1}, ?${n})`;
+    });
+    statements.push(
+      env.DB.prepare(
+        `INSERT INTO messages (id, account_id, session_id, chat_id, direction, type, text, template, media, status, campaign_id, created_at)
+         SELECT ${idExpr}, ?2, ?3, substr(r.phone, 2) || '@c.us', 'outbound', ?4, v.column2, ?5, v.column3, 'pending', ?6, ?7
+           FROM (VALUES ${values.join(", ")}) v
+           JOIN campaign_recipients r ON r.campaign_id = ?6 AND r.seq = v.column1 AND r.status = 'pending'`,
+      ).bind(...params),
+    );
+  }
+  // Every row still pending in [first, last] was read above, so it got its message just now.
+  statements.push(
+    env.DB.prepare(
+      `UPDATE campaign_recipients SET status = 'queued', message_id = ?1 || printf('%0${SEQ_DIGITS}d', seq)
+        WHERE campaign_id = ?2 AND seq BETWEEN ?3 AND ?4 AND status = 'pending'`,
+    ).bind(base, c.id, pending[0]!.seq, pending.at(-1)!.seq),
+  );
+  await env.DB.batch(statements);
+}

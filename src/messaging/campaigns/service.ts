@@ -1,0 +1,348 @@
+import { and, desc, eq, inArray, lt, sql } from "drizzle-orm";
+import { getDb } from "../../db/client.ts";
+import { campaigns, contacts, messagingSessions } from "../../db/schema/index.ts";
+import { errors } from "../../platform/errors.ts";
+import { newId } from "../../platform/ids.ts";
+import { decodeCursor, toPage } from "../../platform/pagination.ts";
+import { checkTargetUrl } from "../../platform/safe-url.ts";
+import { chatIdOf } from "../chat-id.ts";
+import { chunk, ID_CHUNK } from "../messages/store.ts";
+import { sessionStub } from "../sessions/service.ts";
+import type { SessionStatus } from "../sessions/schemas.ts";
+import { launch } from "./audience.ts";
+import { maybeComplete } from "./completion.ts";
+import { allBlocks, enqueueBlocks, remainingBlocks } from "./fanout.ts";
+import { nextStatus, type CampaignAction, type CampaignStatus } from "./lifecycle.ts";
+import { pacingOf, toCampaign, type CampaignRow } from "./mapper.ts";
+import type { Audience, Campaign, CampaignMessage, CreateCampaignBody, Recipient, RecipientStatus, UpdateCampaignBody } from "./schemas.ts";
+import { statsOf } from "./stats.ts";
+
+async function present(env: Env, row: CampaignRow): Promise<Campaign> {
+  return toCampaign(row, (await statsOf(env, [row])).get(row.id)!);
+}
+
+async function loadRow(env: Env, accountId: string, id: string): Promise<CampaignRow> {
+  const row = await getDb(env.DB).select().from(campaigns).where(and(eq(campaigns.accountId, accountId), eq(campaigns.id, id))).get();
+  if (!row) throw errors.notFound("campaign");
+  return row;
+}
+
+/** 409 unless `action` is allowed from the campaign's state. */
+function ensureAllowed(row: CampaignRow, action: CampaignAction): CampaignStatus {
+  const next = nextStatus(row.status, action);
+  if (!next) throw errors.conflict("invalid_campaign_state", `A ${row.status} campaign cannot ${action === "update" ? "be changed" : action}.`, { status: row.status });
+  return next;
+}
+
+async function ensureSessionOwned(env: Env, accountId: string, sessionId: string): Promise<void> {
+  const row = await getDb(env.DB)
+    .select({ id: messagingSessions.id })
+    .from(messagingSessions)
+    .where(and(eq(messagingSessions.accountId, accountId), eq(messagingSessions.id, sessionId)))
+    .get();
+  if (!row) throw errors.invalidRequest("sessionId is not a session of this account.", [{ path: "sessionId", message: "no such session" }]);
+}
+
+async function ensureSessionWorking(env: Env, accountId: string, sessionId: string): Promise<void> {
+  const row = await getDb(env.DB)
+    .select({ status: messagingSessions.status })
+    .from(messagingSessions)
+    .where(and(eq(messagingSessions.accountId, accountId), eq(messagingSessions.id, sessionId)))
+    .get();
+  if (row?.status !== "WORKING") {
+    throw errors.conflict("session_not_working", `The campaign's session is ${row?.status ?? "gone"}; it must be WORKING to send. Restart it with POST /api/sessions/${sessionId}/restart.`, {
+      status: row?.status ?? null,
+    });
+  }
+}
+
+/** Contact ids must be this account's: unknown ones are a 400 naming them (at most 10). */
+async function ensureContactsOwned(env: Env, accountId: string, audience: Audience): Promise<void> {
+  const ids = [...new Set(audience.contactIds ?? [])];
+  if (ids.length === 0) return;
+  const found = new Set<string>();
+  for (const part of chunk(ids, ID_CHUNK)) {
+    const rows = await getDb(env.DB).select({ id: contacts.id }).from(contacts).where(and(eq(contacts.accountId, accountId), inArray(contacts.id, part))).all();
+    for (const r of rows) found.add(r.id);
+  }
+  const unknown = ids.filter((id) => !found.has(id));
+  if (unknown.length) {
+    throw errors.invalidRequest(`audience.contactIds has ${unknown.length} unknown contact id(s): ${unknown.slice(0, 10).join(", ")}.`, unknown.slice(0, 10).map((id) => ({ path: "audience.contactIds", message: `unknown contact ${id}` })));
+  }
+}
+
+function ensureMessage(env: Env, message: CampaignMessage): CampaignMessage {
+  if (!("media" in message)) return message;
+  if (message.type === "audio" && message.caption) throw errors.invalidRequest("Audio messages cannot have a caption.", [{ path: "message.caption", message: "not allowed for audio" }]);
+  const check = checkTargetUrl(message.media.url, { allowLoopback: env.WEBHOOK_ALLOW_LOOPBACK === "1" });
+  if (!check.ok) throw errors.invalidRequest(`message.media.url ${check.reason}.`, [{ path: "message.media.url", message: check.reason }]);
+  return { ...message, media: { url: check.url.toString() } };
+}
+
+export async function createCampaign(env: Env, accountId: string, body: CreateCampaignBody): Promise<Campaign> {
+  const message = ensureMessage(env, body.message);
+  await ensureSessionOwned(env, accountId, body.sessionId);
+  await ensureContactsOwned(env, accountId, body.audience);
+  const now = Date.now();
+  const [row] = await getDb(env.DB)
+    .insert(campaigns)
+    .values({
+      id: newId("cmp", now),
+      accountId,
+      sessionId: body.sessionId,
+      name: body.name,
+      status: "draft",
+      message: JSON.stringify(message),
+      audience: JSON.stringify(body.audience),
+      scheduledAt: body.scheduledAt ? Date.parse(body.scheduledAt) : null,
+      pacing: body.pacing ? JSON.stringify(body.pacing) : null,
+      createdAt: now,
+      updatedAt: now,
+    })
+    .returning();
+  return present(env, row!);
+}
+
+export async function getCampaign(env: Env, accountId: string, id: string): Promise<Campaign> {
+  return present(env, await loadRow(env, accountId, id));
+}
+
+export async function listCampaigns(env: Env, accountId: string, q: { status?: CampaignStatus; limit: number; cursor?: string }): Promise<{ data: Campaign[]; nextCursor: string | null }> {
+  const cursor = decodeCursor<{ id: string }>(q.cursor, ["id"]);
+  const rows = await getDb(env.DB)
+    .select()
+    .from(campaigns)
+    .where(and(eq(campaigns.accountId, accountId), q.status ? eq(campaigns.status, q.status) : undefined, cursor ? lt(campaigns.id, cursor.id) : undefined))
+    .orderBy(desc(campaigns.id))
+    .limit(q.limit + 1);
+  const page = toPage(rows, q.limit, (r) => ({ id: r.id }));
+  const stats = await statsOf(env, page.data);
+  return { data: page.data.map((r) => toCampaign(r, stats.get(r.id)!)), nextCursor: page.nextCursor };
+}
+
+export async function updateCampaign(env: Env, accountId: string, id: string, patch: UpdateCampaignBody): Promise<Campaign> {
+  const row = await loadRow(env, accountId, id);
+  ensureAllowed(row, "update");
+  const set: Partial<CampaignRow> = { updatedAt: Date.now() };
+  if (patch.name !== undefined) set.name = patch.name;
+  if (patch.sessionId !== undefined) {
+    await ensureSessionOwned(env, accountId, patch.sessionId);
+    set.sessionId = patch.sessionId;
+  }
+  if (patch.message !== undefined) set.message = JSON.stringify(ensureMessage(env, patch.message));
+  if (patch.audience !== undefined) {
+    await ensureContactsOwned(env, accountId, patch.audience);
+    set.audience = JSON.stringify(patch.audience);
+  }
+  if (patch.scheduledAt !== undefined) set.scheduledAt = patch.scheduledAt === null ? null : Date.parse(patch.scheduledAt);
+  if (patch.pacing !== undefined) set.pacing = patch.pacing === null ? null : JSON.stringify(patch.pacing);
+  const [updated] = await getDb(env.DB)
+    .update(campaigns)
+    .set(set)
+    .where(and(eq(campaigns.accountId, accountId), eq(campaigns.id, id), eq(campaigns.status, "draft")))
+    .returning();
+  if (!updated) return updateCampaign(env, accountId, id, patch); // state changed meanwhile: answers the 409
+  return present(env, updated);
+}
+
+/** Resolves the audience, marks the campaign running and puts its recipients on SEND_QUEUE. */
+async function run(env: Env, row: CampaignRow, opts: { fromTimer?: boolean } = {}): Promise<void> {
+  const launched = await launch(env, row);
+  if (!launched) return; // another start won
+  // An early start forgets the DO's timer (the DO drops a timer that fired by itself).
+  if (row.status === "scheduled" && !opts.fromTimer) await sessionStub(env, row.sessionId).cancelCampaignStart(row.id);
+  await enqueueBlocks(env, row, allBlocks(launched.total));
+  if (launched.total === launched.skipped) await maybeComplete(env, row.id);
+}
+
+/**
+ * draft -> scheduled (scheduledAt in the future: the session's DO alarm starts it then, the cron is
+ * the backstop) or -> running; scheduled -> running (early). Idempotent when already running.
+ */
+export async function startCampaign(env: Env, accountId: string, id: string): Promise<Campaign> {
+  const row = await loadRow(env, accountId, id);
+  if (row.status === "running") return present(env, row);
+  ensureAllowed(row, "start");
+  if (row.status === "draft" && row.scheduledAt !== null && row.scheduledAt > Date.now()) {
+    await ensureSessionOwned(env, accountId, row.sessionId);
+    const [scheduled] = await getDb(env.DB)
+      .update(campaigns)
+      .set({ status: "scheduled", updatedAt: Date.now() })
+      .where(and(eq(campaigns.accountId, accountId), eq(campaigns.id, id), eq(campaigns.status, "draft")))
+      .returning();
+    if (scheduled) await sessionStub(env, row.sessionId).scheduleCampaignStart(id, row.scheduledAt);
+    return getCampaign(env, accountId, id);
+  }
+  await ensureSessionWorking(env, accountId, row.sessionId);
+  await run(env, row);
+  return getCampaign(env, accountId, id);
+}
+
+/** A scheduled campaign whose time has come (the DO alarm or the cron): starts it once. */
+export async function startDue(env: Env, campaignId: string, now = Date.now(), opts: { fromTimer?: boolean } = {}): Promise<void> {
+  const row = await getDb(env.DB).select().from(campaigns).where(eq(campaigns.id, campaignId)).get();
+  if (!row || row.status !== "scheduled" || (row.scheduledAt ?? 0) > now + 1000) return;
+  // A session that is not WORKING pauses the campaign with the reason when its sends come due.
+  await run(env, row, opts);
+}
+
+export async function pauseCampaign(env: Env, accountId: string, id: string): Promise<Campaign> {
+  const row = await loadRow(env, accountId, id);
+  if (row.status === "paused") return present(env, row);
+  ensureAllowed(row, "pause");
+  // Hold first: from here the DO sends nothing more of this campaign.
+  await sessionStub(env, row.sessionId).holdCampaign(id);
+  await getDb(env.DB)
+    .update(campaigns)
+    .set({ status: "paused", statusReason: null, updatedAt: Date.now() })
+    .where(and(eq(campaigns.accountId, accountId), eq(campaigns.id, id), eq(campaigns.status, "running")));
+  return getCampaign(env, accountId, id);
+}
+
+export async function resumeCampaign(env: Env, accountId: string, id: string): Promise<Campaign> {
+  const row = await loadRow(env, accountId, id);
+  if (row.status === "running") return present(env, row);
+  ensureAllowed(row, "resume");
+  await ensureSessionWorking(env, accountId, row.sessionId);
+  const now = Date.now();
+  const [resumed] = await getDb(env.DB)
+    .update(campaigns)
+    .set({ status: "running", statusReason: null, kickedAt: now, updatedAt: now })
+    .where(and(eq(campaigns.accountId, accountId), eq(campaigns.id, id), eq(campaigns.status, "paused")))
+    .returning();
+  if (resumed) {
+    const pacing = pacingOf(resumed);
+    await sessionStub(env, row.sessionId).releaseCampaign(id, { campaignId: id, ...(pacing ? { perMinute: pacing.perMinute, jitterPct: pacing.jitterPct } : {}) });
+    await enqueueBlocks(env, resumed, await remainingBlocks(env, id));
+    await maybeComplete(env, id);
+  }
+  return getCampaign(env, accountId, id);
+}
+
+/**
+ * Any state before completed -> cancelled. Sends still queued in the DO are dropped, their pending
+ * messages deleted, and every recipient not sent is `skipped: cancelled` (one transaction, so the
+ * stats still add up). Sends in the DO's hands at that instant finish.
+ */
+export async function cancelCampaign(env: Env, accountId: string, id: string): Promise<Campaign> {
+  const row = await loadRow(env, accountId, id);
+  if (row.status === "cancelled") return present(env, row);
+  ensureAllowed(row, "cancel");
+  const now = Date.now();
+  const [cancelled] = await getDb(env.DB)
+    .update(campaigns)
+    .set({ status: "cancelled", statusReason: null, cancelledAt: now, updatedAt: now })
+    .where(and(eq(campaigns.accountId, accountId), eq(campaigns.id, id), inArray(campaigns.status, ["draft", "scheduled", "running", "paused"])))
+    .returning();
+  if (!cancelled) return cancelCampaign(env, accountId, id); // completed meanwhile: answers the 409
+  if (row.status === "scheduled") await sessionStub(env, row.sessionId).cancelCampaignStart(id);
+  if (row.status === "running" || row.status === "paused") {
+    const { inFlight } = await sessionStub(env, row.sessionId).dropCampaign(id);
+    const keep = inFlight.slice(0, ID_CHUNK);
+    const notIn = keep.length ? `AND id NOT IN (${keep.map((_, i) => `?${i + 3}`).join(",")})` : "";
+    await env.DB.batch([
+      env.DB.prepare(`DELETE FROM messages WHERE campaign_id = ?1 AND account_id = ?2 AND status = 'pending' ${notIn}`).bind(id, accountId, ...keep),
+      env.DB.prepare(
+        `UPDATE campaign_recipients SET status = 'skipped', reason = 'cancelled', message_id = NULL
+          WHERE campaign_id = ?1 AND (status = 'pending' OR (status = 'queued' AND NOT EXISTS (SELECT 1 FROM messages m WHERE m.id = campaign_recipients.message_id)))`,
+      ).bind(id),
+      env.DB.prepare("UPDATE campaigns SET skipped = (SELECT count(*) FROM campaign_recipients WHERE campaign_id = ?1 AND status = 'skipped') WHERE id = ?1").bind(id),
+    ]);
+  }
+  return getCampaign(env, accountId, id);
+}
+
+/**
+ * The session left WORKING (or campaign sends came due while it was not): its running campaigns
+ * pause with the reason. Answers the ids paused, which the DO holds.
+ */
+export async function pauseForSession(env: Env, sessionId: string, status: SessionStatus, reason: string | null, ids?: string[]): Promise<string[]> {
+  const statusReason = `session_${status.toLowerCase()}${reason ? `: ${reason}` : ""}`;
+  const rows = await getDb(env.DB)
+    .update(campaigns)
+    .set({ status: "paused", statusReason, updatedAt: Date.now() })
+    .where(and(eq(campaigns.sessionId, sessionId), eq(campaigns.status, "running"), ids ? inArray(campaigns.id, ids.slice(0, ID_CHUNK)) : undefined))
+    .returning({ id: campaigns.id });
+  return rows.map((r) => r.id);
+}
+
+// ---- recipients ------------------------------------------------------------------------------
+
+const RECIPIENT_STATUS_SQL = "CASE WHEN r.status = 'skipped' THEN 'skipped' WHEN m.status IS NULL OR m.status = 'pending' THEN 'pending' ELSE m.status END";
+
+interface RecipientRow {
+  seq: number;
+  contact_id: string;
+  phone: string;
+  name: string | null;
+  reason: string | null;
+  message_id: string | null;
+  live: RecipientStatus;
+  error_code: string | null;
+  error_message: string | null;
+  sent_at: number | null;
+  delivered_at: number | null;
+  read_at: number | null;
+}
+
+const iso = (ms: number | null) => (ms === null ? null : new Date(ms).toISOString());
+
+export async function listRecipients(env: Env, accountId: string, id: string, q: { status?: RecipientStatus; limit: number; cursor?: string }): Promise<{ data: Recipient[]; nextCursor: string | null }> {
+  await loadRow(env, accountId, id);
+  const cursor = decodeCursor<{ seq: number }>(q.cursor, ["seq"]);
+  const res = await env.DB.prepare(
+    `SELECT r.seq, r.contact_id, r.phone, r.name, r.reason, r.message_id, ${RECIPIENT_STATUS_SQL} AS live,
+            m.error_code, m.error_message, m.sent_at, m.delivered_at, m.read_at
+       FROM campaign_recipients r LEFT JOIN messages m ON m.id = r.message_id
+      WHERE r.campaign_id = ?1 AND r.account_id = ?2 AND r.seq > ?3 ${q.status ? `AND ${RECIPIENT_STATUS_SQL} = ?5` : ""}
+      ORDER BY r.seq LIMIT ?4`,
+  )
+    .bind(id, accountId, Number(cursor?.seq ?? 0), q.limit + 1, ...(q.status ? [q.status] : []))
+    .all<RecipientRow>();
+  const page = toPage(res.results, q.limit, (r) => ({ seq: r.seq }));
+  return {
+    data: page.data.map((r) => ({
+      seq: r.seq,
+      contactId: r.contact_id,
+      phone: r.phone,
+      chatId: chatIdOf(r.phone.slice(1)),
+      name: r.name,
+      status: r.live,
+      reason: r.live === "skipped" ? r.reason : r.live === "failed" ? r.error_code : null,
+      error: r.live === "failed" && r.error_code ? { code: r.error_code, message: r.error_message ?? "" } : null,
+      messageId: r.message_id,
+      sentAt: iso(r.sent_at),
+      deliveredAt: iso(r.delivered_at),
+      readAt: iso(r.read_at),
+    })),
+    nextCursor: page.nextCursor,
+  };
+}
+
+// ---- cron -------------------------------------------------------------------------------------
+
+/** Running campaigns whose jobs were lost (e.g. dead-lettered) get their remaining blocks again. */
+export async function kickStalled(env: Env, now: number): Promise<void> {
+  const stale = await getDb(env.DB)
+    .select()
+    .from(campaigns)
+    .where(and(eq(campaigns.status, "running"), lt(campaigns.kickedAt, now - 120_000)))
+    .limit(50)
+    .all();
+  for (const c of stale) {
+    if (await maybeComplete(env, c.id)) continue;
+    const blocks = await remainingBlocks(env, c.id, { unclaimedOnly: true });
+    await getDb(env.DB).update(campaigns).set({ kickedAt: now }).where(eq(campaigns.id, c.id));
+    if (blocks.length) await enqueueBlocks(env, c, blocks);
+  }
+}
+
+export async function startDueScheduled(env: Env, now: number): Promise<void> {
+  const due = await getDb(env.DB)
+    .select({ id: campaigns.id })
+    .from(campaigns)
+    .where(and(eq(campaigns.status, "scheduled"), sql`${campaigns.scheduledAt} <= ${now}`))
+    .limit(50)
+    .all();
+  for (const d of due) await startDue(env, d.id, now);
+}
