@@ -17,18 +17,19 @@ export async function fanOut(env: Env, eventIds: string[], now = Date.now()): Pr
   if (eventIds.length === 0) return [];
   const db = getDb(env.DB);
   const rows = await db
-    .select({ id: events.id, accountId: events.accountId, type: events.type, sessionId: events.sessionId })
+    .select({ id: events.id, accountId: events.accountId, type: events.type, sessionId: events.sessionId, createdAt: events.createdAt })
     .from(events)
     .where(inArray(events.id, eventIds));
   if (rows.length === 0) return [];
 
   const accountIds = [...new Set(rows.map((r) => r.accountId))];
-  const hooks = await db.select({ id: webhooks.id, accountId: webhooks.accountId, enabled: webhooks.enabled, events: webhooks.events, sessionId: webhooks.sessionId }).from(webhooks).where(and(inArray(webhooks.accountId, accountIds), eq(webhooks.enabled, true)));
+  const hooks = await db.select({ id: webhooks.id, accountId: webhooks.accountId, enabled: webhooks.enabled, events: webhooks.events, sessionId: webhooks.sessionId, createdAt: webhooks.createdAt }).from(webhooks).where(and(inArray(webhooks.accountId, accountIds), eq(webhooks.enabled, true)));
 
   const deliveries: (typeof webhookDeliveries.$inferInsert)[] = [];
   for (const ev of rows) {
     for (const hook of hooks) {
-      if (hook.accountId !== ev.accountId || !webhookMatches(hook, ev)) continue;
+      // A webhook registered after the event happened does not get it, however late the fan-out runs.
+      if (hook.accountId !== ev.accountId || hook.createdAt > ev.createdAt || !webhookMatches(hook, ev)) continue;
       deliveries.push({ id: newId("dlv", now), accountId: ev.accountId, webhookId: hook.id, eventId: ev.id, eventType: ev.type, status: "pending", attempts: 0, nextAttemptAt: now, queuedAt: now, leaseUntil: null, lastStatusCode: null, lastError: null, createdAt: now, updatedAt: now });
     }
   }

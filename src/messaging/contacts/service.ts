@@ -61,8 +61,11 @@ export async function createContact(env: Env, accountId: string, input: ContactI
   return contact;
 }
 
-/** The contact behind an inbound message: created (and announced) on first contact. */
-export async function ensureContact(env: Env, accountId: string, digits: string, name: string | undefined, optOut: boolean): Promise<void> {
+/**
+ * The contact behind an inbound message: created (and announced) on first contact. The event
+ * carries the session the message came in on, so session-filtered webhooks learn of it too.
+ */
+export async function ensureContact(env: Env, accountId: string, digits: string, name: string | undefined, optOut: boolean, sessionId: string | null = null): Promise<void> {
   const db = getDb(env.DB);
   const now = Date.now();
   const phone = e164Of(digits);
@@ -72,7 +75,7 @@ export async function ensureContact(env: Env, accountId: string, digits: string,
     .onConflictDoNothing()
     .returning();
   if (created) {
-    await emit(env, { type: "contact.created", accountId, data: toContact(created) });
+    await emit(env, { type: "contact.created", accountId, sessionId, data: toContact(created) });
     return;
   }
   if (optOut) await db.update(contacts).set({ optedOut: true, updatedAt: now }).where(and(eq(contacts.accountId, accountId), eq(contacts.phone, phone)));

@@ -39,7 +39,7 @@ export async function recordInbound(env: Env, accountId: string, sessionId: stri
     .onConflictDoNothing()
     .returning();
   if (!row) return false;
-  await ensureContact(env, accountId, m.from, m.profileName, isStop(m.text));
+  await ensureContact(env, accountId, m.from, m.profileName, isStop(m.text), sessionId);
   await emit(env, { type: "message.received", accountId, sessionId, data: toMessage(row) });
   return true;
 }
