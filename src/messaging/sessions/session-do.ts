@@ -2,7 +2,7 @@ import { DurableObject } from "cloudflare:workers";
 import { and, eq, inArray, lte } from "drizzle-orm";
 import { getDb } from "../../db/client.ts";
 import { messages, messagingSessions } from "../../db/schema/index.ts";
-import { emit } from "../../events/emit.ts";
+import { prepareEvents } from "../../events/emit.ts";
 import { newId } from "../../platform/ids.ts";
 import { chatIdOf, digitsOfChatId } from "../chat-id.ts";
 import { recordInbound } from "../messages/inbound.ts";
@@ -202,19 +202,20 @@ export class SessionDO extends DurableObject<Env> {
           deliveredAt: null,
           readAt: null,
         };
+        const message = toMessage(row);
         if (result.ok) {
-          // The record and its event are independent writes of the same data: issued together,
-          // the send answers one D1 round trip sooner (this is the hot path of the API).
-          await Promise.all([
-            db.insert(messages).values(row),
-            emit(this.env, { type: "message.sent", accountId: cfg.accountId, sessionId: cfg.sessionId, data: toMessage(row) }),
-          ]);
+          // The hot path of the API: the record and its event in ONE batch (one D1 round trip,
+          // atomic: never one without the other). The event is then durable, so putting it on the
+          // queue need not hold the answer: should that fail, the cron enqueues it.
+          const sent = prepareEvents(this.env, { type: "message.sent", accountId: cfg.accountId, sessionId: cfg.sessionId, data: message });
+          await db.batch([db.insert(messages).values(row), ...sent.statements]);
+          this.ctx.waitUntil(sent.enqueue());
           this.scheduleReceipts([draft.id], now);
           await this.deliverToSandboxPeers([row]);
         } else {
           await db.insert(messages).values(row);
         }
-        return { ok: true, message: toMessage(row) };
+        return { ok: true, message };
       }
       // Real networks: record first, so a crash after the network accepted still leaves a trace.
       await db.insert(messages).values({ ...base, status: "pending" });
@@ -262,14 +263,16 @@ export class SessionDO extends DurableObject<Env> {
   private async applySendResult(id: string, result: SendResult, now: number): Promise<MessageRow> {
     const cfg = this.config!;
     const db = getDb(this.env.DB);
+    let changed: MessageRow[];
     if (result.ok) {
       if (result.externalId) await db.update(messages).set({ externalId: result.externalId }).where(eq(messages.id, id));
-      await advanceStatus(this.env, cfg.accountId, cfg.sessionId, { ids: [id] }, "sent", now);
+      changed = await advanceStatus(this.env, cfg.accountId, cfg.sessionId, { ids: [id] }, "sent", now);
     } else {
-      await advanceStatus(this.env, cfg.accountId, cfg.sessionId, { ids: [id] }, "failed", now, result.error);
+      changed = await advanceStatus(this.env, cfg.accountId, cfg.sessionId, { ids: [id] }, "failed", now, result.error);
       if (result.sessionFailure && this.status === "WORKING") await this.transition("FAILED", result.sessionFailure);
     }
-    return (await db.select().from(messages).where(eq(messages.id, id)).get())!;
+    // The row as updated; read it only when a receipt overtook the send (nothing changed here).
+    return changed[0] ?? (await db.select().from(messages).where(eq(messages.id, id)).get())!;
   }
 
   private serial<T>(key: string, fn: () => Promise<T>): Promise<T> {
