@@ -2,7 +2,7 @@ import { DurableObject } from "cloudflare:workers";
 import { and, eq, inArray, lte } from "drizzle-orm";
 import { getDb } from "../../db/client.ts";
 import { messages, messagingSessions } from "../../db/schema/index.ts";
-import { prepareEvents } from "../../events/emit.ts";
+import { enqueueEvents, prepareEvents } from "../../events/emit.ts";
 import { newId } from "../../platform/ids.ts";
 import { chatIdOf, digitsOfChatId } from "../chat-id.ts";
 import { recordInbound } from "../messages/inbound.ts";
@@ -61,6 +61,12 @@ const JITTER = 0.25;
 /** How long after a sandbox read receipt is due the durable alarm checks that it happened. */
 const RECEIPT_BACKSTOP_MS = 5_000;
 const RECEIPT_TICK_MS = 100;
+/**
+ * Events this DO recorded are put on the events queue together, this long after the first: one
+ * consumer run for many events instead of one per send (locally, each run competes with the
+ * requests being answered). They are durable in D1 before that; a lost flush is enqueued by the cron.
+ */
+const EVENT_FLUSH_MS = 100;
 
 /**
  * One per messaging session (ARCHITECTURE.md): the "phone". Owns the connection state machine,
@@ -81,6 +87,8 @@ export class SessionDO extends DurableObject<Env> {
   private receiptsRunning: Promise<void> | null = null;
   private alarmAt: number | null = null;
   private sweptAfterStart = false;
+  private readonly eventOutbox: string[] = [];
+  private eventFlushTimer: ReturnType<typeof setTimeout> | null = null;
   private sql: SqlStorage;
 
   constructor(ctx: DurableObjectState, env: Env) {
@@ -206,10 +214,10 @@ export class SessionDO extends DurableObject<Env> {
         if (result.ok) {
           // The hot path of the API: the record and its event in ONE batch (one D1 round trip,
           // atomic: never one without the other). The event is then durable, so putting it on the
-          // queue need not hold the answer: should that fail, the cron enqueues it.
+          // queue need not hold the answer (see EVENT_FLUSH_MS).
           const sent = prepareEvents(this.env, { type: "message.sent", accountId: cfg.accountId, sessionId: cfg.sessionId, data: message });
           await db.batch([db.insert(messages).values(row), ...sent.statements]);
-          this.ctx.waitUntil(sent.enqueue());
+          this.queueEvents(sent.events.map((e) => e.id));
           this.scheduleReceipts([draft.id], now);
           await this.deliverToSandboxPeers([row]);
         } else {
@@ -289,6 +297,17 @@ export class SessionDO extends DurableObject<Env> {
     return run;
   }
 
+  /** Puts recorded events on the queue with the others of the next EVENT_FLUSH_MS (see there). */
+  private queueEvents(ids: string[]): void {
+    if (ids.length === 0) return;
+    this.eventOutbox.push(...ids);
+    if (this.eventFlushTimer !== null) return;
+    this.eventFlushTimer = setTimeout(() => {
+      this.eventFlushTimer = null;
+      this.ctx.waitUntil(enqueueEvents(this.env, this.eventOutbox.splice(0)));
+    }, EVENT_FLUSH_MS);
+  }
+
   // ---- sandbox network -----------------------------------------------------------------------
 
   private scheduleReceipts(ids: string[], sentAt: number): void {
@@ -340,7 +359,7 @@ export class SessionDO extends DurableObject<Env> {
         const due = queue.splice(0, n);
         worked = true;
         try {
-          await advanceStatus(this.env, cfg.accountId, cfg.sessionId, { ids: due.map((r) => r.id) }, status, now, undefined, { afterSent: true });
+          await advanceStatus(this.env, cfg.accountId, cfg.sessionId, { ids: due.map((r) => r.id) }, status, now, undefined, { afterSent: true, enqueue: (ids) => this.queueEvents(ids) });
         } catch (err) {
           queue.unshift(...due); // retried by the next timer or the backstop alarm
           this.armReceiptTimer(Date.now() + 1000);
