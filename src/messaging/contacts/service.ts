@@ -62,23 +62,21 @@ export async function createContact(env: Env, accountId: string, input: ContactI
 }
 
 /**
- * The contact behind an inbound message: created (and announced) on first contact. The event
- * carries the session the message came in on, so session-filtered webhooks learn of it too.
+ * The statements that make the sender of an inbound message a contact: created on first contact
+ * (opted out at once by a STOP), or, for a known sender, opted out by a STOP. Run them in the
+ * caller's batch; `created(result)` then reads the contact created, if any, from the first one's result.
  */
-export async function ensureContact(env: Env, accountId: string, digits: string, name: string | undefined, optOut: boolean, sessionId: string | null = null): Promise<void> {
+export function ensureContactStatements(env: Env, accountId: string, digits: string, name: string | undefined, optOut: boolean) {
   const db = getDb(env.DB);
   const now = Date.now();
   const phone = e164Of(digits);
-  const [created] = await db
+  const insert = db
     .insert(contacts)
     .values({ id: newId("con"), accountId, phone, name: name ?? null, tags: "[]", attributes: "{}", optedOut: optOut, createdAt: now, updatedAt: now })
     .onConflictDoNothing()
     .returning();
-  if (created) {
-    await emit(env, { type: "contact.created", accountId, sessionId, data: toContact(created) });
-    return;
-  }
-  if (optOut) await db.update(contacts).set({ optedOut: true, updatedAt: now }).where(and(eq(contacts.accountId, accountId), eq(contacts.phone, phone)));
+  const optOutKnown = db.update(contacts).set({ optedOut: true, updatedAt: now }).where(and(eq(contacts.accountId, accountId), eq(contacts.phone, phone), eq(contacts.optedOut, false)));
+  return { statements: optOut ? ([insert, optOutKnown] as const) : ([insert] as const), created: (result: Row[]): Contact | null => (result[0] ? toContact(result[0]) : null) };
 }
 
 export async function getContact(env: Env, accountId: string, id: string): Promise<Contact> {

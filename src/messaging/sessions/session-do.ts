@@ -45,6 +45,7 @@ export type SendOutcome =
   | { ok: true; message: Message }
   | { ok: false; code: "session_not_working"; status: SessionStatus }
   | { ok: false; code: "not_found" };
+export type SimulateOutcome = { ok: true; message: Message } | { ok: false; code: "session_not_working"; status: SessionStatus } | { ok: false; code: "not_found" };
 export type Outcome<T> = { ok: true; value: T } | { ok: false; code: string; message: string };
 export interface HookRequest {
   method: string;
@@ -423,25 +424,23 @@ export class SessionDO extends DurableObject<Env> {
     }
   }
 
-  /** An inbound message from the sandbox network (another session, or the simulation route). */
+  /** An inbound message from the sandbox network (another session of the account). */
   async receive(inbound: InboundFromNetwork): Promise<Outcome<boolean>> {
     if (!this.config || this.status !== "WORKING") return { ok: false, code: "session_not_working", message: "The session is not WORKING." };
-    const stored = await recordInbound(this.env, this.config.accountId, this.config.sessionId, inbound);
-    return { ok: true, value: stored };
+    const row = await recordInbound(this.env, this.config.accountId, this.config.sessionId, inbound, { enqueue: (ids) => this.queueEvents(ids) });
+    return { ok: true, value: row !== null };
   }
 
-  /** POST /api/sessions/:id/sandbox/inbound */
-  async simulateInbound(from: string, text: string): Promise<Outcome<Message>> {
-    if (!this.config || this.config.network !== "sandbox") return { ok: false, code: "not_found", message: "" };
-    const externalId = newId("sbx");
-    const res = await this.receive({ externalId, from, timestamp: Date.now(), type: "text", text });
-    if (!res.ok) return res;
-    const row = await getDb(this.env.DB)
-      .select()
-      .from(messages)
-      .where(and(eq(messages.sessionId, this.config.sessionId), eq(messages.externalId, externalId)))
-      .get();
-    return { ok: true, value: toMessage(row!) };
+  /**
+   * POST /api/sessions/:id/sandbox/inbound. The DO knows its owner, network and state: checking
+   * here saves the Worker a D1 read.
+   */
+  async simulateInbound(accountId: string, from: string, text: string): Promise<SimulateOutcome> {
+    const cfg = this.config;
+    if (!cfg || cfg.accountId !== accountId || cfg.network !== "sandbox") return { ok: false, code: "not_found" };
+    if (this.status !== "WORKING") return { ok: false, code: "session_not_working", status: this.status };
+    const row = await recordInbound(this.env, cfg.accountId, cfg.sessionId, { externalId: newId("sbx"), from, timestamp: Date.now(), type: "text", text }, { enqueue: (ids) => this.queueEvents(ids) });
+    return { ok: true, message: toMessage(row!) };
   }
 
   // ---- WhatsApp webhook ----------------------------------------------------------------------
