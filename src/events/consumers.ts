@@ -1,19 +1,9 @@
-import { attemptDelivery } from "./delivery.ts";
+import { attemptDeliveries } from "./delivery.ts";
 import { fanOut } from "./fanout.ts";
 import type { DeliveryQueueMessage, EventsQueueMessage } from "./types.ts";
 
-/** A Worker invocation keeps at most 6 connections open; more would only queue inside the runtime. */
-const CONCURRENCY = 6;
 /** First attempts made right in the events consumer (one queue hop less); the rest go to the delivery queue. */
 const INLINE_FIRST_ATTEMPTS = 24;
-
-async function pool<T>(items: T[], limit: number, fn: (item: T) => Promise<void>): Promise<void> {
-  let next = 0;
-  const workers = Array.from({ length: Math.min(limit, items.length) }, async () => {
-    while (next < items.length) await fn(items[next++]!);
-  });
-  await Promise.all(workers);
-}
 
 /**
  * Events queue: fan each event out to its matching webhooks, then make the first attempts. If the
@@ -39,26 +29,29 @@ export async function handleEventsQueue(batch: MessageBatch<EventsQueueMessage>,
       console.error(JSON.stringify({ level: "error", msg: "delivery queue send failed; the cron will enqueue", error: String(err) }));
     });
   }
-  await pool(inline, CONCURRENCY, async (id) => {
-    try {
-      await attemptDelivery(env, id);
-    } catch (err) {
-      console.error(JSON.stringify({ level: "error", msg: "inline delivery attempt failed; the cron will retry it", deliveryId: id, error: String(err) }));
-    }
-  });
+  try {
+    await attemptDeliveries(env, inline);
+  } catch (err) {
+    console.error(JSON.stringify({ level: "error", msg: "inline delivery attempts failed; the cron will retry them", count: inline.length, error: String(err) }));
+  }
 }
 
-/** Delivery queue: one attempt per message; a consumer error retries that message alone. */
+/**
+ * Delivery queue: the batch's attempts together (two D1 round trips for all, receivers called
+ * concurrently); if recording them fails, the whole batch is retried (leases make that safe).
+ */
 export async function handleDeliveryQueue(batch: MessageBatch<DeliveryQueueMessage>, env: Env, _ctx: ExecutionContext): Promise<void> {
-  await pool(batch.messages as Message<DeliveryQueueMessage>[], CONCURRENCY, async (msg) => {
+  const ids: string[] = [];
+  for (const msg of batch.messages) {
     const id = msg.body?.id;
-    if (typeof id !== "string") return msg.ack();
-    try {
-      await attemptDelivery(env, id);
-      msg.ack();
-    } catch (err) {
-      console.error(JSON.stringify({ level: "error", msg: "delivery attempt failed", deliveryId: id, error: String(err) }));
-      msg.retry({ delaySeconds: 5 });
-    }
-  });
+    if (typeof id === "string") ids.push(id);
+    else msg.ack();
+  }
+  try {
+    await attemptDeliveries(env, ids);
+    batch.ackAll();
+  } catch (err) {
+    console.error(JSON.stringify({ level: "error", msg: "delivery attempts failed", count: ids.length, error: String(err) }));
+    batch.retryAll({ delaySeconds: 5 });
+  }
 }
