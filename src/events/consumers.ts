@@ -2,8 +2,8 @@ import { attemptDeliveries } from "./delivery.ts";
 import { fanOut } from "./fanout.ts";
 import type { DeliveryQueueMessage, EventsQueueMessage } from "./types.ts";
 
-/** First attempts made right in the events consumer (one queue hop less); the rest go to the delivery queue. */
-const INLINE_FIRST_ATTEMPTS = 24;
+/** First attempts made right in the events consumer (one queue hop less; a full batch of 50 events with one webhook each); the rest go to the delivery queue. */
+const INLINE_FIRST_ATTEMPTS = 50;
 
 /**
  * Events queue: fan each event out to its matching webhooks, then make the first attempts. If the

@@ -44,7 +44,7 @@ const IDS_PER_STATEMENT = 80;
  * Receivers called at once per invocation. Deployed, a Worker keeps at most 6 connections open and
  * queues the others inside the runtime (no error), so more only helps where that limit is absent.
  */
-const SEND_CONCURRENCY = 24;
+const SEND_CONCURRENCY = 50;
 
 /**
  * `attemptDelivery` for many deliveries at once, in two D1 round trips per up to 80 of them (take

@@ -1,3 +1,4 @@
+import { sql } from "drizzle-orm";
 import type { BatchItem } from "drizzle-orm/batch";
 import { getDb } from "../db/client.ts";
 import { events } from "../db/schema/index.ts";
@@ -47,6 +48,25 @@ export function prepareEvents(env: Env, input: EmitInput | EmitInput[]): Prepare
   for (let i = 0; i < rows.length; i += ROWS_PER_INSERT) statements.push(db.insert(events).values(rows.slice(i, i + ROWS_PER_INSERT)));
   const ids = out.map((e) => e.id);
   return { events: out, statements, enqueue: () => (ids.length ? enqueueEvents(env, ids) : Promise.resolve(true)) };
+}
+
+/**
+ * One event that announces the statement just before it in the same `db.batch`: its INSERT only
+ * takes effect if that statement changed a row (SQLite `changes()`), e.g. an
+ * `INSERT ... ON CONFLICT DO NOTHING` that did insert. So a deduplicated write and its event go in
+ * one round trip; the caller enqueues the event only once it knows the write happened.
+ */
+export function prepareEventAfterChange(env: Env, input: EmitInput): { event: DomainEvent; statement: BatchItem<"sqlite"> } {
+  const now = Date.now();
+  const timestamp = new Date(now).toISOString();
+  const event: DomainEvent = { id: newId("evt", now), type: input.type, accountId: input.accountId, sessionId: input.sessionId ?? null, timestamp, data: input.data };
+  const payload = JSON.stringify({ type: event.type, timestamp, data: event.data } satisfies EventPayload);
+  if (payload.length > MAX_EVENT_BYTES) throw new Error(`event ${event.type} is ${payload.length} bytes, over the ${MAX_EVENT_BYTES} byte bound`);
+  // Columns in the table's order (drizzle names them all): id, account_id, type, session_id, payload, created_at, fanned_out_at, requeues.
+  const statement = getDb(env.DB)
+    .insert(events)
+    .select(sql`select ${event.id}, ${event.accountId}, ${event.type}, ${event.sessionId}, ${payload}, ${now}, null, 0 where changes() = 1`);
+  return { event, statement };
 }
 
 /**

@@ -2,8 +2,9 @@ import { describe, expect, it } from "vitest";
 import { getDb } from "../../../src/db/client.ts";
 import { events, webhookDeliveries } from "../../../src/db/schema/index.ts";
 import { fanOut } from "../../../src/events/fanout.ts";
+import { recordInbound } from "../../../src/messaging/messages/inbound.ts";
 import { newId } from "../../../src/platform/ids.ts";
-import { eq } from "drizzle-orm";
+import { and, eq } from "drizzle-orm";
 import { json, sandboxSession, type MessageJson } from "../messaging/support.ts";
 import { api, createKey, env, registerWebhook } from "./support.ts";
 import { about, arrival, delivered, settle } from "./event-types.support.ts";
@@ -53,5 +54,20 @@ describe("webhooks: events never cross accounts or reach webhooks they do not be
     expect(await getDb(env.DB).select().from(webhookDeliveries).where(eq(webhookDeliveries.eventId, id))).toEqual([]);
     await settle(500);
     expect(await delivered(late)).toEqual([]);
+  });
+
+  it("a replayed inbound records no event at all (none the cron could later find), a new one records both", async () => {
+    const a = await createKey();
+    const inbound = { externalId: `wamid.${Date.now()}`, from: "15557770003", timestamp: Date.now(), type: "text" as const, text: "once" };
+    const queued: string[][] = [];
+    const first = await recordInbound(env, a.accountId, "ses_replay", inbound, { enqueue: (ids) => queued.push(ids) });
+    const again = await recordInbound(env, a.accountId, "ses_replay", { ...inbound, text: "replayed" }, { enqueue: (ids) => queued.push(ids) });
+    expect(first?.externalId).toBe(inbound.externalId);
+    expect(again).toBeNull();
+    const recorded = await getDb(env.DB).select({ id: events.id, type: events.type }).from(events).where(and(eq(events.accountId, a.accountId), eq(events.sessionId, "ses_replay")));
+    expect(recorded.map((e) => e.type).sort()).toEqual(["contact.created", "message.received"]);
+    // Exactly the recorded events were handed over for the queue, once.
+    expect(queued).toHaveLength(1);
+    expect([...queued[0]!].sort()).toEqual(recorded.map((e) => e.id).sort());
   });
 });
