@@ -1,28 +1,29 @@
-import { attemptDeliveries } from "./delivery.ts";
-import { fanOut } from "./fanout.ts";
+import { attemptClaimed, attemptDeliveries } from "./delivery.ts";
+import { fanOutAndClaim, type FanOutResult } from "./fanout.ts";
 import type { DeliveryQueueMessage, EventsQueueMessage } from "./types.ts";
 
 /** First attempts made right in the events consumer (one queue hop less; a full batch of 50 events with one webhook each); the rest go to the delivery queue. */
 const INLINE_FIRST_ATTEMPTS = 50;
 
 /**
- * Events queue: fan each event out to its matching webhooks, then make the first attempts. If the
- * fan-out fails the whole batch is retried (it is idempotent); the messages are acked only after
- * the deliveries are recorded, so a crash before that re-delivers them.
+ * Events queue: fan each event out to its matching webhooks, taking the leases of the first
+ * attempts in the same D1 batch, then make those attempts (the rest go to the delivery queue). If
+ * the fan-out fails the whole batch is retried (it is idempotent); the messages are acked only
+ * after the deliveries are recorded, so a crash before that re-delivers them (and a lease taken by
+ * the crashed run expires, after which the cron re-enqueues the delivery).
  */
 export async function handleEventsQueue(batch: MessageBatch<EventsQueueMessage>, env: Env, _ctx: ExecutionContext): Promise<void> {
   const ids = batch.messages.map((m) => m.body?.id).filter((id): id is string => typeof id === "string");
-  let deliveryIds: string[];
+  let fanned: FanOutResult;
   try {
-    deliveryIds = await fanOut(env, ids);
+    fanned = await fanOutAndClaim(env, ids, INLINE_FIRST_ATTEMPTS);
   } catch (err) {
     console.error(JSON.stringify({ level: "error", msg: "event fan-out failed; batch retried", count: ids.length, error: String(err) }));
     batch.retryAll({ delaySeconds: 2 });
     return;
   }
   batch.ackAll();
-  const inline = deliveryIds.slice(0, INLINE_FIRST_ATTEMPTS);
-  const queued = deliveryIds.slice(INLINE_FIRST_ATTEMPTS);
+  const queued = fanned.waiting;
   for (let i = 0; i < queued.length; i += 100) {
     await env.DELIVERY_QUEUE.sendBatch(queued.slice(i, i + 100).map((id) => ({ body: { kind: "delivery", id } satisfies DeliveryQueueMessage, contentType: "json" as const }))).catch((err: unknown) => {
       // They are recorded as pending in D1; the cron picks up overdue deliveries.
@@ -30,9 +31,9 @@ export async function handleEventsQueue(batch: MessageBatch<EventsQueueMessage>,
     });
   }
   try {
-    await attemptDeliveries(env, inline);
+    await attemptClaimed(env, fanned.claimed, fanned.hooks, fanned.payloads, Date.now());
   } catch (err) {
-    console.error(JSON.stringify({ level: "error", msg: "inline delivery attempts failed; the cron will retry them", count: inline.length, error: String(err) }));
+    console.error(JSON.stringify({ level: "error", msg: "inline delivery attempts failed; the cron will retry them once their leases expire", count: fanned.claimed.length, error: String(err) }));
   }
 }
 

@@ -10,7 +10,7 @@ import { sendAttempt, type SendResult } from "./send-attempt.ts";
 import { TEST_EVENT_TYPE, type DeliveryQueueMessage } from "./types.ts";
 
 /** How long an attempt in flight holds its delivery (well over the 15 s timeout plus D1 writes). */
-const LEASE_MS = 60_000;
+export const LEASE_MS = 60_000;
 /** A queue message may arrive a little before the delay it was given. */
 const EARLY_SLACK_MS = 1_000;
 
@@ -82,7 +82,18 @@ async function attemptChunk(env: Env, ids: string[], now: number): Promise<Map<s
   ]);
   const claimedIds = new Set(claimed.map((d) => d.id));
   for (const id of ids) if (!claimedIds.has(id)) reports.set(id, await explainUnclaimed(env, id, now));
+  for (const [id, report] of await attemptClaimed(env, claimed, hooks, payloads, now)) reports.set(id, report);
+  return reports;
+}
 
+/**
+ * Makes the attempts of deliveries whose leases this invocation holds, given their webhooks and
+ * event payloads, and records every outcome in one D1 round trip. Used after `attemptChunk`'s
+ * claim, and by the events consumer, which claims first attempts in its fan-out batch.
+ */
+export async function attemptClaimed(env: Env, claimed: Delivery[], hooks: Webhook[], payloads: { id: string; payload: string }[], now: number): Promise<Map<string, AttemptReport>> {
+  const db = getDb(env.DB);
+  const reports = new Map<string, AttemptReport>();
   const writes: BatchItem<"sqlite">[] = [];
   const retries: { id: string; delaySeconds: number }[] = [];
   const toSend: { d: Delivery; hook: Webhook; payload: string; isTest: boolean }[] = [];
