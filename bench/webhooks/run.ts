@@ -95,10 +95,10 @@ try {
   const healthy = await run("healthy", 0);
   const flaky = await run("flaky", 0.3);
   console.log(`\n${EVENTS} events per run, ${CONCURRENCY} concurrent causes, against ${baseUrl}\n`);
-  console.log("| receiver | delivered | lost | 2xx duplicates (same webhook-id) | first attempts failed | unverified | p50 ms | p95 ms | max ms |");
-  console.log("| --- | ---: | ---: | ---: | ---: | ---: | ---: | ---: | ---: |");
+  console.log("| receiver | causes sent in s | delivered | lost | 2xx duplicates (same webhook-id) | first attempts failed | unverified | p50 ms | p95 ms | max ms |");
+  console.log("| --- | ---: | ---: | ---: | ---: | ---: | ---: | ---: | ---: | ---: |");
   for (const r of [healthy, flaky]) {
-    console.log(`| ${r.label} | ${r.delivered}/${r.events} | ${r.lost} | ${r.duplicates} | ${r.failedFirst} | ${r.unverified} | ${r.p50} | ${r.p95} | ${r.max} |`);
+    console.log(`| ${r.label} | ${r.sendSeconds.toFixed(1)} | ${r.delivered}/${r.events} | ${r.lost} | ${r.duplicates} | ${r.failedFirst} | ${r.unverified} | ${r.p50} | ${r.p95} | ${r.max} |`);
   }
   const pass50 = healthy.p50 < 1500;
   const zeroLost = healthy.lost === 0 && flaky.lost === 0 && healthy.unverified === 0 && flaky.unverified === 0;

@@ -1,4 +1,5 @@
 import { and, eq, inArray, isNotNull, isNull, lt, lte, or, sql } from "drizzle-orm";
+import type { BatchItem } from "drizzle-orm/batch";
 import { getDb } from "../db/client.ts";
 import { events, webhookAttempts, webhookDeliveries, webhooks } from "../db/schema/index.ts";
 import { checkTargetUrl } from "../platform/safe-url.ts";
@@ -9,7 +10,7 @@ import { sendAttempt, type SendResult } from "./send-attempt.ts";
 import { TEST_EVENT_TYPE, type DeliveryQueueMessage } from "./types.ts";
 
 /** How long an attempt in flight holds its delivery (well over the 15 s timeout plus D1 writes). */
-const LEASE_MS = 60_000;
+export const LEASE_MS = 60_000;
 /** A queue message may arrive a little before the delay it was given. */
 const EARLY_SLACK_MS = 1_000;
 
@@ -34,82 +35,139 @@ export function activeSecrets(hook: Pick<Webhook, "secret" | "previousSecret" | 
  * re-enqueues the overdue delivery; the receiver deduplicates on `webhook-id`).
  */
 export async function attemptDelivery(env: Env, deliveryId: string, now = Date.now()): Promise<AttemptReport> {
+  return (await attemptDeliveries(env, [deliveryId], now))[0]!;
+}
+
+/** Deliveries per D1 statement: each id is one bound parameter (at most 100 per statement). */
+const IDS_PER_STATEMENT = 80;
+/**
+ * Receivers called at once per invocation. Deployed, a Worker keeps at most 6 connections open and
+ * queues the others inside the runtime (no error), so more only helps where that limit is absent.
+ */
+const SEND_CONCURRENCY = 50;
+
+/**
+ * `attemptDelivery` for many deliveries at once, in two D1 round trips per up to 80 of them (take
+ * the leases and read what the attempts need; record every outcome), the receivers called
+ * concurrently in between. Answers one report per id, in order.
+ */
+export async function attemptDeliveries(env: Env, deliveryIds: string[], now = Date.now()): Promise<AttemptReport[]> {
+  const reports = new Map<string, AttemptReport>();
+  for (let i = 0; i < deliveryIds.length; i += IDS_PER_STATEMENT) {
+    for (const [id, report] of await attemptChunk(env, [...new Set(deliveryIds.slice(i, i + IDS_PER_STATEMENT))], now)) reports.set(id, report);
+  }
+  return deliveryIds.map((id) => reports.get(id) ?? { attempted: false, reason: "missing" });
+}
+
+async function attemptChunk(env: Env, ids: string[], now: number): Promise<Map<string, AttemptReport>> {
   const db = getDb(env.DB);
-  const ofDelivery = (col: typeof webhookDeliveries.webhookId | typeof webhookDeliveries.eventId) => db.select({ id: col }).from(webhookDeliveries).where(eq(webhookDeliveries.id, deliveryId));
-  // One round trip: take the lease and read what the attempt needs (read even if the lease is not ours; unused then).
-  const [claimedRows, hooks, payloads] = await db.batch([
+  const reports = new Map<string, AttemptReport>();
+  const ofDeliveries = (col: typeof webhookDeliveries.webhookId | typeof webhookDeliveries.eventId) => db.select({ id: col }).from(webhookDeliveries).where(inArray(webhookDeliveries.id, ids));
+  // One round trip: take the leases and read what the attempts need (read even where the lease is not ours; unused then).
+  const [claimed, hooks, payloads] = await db.batch([
     db
       .update(webhookDeliveries)
       .set({ leaseUntil: now + LEASE_MS })
       .where(
         and(
-          eq(webhookDeliveries.id, deliveryId),
+          inArray(webhookDeliveries.id, ids),
           eq(webhookDeliveries.status, "pending"),
           or(isNull(webhookDeliveries.leaseUntil), lt(webhookDeliveries.leaseUntil, now)),
           lte(webhookDeliveries.nextAttemptAt, now + EARLY_SLACK_MS),
         ),
       )
       .returning(),
-    db.select().from(webhooks).where(inArray(webhooks.id, ofDelivery(webhookDeliveries.webhookId))),
-    db.select({ payload: events.payload }).from(events).where(inArray(events.id, ofDelivery(webhookDeliveries.eventId))),
+    db.select().from(webhooks).where(inArray(webhooks.id, ofDeliveries(webhookDeliveries.webhookId))),
+    db.select({ id: events.id, payload: events.payload }).from(events).where(inArray(events.id, ofDeliveries(webhookDeliveries.eventId))),
   ]);
-  const claimed = claimedRows[0];
-  if (!claimed) return explainUnclaimed(env, deliveryId, now);
-  // Same account only (a delivery row is always written with its webhook's account; belt and braces).
-  const hook = hooks.find((h) => h.accountId === claimed.accountId);
-  const event = payloads[0];
-  const isTest = claimed.eventType === TEST_EVENT_TYPE;
-  if (!hook || !event) {
-    await finish(env, claimed, { status: "failed", lastError: hook ? "event record missing" : "webhook deleted" }, now);
-    return { attempted: false, reason: "missing" };
-  }
-  if (!hook.enabled && !isTest) {
-    await finish(env, claimed, { status: "failed", lastError: `endpoint disabled${hook.disabledReason ? ` (${hook.disabledReason})` : ""}` }, now);
-    return { attempted: false, reason: "disabled" };
-  }
+  const claimedIds = new Set(claimed.map((d) => d.id));
+  for (const id of ids) if (!claimedIds.has(id)) reports.set(id, await explainUnclaimed(env, id, now));
+  for (const [id, report] of await attemptClaimed(env, claimed, hooks, payloads, now)) reports.set(id, report);
+  return reports;
+}
 
-  const attempt = claimed.attempts + 1;
-  // The URL was checked at registration; check again in case the rules (or the dev flag) changed.
-  const urlCheck = checkTargetUrl(hook.url, { allowLoopback: allowLoopback(env) });
-  const result: SendResult = urlCheck.ok
-    ? await sendAttempt({ url: hook.url, secrets: activeSecrets(hook, now), messageId: claimed.eventId, body: event.payload, timeoutMs: timeoutMs(env) })
-    : { statusCode: null, durationMs: 0, error: `URL refused: ${urlCheck.reason}`, responseBody: null, retryAfter: null };
-  const outcome: Outcome = urlCheck.ok ? decideOutcome(attempt, result, retrySchedule(env), isTest) : { status: "failed", gone: false };
-
-  const doneAt = Date.now();
-  const nextAttemptAt = outcome.status === "pending" ? doneAt + outcome.delaySeconds * 1000 : null;
-  const queueable = outcome.status === "pending" && outcome.delaySeconds <= MAX_QUEUE_DELAY_SECONDS;
-  const writes = [
-    db.insert(webhookAttempts).values({
-      id: newId("att", doneAt),
-      deliveryId: claimed.id,
-      accountId: claimed.accountId,
-      attempt,
-      statusCode: result.statusCode,
-      durationMs: result.durationMs,
-      error: result.error,
-      responseBody: result.responseBody,
-      nextAttemptAt,
-      createdAt: doneAt,
-    }),
-    db
-      .update(webhookDeliveries)
-      .set({ status: outcome.status, attempts: attempt, nextAttemptAt, queuedAt: queueable ? doneAt : null, leaseUntil: null, lastStatusCode: result.statusCode, lastError: result.error, updatedAt: doneAt })
-      .where(eq(webhookDeliveries.id, claimed.id)),
-    ...(isTest ? [] : endpointHealthWrites(env, hook, outcome, doneAt)),
-  ];
-  await db.batch(writes as [(typeof writes)[number], ...(typeof writes)[number][]]);
-
-  if (queueable) {
-    try {
-      await env.DELIVERY_QUEUE.send({ kind: "delivery", id: claimed.id } satisfies DeliveryQueueMessage, { contentType: "json", delaySeconds: outcome.delaySeconds });
-    } catch (err) {
-      // Still recorded as due in D1: the cron enqueues it.
-      await db.update(webhookDeliveries).set({ queuedAt: null }).where(eq(webhookDeliveries.id, claimed.id));
-      console.error(JSON.stringify({ level: "error", msg: "delivery queue send failed; the cron will enqueue", deliveryId: claimed.id, error: String(err) }));
+/**
+ * Makes the attempts of deliveries whose leases this invocation holds, given their webhooks and
+ * event payloads, and records every outcome in one D1 round trip. Used after `attemptChunk`'s
+ * claim, and by the events consumer, which claims first attempts in its fan-out batch.
+ */
+export async function attemptClaimed(env: Env, claimed: Delivery[], hooks: Webhook[], payloads: { id: string; payload: string }[], now: number): Promise<Map<string, AttemptReport>> {
+  const db = getDb(env.DB);
+  const reports = new Map<string, AttemptReport>();
+  const writes: BatchItem<"sqlite">[] = [];
+  const retries: { id: string; delaySeconds: number }[] = [];
+  const toSend: { d: Delivery; hook: Webhook; payload: string; isTest: boolean }[] = [];
+  for (const d of claimed) {
+    // Same account only (a delivery row is always written with its webhook's account; belt and braces).
+    const hook = hooks.find((h) => h.id === d.webhookId && h.accountId === d.accountId);
+    const payload = payloads.find((e) => e.id === d.eventId)?.payload;
+    const isTest = d.eventType === TEST_EVENT_TYPE;
+    if (!hook || payload === undefined) {
+      writes.push(finishStatement(env, d, { status: "failed", lastError: hook ? "event record missing" : "webhook deleted" }, now));
+      reports.set(d.id, { attempted: false, reason: "missing" });
+    } else if (!hook.enabled && !isTest) {
+      writes.push(finishStatement(env, d, { status: "failed", lastError: `endpoint disabled${hook.disabledReason ? ` (${hook.disabledReason})` : ""}` }, now));
+      reports.set(d.id, { attempted: false, reason: "disabled" });
+    } else {
+      toSend.push({ d, hook, payload, isTest });
     }
   }
-  return { attempted: true, attempt, result, outcome };
+
+  await pool(toSend, SEND_CONCURRENCY, async ({ d, hook, payload, isTest }) => {
+    const attempt = d.attempts + 1;
+    // The URL was checked at registration; check again in case the rules (or the dev flag) changed.
+    const urlCheck = checkTargetUrl(hook.url, { allowLoopback: allowLoopback(env) });
+    const result: SendResult = urlCheck.ok
+      ? await sendAttempt({ url: hook.url, secrets: activeSecrets(hook, now), messageId: d.eventId, body: payload, timeoutMs: timeoutMs(env) })
+      : { statusCode: null, durationMs: 0, error: `URL refused: ${urlCheck.reason}`, responseBody: null, retryAfter: null };
+    const outcome: Outcome = urlCheck.ok ? decideOutcome(attempt, result, retrySchedule(env), isTest) : { status: "failed", gone: false };
+    const doneAt = Date.now();
+    const nextAttemptAt = outcome.status === "pending" ? doneAt + outcome.delaySeconds * 1000 : null;
+    const queueable = outcome.status === "pending" && outcome.delaySeconds <= MAX_QUEUE_DELAY_SECONDS;
+    writes.push(
+      db.insert(webhookAttempts).values({
+        id: newId("att", doneAt),
+        deliveryId: d.id,
+        accountId: d.accountId,
+        attempt,
+        statusCode: result.statusCode,
+        durationMs: result.durationMs,
+        error: result.error,
+        responseBody: result.responseBody,
+        nextAttemptAt,
+        createdAt: doneAt,
+      }),
+      db
+        .update(webhookDeliveries)
+        .set({ status: outcome.status, attempts: attempt, nextAttemptAt, queuedAt: queueable ? doneAt : null, leaseUntil: null, lastStatusCode: result.statusCode, lastError: result.error, updatedAt: doneAt })
+        .where(eq(webhookDeliveries.id, d.id)),
+      ...(isTest ? [] : endpointHealthWrites(env, hook, outcome, doneAt)),
+    );
+    if (queueable) retries.push({ id: d.id, delaySeconds: outcome.delaySeconds });
+    reports.set(d.id, { attempted: true, attempt, result, outcome });
+  });
+
+  // One round trip records every outcome.
+  if (writes.length > 0) await db.batch(writes as [BatchItem<"sqlite">, ...BatchItem<"sqlite">[]]);
+
+  for (let i = 0; i < retries.length; i += 100) {
+    const part = retries.slice(i, i + 100);
+    try {
+      await env.DELIVERY_QUEUE.sendBatch(part.map((r) => ({ body: { kind: "delivery", id: r.id } satisfies DeliveryQueueMessage, contentType: "json" as const, delaySeconds: r.delaySeconds })));
+    } catch (err) {
+      // Still recorded as due in D1: the cron enqueues them.
+      await db.update(webhookDeliveries).set({ queuedAt: null }).where(inArray(webhookDeliveries.id, part.map((r) => r.id)));
+      console.error(JSON.stringify({ level: "error", msg: "delivery queue send failed; the cron will enqueue", count: part.length, error: String(err) }));
+    }
+  }
+  return reports;
+}
+
+async function pool<T>(items: T[], limit: number, fn: (item: T) => Promise<void>): Promise<void> {
+  let next = 0;
+  await Promise.all(Array.from({ length: Math.min(limit, items.length) }, async () => {
+    while (next < items.length) await fn(items[next++]!);
+  }));
 }
 
 /** Success ends a failure streak; a failure starts one; 410, or a streak past the limit, disables the endpoint. */
@@ -131,8 +189,8 @@ function endpointHealthWrites(env: Env, hook: Webhook, outcome: Outcome, now: nu
   ];
 }
 
-async function finish(env: Env, d: Delivery, fields: { status: "failed"; lastError: string }, now: number): Promise<void> {
-  await getDb(env.DB)
+function finishStatement(env: Env, d: Delivery, fields: { status: "failed"; lastError: string }, now: number) {
+  return getDb(env.DB)
     .update(webhookDeliveries)
     .set({ ...fields, nextAttemptAt: null, queuedAt: null, leaseUntil: null, updatedAt: now })
     .where(eq(webhookDeliveries.id, d.id));

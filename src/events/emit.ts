@@ -1,3 +1,5 @@
+import { sql } from "drizzle-orm";
+import type { BatchItem } from "drizzle-orm/batch";
 import { getDb } from "../db/client.ts";
 import { events } from "../db/schema/index.ts";
 import { newId } from "../platform/ids.ts";
@@ -14,15 +16,22 @@ export interface EmitInput {
 /** Rows per INSERT: D1 binds at most 100 parameters per statement (8 columns here). */
 const ROWS_PER_INSERT = 10;
 
+/** Events ready to be recorded: the D1 statements that record them, and what to do once they are. */
+export interface PreparedEvents {
+  events: DomainEvent[];
+  /** INSERTs of the event rows (none for no events). Run them in the caller's `db.batch`. */
+  statements: BatchItem<"sqlite">[];
+  /** Puts the events on the queue; call after the statements committed. Never throws. */
+  enqueue(): Promise<boolean>;
+}
+
 /**
- * The one way to publish a domain event. Awaited by the caller: when it resolves, the event is
- * recorded in D1 (the durable record) and, normally, already on the events queue. If the queue
- * send fails the event is still recorded and the every-minute cron enqueues it, so nothing is
- * lost; if the D1 write fails this throws and the request fails rather than answer without it.
+ * Builds the events and their D1 INSERTs without running them, so a caller can record its own
+ * change and its events in ONE `db.batch`: one round trip, and atomic (never an event without the
+ * change it announces, nor the change without its event).
  */
-export async function emit(env: Env, input: EmitInput | EmitInput[]): Promise<DomainEvent[]> {
+export function prepareEvents(env: Env, input: EmitInput | EmitInput[]): PreparedEvents {
   const inputs = Array.isArray(input) ? input : [input];
-  if (inputs.length === 0) return [];
   const now = Date.now();
   const timestamp = new Date(now).toISOString();
   const out: DomainEvent[] = [];
@@ -34,14 +43,45 @@ export async function emit(env: Env, input: EmitInput | EmitInput[]): Promise<Do
     out.push(event);
     rows.push({ id: event.id, accountId: event.accountId, type: event.type, sessionId: event.sessionId, payload, createdAt: now, fannedOutAt: null, requeues: 0 });
   }
-
   const db = getDb(env.DB);
-  const inserts = [];
-  for (let i = 0; i < rows.length; i += ROWS_PER_INSERT) inserts.push(db.insert(events).values(rows.slice(i, i + ROWS_PER_INSERT)));
-  await db.batch(inserts as [(typeof inserts)[number], ...(typeof inserts)[number][]]);
+  const statements: BatchItem<"sqlite">[] = [];
+  for (let i = 0; i < rows.length; i += ROWS_PER_INSERT) statements.push(db.insert(events).values(rows.slice(i, i + ROWS_PER_INSERT)));
+  const ids = out.map((e) => e.id);
+  return { events: out, statements, enqueue: () => (ids.length ? enqueueEvents(env, ids) : Promise.resolve(true)) };
+}
 
-  await enqueueEvents(env, out.map((e) => e.id));
-  return out;
+/**
+ * One event that announces the statement just before it in the same `db.batch`: its INSERT only
+ * takes effect if that statement changed a row (SQLite `changes()`), e.g. an
+ * `INSERT ... ON CONFLICT DO NOTHING` that did insert. So a deduplicated write and its event go in
+ * one round trip; the caller enqueues the event only once it knows the write happened.
+ */
+export function prepareEventAfterChange(env: Env, input: EmitInput): { event: DomainEvent; statement: BatchItem<"sqlite"> } {
+  const now = Date.now();
+  const timestamp = new Date(now).toISOString();
+  const event: DomainEvent = { id: newId("evt", now), type: input.type, accountId: input.accountId, sessionId: input.sessionId ?? null, timestamp, data: input.data };
+  const payload = JSON.stringify({ type: event.type, timestamp, data: event.data } satisfies EventPayload);
+  if (payload.length > MAX_EVENT_BYTES) throw new Error(`event ${event.type} is ${payload.length} bytes, over the ${MAX_EVENT_BYTES} byte bound`);
+  // Columns in the table's order (drizzle names them all): id, account_id, type, session_id, payload, created_at, fanned_out_at, requeues.
+  const statement = getDb(env.DB)
+    .insert(events)
+    .select(sql`select ${event.id}, ${event.accountId}, ${event.type}, ${event.sessionId}, ${payload}, ${now}, null, 0 where changes() = 1`);
+  return { event, statement };
+}
+
+/**
+ * The one way to publish a domain event. Awaited by the caller: when it resolves, the event is
+ * recorded in D1 (the durable record) and, normally, already on the events queue. If the queue
+ * send fails the event is still recorded and the every-minute cron enqueues it, so nothing is
+ * lost; if the D1 write fails this throws and the request fails rather than answer without it.
+ * To record events together with the change they announce, use `prepareEvents`.
+ */
+export async function emit(env: Env, input: EmitInput | EmitInput[]): Promise<DomainEvent[]> {
+  const prepared = prepareEvents(env, input);
+  if (prepared.events.length === 0) return [];
+  await getDb(env.DB).batch(prepared.statements as [BatchItem<"sqlite">, ...BatchItem<"sqlite">[]]);
+  await prepared.enqueue();
+  return prepared.events;
 }
 
 /** Puts event ids on the events queue; a failure is logged, not thrown (the cron re-enqueues). */

@@ -1,7 +1,9 @@
 import { and, eq, inArray, isNull, or, lt } from "drizzle-orm";
+import type { BatchItem } from "drizzle-orm/batch";
 import { getDb } from "../db/client.ts";
 import { events, webhookDeliveries, webhooks } from "../db/schema/index.ts";
 import { newId } from "../platform/ids.ts";
+import { LEASE_MS, type Delivery, type Webhook } from "./delivery.ts";
 import { webhookMatches } from "./matching.ts";
 
 /** Rows per INSERT: D1 binds at most 100 parameters per statement (14 columns here). */
@@ -14,32 +16,66 @@ const ROWS_PER_INSERT = 7;
  * earlier, crashed run created but never attempted.
  */
 export async function fanOut(env: Env, eventIds: string[], now = Date.now()): Promise<string[]> {
-  if (eventIds.length === 0) return [];
-  const db = getDb(env.DB);
-  const rows = await db
-    .select({ id: events.id, accountId: events.accountId, type: events.type, sessionId: events.sessionId })
-    .from(events)
-    .where(inArray(events.id, eventIds));
-  if (rows.length === 0) return [];
+  const { claimed, waiting } = await fanOutAndClaim(env, eventIds, 0, now);
+  return [...claimed.map((d) => d.id), ...waiting];
+}
 
-  const accountIds = [...new Set(rows.map((r) => r.accountId))];
-  const hooks = await db.select({ id: webhooks.id, accountId: webhooks.accountId, enabled: webhooks.enabled, events: webhooks.events, sessionId: webhooks.sessionId }).from(webhooks).where(and(inArray(webhooks.accountId, accountIds), eq(webhooks.enabled, true)));
+export interface FanOutResult {
+  /** Deliveries waiting for their first attempt whose lease this call took (at most `claim`). */
+  claimed: Delivery[];
+  /** The other deliveries waiting for their first attempt (not leased here). */
+  waiting: string[];
+  /** The events' webhooks and payloads, for attempting the claimed deliveries. */
+  hooks: Webhook[];
+  payloads: { id: string; payload: string }[];
+}
+
+/**
+ * `fanOut` that also takes the leases of up to `claim` deliveries waiting for their first attempt,
+ * in the same batch: the events consumer then attempts them without another D1 round trip.
+ */
+export async function fanOutAndClaim(env: Env, eventIds: string[], claim: number, now = Date.now()): Promise<FanOutResult> {
+  const none: FanOutResult = { claimed: [], waiting: [], hooks: [], payloads: [] };
+  if (eventIds.length === 0) return none;
+  const db = getDb(env.DB);
+  // One round trip for the events and the webhooks of their accounts (disabled ones too: a
+  // delivery left by an earlier run is then recorded as failed for the right reason).
+  const ofEvents = inArray(events.id, eventIds);
+  const [rows, hooks] = await db.batch([
+    db.select({ id: events.id, accountId: events.accountId, type: events.type, sessionId: events.sessionId, createdAt: events.createdAt, payload: events.payload }).from(events).where(ofEvents),
+    db.select().from(webhooks).where(inArray(webhooks.accountId, db.select({ accountId: events.accountId }).from(events).where(ofEvents))),
+  ]);
+  if (rows.length === 0) return none;
 
   const deliveries: (typeof webhookDeliveries.$inferInsert)[] = [];
   for (const ev of rows) {
     for (const hook of hooks) {
-      if (hook.accountId !== ev.accountId || !webhookMatches(hook, ev)) continue;
+      // A webhook registered after the event happened does not get it, however late the fan-out runs.
+      if (hook.accountId !== ev.accountId || hook.createdAt > ev.createdAt || !webhookMatches(hook, ev)) continue;
       deliveries.push({ id: newId("dlv", now), accountId: ev.accountId, webhookId: hook.id, eventId: ev.id, eventType: ev.type, status: "pending", attempts: 0, nextAttemptAt: now, queuedAt: now, leaseUntil: null, lastStatusCode: null, lastError: null, createdAt: now, updatedAt: now });
     }
   }
-  const writes = [];
-  for (let i = 0; i < deliveries.length; i += ROWS_PER_INSERT) writes.push(db.insert(webhookDeliveries).values(deliveries.slice(i, i + ROWS_PER_INSERT)).onConflictDoNothing());
-  writes.push(db.update(events).set({ fannedOutAt: now }).where(and(inArray(events.id, rows.map((r) => r.id)), isNull(events.fannedOutAt))));
-  await db.batch(writes as [(typeof writes)[number], ...(typeof writes)[number][]]);
-
-  const waiting = await db
-    .select({ id: webhookDeliveries.id })
-    .from(webhookDeliveries)
-    .where(and(inArray(webhookDeliveries.eventId, rows.map((r) => r.id)), eq(webhookDeliveries.status, "pending"), eq(webhookDeliveries.attempts, 0), or(isNull(webhookDeliveries.leaseUntil), lt(webhookDeliveries.leaseUntil, now))));
-  return waiting.map((w) => w.id);
+  const rowIds = rows.map((r) => r.id);
+  const statements: BatchItem<"sqlite">[] = [];
+  for (let i = 0; i < deliveries.length; i += ROWS_PER_INSERT) statements.push(db.insert(webhookDeliveries).values(deliveries.slice(i, i + ROWS_PER_INSERT)).onConflictDoNothing());
+  statements.push(db.update(events).set({ fannedOutAt: now }).where(and(inArray(events.id, rowIds), isNull(events.fannedOutAt))));
+  // In the same batch (one transaction, in order): the deliveries of these events still waiting
+  // for their first attempt, including those an earlier, crashed run created; the first `claim`
+  // of them leased here, the others listed.
+  const waitingOf = and(inArray(webhookDeliveries.eventId, rowIds), eq(webhookDeliveries.status, "pending"), eq(webhookDeliveries.attempts, 0), or(isNull(webhookDeliveries.leaseUntil), lt(webhookDeliveries.leaseUntil, now)));
+  const claimIndex = statements.length;
+  if (claim > 0) {
+    statements.push(
+      db
+        .update(webhookDeliveries)
+        .set({ leaseUntil: now + LEASE_MS })
+        .where(inArray(webhookDeliveries.id, db.select({ id: webhookDeliveries.id }).from(webhookDeliveries).where(waitingOf).orderBy(webhookDeliveries.id).limit(claim)))
+        .returning(),
+    );
+  }
+  statements.push(db.select({ id: webhookDeliveries.id }).from(webhookDeliveries).where(waitingOf));
+  const results = await db.batch(statements as [BatchItem<"sqlite">, ...BatchItem<"sqlite">[]]);
+  const claimed = claim > 0 ? (results[claimIndex] as Delivery[]) : [];
+  const waiting = (results[results.length - 1] as { id: string }[]).map((w) => w.id);
+  return { claimed, waiting, hooks, payloads: rows.map((r) => ({ id: r.id, payload: r.payload })) };
 }

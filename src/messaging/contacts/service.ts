@@ -1,7 +1,7 @@
 import { and, desc, eq, lt, or, sql } from "drizzle-orm";
 import { getDb } from "../../db/client.ts";
 import { contacts } from "../../db/schema/index.ts";
-import { emit } from "../../events/emit.ts";
+import { emit, prepareEventAfterChange } from "../../events/emit.ts";
 import { errors } from "../../platform/errors.ts";
 import { newId } from "../../platform/ids.ts";
 import { decodeCursor, toPage } from "../../platform/pagination.ts";
@@ -61,21 +61,25 @@ export async function createContact(env: Env, accountId: string, input: ContactI
   return contact;
 }
 
-/** The contact behind an inbound message: created (and announced) on first contact. */
-export async function ensureContact(env: Env, accountId: string, digits: string, name: string | undefined, optOut: boolean): Promise<void> {
+/**
+ * The statements that make the sender of an inbound message a contact: created on first contact
+ * (opted out at once by a STOP) together with its `contact.created` (recorded only if the contact
+ * was), or, for a known sender, opted out by a STOP. Run them in the caller's batch; `created(result)`
+ * then reads, from the first one's result, whether the contact and its event were recorded.
+ */
+export function ensureContactStatements(env: Env, accountId: string, digits: string, name: string | undefined, optOut: boolean, sessionId: string | null) {
   const db = getDb(env.DB);
   const now = Date.now();
   const phone = e164Of(digits);
-  const [created] = await db
-    .insert(contacts)
-    .values({ id: newId("con"), accountId, phone, name: name ?? null, tags: "[]", attributes: "{}", optedOut: optOut, createdAt: now, updatedAt: now })
-    .onConflictDoNothing()
-    .returning();
-  if (created) {
-    await emit(env, { type: "contact.created", accountId, data: toContact(created) });
-    return;
-  }
-  if (optOut) await db.update(contacts).set({ optedOut: true, updatedAt: now }).where(and(eq(contacts.accountId, accountId), eq(contacts.phone, phone)));
+  const row: Row = { id: newId("con"), accountId, phone, name: name ?? null, email: null, tags: "[]", attributes: "{}", optedOut: optOut, createdAt: now, updatedAt: now };
+  const insert = db.insert(contacts).values(row).onConflictDoNothing().returning({ id: contacts.id });
+  const announce = prepareEventAfterChange(env, { type: "contact.created", accountId, sessionId, data: toContact(row) });
+  const optOutKnown = db.update(contacts).set({ optedOut: true, updatedAt: now }).where(and(eq(contacts.accountId, accountId), eq(contacts.phone, phone), eq(contacts.optedOut, false)));
+  return {
+    statements: optOut ? ([insert, announce.statement, optOutKnown] as const) : ([insert, announce.statement] as const),
+    /** The event id to enqueue when the contact was created. */
+    created: (result: { id: string }[]): string | null => (result.length > 0 ? announce.event.id : null),
+  };
 }
 
 export async function getContact(env: Env, accountId: string, id: string): Promise<Contact> {

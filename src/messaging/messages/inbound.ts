@@ -1,11 +1,11 @@
 import { getDb } from "../../db/client.ts";
 import { messages } from "../../db/schema/index.ts";
-import { emit } from "../../events/emit.ts";
+import { enqueueEvents, prepareEventAfterChange } from "../../events/emit.ts";
 import { newId } from "../../platform/ids.ts";
 import { chatIdOf } from "../chat-id.ts";
-import { ensureContact } from "../contacts/service.ts";
+import { ensureContactStatements } from "../contacts/service.ts";
 import type { InboundFromNetwork } from "../networks/whatsapp.ts";
-import { toMessage } from "./mapper.ts";
+import { toMessage, type MessageRow } from "./mapper.ts";
 
 /** A whole-message `STOP` (any case, surrounding spaces ignored) opts the sender out. */
 export function isStop(text: string | undefined): boolean {
@@ -14,32 +14,43 @@ export function isStop(text: string | undefined): boolean {
 
 /**
  * Records one inbound message: deduplicated on (session, network id) so a replayed webhook stores
- * nothing new; the sender becomes a contact when unknown; then `message.received`.
- * Returns false for a duplicate.
+ * nothing new; the sender becomes a contact when unknown (`contact.created`, with the session it
+ * came in on); then `message.received`. One D1 round trip: each row with its event, the event
+ * recorded only if the row was. Returns the stored row, or null for a duplicate.
+ * `enqueue` takes the recorded events' ids (the Session DO coalesces them); default: enqueue now.
  */
-export async function recordInbound(env: Env, accountId: string, sessionId: string, m: InboundFromNetwork): Promise<boolean> {
+export async function recordInbound(env: Env, accountId: string, sessionId: string, m: InboundFromNetwork, opts: { enqueue?: (eventIds: string[]) => void } = {}): Promise<MessageRow | null> {
   const db = getDb(env.DB);
-  const [row] = await db
-    .insert(messages)
-    .values({
-      id: newId("msg"),
-      accountId,
-      sessionId,
-      chatId: chatIdOf(m.from),
-      direction: "inbound",
-      type: m.type,
-      text: m.text ?? null,
-      template: m.template ? JSON.stringify(m.template) : null,
-      media: m.media ? JSON.stringify({ url: null, size: null, mediaId: null, origin: null, ...m.media }) : null,
-      status: "received",
-      externalId: m.externalId,
-      replyTo: null,
-      createdAt: m.timestamp,
-    })
-    .onConflictDoNothing()
-    .returning();
-  if (!row) return false;
-  await ensureContact(env, accountId, m.from, m.profileName, isStop(m.text));
-  await emit(env, { type: "message.received", accountId, sessionId, data: toMessage(row) });
-  return true;
+  const row: MessageRow = {
+    id: newId("msg"),
+    accountId,
+    sessionId,
+    chatId: chatIdOf(m.from),
+    direction: "inbound",
+    type: m.type,
+    text: m.text ?? null,
+    template: m.template ? JSON.stringify(m.template) : null,
+    media: m.media ? JSON.stringify({ url: null, size: null, mediaId: null, origin: null, ...m.media }) : null,
+    status: "received",
+    errorCode: null,
+    errorMessage: null,
+    externalId: m.externalId,
+    replyTo: null,
+    batchId: null,
+    campaignId: null,
+    createdAt: m.timestamp,
+    sentAt: null,
+    deliveredAt: null,
+    readAt: null,
+  };
+  const contact = ensureContactStatements(env, accountId, m.from, m.profileName, isStop(m.text), sessionId);
+  const received = prepareEventAfterChange(env, { type: "message.received", accountId, sessionId, data: toMessage(row) });
+  const [contactInserted, , ...rest] = await db.batch([...contact.statements, db.insert(messages).values(row).onConflictDoNothing().returning({ id: messages.id }), received.statement]);
+  const inserted = rest[rest.length - 2] as { id: string }[];
+  const ids = [contact.created(contactInserted), inserted.length > 0 ? received.event.id : null].filter((id): id is string => id !== null);
+  if (ids.length > 0) {
+    if (opts.enqueue) opts.enqueue(ids);
+    else await enqueueEvents(env, ids);
+  }
+  return inserted.length > 0 ? row : null;
 }

@@ -1,7 +1,7 @@
 import { and, eq, inArray, sql } from "drizzle-orm";
 import { getDb } from "../../db/client.ts";
 import { messages } from "../../db/schema/index.ts";
-import { emit, type EmitInput } from "../../events/emit.ts";
+import { prepareEvents, type EmitInput } from "../../events/emit.ts";
 import type { FailureReason } from "../networks/driver.ts";
 import type { MessageStatus } from "../status.ts";
 import { toMessage, type MessageRow } from "./mapper.ts";
@@ -41,7 +41,11 @@ export async function advanceStatus(
   target: Target,
   at: number,
   error?: FailureReason,
-  opts: { afterSent?: boolean } = {},
+  opts: {
+    afterSent?: boolean;
+    /** Takes the recorded events' ids to put on the queue (the Session DO coalesces them); default: enqueue now. */
+    enqueue?: (eventIds: string[]) => void;
+  } = {},
 ): Promise<MessageRow[]> {
   const db = getDb(env.DB);
   let steps: Target[] = target === "failed" ? ["failed"] : (["sent", "delivered", "read"] as const).slice(0, ["sent", "delivered", "read"].indexOf(target) + 1);
@@ -72,6 +76,9 @@ export async function advanceStatus(
       }
     }
   }
-  await emit(env, events);
+  const prepared = prepareEvents(env, events);
+  if (prepared.statements.length > 0) await db.batch(prepared.statements as [(typeof prepared.statements)[number], ...(typeof prepared.statements)[number][]]);
+  if (opts.enqueue) opts.enqueue(prepared.events.map((e) => e.id));
+  else await prepared.enqueue();
   return changed;
 }

@@ -85,12 +85,11 @@ export async function deleteSession(env: Env, accountId: string, id: string): Pr
 }
 
 export async function simulateSandboxInbound(env: Env, accountId: string, id: string, from: string, text: string): Promise<Message> {
-  const row = await loadSession(env, accountId, id);
-  if (row.network !== "sandbox") throw errors.notFound("sandbox session");
   const digits = parseAddress(from);
   if (!digits) throw errors.invalidRequest(`from must be ${ACCEPTED_ADDRESS_FORMS}.`, [{ path: "from", message: "not a valid address" }]);
-  if (row.status !== "WORKING") throw errors.conflict("session_not_working", `The session is ${row.status}; it must be WORKING to receive messages.`, { status: row.status });
-  const res = await sessionStub(env, id).simulateInbound(digits, text);
-  if ("value" in res) return res.value as Message;
-  throw errors.conflict(res.code, res.message);
+  // The session's DO checks ownership, network and state itself (no D1 read of the session here).
+  const res = await sessionStub(env, id).simulateInbound(accountId, digits, text);
+  if ("message" in res) return res.message as Message;
+  if (res.code === "not_found") throw errors.notFound("sandbox session");
+  throw errors.conflict("session_not_working", `The session is ${res.status}; it must be WORKING to receive messages.`, { status: res.status });
 }

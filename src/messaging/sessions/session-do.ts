@@ -2,7 +2,7 @@ import { DurableObject } from "cloudflare:workers";
 import { and, eq, inArray, lte } from "drizzle-orm";
 import { getDb } from "../../db/client.ts";
 import { messages, messagingSessions } from "../../db/schema/index.ts";
-import { emit } from "../../events/emit.ts";
+import { enqueueEvents, prepareEvents } from "../../events/emit.ts";
 import { newId } from "../../platform/ids.ts";
 import { chatIdOf, digitsOfChatId } from "../chat-id.ts";
 import { recordInbound } from "../messages/inbound.ts";
@@ -46,6 +46,7 @@ export type SendOutcome =
   | { ok: true; message: Message }
   | { ok: false; code: "session_not_working"; status: SessionStatus }
   | { ok: false; code: "not_found" };
+export type SimulateOutcome = { ok: true; message: Message } | { ok: false; code: "session_not_working"; status: SessionStatus } | { ok: false; code: "not_found" };
 export type Outcome<T> = { ok: true; value: T } | { ok: false; code: string; message: string };
 export interface HookRequest {
   method: string;
@@ -64,6 +65,12 @@ const RECEIPT_BACKSTOP_MS = 5_000;
 const RECEIPT_TICK_MS = 100;
 /** Outbox rows that may be sent: not of a campaign on hold. */
 const NOT_HELD = "(campaign_id IS NULL OR campaign_id NOT IN (SELECT campaign_id FROM held_campaigns))";
+/**
+ * Events this DO recorded are put on the events queue together, this long after the first: one
+ * consumer run for many events instead of one per send (locally, each run competes with the
+ * requests being answered). They are durable in D1 before that; a lost flush is enqueued by the cron.
+ */
+const EVENT_FLUSH_MS = 100;
 
 /**
  * One per messaging session (ARCHITECTURE.md): the "phone". Owns the connection state machine,
@@ -88,6 +95,8 @@ export class SessionDO extends DurableObject<Env> {
   private readonly inFlight = new Set<string>();
   /** Campaigns cancelled while the alarm may hold some of their sends in hand. */
   private readonly droppedCampaigns = new Set<string>();
+  private readonly eventOutbox: string[] = [];
+  private eventFlushTimer: ReturnType<typeof setTimeout> | null = null;
   private sql: SqlStorage;
 
   constructor(ctx: DurableObjectState, env: Env) {
@@ -225,19 +234,20 @@ export class SessionDO extends DurableObject<Env> {
           deliveredAt: null,
           readAt: null,
         };
+        const message = toMessage(row);
         if (result.ok) {
-          // The record and its event are independent writes of the same data: issued together,
-          // the send answers one D1 round trip sooner (this is the hot path of the API).
-          await Promise.all([
-            db.insert(messages).values(row),
-            emit(this.env, { type: "message.sent", accountId: cfg.accountId, sessionId: cfg.sessionId, data: toMessage(row) }),
-          ]);
+          // The hot path of the API: the record and its event in ONE batch (one D1 round trip,
+          // atomic: never one without the other). The event is then durable, so putting it on the
+          // queue need not hold the answer (see EVENT_FLUSH_MS).
+          const sent = prepareEvents(this.env, { type: "message.sent", accountId: cfg.accountId, sessionId: cfg.sessionId, data: message });
+          await db.batch([db.insert(messages).values(row), ...sent.statements]);
+          this.queueEvents(sent.events.map((e) => e.id));
           this.scheduleReceipts([draft.id], now);
           await this.deliverToSandboxPeers([row]);
         } else {
           await db.insert(messages).values(row);
         }
-        return { ok: true, message: toMessage(row) };
+        return { ok: true, message };
       }
       // Real networks: record first, so a crash after the network accepted still leaves a trace.
       await db.insert(messages).values({ ...base, status: "pending" });
@@ -368,14 +378,16 @@ export class SessionDO extends DurableObject<Env> {
   private async applySendResult(id: string, result: SendResult, now: number): Promise<MessageRow> {
     const cfg = this.config!;
     const db = getDb(this.env.DB);
+    let changed: MessageRow[];
     if (result.ok) {
       if (result.externalId) await db.update(messages).set({ externalId: result.externalId }).where(eq(messages.id, id));
-      await advanceStatus(this.env, cfg.accountId, cfg.sessionId, { ids: [id] }, "sent", now);
+      changed = await advanceStatus(this.env, cfg.accountId, cfg.sessionId, { ids: [id] }, "sent", now);
     } else {
-      await advanceStatus(this.env, cfg.accountId, cfg.sessionId, { ids: [id] }, "failed", now, result.error);
+      changed = await advanceStatus(this.env, cfg.accountId, cfg.sessionId, { ids: [id] }, "failed", now, result.error);
       if (result.sessionFailure && this.status === "WORKING") await this.transition("FAILED", result.sessionFailure);
     }
-    return (await db.select().from(messages).where(eq(messages.id, id)).get())!;
+    // The row as updated; read it only when a receipt overtook the send (nothing changed here).
+    return changed[0] ?? (await db.select().from(messages).where(eq(messages.id, id)).get())!;
   }
 
   private serial<T>(key: string, fn: () => Promise<T>): Promise<T> {
@@ -390,6 +402,17 @@ export class SessionDO extends DurableObject<Env> {
       if (this.chains.get(key) === tail) this.chains.delete(key);
     });
     return run;
+  }
+
+  /** Puts recorded events on the queue with the others of the next EVENT_FLUSH_MS (see there). */
+  private queueEvents(ids: string[]): void {
+    if (ids.length === 0) return;
+    this.eventOutbox.push(...ids);
+    if (this.eventFlushTimer !== null) return;
+    this.eventFlushTimer = setTimeout(() => {
+      this.eventFlushTimer = null;
+      this.ctx.waitUntil(enqueueEvents(this.env, this.eventOutbox.splice(0)));
+    }, EVENT_FLUSH_MS);
   }
 
   // ---- sandbox network -----------------------------------------------------------------------
@@ -443,7 +466,7 @@ export class SessionDO extends DurableObject<Env> {
         const due = queue.splice(0, n);
         worked = true;
         try {
-          await advanceStatus(this.env, cfg.accountId, cfg.sessionId, { ids: due.map((r) => r.id) }, status, now, undefined, { afterSent: true });
+          await advanceStatus(this.env, cfg.accountId, cfg.sessionId, { ids: due.map((r) => r.id) }, status, now, undefined, { afterSent: true, enqueue: (ids) => this.queueEvents(ids) });
         } catch (err) {
           queue.unshift(...due); // retried by the next timer or the backstop alarm
           this.armReceiptTimer(Date.now() + 1000);
@@ -507,25 +530,23 @@ export class SessionDO extends DurableObject<Env> {
     }
   }
 
-  /** An inbound message from the sandbox network (another session, or the simulation route). */
+  /** An inbound message from the sandbox network (another session of the account). */
   async receive(inbound: InboundFromNetwork): Promise<Outcome<boolean>> {
     if (!this.config || this.status !== "WORKING") return { ok: false, code: "session_not_working", message: "The session is not WORKING." };
-    const stored = await recordInbound(this.env, this.config.accountId, this.config.sessionId, inbound);
-    return { ok: true, value: stored };
+    const row = await recordInbound(this.env, this.config.accountId, this.config.sessionId, inbound, { enqueue: (ids) => this.queueEvents(ids) });
+    return { ok: true, value: row !== null };
   }
 
-  /** POST /api/sessions/:id/sandbox/inbound */
-  async simulateInbound(from: string, text: string): Promise<Outcome<Message>> {
-    if (!this.config || this.config.network !== "sandbox") return { ok: false, code: "not_found", message: "" };
-    const externalId = newId("sbx");
-    const res = await this.receive({ externalId, from, timestamp: Date.now(), type: "text", text });
-    if (!res.ok) return res;
-    const row = await getDb(this.env.DB)
-      .select()
-      .from(messages)
-      .where(and(eq(messages.sessionId, this.config.sessionId), eq(messages.externalId, externalId)))
-      .get();
-    return { ok: true, value: toMessage(row!) };
+  /**
+   * POST /api/sessions/:id/sandbox/inbound. The DO knows its owner, network and state: checking
+   * here saves the Worker a D1 read.
+   */
+  async simulateInbound(accountId: string, from: string, text: string): Promise<SimulateOutcome> {
+    const cfg = this.config;
+    if (!cfg || cfg.accountId !== accountId || cfg.network !== "sandbox") return { ok: false, code: "not_found" };
+    if (this.status !== "WORKING") return { ok: false, code: "session_not_working", status: this.status };
+    const row = await recordInbound(this.env, cfg.accountId, cfg.sessionId, { externalId: newId("sbx"), from, timestamp: Date.now(), type: "text", text }, { enqueue: (ids) => this.queueEvents(ids) });
+    return { ok: true, message: toMessage(row!) };
   }
 
   // ---- WhatsApp webhook ----------------------------------------------------------------------

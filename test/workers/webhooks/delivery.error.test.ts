@@ -165,6 +165,8 @@ describe("no loss: crashes, lost messages, redeliveries, dead letters", () => {
   it("an event recorded but never queued is enqueued by the cron and delivered", async () => {
     const k = await createKey();
     const hook = await registerWebhook(k, { events: ["message.sent"] });
+    // The webhook existed when the event happened (webhooks only get events from after their creation).
+    await db().update(webhooks).set({ createdAt: Date.now() - 4 * 60_000 }).where(eq(webhooks.id, hook.id));
     const id = await recordOnly(k.accountId, Date.now() - 3 * 60_000);
     await sleep(500);
     expect(await receivedAt(hook.inbox)).toEqual([]);
