@@ -2,6 +2,7 @@
 // each run even if an earlier one failed, and one closing line with the totals.
 import { spawnSync } from "node:child_process";
 import { mkdirSync, readFileSync, rmSync } from "node:fs";
+import { resolve } from "node:path";
 
 const SUITES = [
   { name: "workers", config: "vitest.workers.config.ts" },
@@ -20,7 +21,8 @@ let skipped = 0;
 let ok = true;
 const extra = process.argv.slice(2);
 for (const suite of SUITES) {
-  const out = `.tmp/vitest-${suite.name}.json`;
+  // Absolute: vitest resolves outputFile against each config's own root.
+  const out = resolve(`.tmp/vitest-${suite.name}.json`);
   rmSync(out, { force: true });
   const run = spawnSync(process.execPath, [vitest, "run", "--config", suite.config, "--reporter=default", "--reporter=json", `--outputFile.json=${out}`, ...extra], { stdio: "inherit" });
   if (run.status !== 0) ok = false;
