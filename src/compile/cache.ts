@@ -23,13 +23,49 @@ export async function cacheKey(accountId: string, input: CompileInput): Promise<
 const objectKey = (key: string) => `cache/${key}.pdf`;
 
 export interface CachedPdf {
-  body: ReadableStream;
+  body: ReadableStream | ArrayBuffer;
   size: number;
   engine: Engine;
   pages: number | null;
 }
 
+/**
+ * A small in-isolate copy of recent small results in front of R2: a repeat served by the same isolate
+ * skips the R2 read (milliseconds locally, tens of milliseconds deployed). Same keys and expiry as R2,
+ * so it can only answer what R2 would.
+ */
+const MEMORY_ITEM_MAX = 512 * 1024;
+const MEMORY_TOTAL_MAX = 24 * 1024 * 1024;
+const memory = new Map<string, { pdf: ArrayBuffer; engine: Engine; pages: number | null; expiresAt: number }>();
+let memoryBytes = 0;
+
+function remember(key: string, pdf: ArrayBuffer, engine: Engine, pages: number | null, expiresAt: number): void {
+  if (pdf.byteLength > MEMORY_ITEM_MAX || memory.has(key)) return;
+  // Own copy: the caller's buffer goes on to a Response or R2, which may take it over.
+  memory.set(key, { pdf: pdf.slice(0), engine, pages, expiresAt });
+  memoryBytes += pdf.byteLength;
+  // Map iteration order is insertion order: drop the oldest until within budget.
+  for (const [k, v] of memory) {
+    if (memoryBytes <= MEMORY_TOTAL_MAX) break;
+    memory.delete(k);
+    memoryBytes -= v.pdf.byteLength;
+  }
+}
+
+function recall(key: string, now: number): CachedPdf | null {
+  const m = memory.get(key);
+  if (!m) return null;
+  if (m.expiresAt <= now) {
+    memory.delete(key);
+    memoryBytes -= m.pdf.byteLength;
+    return null;
+  }
+  return { body: m.pdf.slice(0), size: m.pdf.byteLength, engine: m.engine, pages: m.pages };
+}
+
 export async function readCache(bucket: R2Bucket, key: string, now = Date.now()): Promise<CachedPdf | null> {
+  const mem = recall(key, now);
+  if (mem) return mem;
   const obj = await bucket.get(objectKey(key));
   if (!obj) return null;
   const meta = obj.customMetadata ?? {};
@@ -37,11 +73,18 @@ export async function readCache(bucket: R2Bucket, key: string, now = Date.now())
     await obj.body.cancel();
     return null;
   }
-  return { body: obj.body, size: obj.size, engine: meta.engine as Engine, pages: meta.pages ? Number(meta.pages) : null };
+  const pages = meta.pages ? Number(meta.pages) : null;
+  if (obj.size <= MEMORY_ITEM_MAX) {
+    const pdf = await obj.arrayBuffer();
+    remember(key, pdf, meta.engine as Engine, pages, Number(meta.expiresAt));
+    return { body: pdf, size: obj.size, engine: meta.engine as Engine, pages };
+  }
+  return { body: obj.body, size: obj.size, engine: meta.engine as Engine, pages };
 }
 
 export async function writeCache(bucket: R2Bucket, key: string, pdf: ArrayBuffer, info: { engine: Engine; pages: number | null; ttlSeconds: number; now?: number }): Promise<void> {
   const now = info.now ?? Date.now();
+  remember(key, pdf, info.engine, info.pages, now + info.ttlSeconds * 1000);
   await bucket.put(objectKey(key), pdf, {
     httpMetadata: { contentType: "application/pdf" },
     customMetadata: { engine: info.engine, pages: info.pages === null ? "" : String(info.pages), createdAt: String(now), expiresAt: String(now + info.ttlSeconds * 1000) },
