@@ -1,4 +1,5 @@
 import { z } from "@hono/zod-openapi";
+import { idParam } from "../platform/openapi.ts";
 import { COMPILE_LIMITS as L } from "./limits.ts";
 
 export const ENGINES = ["pdflatex", "xelatex", "lualatex"] as const;
@@ -120,4 +121,4 @@ export const CreatedCompileJob = CompileJob.extend({
   callbackSecret: z.string().optional().openapi({ description: "Secret (`whsec_…`) that signs the callback. Only when `callbackUrl` is set; shown only in this response." }),
 }).openapi("CreatedCompileJob");
 
-export const JobIdParam = z.object({ id: z.string().max(64).openapi({ param: { name: "id", in: "path" }, example: "job_0mh8k2x1qa1b2c3d4e5f6" }) });
+export const JobIdParam = idParam("job_0mh8k2x1qa1b2c3d4e5f6");

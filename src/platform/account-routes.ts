@@ -3,7 +3,7 @@ import { getDb } from "../db/client.ts";
 import { accountView, createKey, listKeys, revokeKey, toKeyView } from "./accounts-service.ts";
 import { idempotency } from "./idempotency.ts";
 import { decodeCursor, pageOf, PaginationQuery, toPage } from "./pagination.ts";
-import { AUTHED_ERRORS, createRouter, errorResponses, jsonBody, jsonResponse } from "./openapi.ts";
+import { AUTHED_ERRORS, createRouter, errorResponses, idParam, jsonBody, jsonResponse } from "./openapi.ts";
 import { PLANS } from "./plans.ts";
 
 const Account = z
@@ -29,7 +29,7 @@ const ApiKey = z
 const CreatedApiKey = ApiKey.extend({ key: z.string().openapi({ description: "The secret. Shown only in this response." }) }).openapi("CreatedApiKey");
 
 const CreateKeyBody = z.strictObject({ name: z.string().trim().min(1).max(100).openapi({ example: "ci" }) }).openapi("CreateApiKey");
-const KeyIdParam = z.object({ id: z.string().max(64).openapi({ param: { name: "id", in: "path" } }) });
+const KeyIdParam = idParam();
 
 const getAccountRoute = createRoute({
   method: "get",

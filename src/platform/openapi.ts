@@ -40,6 +40,11 @@ export function errorResponses(...statuses: ErrorStatus[]) {
 /** The errors any authenticated route can answer. */
 export const AUTHED_ERRORS = [400, 401, 429, 500] as const;
 
+/** The `{id}` path parameter of a resource route. */
+export function idParam(example?: string) {
+  return z.object({ id: z.string().max(64).openapi({ param: { name: "id", in: "path" }, ...(example ? { example } : {}) }) });
+}
+
 export function jsonBody<T extends z.ZodTypeAny>(schema: T, description?: string) {
   return { required: true, description, content: { "application/json": { schema } } };
 }

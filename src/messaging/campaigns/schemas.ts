@@ -1,4 +1,6 @@
 import { z } from "@hono/zod-openapi";
+import { idParam } from "../../platform/openapi.ts";
+import { PaginationQuery } from "../../platform/pagination.ts";
 import { MEDIA_TYPES } from "../media/limits.ts";
 import { MAX_TEXT, TemplateSpec } from "../messages/schemas.ts";
 import { CAMPAIGN_STATUSES } from "./lifecycle.ts";
@@ -136,16 +138,12 @@ export const Recipient = z
   .openapi("CampaignRecipient");
 export type Recipient = z.infer<typeof Recipient>;
 
-export const CampaignIdParam = z.object({ id: z.string().max(64).openapi({ param: { name: "id", in: "path" }, example: "cmp_0m3x9k2a1b2c3d4e5f6g7h8" }) });
+export const CampaignIdParam = idParam("cmp_0m3x9k2a1b2c3d4e5f6g7h8");
 
-export const CampaignListQuery = z.object({
+export const CampaignListQuery = PaginationQuery.extend({
   status: z.enum(CAMPAIGN_STATUSES).optional(),
-  limit: z.coerce.number().int().min(1).max(100).default(20),
-  cursor: z.string().max(512).optional(),
 });
 
-export const RecipientListQuery = z.object({
+export const RecipientListQuery = PaginationQuery.extend({
   status: z.enum(RECIPIENT_STATUSES).optional(),
-  limit: z.coerce.number().int().min(1).max(100).default(20),
-  cursor: z.string().max(512).optional(),
 });

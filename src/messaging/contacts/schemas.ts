@@ -1,4 +1,6 @@
 import { z } from "@hono/zod-openapi";
+import { idParam } from "../../platform/openapi.ts";
+import { PaginationQuery } from "../../platform/pagination.ts";
 
 const Tags = z.array(z.string().min(1).max(64)).max(50);
 const Attributes = z.record(z.string().max(64), z.union([z.string().max(1024), z.number(), z.boolean(), z.null()]));
@@ -54,12 +56,10 @@ export const UpdateContactBody = z
   })
   .openapi("UpdateContact");
 
-export const ContactListQuery = z.object({
+export const ContactListQuery = PaginationQuery.extend({
   tag: z.string().min(1).max(64).optional().openapi({ description: "Only contacts with this tag." }),
   q: z.string().min(1).max(100).optional().openapi({ description: "Search in name and phone." }),
   optedOut: z.enum(["true", "false"]).optional(),
-  limit: z.coerce.number().int().min(1).max(100).default(20),
-  cursor: z.string().max(512).optional(),
 });
 
-export const ContactIdParam = z.object({ id: z.string().max(64).openapi({ param: { name: "id", in: "path" } }) });
+export const ContactIdParam = idParam();

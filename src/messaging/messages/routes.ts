@@ -1,6 +1,6 @@
 import { createRoute, z } from "@hono/zod-openapi";
 import { idempotency } from "../../platform/idempotency.ts";
-import { AUTHED_ERRORS, errorResponses, jsonBody, jsonResponse } from "../../platform/openapi.ts";
+import { AUTHED_ERRORS, errorResponses, idParam, jsonBody, jsonResponse } from "../../platform/openapi.ts";
 import { pageOf } from "../../platform/pagination.ts";
 import { Batch, BulkAccepted, ChatHistoryQuery, Message, SendBulkBody, SendMediaBody, SendTextBody } from "./schemas.ts";
 
@@ -43,7 +43,7 @@ export const getBatchRoute = createRoute({
   path: "/api/messages/batches/{id}",
   tags,
   summary: "Progress of a bulk send",
-  request: { params: z.object({ id: z.string().max(64).openapi({ param: { name: "id", in: "path" } }) }) },
+  request: { params: idParam() },
   responses: { 200: jsonResponse(Batch, "Counts by status"), ...errorResponses(...AUTHED_ERRORS, 404) },
 });
 

@@ -1,4 +1,5 @@
 import { z } from "@hono/zod-openapi";
+import { PaginationQuery } from "../../platform/pagination.ts";
 import { ACCEPTED_ADDRESS_FORMS } from "../chat-id.ts";
 import { MEDIA_TYPES } from "../media/limits.ts";
 import { MESSAGE_STATUSES } from "../status.ts";
@@ -139,8 +140,6 @@ export const Batch = z
   })
   .openapi("Batch");
 
-export const ChatHistoryQuery = z.object({
+export const ChatHistoryQuery = PaginationQuery.extend({
   sessionId: z.string().max(64).optional().openapi({ description: "Only this session's messages." }),
-  limit: z.coerce.number().int().min(1).max(100).default(20),
-  cursor: z.string().max(512).optional(),
 });

@@ -1,4 +1,5 @@
 import { z } from "@hono/zod-openapi";
+import { idParam } from "../../platform/openapi.ts";
 
 export const SESSION_STATUSES = ["STARTING", "WORKING", "FAILED", "STOPPED"] as const;
 export type SessionStatus = (typeof SESSION_STATUSES)[number];
@@ -54,7 +55,7 @@ export const Session = z
   .openapi("Session");
 export type Session = z.infer<typeof Session>;
 
-export const SessionIdParam = z.object({ id: z.string().max(64).openapi({ param: { name: "id", in: "path" }, example: "ses_0m3x9k2a1b2c3d4e5f6g7h8" }) });
+export const SessionIdParam = idParam("ses_0m3x9k2a1b2c3d4e5f6g7h8");
 
 export const SandboxInboundBody = z
   .strictObject({

@@ -1,4 +1,5 @@
 import { z } from "@hono/zod-openapi";
+import { idParam } from "../../platform/openapi.ts";
 import { EVENT_TYPES } from "../../events/types.ts";
 
 export const WebhookEventFilter = z.enum([...EVENT_TYPES, "*"]).openapi({ description: "An event type, or `*` for all of them." });
@@ -92,7 +93,7 @@ export const TestResult = z
   })
   .openapi("WebhookTestResult");
 
-export const WebhookIdParam = z.object({ id: z.string().max(64).openapi({ param: { name: "id", in: "path" } }) });
+export const WebhookIdParam = idParam();
 export const DeliveryParams = WebhookIdParam.extend({ deliveryId: z.string().max(64).openapi({ param: { name: "deliveryId", in: "path" } }) });
 
 export type CreateWebhookInput = z.infer<typeof CreateWebhookBody>;
