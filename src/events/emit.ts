@@ -13,6 +13,15 @@ export interface EmitInput {
   data: Record<string, unknown>;
 }
 
+/** One event and its delivered body (`{type, timestamp, data}`), refused when over the size bound. */
+function buildEvent(input: EmitInput, now: number): { event: DomainEvent; payload: string } {
+  const timestamp = new Date(now).toISOString();
+  const event: DomainEvent = { id: newId("evt", now), type: input.type, accountId: input.accountId, sessionId: input.sessionId ?? null, timestamp, data: input.data };
+  const payload = JSON.stringify({ type: event.type, timestamp, data: event.data } satisfies EventPayload);
+  if (payload.length > MAX_EVENT_BYTES) throw new Error(`event ${event.type} is ${payload.length} bytes, over the ${MAX_EVENT_BYTES} byte bound`);
+  return { event, payload };
+}
+
 /** Rows per INSERT: D1 binds at most 100 parameters per statement (8 columns here). */
 const ROWS_PER_INSERT = 10;
 
@@ -33,13 +42,10 @@ export interface PreparedEvents {
 export function prepareEvents(env: Env, input: EmitInput | EmitInput[]): PreparedEvents {
   const inputs = Array.isArray(input) ? input : [input];
   const now = Date.now();
-  const timestamp = new Date(now).toISOString();
   const out: DomainEvent[] = [];
   const rows: (typeof events.$inferInsert)[] = [];
   for (const i of inputs) {
-    const event: DomainEvent = { id: newId("evt", now), type: i.type, accountId: i.accountId, sessionId: i.sessionId ?? null, timestamp, data: i.data };
-    const payload = JSON.stringify({ type: event.type, timestamp, data: event.data } satisfies EventPayload);
-    if (payload.length > MAX_EVENT_BYTES) throw new Error(`event ${event.type} is ${payload.length} bytes, over the ${MAX_EVENT_BYTES} byte bound`);
+    const { event, payload } = buildEvent(i, now);
     out.push(event);
     rows.push({ id: event.id, accountId: event.accountId, type: event.type, sessionId: event.sessionId, payload, createdAt: now, fannedOutAt: null, requeues: 0 });
   }
@@ -58,10 +64,7 @@ export function prepareEvents(env: Env, input: EmitInput | EmitInput[]): Prepare
  */
 export function prepareEventAfterChange(env: Env, input: EmitInput): { event: DomainEvent; statement: BatchItem<"sqlite"> } {
   const now = Date.now();
-  const timestamp = new Date(now).toISOString();
-  const event: DomainEvent = { id: newId("evt", now), type: input.type, accountId: input.accountId, sessionId: input.sessionId ?? null, timestamp, data: input.data };
-  const payload = JSON.stringify({ type: event.type, timestamp, data: event.data } satisfies EventPayload);
-  if (payload.length > MAX_EVENT_BYTES) throw new Error(`event ${event.type} is ${payload.length} bytes, over the ${MAX_EVENT_BYTES} byte bound`);
+  const { event, payload } = buildEvent(input, now);
   // Columns in the table's order (drizzle names them all): id, account_id, type, session_id, payload, created_at, fanned_out_at, requeues.
   const statement = getDb(env.DB)
     .insert(events)
