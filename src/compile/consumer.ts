@@ -8,6 +8,7 @@ import { claimJob, findJob, finishJob, jobInputKey, jobPdfKey, type JobOutcome, 
 import { COMPILE_LIMITS, MAX_JOB_ATTEMPTS } from "./limits.ts";
 import { type CompileQueueMessage, isCompileQueueMessage } from "./messages.ts";
 import type { CompileErrorInfo } from "./schemas.ts";
+import { sendAll } from "../platform/batching.ts";
 
 /** Seconds before retrying a job after an infrastructure failure, by attempt. */
 const INFRA_RETRY_DELAYS = [2, 15, 60];
@@ -132,7 +133,8 @@ export async function handleCompileQueue(batch: MessageBatch<unknown>, env: Env,
 export async function onCronCompile(env: Env, now: number): Promise<void> {
   const stale = await takeStaleJobs(getDb(env.DB), now);
   if (stale.length === 0) return;
-  await env.COMPILE_QUEUE.sendBatch(
+  await sendAll(
+    env.COMPILE_QUEUE,
     stale.map((j) => ({
       body: { kind: j.status === "succeeded" || j.status === "failed" ? "callback" : "compile", jobId: j.id, accountId: j.accountId } satisfies CompileQueueMessage,
       contentType: "json" as const,

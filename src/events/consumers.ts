@@ -1,6 +1,7 @@
 import { attemptClaimed, attemptDeliveries } from "./delivery.ts";
 import { fanOutAndClaim, type FanOutResult } from "./fanout.ts";
 import type { DeliveryQueueMessage, EventsQueueMessage } from "./types.ts";
+import { chunk, QUEUE_BATCH_MAX } from "../platform/batching.ts";
 
 /** First attempts made right in the events consumer (one queue hop less; a full batch of 50 events with one webhook each); the rest go to the delivery queue. */
 const INLINE_FIRST_ATTEMPTS = 50;
@@ -24,8 +25,8 @@ export async function handleEventsQueue(batch: MessageBatch<EventsQueueMessage>,
   }
   batch.ackAll();
   const queued = fanned.waiting;
-  for (let i = 0; i < queued.length; i += 100) {
-    await env.DELIVERY_QUEUE.sendBatch(queued.slice(i, i + 100).map((id) => ({ body: { kind: "delivery", id } satisfies DeliveryQueueMessage, contentType: "json" as const }))).catch((err: unknown) => {
+  for (const part of chunk(queued, QUEUE_BATCH_MAX)) {
+    await env.DELIVERY_QUEUE.sendBatch(part.map((id) => ({ body: { kind: "delivery", id } satisfies DeliveryQueueMessage, contentType: "json" as const }))).catch((err: unknown) => {
       // They are recorded as pending in D1; the cron picks up overdue deliveries.
       console.error(JSON.stringify({ level: "error", msg: "delivery queue send failed; the cron will enqueue", error: String(err) }));
     });

@@ -3,6 +3,7 @@ import { getDb } from "../db/client.ts";
 import { events, webhookDeliveries } from "../db/schema/index.ts";
 import { enqueueEvents } from "./emit.ts";
 import type { DeliveryQueueMessage } from "./types.ts";
+import { sendAll } from "../platform/batching.ts";
 
 /** A delivery this overdue with no attempt in flight lost its queue message (or its consumer crashed). */
 const OVERDUE_MS = 2 * 60_000;
@@ -33,12 +34,10 @@ export async function requeueDueDeliveries(env: Env, now: number): Promise<numbe
       ),
     )
     .limit(BATCH);
-  for (let i = 0; i < due.length; i += 100) {
-    const chunk = due.slice(i, i + 100);
-    await env.DELIVERY_QUEUE.sendBatch(
-      chunk.map((d) => ({ body: { kind: "delivery", id: d.id } satisfies DeliveryQueueMessage, contentType: "json" as const, delaySeconds: Math.max(0, Math.ceil(((d.nextAttemptAt ?? now) - now) / 1000)) })),
-    );
-  }
+  await sendAll(
+    env.DELIVERY_QUEUE,
+    due.map((d) => ({ body: { kind: "delivery", id: d.id } satisfies DeliveryQueueMessage, contentType: "json" as const, delaySeconds: Math.max(0, Math.ceil(((d.nextAttemptAt ?? now) - now) / 1000)) })),
+  );
   for (let i = 0; i < due.length; i += IDS_PER_UPDATE) {
     await db.update(webhookDeliveries).set({ queuedAt: now }).where(inArray(webhookDeliveries.id, due.slice(i, i + IDS_PER_UPDATE).map((d) => d.id)));
   }

@@ -8,6 +8,7 @@ import { allowLoopback, disableAfterMs, MAX_QUEUE_DELAY_SECONDS, retrySchedule, 
 import { decideOutcome, type Outcome } from "./retry-policy.ts";
 import { sendAttempt, type SendResult } from "./send-attempt.ts";
 import { TEST_EVENT_TYPE, type DeliveryQueueMessage } from "./types.ts";
+import { chunk, QUEUE_BATCH_MAX } from "../platform/batching.ts";
 
 /** How long an attempt in flight holds its delivery (well over the 15 s timeout plus D1 writes). */
 export const LEASE_MS = 60_000;
@@ -150,8 +151,7 @@ export async function attemptClaimed(env: Env, claimed: Delivery[], hooks: Webho
   // One round trip records every outcome.
   if (writes.length > 0) await db.batch(writes as [BatchItem<"sqlite">, ...BatchItem<"sqlite">[]]);
 
-  for (let i = 0; i < retries.length; i += 100) {
-    const part = retries.slice(i, i + 100);
+  for (const part of chunk(retries, QUEUE_BATCH_MAX)) {
     try {
       await env.DELIVERY_QUEUE.sendBatch(part.map((r) => ({ body: { kind: "delivery", id: r.id } satisfies DeliveryQueueMessage, contentType: "json" as const, delaySeconds: r.delaySeconds })));
     } catch (err) {

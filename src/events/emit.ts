@@ -5,6 +5,7 @@ import { events } from "../db/schema/index.ts";
 import { newId } from "../platform/ids.ts";
 import { MAX_EVENT_BYTES } from "./config.ts";
 import type { DomainEvent, EventPayload, EventType, EventsQueueMessage } from "./types.ts";
+import { sendAll } from "../platform/batching.ts";
 
 export interface EmitInput {
   type: EventType;
@@ -90,9 +91,7 @@ export async function emit(env: Env, input: EmitInput | EmitInput[]): Promise<Do
 /** Puts event ids on the events queue; a failure is logged, not thrown (the cron re-enqueues). */
 export async function enqueueEvents(env: Env, ids: string[]): Promise<boolean> {
   try {
-    for (let i = 0; i < ids.length; i += 100) {
-      await env.EVENTS_QUEUE.sendBatch(ids.slice(i, i + 100).map((id) => ({ body: { kind: "event", id } satisfies EventsQueueMessage, contentType: "json" as const })));
-    }
+    await sendAll(env.EVENTS_QUEUE, ids.map((id) => ({ body: { kind: "event", id } satisfies EventsQueueMessage, contentType: "json" as const })));
     return true;
   } catch (err) {
     console.error(JSON.stringify({ level: "error", msg: "events queue send failed; the cron will enqueue", count: ids.length, error: String(err) }));

@@ -1,4 +1,5 @@
-import { chunk, ID_CHUNK } from "../messages/store.ts";
+import { ID_CHUNK } from "../messages/store.ts";
+import { chunk } from "../../platform/batching.ts";
 import type { CampaignRow } from "./mapper.ts";
 import type { CampaignStats } from "./schemas.ts";
 

@@ -14,7 +14,7 @@ import type { Draft } from "../sessions/session-do.ts";
 import { enqueueSendJobs } from "../queue/send-queue.ts";
 import { toMessage, type StoredMedia } from "./mapper.ts";
 import { BulkItem, type MediaInput, type Message, type TemplateSpec } from "./schemas.ts";
-import { chunk } from "./store.ts";
+import { chunk } from "../../platform/batching.ts";
 
 /** What can be sent: text, a template, or media (exactly one). */
 export type MessageContent =

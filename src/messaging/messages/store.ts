@@ -5,15 +5,10 @@ import { prepareEvents, type EmitInput } from "../../events/emit.ts";
 import type { FailureReason } from "../networks/driver.ts";
 import type { MessageStatus } from "../status.ts";
 import { toMessage, type MessageRow } from "./mapper.ts";
+import { chunk } from "../../platform/batching.ts";
 
 /** D1 binds at most 100 parameters per statement; keep id lists well under it. */
 export const ID_CHUNK = 80;
-
-export function chunk<T>(items: T[], size: number): T[][] {
-  const out: T[][] = [];
-  for (let i = 0; i < items.length; i += size) out.push(items.slice(i, i + size));
-  return out;
-}
 
 const FROM: Record<"sent" | "delivered" | "read" | "failed", MessageStatus[]> = {
   sent: ["pending"],

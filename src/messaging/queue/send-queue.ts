@@ -1,4 +1,5 @@
 import { sessionStub } from "../sessions/service.ts";
+import { sendAll } from "../../platform/batching.ts";
 
 /**
  * The sends queue (SEND_QUEUE) carries jobs of several kinds; each module registers the kinds it
@@ -18,11 +19,9 @@ export function registerSendJob(kind: string, handler: SendJobHandler): void {
   handlers.set(kind, handler);
 }
 
-/** Puts jobs on SEND_QUEUE (100 per sendBatch, the queue's limit). */
+/** Puts jobs on SEND_QUEUE. */
 export async function enqueueSendJobs(env: Env, jobs: SendJob[]): Promise<void> {
-  for (let i = 0; i < jobs.length; i += 100) {
-    await env.SEND_QUEUE.sendBatch(jobs.slice(i, i + 100).map((body) => ({ body, contentType: "json" as const })));
-  }
+  await sendAll(env.SEND_QUEUE, jobs.map((body) => ({ body, contentType: "json" as const })));
 }
 
 export interface BulkJob extends SendJob {
