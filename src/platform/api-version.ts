@@ -1,6 +1,6 @@
 import type { MiddlewareHandler } from "hono";
 import { errors } from "./errors.ts";
-import { withHeaders } from "./rate-limit.ts";
+import { withHeaders } from "./response-headers.ts";
 import type { AppEnv } from "./types.ts";
 
 /** Dated versions of the messaging API, oldest first; the last is the default. */

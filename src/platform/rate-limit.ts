@@ -1,6 +1,7 @@
 import type { Context, MiddlewareHandler } from "hono";
 import { errors } from "./errors.ts";
 import type { RateLimitDecision } from "./rate-limiter.ts";
+import { withHeaders } from "./response-headers.ts";
 import type { AppEnv } from "./types.ts";
 
 const DEFAULT_UNAUTH_LIMIT = 60;
@@ -14,14 +15,16 @@ async function take(env: Env, bucket: string, limit: number): Promise<RateLimitD
   return (await stub.take(limit)) as RateLimitDecision;
 }
 
-export function applyRateLimitHeaders(headers: Headers, d: RateLimitDecision, now = Date.now()): void {
+export function rateLimitHeaders(d: RateLimitDecision, now = Date.now()): Record<string, string> {
   const resetIn = Math.max(0, d.resetAt - Math.floor(now / 1000));
-  headers.set("X-RateLimit-Limit", String(d.limit));
-  headers.set("X-RateLimit-Remaining", String(d.remaining));
-  headers.set("X-RateLimit-Reset", String(d.resetAt));
-  // IETF draft-ietf-httpapi-ratelimit-headers: policy (quota q per window w) and current state.
-  headers.set("RateLimit-Policy", `"default";q=${d.limit};w=60`);
-  headers.set("RateLimit", `"default";r=${d.remaining};t=${resetIn}`);
+  return {
+    "X-RateLimit-Limit": String(d.limit),
+    "X-RateLimit-Remaining": String(d.remaining),
+    "X-RateLimit-Reset": String(d.resetAt),
+    // IETF draft-ietf-httpapi-ratelimit-headers: policy (quota q per window w) and current state.
+    "RateLimit-Policy": `"default";q=${d.limit};w=60`,
+    RateLimit: `"default";r=${d.remaining};t=${resetIn}`,
+  };
 }
 
 /**
@@ -35,25 +38,15 @@ export function rateLimit(): MiddlewareHandler<AppEnv> {
       ? await take(c.env, `key:${auth.keyId}`, auth.limitPerMinute)
       : await take(c.env, `ip:${clientIp(c)}`, Number(c.env.UNAUTH_RATE_LIMIT_PER_MIN) || DEFAULT_UNAUTH_LIMIT);
     if (!decision.allowed) {
+      // Through the one error mapper, with this bucket's headers alongside Retry-After.
       const err = errors.rateLimited(decision.retryAfter);
-      for (const [k, v] of Object.entries(err.headers)) c.header(k, v);
-      const res = c.json(err.toBody(), 429);
-      applyRateLimitHeaders(res.headers, decision);
-      return res;
+      Object.assign(err.headers, rateLimitHeaders(decision));
+      throw err;
     }
     await next();
-    c.res = withHeaders(c.res, (h) => applyRateLimitHeaders(h, decision));
+    const headers = rateLimitHeaders(decision);
+    c.res = withHeaders(c.res, (h) => {
+      for (const [name, value] of Object.entries(headers)) h.set(name, value);
+    });
   };
-}
-
-/** Responses from fetch() have immutable headers; copy when needed. */
-export function withHeaders(res: Response, edit: (h: Headers) => void): Response {
-  try {
-    edit(res.headers);
-    return res;
-  } catch {
-    const copy = new Response(res.body, res);
-    edit(copy.headers);
-    return copy;
-  }
 }

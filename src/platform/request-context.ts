@@ -1,7 +1,7 @@
 import type { MiddlewareHandler } from "hono";
 import { routePath } from "hono/route";
 import { newId } from "./ids.ts";
-import { withHeaders } from "./rate-limit.ts";
+import { withHeaders } from "./response-headers.ts";
 import type { AppEnv } from "./types.ts";
 
 const SAFE_REQUEST_ID = /^[A-Za-z0-9._:-]{1,64}$/;
