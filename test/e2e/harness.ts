@@ -99,15 +99,22 @@ export async function startDev(opts: { env?: NodeJS.ProcessEnv; timeoutMs?: numb
     await stop();
     throw err;
   }
-  const keys = (args: string[]) => run("npm", ["run", "-s", "keys", "--", ...args], { PERSIST_TO: persistTo });
   return {
     baseUrl,
     persistTo,
-    keys,
-    async createKey(plan = "pro", extra = []) {
-      const out = await keys(["create", "--name", "e2e", "--plan", plan, ...extra]);
-      return out.trim().split("\n").pop()!.trim();
-    },
+    keys: (args) => keysCli(persistTo, args),
+    createKey: (plan = "pro", extra = []) => createKeyWithCli(persistTo, plan, extra),
     stop,
   };
+}
+
+/** `npm run -s keys -- ARGS` against the local D1 in `persistTo`, as a user would run it; its stdout. */
+export function keysCli(persistTo: string, args: string[]): Promise<string> {
+  return run("npm", ["run", "-s", "keys", "--", ...args], { PERSIST_TO: persistTo });
+}
+
+/** A new account on `plan` with one key: the CLI prints the key alone on its last line. */
+export async function createKeyWithCli(persistTo: string, plan: "free" | "pro" | "enterprise" = "pro", extra: string[] = []): Promise<string> {
+  const out = await keysCli(persistTo, ["create", "--name", "e2e", "--plan", plan, ...extra]);
+  return out.trim().split("\n").pop()!.trim();
 }
