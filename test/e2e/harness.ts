@@ -5,6 +5,7 @@ import { mkdtempSync, rmSync } from "node:fs";
 import { createServer } from "node:net";
 import { tmpdir } from "node:os";
 import { join, resolve } from "node:path";
+import { capture } from "../../scripts/capture.ts";
 
 export const ROOT = resolve(import.meta.dirname, "../..");
 
@@ -30,15 +31,8 @@ export interface DevServer {
   stop(): Promise<void>;
 }
 
-function run(cmd: string, args: string[], env: NodeJS.ProcessEnv): Promise<string> {
-  return new Promise((res, rej) => {
-    const child = spawn(cmd, args, { cwd: ROOT, env: { ...process.env, ...env }, stdio: ["ignore", "pipe", "pipe"] });
-    let out = "";
-    let err = "";
-    child.stdout.on("data", (d) => (out += d));
-    child.stderr.on("data", (d) => (err += d));
-    child.on("close", (code) => (code === 0 ? res(out) : rej(new Error(`${cmd} ${args.join(" ")} exited ${code}: ${err || out}`))));
-  });
+async function run(cmd: string, args: string[], env: NodeJS.ProcessEnv): Promise<string> {
+  return (await capture(cmd, args, { cwd: ROOT, env })).stdout;
 }
 
 async function waitForHealth(baseUrl: string, child: ChildProcess, timeoutMs: number, output: () => string): Promise<void> {
