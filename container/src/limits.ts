@@ -19,6 +19,7 @@ export class Gate {
   private readonly maxQueue: number;
   private readonly waitMs: number;
   private avgJobMs = 1000;
+  private lastReleasedAt = 0;
 
   constructor(max: number, maxQueue: number, waitMs: number) {
     this.max = max;
@@ -58,13 +59,19 @@ export class Gate {
     return () => {
       if (done) return;
       done = true;
-      this.avgJobMs = this.avgJobMs * 0.8 + (Date.now() - started) * 0.2;
+      this.lastReleasedAt = Date.now();
+      this.avgJobMs = this.avgJobMs * 0.8 + (this.lastReleasedAt - started) * 0.2;
       const next = this.waiters.shift();
       if (next) {
         clearTimeout(next.timer);
         next.resolve(); // the slot passes to the waiter
       } else this.active--;
     };
+  }
+
+  /** A job is running, or one ended within `graceMs` (its response may still be on its way out). */
+  busy(graceMs: number, now = Date.now()): boolean {
+    return this.active > 0 || now - this.lastReleasedAt < graceMs;
   }
 
   stats(): { active: number; queued: number; max: number; maxQueue: number } {

@@ -10,6 +10,8 @@ import { checkSandbox } from "./engine.ts";
 import { Gate } from "./limits.ts";
 import { Pools } from "./pool.ts";
 
+const REFILL_GRACE_MS = 30;
+
 export interface RunningServer {
   url: string;
   port: number;
@@ -32,7 +34,9 @@ export async function startServer(opts: StartOptions = {}): Promise<RunningServe
   await prepareJobRoot(cfg);
   await verifySandbox(cfg);
   const gate = new Gate(cfg.maxConcurrent, cfg.maxQueue, cfg.queueTimeoutMs);
-  const pools = new Pools(cfg, () => gate.stats().active > 0);
+  // Spare engines start when no job is running and the last answer has had time to reach the
+  // caller: a format load is ~100 ms of CPU that would otherwise slow the response on its way out.
+  const pools = new Pools(cfg, () => gate.busy(REFILL_GRACE_MS));
   let warmed = false;
   const warm = pools.fillAll().then(() => {
     warmed = true;

@@ -1,6 +1,7 @@
 import { getDb } from "../db/client.ts";
 import { ApiError } from "../platform/errors.ts";
 import { createRouter } from "../platform/openapi.ts";
+import { addTiming } from "../platform/server-timing.ts";
 import { decodeCursor, toPage } from "../platform/pagination.ts";
 import { getJob, jobPdfKey, jobPath, listJobs, toJobView } from "./jobs.ts";
 import { compileAsyncRoute, compileSyncRoute, getJobPdfRoute, getJobRoute, listJobsRoute } from "./routes.ts";
@@ -9,6 +10,7 @@ import { compileSync, submitJob } from "./service.ts";
 export const compileRoutes = createRouter()
   .openapi(compileSyncRoute, async (c) => {
     const r = await compileSync(c.env, c.executionCtx, c.get("auth").accountId, c.req.valid("json"));
+    for (const [name, ms] of Object.entries(r.timing)) addTiming(c, name, ms);
     const headers: Record<string, string> = {
       "Content-Type": "application/pdf",
       "Content-Length": String(r.size),

@@ -19,11 +19,15 @@ export type SyncResult = {
   engine: Engine;
   durationMs: number;
   pages: number | null;
+  timing: Record<string, number>;
 };
 
 export function toInput(body: CompileRequest): CompileInput {
   return { engine: body.engine, source: body.source, files: body.files, timeoutMs: body.timeoutMs };
 }
+
+/** The R2 copy of a sync result is written this long after the response is handed back. */
+const CACHE_WRITE_DELAY_MS = 50;
 
 /**
  * Sync compile: the account's cached PDF when there is one, otherwise the compiler's. The cache is
@@ -33,16 +37,20 @@ export async function compileSync(env: Env, ctx: Pick<ExecutionContext, "waitUnt
   const input = toInput(body);
   checkCompileLimits(input);
   const key = await cacheKey(accountId, input);
+  // Server-Timing: the cache lookup and the compiler round trip.
+  const t0 = Date.now();
   const hit = await readCache(env.FILES, key);
-  if (hit) return { body: hit.body, size: hit.size, etag: key, cache: "HIT", engine: hit.engine ?? input.engine, durationMs: 0, pages: hit.pages };
+  const t1 = Date.now();
+  if (hit) return { body: hit.body, size: hit.size, etag: key, cache: "HIT", engine: hit.engine ?? input.engine, durationMs: 0, pages: hit.pages, timing: { cache: t1 - t0 } };
 
   const out = await compilerFor(env).compile(input);
+  const t2 = Date.now();
   ctx.waitUntil(
-    writeCache(env.FILES, key, out.pdf, { engine: out.engine, pages: out.pages, ttlSeconds: cacheTtlSeconds(env) }).catch((err) =>
+    writeCache(env.FILES, key, out.pdf, { engine: out.engine, pages: out.pages, ttlSeconds: cacheTtlSeconds(env), delayMs: CACHE_WRITE_DELAY_MS }).catch((err) =>
       console.error(JSON.stringify({ level: "error", msg: "compile cache write failed", error: String(err) })),
     ),
   );
-  return { body: out.pdf, size: out.pdf.byteLength, etag: key, cache: "MISS", engine: out.engine, durationMs: out.durationMs, pages: out.pages };
+  return { body: out.pdf, size: out.pdf.byteLength, etag: key, cache: "MISS", engine: out.engine, durationMs: out.durationMs, pages: out.pages, timing: { cache: t1 - t0, compile: t2 - t1 } };
 }
 
 /**

@@ -2,6 +2,7 @@ import type { MiddlewareHandler } from "hono";
 import { getDb } from "../db/client.ts";
 import { looksLikeApiKey, resolveApiKey } from "./api-keys.ts";
 import { errors } from "./errors.ts";
+import { timed } from "./server-timing.ts";
 import type { AppEnv } from "./types.ts";
 
 /** Resolves `Authorization: Bearer <key>` to the account. Does not reject: see requireAuth. */
@@ -10,7 +11,7 @@ export function resolveAuth(): MiddlewareHandler<AppEnv> {
     const header = c.req.header("Authorization");
     const match = header?.match(/^Bearer\s+(\S+)\s*$/i);
     if (match && looksLikeApiKey(match[1]!)) {
-      const auth = await resolveApiKey(getDb(c.env.DB), match[1]!);
+      const auth = await timed(c, "auth", () => resolveApiKey(getDb(c.env.DB), match[1]!));
       if (auth) c.set("auth", auth);
     }
     await next();

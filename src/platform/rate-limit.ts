@@ -1,7 +1,10 @@
 import type { Context, MiddlewareHandler } from "hono";
 import { errors } from "./errors.ts";
-import type { RateLimitDecision } from "./rate-limiter.ts";
+import { permitPool } from "./rate-limit-permits.ts";
+import type { RateLimiter } from "./rate-limiter.ts";
+import type { RateLimitDecision } from "./sliding-window.ts";
 import { withHeaders } from "./response-headers.ts";
+import { timed } from "./server-timing.ts";
 import type { AppEnv } from "./types.ts";
 
 const DEFAULT_UNAUTH_LIMIT = 60;
@@ -10,9 +13,17 @@ export function clientIp(c: Context<AppEnv>): string {
   return c.req.header("CF-Connecting-IP") ?? c.req.header("X-Real-IP") ?? "unknown";
 }
 
-async function take(env: Env, bucket: string, limit: number): Promise<RateLimitDecision> {
-  const stub = env.RATE_LIMITER.getByName(bucket) as unknown as DurableObjectStub<import("./rate-limiter.ts").RateLimiter>;
-  return (await stub.take(limit)) as RateLimitDecision;
+const limiter = (env: Env, bucket: string) => env.RATE_LIMITER.getByName(bucket) as unknown as DurableObjectStub<RateLimiter>;
+
+/** An API key's request: from slots this isolate holds for the key, or a new lease from its RateLimiter. */
+function takeForKey(env: Env, keyId: string, limit: number): Promise<RateLimitDecision> {
+  const bucket = `key:${keyId}`;
+  return permitPool(bucket).acquire(limit, async (req) => (await limiter(env, bucket).lease(req)) as RateLimitDecision);
+}
+
+/** A request without a valid key: one round trip (such requests are rare and their buckets many). */
+async function takeForIp(env: Env, ip: string, limit: number): Promise<RateLimitDecision> {
+  return (await limiter(env, `ip:${ip}`).take(limit)) as RateLimitDecision;
 }
 
 export function rateLimitHeaders(d: RateLimitDecision, now = Date.now()): Record<string, string> {
@@ -34,9 +45,9 @@ export function rateLimitHeaders(d: RateLimitDecision, now = Date.now()): Record
 export function rateLimit(): MiddlewareHandler<AppEnv> {
   return async (c, next) => {
     const auth = c.get("auth");
-    const decision = auth
-      ? await take(c.env, `key:${auth.keyId}`, auth.limitPerMinute)
-      : await take(c.env, `ip:${clientIp(c)}`, Number(c.env.UNAUTH_RATE_LIMIT_PER_MIN) || DEFAULT_UNAUTH_LIMIT);
+    const decision = await timed(c, "ratelimit", () =>
+      auth ? takeForKey(c.env, auth.keyId, auth.limitPerMinute) : takeForIp(c.env, clientIp(c), Number(c.env.UNAUTH_RATE_LIMIT_PER_MIN) || DEFAULT_UNAUTH_LIMIT),
+    );
     if (!decision.allowed) {
       // Through the one error mapper, with this bucket's headers alongside Retry-After.
       const err = errors.rateLimited(decision.retryAfter);

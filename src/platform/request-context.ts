@@ -1,14 +1,16 @@
-import type { MiddlewareHandler } from "hono";
+import type { Context, MiddlewareHandler } from "hono";
 import { routePath } from "hono/route";
 import { newId } from "./ids.ts";
 import { withHeaders } from "./response-headers.ts";
+import { formatServerTiming } from "./server-timing.ts";
 import type { AppEnv } from "./types.ts";
 
 const SAFE_REQUEST_ID = /^[A-Za-z0-9._:-]{1,64}$/;
 
 /**
  * Gives every request an id (the caller's `X-Request-Id` when it is sane), echoes it on every
- * response, and writes one structured log line per request. Never logs keys or bodies.
+ * response with a `Server-Timing` header, and writes one structured log line per request. Never
+ * logs keys or bodies.
  */
 export function requestContext(): MiddlewareHandler<AppEnv> {
   return async (c, next) => {
@@ -17,25 +19,35 @@ export function requestContext(): MiddlewareHandler<AppEnv> {
     const startedAt = Date.now();
     c.set("requestId", requestId);
     c.set("startedAt", startedAt);
+    c.set("timings", []);
     await next();
-    c.res = withHeaders(c.res, (h) => h.set("X-Request-Id", requestId));
+    const durationMs = Date.now() - startedAt;
+    c.res = withHeaders(c.res, (h) => {
+      h.set("X-Request-Id", requestId);
+      h.set("Server-Timing", formatServerTiming(c.get("timings"), durationMs));
+    });
     let route = c.req.path;
     try {
       route = routePath(c);
     } catch {
       /* not matched */
     }
-    console.log(
-      JSON.stringify({
-        level: "info",
-        msg: "request",
-        requestId,
-        method: c.req.method,
-        route,
-        status: c.res.status,
-        durationMs: Date.now() - startedAt,
-        accountId: c.get("auth")?.accountId ?? null,
-      }),
-    );
+    const line = JSON.stringify({ level: "info", msg: "request", requestId, method: c.req.method, route, status: c.res.status, durationMs, accountId: c.get("auth")?.accountId ?? null });
+    logAfterResponse(c, line);
   };
+}
+
+/**
+ * Writes the line once the response has been handed back: under `wrangler dev` each console.log
+ * costs milliseconds (it travels over the inspector), which must not delay the client.
+ */
+function logAfterResponse(c: Context<AppEnv>, line: string): void {
+  let ctx: Pick<ExecutionContext, "waitUntil"> | undefined;
+  try {
+    ctx = c.executionCtx;
+  } catch {
+    /* app.request() in tests: no execution context */
+  }
+  if (!ctx) return console.log(line);
+  ctx.waitUntil(new Promise<void>((resolve) => setTimeout(() => resolve(console.log(line)), 0)));
 }

@@ -17,6 +17,8 @@ export type AppVariables = {
   apiVersion: string;
   /** Route template for logs, set by the logger once routing is done. */
   startedAt: number;
+  /** Steps recorded for the `Server-Timing` header. */
+  timings: import("./server-timing.ts").Timings;
 };
 
 export type AppEnv = { Bindings: Env; Variables: AppVariables };

@@ -1,5 +1,5 @@
 import { describe, expect, it } from "vitest";
-import { SlidingWindow } from "../../src/platform/rate-limiter.ts";
+import { SlidingWindow } from "../../src/platform/sliding-window.ts";
 
 describe("SlidingWindow (exact 60 s window)", () => {
   it("never allows more than the limit in any 60 s window, and frees slots as they age out", () => {
@@ -35,5 +35,33 @@ describe("SlidingWindow (exact 60 s window)", () => {
     const w = new SlidingWindow();
     for (let t = 0; t < 600_000; t += 10) w.take(10_000, t);
     expect(w.count).toBeLessThanOrEqual(6000);
+  });
+});
+
+describe("SlidingWindow leases", () => {
+  it("held slots count from the end of their hold, so they may be used at any time within it", () => {
+    const w = new SlidingWindow();
+    const d = w.grant(10, 5, 0, 2000);
+    expect(d.granted).toBe(5);
+    expect(d.remaining).toBe(5);
+    expect(w.take(10, 1000).remaining).toBe(4);
+    // The slot used at once leaves at 60 s, the one taken at 1 s at 61 s, the held four only at 62 s.
+    expect(w.take(10, 60_000).remaining).toBe(4);
+    expect(w.take(10, 61_999).remaining).toBe(4);
+    expect(w.take(10, 62_000).remaining).toBe(7);
+  });
+
+  it("gives back unused held slots, and ignores unknown leases", () => {
+    const w = new SlidingWindow();
+    const d = w.grant(10, 4, 0, 2000);
+    w.release(d.leaseId, 2);
+    expect(w.count).toBe(2);
+    w.release(999, 5);
+    expect(w.count).toBe(2);
+  });
+
+  it("caps a lease at a tenth of the limit", () => {
+    const w = new SlidingWindow();
+    expect(w.lease({ limit: 100, want: 50, holdMs: 2000, giveBack: [] }, 0).granted).toBe(10);
   });
 });

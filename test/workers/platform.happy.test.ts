@@ -9,6 +9,13 @@ describe("platform: happy path", () => {
     expect(res.headers.get("X-Request-Id")).toMatch(/^req_/);
   });
 
+  it("Server-Timing shows where an authenticated request's time went", async () => {
+    const k = await createKey("free");
+    const res = await api("/api/account", { key: k.key });
+    expect(res.headers.get("Server-Timing")).toMatch(/^auth;dur=\d+, ratelimit;dur=\d+, total;dur=\d+$/);
+    expect((await api("/health")).headers.get("Server-Timing")).toMatch(/^total;dur=\d+$/);
+  });
+
   it("echoes a sane incoming X-Request-Id", async () => {
     const res = await api("/health", { headers: { "X-Request-Id": "abc-123" } });
     expect(res.headers.get("X-Request-Id")).toBe("abc-123");

@@ -1,5 +1,7 @@
 import { Webhook } from "standardwebhooks";
-import { describe, expect, it } from "vitest";
+import { env } from "cloudflare:workers";
+import { describe, expect, it, vi } from "vitest";
+import { clearMemoryCache } from "../../../src/compile/cache.ts";
 import { api, createKey } from "../helpers.ts";
 import { compileSync, HELLO, isPdf, type JobBody, receivedAt, receiverUrl, submit, uniqueDoc, waitForJob } from "./helpers.ts";
 
@@ -30,6 +32,26 @@ describe("compile: sync", () => {
     expect(res.status).toBe(200);
     expect(res.headers.get("X-Engine")).toBe("pdflatex");
     expect(res.headers.get("X-Compile-Pages")).toBe("3");
+  });
+
+  it("a MISS is stored in R2 with its expiry and served from there to an isolate without a copy", async () => {
+    const k = await createKey("pro");
+    const source = uniqueDoc("r2");
+    const first = await compileSync(k.key, { source });
+    expect(first.headers.get("X-Cache")).toBe("MISS");
+    expect(first.headers.get("Server-Timing")).toMatch(/cache;dur=\d+, compile;dur=\d+, total;dur=\d+/);
+    await first.arrayBuffer();
+    const key = `cache/${first.headers.get("ETag")!.replaceAll('"', "")}.pdf`;
+    // Written just after the response (CACHE_WRITE_DELAY_MS).
+    await vi.waitFor(async () => expect(await env.FILES.head(key)).not.toBeNull(), { timeout: 2000, interval: 20 });
+    const stored = await env.FILES.head(key);
+    expect(Number(stored!.customMetadata!.expiresAt)).toBeGreaterThan(Date.now() + 6 * 24 * 3600 * 1000);
+
+    clearMemoryCache();
+    const again = await compileSync(k.key, { source });
+    expect(again.headers.get("X-Cache")).toBe("HIT");
+    expect(again.headers.get("X-Compile-Pages")).toBe("1");
+    expect(isPdf(await again.arrayBuffer())).toBe(true);
   });
 
   it("a repeat is a cache HIT with the same bytes; one changed byte is a MISS", async () => {

@@ -1,0 +1,26 @@
+import type { Context } from "hono";
+import type { AppEnv } from "./types.ts";
+
+/**
+ * `Server-Timing` (W3C): where a request's time went, as browsers' devtools and `curl -i` show it.
+ * Only I/O waits are meaningful: the Workers clock advances on I/O, not while JavaScript runs.
+ */
+export type Timings = { name: string; ms: number; desc?: string }[];
+
+export function addTiming(c: Context<AppEnv>, name: string, ms: number, desc?: string): void {
+  c.get("timings")?.push(desc === undefined ? { name, ms } : { name, ms, desc });
+}
+
+/** Times an awaited step and records it under `name`. */
+export async function timed<T>(c: Context<AppEnv>, name: string, step: () => Promise<T>): Promise<T> {
+  const t0 = Date.now();
+  try {
+    return await step();
+  } finally {
+    addTiming(c, name, Date.now() - t0);
+  }
+}
+
+export function formatServerTiming(timings: Timings, totalMs: number): string {
+  return [...timings, { name: "total", ms: totalMs }].map((t) => `${t.name};${t.desc === undefined ? "" : `desc="${t.desc}";`}dur=${t.ms}`).join(", ");
+}

@@ -1,0 +1,123 @@
+export const WINDOW_MS = 60_000;
+
+export interface RateLimitDecision {
+  allowed: boolean;
+  limit: number;
+  remaining: number;
+  /** Unix seconds at which the full quota is available again. */
+  resetAt: number;
+  /** Seconds until one more request would be allowed (0 when allowed). */
+  retryAfter: number;
+  /** Slots granted by `grant` (one of them used at once); 0 when denied. */
+  granted: number;
+  /** Identifies the slots held for later use, for giving back the unused ones. */
+  leaseId: number;
+}
+
+export interface LeaseRequest {
+  limit: number;
+  /** Slots wanted: one for the request at hand, the rest held by the caller's isolate. */
+  want: number;
+  /** How long the caller may use held slots. */
+  holdMs: number;
+  /** Unused slots of earlier leases, given back. */
+  giveBack: { leaseId: number; n: number }[];
+}
+
+/** No lease holds more than this share of a key's limit, so other isolates are not starved. */
+const MAX_LEASE_SHARE = 0.1;
+
+/** A group of slots taken at `at`: each leaves the window at `at + WINDOW_MS`. */
+interface Entry {
+  at: number;
+  n: number;
+  id: number;
+}
+
+/**
+ * An exact sliding 60-second window: never more than `limit` slots in any 60 s. A slot is either
+ * used at once (stamped now) or held for later use until `holdUntil` (stamped then, so it counts
+ * as if used at the last moment it may be used). Pure, so it is unit-tested without the runtime.
+ */
+export class SlidingWindow {
+  /** Sorted by `at`. Grouped, so a lease of many slots is one entry. */
+  private entries: Entry[] = [];
+  private used = 0;
+  private nextId = 1;
+
+  private prune(now: number): void {
+    const cutoff = now - WINDOW_MS;
+    let i = 0;
+    while (i < this.entries.length && this.entries[i]!.at <= cutoff) this.used -= this.entries[i++]!.n;
+    if (i > 0) this.entries.splice(0, i);
+  }
+
+  private insert(at: number, n: number): number {
+    const id = this.nextId++;
+    let i = this.entries.length;
+    while (i > 0 && this.entries[i - 1]!.at > at) i--;
+    this.entries.splice(i, 0, { at, n, id });
+    this.used += n;
+    return id;
+  }
+
+  /** Slots in the window now. */
+  get count(): number {
+    return this.used;
+  }
+
+  /** One slot used now. */
+  take(limit: number, now: number): RateLimitDecision {
+    return this.grant(limit, 1, now, now);
+  }
+
+  /**
+   * Up to `want` slots (at least one when any is free; at most `maxGrant`): one used now, the
+   * others held until `holdUntil`.
+   */
+  grant(limit: number, want: number, now: number, holdUntil: number, maxGrant = want): RateLimitDecision {
+    this.prune(now);
+    const free = limit - this.used;
+    if (free <= 0) return this.denied(limit, now);
+    const n = Math.max(1, Math.min(want, maxGrant, free));
+    this.insert(now, 1);
+    const leaseId = n > 1 ? this.insert(Math.max(now, holdUntil), n - 1) : 0;
+    return { allowed: true, limit, remaining: limit - this.used, resetAt: this.resetAt(), retryAfter: 0, granted: n, leaseId };
+  }
+
+  /** A lease for an isolate (see rate-limit-permits.ts): earlier unused slots back, then new ones. */
+  lease(req: LeaseRequest, now: number): RateLimitDecision {
+    for (const g of req.giveBack) this.release(g.leaseId, g.n);
+    return this.grant(req.limit, req.want, now, now + req.holdMs, Math.max(1, Math.floor(req.limit * MAX_LEASE_SHARE)));
+  }
+
+  /** Gives back `n` held slots of a lease that were not used (unknown leases are ignored). */
+  release(leaseId: number, n: number): void {
+    const i = this.entries.findIndex((e) => e.id === leaseId);
+    if (i < 0 || n <= 0) return;
+    const e = this.entries[i]!;
+    const back = Math.min(n, e.n);
+    e.n -= back;
+    this.used -= back;
+    if (e.n === 0) this.entries.splice(i, 1);
+  }
+
+  private resetAt(): number {
+    const newest = this.entries[this.entries.length - 1];
+    return Math.ceil(((newest?.at ?? 0) + WINDOW_MS) / 1000);
+  }
+
+  private denied(limit: number, now: number): RateLimitDecision {
+    // One more is allowed once (used - limit + 1) slots have left the window, oldest first.
+    let toFree = this.used - limit + 1;
+    let freeAt = now;
+    for (const e of this.entries) {
+      toFree -= e.n;
+      if (toFree <= 0) {
+        freeAt = e.at + WINDOW_MS;
+        break;
+      }
+    }
+    return { allowed: false, limit, remaining: 0, resetAt: this.resetAt(), retryAfter: Math.max(1, Math.ceil((freeAt - now) / 1000)), granted: 0, leaseId: 0 };
+  }
+}
