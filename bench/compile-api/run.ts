@@ -5,6 +5,7 @@
 // submit -> succeeded p50 < 1.5 s.
 // Usage: npm run bench:compile-api   (ROUNDS=40 ASYNC_ROUNDS=15; BASE_URL + KEY + COMPILER_URL to use running servers)
 import { spawn } from "node:child_process";
+import http from "node:http";
 import { join } from "node:path";
 import { freePort, ROOT, startDev } from "../../test/e2e/harness.ts";
 
@@ -33,12 +34,33 @@ const baseUrl = process.env.BASE_URL ?? dev!.baseUrl;
 const key = process.env.KEY ?? (await dev!.createKey("enterprise", ["--limit", "1000000"]));
 const auth = { Authorization: `Bearer ${key}`, "Content-Type": "application/json" };
 
-async function timed(fn: () => Promise<Response>, expect: (r: Response) => boolean): Promise<number> {
+type Answer = { status: number; ok: boolean; header(name: string): string | undefined; body: Buffer };
+/**
+ * The measuring client: node:http over one kept-alive connection per server, read to the last byte.
+ * (Node's fetch adds its own milliseconds and spreads requests over several sockets.)
+ */
+const agent = new http.Agent({ keepAlive: true, maxSockets: 1 });
+function send(url: string, init: { method?: string; headers?: Record<string, string>; body?: string } = {}): Promise<Answer> {
+  return new Promise((resolve, reject) => {
+    const req = http.request(url, { method: init.method ?? "GET", headers: init.headers, agent }, (res) => {
+      const chunks: Buffer[] = [];
+      res.on("data", (c: Buffer) => chunks.push(c));
+      res.on("end", () => {
+        const status = res.statusCode ?? 0;
+        resolve({ status, ok: status >= 200 && status < 300, header: (n) => res.headers[n.toLowerCase()] as string | undefined, body: Buffer.concat(chunks) });
+      });
+      res.on("error", reject);
+    });
+    req.on("error", reject);
+    req.end(init.body);
+  });
+}
+
+async function timed(fn: () => Promise<Answer>, expect: (r: Answer) => boolean): Promise<number> {
   const t0 = performance.now();
   const res = await fn();
-  await res.arrayBuffer();
   const ms = performance.now() - t0;
-  if (!expect(res)) throw new Error(`unexpected answer ${res.status} ${res.headers.get("x-cache")}`);
+  if (!expect(res)) throw new Error(`unexpected answer ${res.status} ${res.header("x-cache")}`);
   return ms;
 }
 
@@ -48,23 +70,26 @@ const quantile = (xs: number[], q: number) => {
 };
 
 const doc = (tag: string) => `% ${tag} ${crypto.randomUUID()}\n${HELLO}`;
-const worker = (source: string) => fetch(`${baseUrl}/v1/compile/sync`, { method: "POST", headers: auth, body: JSON.stringify({ source }) });
+const worker = (source: string) => send(`${baseUrl}/v1/compile/sync`, { method: "POST", headers: auth, body: JSON.stringify({ source }) });
 const direct = (source: string) =>
-  fetch(`${compiler.url}/compile`, { method: "POST", headers: { "Content-Type": "application/json" }, body: JSON.stringify({ engine: "pdflatex", source, files: [], timeoutMs: 30000 }) });
+  send(`${compiler.url}/compile`, { method: "POST", headers: { "Content-Type": "application/json" }, body: JSON.stringify({ engine: "pdflatex", source, files: [], timeoutMs: 30000 }) });
 
 type Pools = Record<string, { target: number; ready: number; starting: number }>;
 /**
  * Each compile makes the server start a replacement engine in the background (format load, ~100+ ms of
  * CPU on a 2-core machine). Every measurement starts once the pools are full again, so no sample pays
  * for the previous one's refill: each is "a request to a warm, idle system", what the floors are about.
+ * The short pause after that lets the previous request's background work (its log line travelling
+ * to wrangler, a cache write) finish too.
  */
 async function settle(): Promise<void> {
   const deadline = Date.now() + 5000;
   while (Date.now() < deadline) {
-    const h = (await (await fetch(`${compiler.url}/healthz`)).json()) as { pools: Pools };
-    if (Object.values(h.pools).every((p) => p.ready >= p.target && p.starting === 0)) return;
+    const h = JSON.parse((await send(`${compiler.url}/healthz`)).body.toString()) as { pools: Pools };
+    if (Object.values(h.pools).every((p) => p.ready >= p.target && p.starting === 0)) break;
     await new Promise((r) => setTimeout(r, 10));
   }
+  await new Promise((r) => setTimeout(r, 60));
 }
 
 try {
@@ -83,7 +108,7 @@ try {
   const missCompile: number[] = [];
   for (let i = 0; i < ROUNDS; i++) {
     await settle();
-    health.push(await timed(() => fetch(`${baseUrl}/health`), (r) => r.ok));
+    health.push(await timed(() => send(`${baseUrl}/health`), (r) => r.ok));
     await settle();
     alone.push(await timed(() => direct(doc("alone")), (r) => r.ok));
     await settle();
@@ -92,23 +117,23 @@ try {
       await timed(
         () => worker(doc("miss")),
         (r) => {
-          serverMs = Number(r.headers.get("x-compile-duration-ms"));
-          return r.ok && r.headers.get("x-cache") === "MISS";
+          serverMs = Number(r.header("x-compile-duration-ms"));
+          return r.ok && r.header("x-cache") === "MISS";
         },
       ),
     );
     missCompile.push(serverMs);
     await settle();
-    hit.push(await timed(() => worker(hitDoc), (r) => r.ok && r.headers.get("x-cache") === "HIT"));
+    hit.push(await timed(() => worker(hitDoc), (r) => r.ok && r.header("x-cache") === "HIT"));
   }
 
   const asyncMs: number[] = [];
   for (let i = 0; i < ASYNC_ROUNDS; i++) {
     const t0 = performance.now();
-    const res = await fetch(`${baseUrl}/v1/compile/async`, { method: "POST", headers: auth, body: JSON.stringify({ source: doc("async") }) });
-    const { statusUrl } = (await res.json()) as { statusUrl: string };
+    const res = await send(`${baseUrl}/v1/compile/async`, { method: "POST", headers: auth, body: JSON.stringify({ source: doc("async") }) });
+    const { statusUrl } = JSON.parse(res.body.toString()) as { statusUrl: string };
     for (;;) {
-      const job = (await (await fetch(`${baseUrl}${statusUrl}`, { headers: auth })).json()) as { status: string };
+      const job = JSON.parse((await send(`${baseUrl}${statusUrl}`, { headers: auth })).body.toString()) as { status: string };
       if (job.status === "succeeded") break;
       if (job.status === "failed") throw new Error("async job failed");
       await new Promise((r) => setTimeout(r, 20));
