@@ -72,6 +72,11 @@ async function run(label: string, failFirstRate: number) {
   await new Promise((r) => setTimeout(r, 2000)); // let stray duplicates arrive before counting them
   received = (await (await fetch(`${receiver.url}/inbox/${inbox}`)).json()) as Received[];
 
+  if (process.env.TRACE) {
+    const series = [...firstOk].map(([token, at]) => ({ n: Number(token.split("-").pop()), ms: at - sentAt.get(token)! })).sort((a, b) => a.n - b.n);
+    const tenth = Math.ceil(series.length / 10);
+    console.log(label, Array.from({ length: 10 }, (_, i) => series.slice(i * tenth, (i + 1) * tenth).map((x) => x.ms).sort((a, b) => a - b)[Math.floor(tenth / 2)]).join(" "));
+  }
   const latencies = [...firstOk].map(([token, at]) => at - sentAt.get(token)!).sort((a, b) => a - b);
   const okIds = new Set(received.filter((r) => typeof r.answered === "number" && r.answered < 300).map((r) => r.webhookId));
   const okDeliveries = received.filter((r) => typeof r.answered === "number" && r.answered < 300).length;

@@ -1,40 +1,65 @@
-import { attemptClaimed, attemptDeliveries } from "./delivery.ts";
+import { attemptClaimed, attemptDeliveries, releaseLeases } from "./delivery.ts";
 import { fanOutAndClaim, type FanOutResult } from "./fanout.ts";
 import type { DeliveryQueueMessage, EventsQueueMessage } from "./types.ts";
 import { chunk, QUEUE_BATCH_MAX } from "../platform/batching.ts";
 
-/** First attempts made right in the events consumer (one queue hop less; a full batch of 50 events with one webhook each); the rest go to the delivery queue. */
+/**
+ * Events per fan-out: its statements bind each id once or twice, and D1 allows 100 bound
+ * parameters per statement. A larger queue batch is fanned out in such parts at once.
+ */
+const FANOUT_PART = 45;
+/** First attempts made right in the events consumer per part (one queue hop less); the rest go to the delivery queue. */
 const INLINE_FIRST_ATTEMPTS = 50;
 
 /**
  * Events queue: fan each event out to its matching webhooks, taking the leases of the first
- * attempts in the same D1 batch, then make those attempts (the rest go to the delivery queue). If
- * the fan-out fails the whole batch is retried (it is idempotent); the messages are acked only
- * after the deliveries are recorded, so a crash before that re-delivers them (and a lease taken by
- * the crashed run expires, after which the cron re-enqueues the delivery).
+ * attempts in the same D1 batch, then make those attempts (the rest go to the delivery queue).
+ * The parts of a batch run concurrently, so a batch costs about as many round trips as one part.
+ * A part whose fan-out fails has its messages retried (fan-out is idempotent); messages are acked
+ * only after their deliveries are recorded, so a crash before that re-delivers them (and a lease
+ * taken by a crashed run expires, after which the cron re-enqueues the delivery).
  */
 export async function handleEventsQueue(batch: MessageBatch<EventsQueueMessage>, env: Env, _ctx: ExecutionContext): Promise<void> {
-  const ids = batch.messages.map((m) => m.body?.id).filter((id): id is string => typeof id === "string");
-  let fanned: FanOutResult;
-  try {
-    fanned = await fanOutAndClaim(env, ids, INLINE_FIRST_ATTEMPTS);
-  } catch (err) {
-    console.error(JSON.stringify({ level: "error", msg: "event fan-out failed; batch retried", count: ids.length, error: String(err) }));
-    batch.retryAll({ delaySeconds: 2 });
-    return;
-  }
-  batch.ackAll();
-  const queued = fanned.waiting;
-  for (const part of chunk(queued, QUEUE_BATCH_MAX)) {
+  const valid = batch.messages.filter((m) => typeof m.body?.id === "string");
+  for (const m of batch.messages) if (!valid.includes(m)) m.ack();
+  await Promise.all(
+    chunk(valid, FANOUT_PART).map(async (part) => {
+      let fanned: FanOutResult;
+      try {
+        fanned = await fanOutAndClaim(env, part.map((m) => m.body.id), INLINE_FIRST_ATTEMPTS);
+      } catch (err) {
+        console.error(JSON.stringify({ level: "error", msg: "event fan-out failed; messages retried", count: part.length, error: String(err) }));
+        for (const m of part) m.retry({ delaySeconds: 2 });
+        return;
+      }
+      for (const m of part) m.ack();
+      await Promise.all([enqueueWaiting(env, fanned.waiting), attemptInline(env, fanned)]);
+    }),
+  );
+}
+
+async function enqueueWaiting(env: Env, ids: string[]): Promise<void> {
+  for (const part of chunk(ids, QUEUE_BATCH_MAX)) {
     await env.DELIVERY_QUEUE.sendBatch(part.map((id) => ({ body: { kind: "delivery", id } satisfies DeliveryQueueMessage, contentType: "json" as const }))).catch((err: unknown) => {
       // They are recorded as pending in D1; the cron picks up overdue deliveries.
       console.error(JSON.stringify({ level: "error", msg: "delivery queue send failed; the cron will enqueue", error: String(err) }));
     });
   }
+}
+
+/**
+ * First attempts of the deliveries whose leases the fan-out took. If recording them fails, they
+ * go to the delivery queue at once (a retried attempt is deduplicated by receivers on
+ * `webhook-id`); only if that fails too do they wait for their leases to lapse and the cron.
+ */
+async function attemptInline(env: Env, fanned: FanOutResult): Promise<void> {
+  if (fanned.claimed.length === 0) return;
   try {
     await attemptClaimed(env, fanned.claimed, fanned.hooks, fanned.payloads, Date.now());
   } catch (err) {
-    console.error(JSON.stringify({ level: "error", msg: "inline delivery attempts failed; the cron will retry them once their leases expire", count: fanned.claimed.length, error: String(err) }));
+    console.error(JSON.stringify({ level: "error", msg: "inline delivery attempts failed; handing them to the delivery queue", count: fanned.claimed.length, error: String(err) }));
+    await releaseLeases(env, fanned.claimed.map((d) => d.id)).catch(() => {});
+    await enqueueWaiting(env, fanned.claimed.map((d) => d.id));
   }
 }
 

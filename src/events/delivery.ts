@@ -163,6 +163,14 @@ export async function attemptClaimed(env: Env, claimed: Delivery[], hooks: Webho
   return reports;
 }
 
+/** Gives up this invocation's leases on deliveries still pending, so another attempt may start at once. */
+export async function releaseLeases(env: Env, deliveryIds: string[]): Promise<void> {
+  const db = getDb(env.DB);
+  for (const part of chunk(deliveryIds, IDS_PER_STATEMENT)) {
+    await db.update(webhookDeliveries).set({ leaseUntil: null }).where(and(inArray(webhookDeliveries.id, part), eq(webhookDeliveries.status, "pending")));
+  }
+}
+
 async function pool<T>(items: T[], limit: number, fn: (item: T) => Promise<void>): Promise<void> {
   let next = 0;
   await Promise.all(Array.from({ length: Math.min(limit, items.length) }, async () => {

@@ -1,7 +1,7 @@
 // Starts the whole system as a user would (`npm run dev`) on free ports with its own state
 // directory, and gives tests and benchmarks a client's view of it.
 import { spawn, type ChildProcess } from "node:child_process";
-import { mkdtempSync, rmSync } from "node:fs";
+import { createWriteStream, mkdtempSync, rmSync } from "node:fs";
 import { createServer } from "node:net";
 import { tmpdir } from "node:os";
 import { join, resolve } from "node:path";
@@ -57,7 +57,10 @@ export async function startDev(opts: { env?: NodeJS.ProcessEnv; timeoutMs?: numb
   const env = { PORT: String(port), COMPILE_PORT: String(compilePort), PERSIST_TO: persistTo, ...opts.env };
   let output = "";
   const child = spawn("npm", ["run", "-s", "dev"], { cwd: ROOT, env: { ...process.env, ...env }, stdio: ["ignore", "pipe", "pipe"], detached: true });
+  // DEV_LOG=path keeps the whole output of `npm run dev` (e.g. to read a benchmark's queue batch timings).
+  const logFile = process.env.DEV_LOG ? createWriteStream(process.env.DEV_LOG) : null;
   const keep = (d: Buffer) => {
+    logFile?.write(d);
     output = (output + d.toString()).slice(-20_000);
   };
   child.stdout!.on("data", keep);

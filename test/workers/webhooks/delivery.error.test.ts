@@ -186,7 +186,7 @@ describe("no loss: crashes, lost messages, redeliveries, dead letters", () => {
     const ctx = createExecutionContext();
     const b1 = batch();
     await handleEventsQueue(b1 as never, env, ctx);
-    expect((await getQueueResult(b1, ctx)).ackAll).toBe(true);
+    expect((await getQueueResult(b1, ctx)).explicitAcks).toEqual(["m1"]);
     // A duplicate of the same message changes nothing.
     await handleEventsQueue(batch() as never, env, createExecutionContext());
     await sleep(1000);
@@ -197,6 +197,25 @@ describe("no loss: crashes, lost messages, redeliveries, dead letters", () => {
     const rows = await db().select().from(webhookDeliveries).where(eq(webhookDeliveries.eventId, id));
     expect(rows).toHaveLength(2);
     expect(rows.every((r) => r.status === "succeeded" && r.attempts === 1)).toBe(true);
+  });
+
+  it("a batch of 100 (fanned out in parts) delivers every event once and acks every message, a malformed one too", { timeout: 30_000 }, async () => {
+    const k = await createKey();
+    const hook = await registerWebhook(k, { events: ["message.sent"] });
+    const ids: string[] = [];
+    for (let i = 0; i < 99; i++) ids.push(await recordOnly(k.accountId));
+    const batch = createMessageBatch("texmsg-events", [
+      ...ids.map((id, i) => ({ id: `m${i}`, timestamp: Date.now(), attempts: 1, body: { kind: "event", id } })),
+      { id: "bad", timestamp: Date.now(), attempts: 1, body: { kind: "event" } },
+    ]);
+    const ctx = createExecutionContext();
+    await handleEventsQueue(batch as never, env, ctx);
+    const result = await getQueueResult(batch, ctx);
+    expect(new Set(result.explicitAcks).size).toBe(100);
+    expect(result.retryMessages).toEqual([]);
+    const got = await waitForDeliveries(hook.inbox, 99);
+    expect(new Set(got.map((g) => g.webhookId))).toEqual(new Set(ids));
+    expect(got).toHaveLength(99);
   });
 
   it("an attempt whose consumer died (lease expired, message gone) is picked up by the cron", async () => {
