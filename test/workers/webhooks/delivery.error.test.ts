@@ -204,7 +204,7 @@ describe("no loss: crashes, lost messages, redeliveries, dead letters", () => {
     const hook = await registerWebhook(k, { events: ["message.sent"] });
     const ids: string[] = [];
     for (let i = 0; i < 99; i++) ids.push(await recordOnly(k.accountId));
-    const batch = createMessageBatch("texmsg-events", [
+    const batch = createMessageBatch<{ kind: string; id?: string }>("texmsg-events", [
       ...ids.map((id, i) => ({ id: `m${i}`, timestamp: Date.now(), attempts: 1, body: { kind: "event", id } })),
       { id: "bad", timestamp: Date.now(), attempts: 1, body: { kind: "event" } },
     ]);
