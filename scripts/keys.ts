@@ -13,20 +13,39 @@ import { newId } from "../src/platform/ids.ts";
 import { PLANS, type Plan } from "../src/platform/plans.ts";
 import { runWrangler } from "./wrangler.ts";
 
-const { values, positionals } = parseArgs({
-  allowPositionals: true,
-  options: {
-    name: { type: "string" },
-    plan: { type: "string" },
-    limit: { type: "string" },
-    account: { type: "string" },
-    remote: { type: "boolean", default: false },
-  },
-});
+const USAGE = `usage: npm run -s keys -- <command>
+  create --name NAME --plan free|pro|enterprise [--limit N] [--account ID] [--remote]
+  list [--account ID] [--remote]
+  revoke KEY_ID [--remote]
+  plan ACCOUNT_ID free|pro|enterprise [--limit N] [--remote]`;
 
 function fail(message: string): never {
   console.error(`keys: ${message}`);
   process.exit(2);
+}
+
+function parse() {
+  try {
+    return parseArgs({
+      allowPositionals: true,
+      options: {
+        name: { type: "string" },
+        plan: { type: "string" },
+        limit: { type: "string" },
+        account: { type: "string" },
+        remote: { type: "boolean", default: false },
+        help: { type: "boolean", short: "h", default: false },
+      },
+    });
+  } catch (err) {
+    fail(`${(err as Error).message.split(".")[0]}.\n${USAGE}`);
+  }
+}
+
+const { values, positionals } = parse();
+if (values.help) {
+  console.log(USAGE);
+  process.exit(0);
 }
 
 /** SQL string literal; every value we interpolate passes through here. */

@@ -7,9 +7,8 @@ import type { AppEnv } from "./types.ts";
 export function toApiError(err: unknown): ApiError {
   if (err instanceof ApiError) return err;
   if (err instanceof HTTPException) {
-    // Hono's own validator raises 400 for unparsable JSON; body-limit raises 413.
+    // Hono's own validator raises 400 for unparsable JSON. (Body limits throw our 413 themselves: body-guard.ts.)
     if (err.status === 400) return errors.invalidRequest("The request body is not valid JSON.", [{ path: "", message: err.message }]);
-    if (err.status === 413) return errors.payloadTooLarge(0);
     return new ApiError(err.status as ApiError["status"], "http_error", err.message || "Request failed.");
   }
   if (err instanceof SyntaxError) return errors.invalidRequest("The request body is not valid JSON.", [{ path: "", message: err.message }]);
