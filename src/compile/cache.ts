@@ -1,5 +1,5 @@
 import { sha256Hex } from "../platform/crypto.ts";
-import type { CompileInput } from "./compiler.ts";
+import { type CompileInput, sleep } from "./compiler.ts";
 import type { Engine } from "./schemas.ts";
 
 /**
@@ -96,7 +96,7 @@ export async function readCache(bucket: R2Bucket, key: string, now = Date.now())
 export async function writeCache(bucket: R2Bucket, key: string, pdf: ArrayBuffer, info: { engine: Engine; pages: number | null; ttlSeconds: number; now?: number; delayMs?: number }): Promise<void> {
   const now = info.now ?? Date.now();
   remember(key, pdf, info.engine, info.pages, now + info.ttlSeconds * 1000);
-  if (info.delayMs) await new Promise((r) => setTimeout(r, info.delayMs));
+  if (info.delayMs) await sleep(info.delayMs);
   await bucket.put(objectKey(key), pdf, {
     httpMetadata: { contentType: "application/pdf" },
     customMetadata: { engine: info.engine, pages: info.pages === null ? "" : String(info.pages), createdAt: String(now), expiresAt: String(now + info.ttlSeconds * 1000) },

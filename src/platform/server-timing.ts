@@ -5,10 +5,10 @@ import type { AppEnv } from "./types.ts";
  * `Server-Timing` (W3C): where a request's time went, as browsers' devtools and `curl -i` show it.
  * Only I/O waits are meaningful: the Workers clock advances on I/O, not while JavaScript runs.
  */
-export type Timings = { name: string; ms: number; desc?: string }[];
+export type Timings = { name: string; ms: number }[];
 
-export function addTiming(c: Context<AppEnv>, name: string, ms: number, desc?: string): void {
-  c.get("timings")?.push(desc === undefined ? { name, ms } : { name, ms, desc });
+export function addTiming(c: Context<AppEnv>, name: string, ms: number): void {
+  c.get("timings")?.push({ name, ms });
 }
 
 /** Times an awaited step and records it under `name`. */
@@ -22,5 +22,5 @@ export async function timed<T>(c: Context<AppEnv>, name: string, step: () => Pro
 }
 
 export function formatServerTiming(timings: Timings, totalMs: number): string {
-  return [...timings, { name: "total", ms: totalMs }].map((t) => `${t.name};${t.desc === undefined ? "" : `desc="${t.desc}";`}dur=${t.ms}`).join(", ");
+  return [...timings, { name: "total", ms: totalMs }].map((t) => `${t.name};dur=${t.ms}`).join(", ");
 }
