@@ -7,7 +7,7 @@ import type { ChildProcess } from "node:child_process";
 import type { Config } from "./config.ts";
 import { killGroup, MAIN_BASENAME, MAIN_FILE, normaliseExit, spawnLimited, spawnOptions } from "./engine.ts";
 import { dirSize } from "./limits.ts";
-import { logTail, parseLog, type LogError, type LogWarning } from "./log-parser.ts";
+import { locateMissingFile, logTail, parseLog, type LogError, type LogWarning } from "./log-parser.ts";
 import { biberKey, biberSources, bibtexKey, needsRerun, snapshot } from "./passes.ts";
 import { removeDir, type Pools, type WarmProcess } from "./pool.ts";
 import type { CompileRequest } from "./validate.ts";
@@ -142,26 +142,6 @@ async function readLog(dir: string, name = `${MAIN_BASENAME}.log`): Promise<stri
   }
 }
 
-/**
- * "File `x.sty' not found" is reported where TeX stopped reading, often the line
- * after the \usepackage; point at the line that asked for the file instead.
- */
-function fixMissingFileLine(e: LogError, source: string): void {
-  const m = /File `([^']+?)(?:\.(sty|cls))?' not found/.exec(e.message);
-  if (!m || (e.file !== undefined && e.file !== MAIN_FILE)) return;
-  const name = (m[1] ?? "").replace(/[.*+?^${}()|[\]\\]/g, "\\$&");
-  const cmd = m[2] === "cls" ? "documentclass" : m[2] === "sty" ? "(?:usepackage|RequirePackage)" : "(?:input|include|usepackage|documentclass)";
-  const re = new RegExp(`\\\\${cmd}\\b[^\\n]*[{,]\\s*${name}\\s*[,}]`);
-  const lines = source.split("\n");
-  for (let i = 0; i < lines.length; i++) {
-    if (re.test(lines[i] ?? "")) {
-      e.line = i + 1;
-      e.file = MAIN_FILE;
-      return;
-    }
-  }
-}
-
 function lineCount(s: string): number {
   return s.replace(/\n$/, "").split("\n").length;
 }
@@ -212,7 +192,7 @@ export async function runJob(req: CompileRequest, pools: Pools, cfg: Config): Pr
         const first: LogError = parsed.errors[0] ?? { message: `${req.engine} stopped with exit code ${run.code ?? run.signal}.` };
         const errors = parsed.errors.length ? parsed.errors : [first];
         if (parsed.missingEnd && first.line === undefined) first.line = lineCount(req.source);
-        fixMissingFileLine(first, req.source);
+        locateMissingFile(first, req.source, MAIN_FILE);
         return fail("compile_error", first.message, errors, { line: first.line, file: first.file });
       }
       let after = await snapshot(dir);
