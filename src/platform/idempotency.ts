@@ -16,7 +16,7 @@ const KEY_PATTERN = /^[\x21-\x7e]{1,255}$/;
 const REPLAYED_HEADERS = ["content-type", "location", "etag", "content-disposition", "x-engine", "x-compile-duration-ms", "x-compile-pages", "x-cache"];
 
 /**
- * `Idempotency-Key` for POSTs that create or send (CONTRACTS.md 2): a retry with the same key and
+ * `Idempotency-Key` for POSTs that create or send (docs/contracts.md §2): a retry with the same key and
  * body gets the first response (`Idempotent-Replayed: true`); the same key with another body is 422.
  * Keys are scoped by account and kept 24 h. 5xx replies are not stored, so the client may retry.
  */

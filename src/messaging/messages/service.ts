@@ -85,7 +85,7 @@ async function resolveReplyTo(env: Env, accountId: string, sessionId: string, ch
 
 /**
  * Sends one message now through the session's Durable Object and answers the stored record.
- * Reused by campaigns (issue 7) with `campaignId`.
+ * Reused by campaigns with `campaignId`.
  */
 export async function sendMessage(env: Env, accountId: string, input: SendInput, opts: SendOptions = {}): Promise<Message> {
   const { sessionId, to, replyTo, ...content } = input;
@@ -112,7 +112,7 @@ export interface QueuedResult {
 /**
  * Validates each item, stores the valid ones as `pending` under one batch and queues them for the
  * session's Durable Object, which paces them. Invalid items are reported by index. Reused by
- * campaigns (issue 7) with `campaignId`.
+ * campaigns with `campaignId`.
  */
 export async function queueMessages(env: Env, accountId: string, sessionId: string, items: unknown[], opts: SendOptions = {}): Promise<QueuedResult> {
   const session = await loadSession(env, accountId, sessionId);
