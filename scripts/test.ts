@@ -161,7 +161,8 @@ async function runSuite(suite: Suite): Promise<Outcome> {
   const started = Date.now();
   // Own process group, so the watchdog can end the suite with everything it started.
   const child = spawn(process.execPath, args, { stdio: ["ignore", "pipe", "pipe"], detached: true, env });
-  current = { pid: child.pid! };
+  const pid = child.pid;
+  if (pid !== undefined) current = { pid };
   let lastOutput = Date.now();
   let killed: string | undefined;
   let killing: Promise<void> | undefined;
@@ -182,7 +183,7 @@ async function runSuite(suite: Suite): Promise<Outcome> {
       : "no test file started (stuck in global setup or start-up)";
     killed = `killed after ${watchdogSeconds} s without output; ${where}`;
     console.log(`\n[test] ${suite.name}: ${killed}`);
-    killing = killTree(child.pid!);
+    killing = pid === undefined ? undefined : killTree(pid);
   }, 250);
   const exit = await new Promise<{ code: number | null; signal: NodeJS.Signals | null }>((res) => {
     child.on("error", () => res({ code: null, signal: null }));
@@ -191,7 +192,7 @@ async function runSuite(suite: Suite): Promise<Outcome> {
   clearInterval(watchdog);
   current = null;
   // anything left in its process group (a setup that never closed its server) goes with it
-  await (killing ?? killTree(child.pid!, 0));
+  await (killing ?? (pid === undefined ? undefined : killTree(pid, 0)));
   const seconds = Math.round((Date.now() - started) / 1000);
   const status = exit.signal ?? `exit ${exit.code}`;
 
