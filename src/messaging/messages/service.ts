@@ -3,7 +3,7 @@ import { getDb } from "../../db/client.ts";
 import { messageBatches, messages } from "../../db/schema/index.ts";
 import { ApiError, errors } from "../../platform/errors.ts";
 import { newId } from "../../platform/ids.ts";
-import { decodeCursor, toPage } from "../../platform/pagination.ts";
+import { decodeCursor, IdCursor, toPage } from "../../platform/pagination.ts";
 import { checkTargetUrl } from "../../platform/safe-url.ts";
 import { ACCEPTED_ADDRESS_FORMS, chatIdOf, parseAddress } from "../chat-id.ts";
 import { base64Size, MEDIA_LIMITS, type MediaType } from "../media/limits.ts";
@@ -39,7 +39,7 @@ function ensureWorking(session: SessionRow): void {
   }
 }
 
-const BASE64 = /^[A-Za-z0-9+/]*={0,2}$/;
+export const BASE64 = /^[A-Za-z0-9+/]*={0,2}$/;
 
 /** Validates the address and content of one message and stores uploaded media. Throws ApiError. */
 async function buildDraft(env: Env, accountId: string, to: string, content: MessageContent, opts: SendOptions, prefix = ""): Promise<Draft> {
@@ -197,7 +197,7 @@ export async function chatHistory(env: Env, accountId: string, chatId: string, q
   const digits = parseAddress(chatId);
   if (!digits) throw errors.invalidRequest(`The chat id must be ${ACCEPTED_ADDRESS_FORMS}.`, [{ path: "chatId", message: "not a valid chat id" }]);
   if (q.sessionId) await loadSession(env, accountId, q.sessionId);
-  const cursor = decodeCursor<{ id: string }>(q.cursor, ["id"]);
+  const cursor = decodeCursor(q.cursor, IdCursor);
   const rows = await getDb(env.DB)
     .select()
     .from(messages)

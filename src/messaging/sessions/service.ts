@@ -4,7 +4,7 @@ import { getDb } from "../../db/client.ts";
 import { messagingSessions } from "../../db/schema/index.ts";
 import { errors } from "../../platform/errors.ts";
 import { newId } from "../../platform/ids.ts";
-import { decodeCursor, toPage } from "../../platform/pagination.ts";
+import { decodeCursor, IdCursor, toPage } from "../../platform/pagination.ts";
 import { ACCEPTED_ADDRESS_FORMS, parseAddress } from "../chat-id.ts";
 import type { Message } from "../messages/schemas.ts";
 import { newSandboxNumber } from "../networks/sandbox.ts";
@@ -86,7 +86,7 @@ export async function getSession(env: Env, accountId: string, id: string): Promi
 }
 
 export async function listSessions(env: Env, accountId: string, q: { limit: number; cursor?: string }): Promise<{ data: Session[]; nextCursor: string | null }> {
-  const cursor = decodeCursor<{ id: string }>(q.cursor, ["id"]);
+  const cursor = decodeCursor(q.cursor, IdCursor);
   const rows = await getDb(env.DB)
     .select()
     .from(messagingSessions)
