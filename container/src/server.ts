@@ -7,10 +7,14 @@ import { fileURLToPath } from "node:url";
 import { loadConfig, type Config } from "./config.ts";
 import { createHandler } from "./http.ts";
 import { checkSandbox } from "./engine.ts";
-import { Gate } from "./limits.ts";
+import { Gate, LoopLagMonitor } from "./limits.ts";
 import { Pools } from "./pool.ts";
 
 const REFILL_GRACE_MS = 30;
+/** On shutdown, how long killed jobs get to send their 503 before connections are cut. */
+const DRAIN_MS = 300;
+/** `node container/src/server.ts` exits this soon after SIGTERM/SIGINT, whatever is still running. */
+export const EXIT_DEADLINE_MS = 1_500;
 
 export interface RunningServer {
   url: string;
@@ -41,7 +45,9 @@ export async function startServer(opts: StartOptions = {}): Promise<RunningServe
   const warm = pools.fillAll().then(() => {
     warmed = true;
   });
-  const server = http.createServer(createHandler({ cfg, pools, gate, ready: () => warmed && pools.isWarm() }));
+  const lag = new LoopLagMonitor();
+  const shutdown = new AbortController();
+  const server = http.createServer(createHandler({ cfg, pools, gate, lag, shutdown: shutdown.signal, ready: () => warmed && pools.isWarm() }));
   server.requestTimeout = cfg.limits.maxTimeoutMs + 60_000;
   server.headersTimeout = 30_000;
   server.keepAliveTimeout = 5_000;
@@ -61,6 +67,10 @@ export async function startServer(opts: StartOptions = {}): Promise<RunningServe
     warm,
     close() {
       closing ??= (async () => {
+        // kill every running job (each answers 503 shutting_down), then stop listening
+        shutdown.abort();
+        lag.stop();
+        for (const until = Date.now() + DRAIN_MS; gate.stats().active > 0 && Date.now() < until; ) await new Promise((r) => setTimeout(r, 10));
         await new Promise<void>((r) => {
           server.close(() => r());
           server.closeAllConnections();
@@ -128,8 +138,14 @@ if (isMain) {
   });
   console.log(`compile server listening on ${s.url} (engines: ${s.config.engines.join(", ")}, pool ${JSON.stringify(s.config.poolSize)}, concurrency ${s.config.maxConcurrent}, sandbox ${s.config.sandbox ? "bwrap" : "OFF"})`);
   s.warm.then(() => console.log("engine pools warm"));
-  const stop = () => {
-    s.close().then(() => process.exit(0));
+  let stopping = false;
+  const stop = (sig: NodeJS.Signals) => {
+    if (stopping) process.exit(1); // a second signal: no more waiting
+    stopping = true;
+    console.log(`compile server: ${sig}, stopping`);
+    // whatever close() still waits for, the process is gone within the deadline
+    setTimeout(() => process.exit(1), EXIT_DEADLINE_MS).unref();
+    s.close().then(() => process.exit(0), () => process.exit(1));
   };
   process.on("SIGINT", stop);
   process.on("SIGTERM", stop);
