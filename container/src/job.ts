@@ -7,10 +7,9 @@ import type { ChildProcess } from "node:child_process";
 import type { Config } from "./config.ts";
 import { killGroup, MAIN_BASENAME, MAIN_FILE, normaliseExit, spawnLimited, spawnOptions } from "./engine.ts";
 import { checkJobDir, type JobCaps, type Overrun } from "./limits.ts";
-import { logTail, parseLog, type LogError, type LogWarning } from "./log-parser.ts";
+import { locateMissingFile, logTail, parseLog, type LogError, type LogWarning } from "./log-parser.ts";
 import { biberKey, biberSources, bibtexKey, needsRerun, snapshot } from "./passes.ts";
 import { removeDir, type Pools, type WarmProcess } from "./pool.ts";
-import { missingFileOf, requestingLine } from "./source-scan.ts";
 import type { CompileRequest } from "./validate.ts";
 
 export interface CompileSuccess {
@@ -158,20 +157,6 @@ async function readLog(dir: string, name = `${MAIN_BASENAME}.log`, max = MAX_LOG
   }
 }
 
-/**
- * "File `x.sty' not found" is reported where TeX stopped reading, often the line
- * after the \usepackage; point at the line that asked for the file instead.
- */
-function fixMissingFileLine(e: LogError, source: string): void {
-  if (e.file !== undefined && e.file !== MAIN_FILE) return;
-  const missing = missingFileOf(e.message);
-  if (!missing) return;
-  const line = requestingLine(source, missing.name, missing.kind);
-  if (line === undefined) return;
-  e.line = line;
-  e.file = MAIN_FILE;
-}
-
 function lineCount(s: string): number {
   return s.replace(/\n$/, "").split("\n").length;
 }
@@ -244,7 +229,7 @@ export async function runJob(req: CompileRequest, pools: Pools, cfg: Config, sig
         const first: LogError = parsed.errors[0] ?? { message: `${req.engine} stopped with exit code ${run.code ?? run.signal}.` };
         const errors = parsed.errors.length ? parsed.errors : [first];
         if (parsed.missingEnd && first.line === undefined) first.line = lineCount(req.source);
-        fixMissingFileLine(first, req.source);
+        locateMissingFile(first, req.source, MAIN_FILE);
         return fail("compile_error", first.message, errors, { line: first.line, file: first.file });
       }
       let after = await snapshot(dir);
