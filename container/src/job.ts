@@ -157,8 +157,11 @@ async function readLog(dir: string, name = `${MAIN_BASENAME}.log`, max = MAX_LOG
   }
 }
 
+/** Lines of `s` (a final newline ends the last line, it does not start another). */
 function lineCount(s: string): number {
-  return s.replace(/\n$/, "").split("\n").length;
+  let n = 1;
+  for (let i = s.indexOf("\n"); i >= 0 && i < s.length - 1; i = s.indexOf("\n", i + 1)) n++;
+  return n;
 }
 
 /** The job was stopped because the server is shutting down; it has no answer of its own. */
