@@ -5,7 +5,8 @@ import type { Config } from "./config.ts";
 import { JobAborted, runJob } from "./job.ts";
 import { Busy, type Gate, type LoopLagMonitor } from "./limits.ts";
 import type { Pools } from "./pool.ts";
-import { validateCompile, type Issue } from "./validate.ts";
+import type { BodyParser, Parsed } from "./body.ts";
+import type { Issue } from "./validate.ts";
 
 export interface AppState {
   cfg: Config;
@@ -13,6 +14,8 @@ export interface AppState {
   gate: Gate;
   ready: () => boolean;
   lag: LoopLagMonitor;
+  /** JSON parsing and validation of request bodies (large ones off the main thread). */
+  body: BodyParser;
   /** Aborted when the server shuts down: running jobs are killed, new ones refused. */
   shutdown: AbortSignal;
 }
@@ -69,13 +72,14 @@ async function compile(req: IncomingMessage, res: ServerResponse, st: AppState):
     throw new HttpError(415, "unsupported_media_type", "Send the request as application/json.");
   }
   const raw = await readBody(req, st.cfg.limits.maxRequestBytes);
-  let body: unknown;
+  let v: Parsed;
   try {
-    body = JSON.parse(raw.toString("utf8"));
-  } catch {
-    throw invalid([{ path: "", message: "body is not valid JSON" }]);
+    v = await st.body.parse(raw);
+  } catch (e) {
+    // the parser thread is stuck or gone (an overloaded machine): the request itself is fine
+    console.error("body parser:", (e as Error).message);
+    throw new HttpError(503, "compiler_busy", "The compile server is overloaded.", { retryAfterSeconds: 1 }, { "Retry-After": "1" });
   }
-  const v = validateCompile(body, st.cfg.limits);
   if (!v.ok) throw invalid(v.issues);
   if (!st.pools.get(v.value.engine)) throw invalid([{ path: "engine", message: "engine not enabled on this server" }]);
 

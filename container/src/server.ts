@@ -5,6 +5,7 @@ import http from "node:http";
 import type { AddressInfo } from "node:net";
 import { fileURLToPath } from "node:url";
 import { loadConfig, type Config } from "./config.ts";
+import { BodyParser } from "./body.ts";
 import { createHandler } from "./http.ts";
 import { checkSandbox } from "./engine.ts";
 import { Gate, LoopLagMonitor } from "./limits.ts";
@@ -47,7 +48,8 @@ export async function startServer(opts: StartOptions = {}): Promise<RunningServe
   });
   const lag = new LoopLagMonitor();
   const shutdown = new AbortController();
-  const server = http.createServer(createHandler({ cfg, pools, gate, lag, shutdown: shutdown.signal, ready: () => warmed && pools.isWarm() }));
+  const body = new BodyParser(cfg.limits);
+  const server = http.createServer(createHandler({ cfg, pools, gate, lag, body, shutdown: shutdown.signal, ready: () => warmed && pools.isWarm() }));
   server.requestTimeout = cfg.limits.maxTimeoutMs + 60_000;
   server.headersTimeout = 30_000;
   server.keepAliveTimeout = 5_000;
@@ -75,7 +77,7 @@ export async function startServer(opts: StartOptions = {}): Promise<RunningServe
           server.close(() => r());
           server.closeAllConnections();
         });
-        await pools.close();
+        await Promise.all([pools.close(), body.close()]);
         await fs.chmod(cfg.jobRoot, 0o700).catch(() => {});
         await fs.rm(cfg.jobRoot, { recursive: true, force: true }).catch(() => {});
       })();

@@ -5,6 +5,8 @@ import { mkdtempSync, rmSync, writeFileSync, mkdirSync } from "node:fs";
 import os from "node:os";
 import path from "node:path";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { BodyParser, INLINE_MAX_BYTES, parseInline } from "../src/body.ts";
+import { loadConfig } from "../src/config.ts";
 import { checkJobDir } from "../src/limits.ts";
 import type { RunningServer } from "../src/server.ts";
 import { type Attack, bcfFlood, bigLogFailure, HELLO, usepackageFlood } from "./attacks.ts";
@@ -62,6 +64,31 @@ describe("scans of user text stay cheap", () => {
     expect(r.json.error.code).toBe("compile_error");
     expect(Buffer.byteLength(r.json.error.log)).toBeLessThanOrEqual(s.config.limits.logTailBytes);
     expect(r.json.error.log).toContain("Undefined control sequence");
+  });
+});
+
+describe("request bodies", () => {
+  it("a large body is parsed and validated in the worker thread, with the same result as in place", async () => {
+    const limits = loadConfig({}).limits;
+    const parser = new BodyParser(limits);
+    try {
+      const big = Buffer.from(JSON.stringify(bcfFlood().body));
+      expect(big.length).toBeGreaterThan(INLINE_MAX_BYTES);
+      const off = await parser.parse(big);
+      const inline = parseInline(big, limits);
+      expect(off.ok && inline.ok).toBe(true);
+      if (!off.ok || !inline.ok) return;
+      expect(off.value.source).toBe(inline.value.source);
+      expect(off.value.files.map((f) => [f.path, Buffer.isBuffer(f.data), f.data.length])).toEqual(inline.value.files.map((f) => [f.path, true, f.data.length]));
+      expect(off.value.files[0]!.data.equals(inline.value.files[0]!.data)).toBe(true);
+      // malformed and invalid large bodies: the same issues as in place
+      const broken = Buffer.concat([big, Buffer.from("}")]);
+      expect(await parser.parse(broken)).toEqual({ ok: false, issues: [{ path: "", message: "body is not valid JSON" }] });
+      const unknownEngine = Buffer.from(JSON.stringify({ ...bcfFlood().body, engine: "tex" }));
+      expect(await parser.parse(unknownEngine)).toEqual(parseInline(unknownEngine, limits));
+    } finally {
+      await parser.close();
+    }
   });
 });
 
