@@ -82,15 +82,50 @@ export async function biberKey(dir: string): Promise<string | undefined> {
   return createHash("sha1").update(bcf).digest("hex");
 }
 
+const DS_OPEN = "<bcf:datasource";
+const DS_CLOSE = "</bcf:datasource>";
+/** More data sources than any real bibliography has; beyond it the .bcf is refused. */
+const MAX_DATASOURCES = 256;
+
+/**
+ * The `<bcf:datasource ATTRS>NAME</bcf:datasource>` elements of a .bcf, found
+ * with indexOf in one left-to-right scan (a .bcf is written from user input).
+ */
+export function bcfDatasources(bcf: string): { attrs: string; src: string }[] | undefined {
+  const out: { attrs: string; src: string }[] = [];
+  let pos = 0;
+  for (;;) {
+    const s = bcf.indexOf(DS_OPEN, pos);
+    if (s < 0) return out;
+    const after = s + DS_OPEN.length;
+    const c = bcf[after];
+    if (c !== ">" && c !== " " && c !== "\t" && c !== "\n" && c !== "\r") {
+      pos = after;
+      continue;
+    }
+    const gt = bcf.indexOf(">", after);
+    if (gt < 0) return out;
+    const lt = bcf.indexOf("<", gt + 1);
+    if (lt < 0) return out;
+    // any other start before `lt` shares this `>` and this text: same outcome, skip them
+    pos = lt;
+    if (!bcf.startsWith(DS_CLOSE, lt)) continue;
+    if (out.length >= MAX_DATASOURCES) return undefined;
+    out.push({ attrs: bcf.slice(after, gt), src: bcf.slice(gt + 1, lt).trim() });
+    pos = lt + DS_CLOSE.length;
+  }
+}
+
 /** Data sources a .bcf names; biber only runs when all are plain files of the job. */
 export async function biberSources(dir: string): Promise<{ ok: boolean; bad?: string }> {
   const bcf = await fs.readFile(path.join(dir, `${MAIN_BASENAME}.bcf`), "utf8").catch(() => "");
-  const re = /<bcf:datasource\b([^>]*)>([^<]*)<\/bcf:datasource>/g;
-  let m: RegExpExecArray | null;
-  while ((m = re.exec(bcf))) {
-    const attrs = m[1] ?? "";
-    const src = (m[2] ?? "").trim();
-    if (!/type="file"/.test(attrs) || /:\/\//.test(src) || src.startsWith("/") || src.split(/[\\/]/).includes("..")) {
+  const sources = bcfDatasources(bcf);
+  if (!sources) return { ok: false, bad: `more than ${MAX_DATASOURCES} data sources` };
+  const seen = new Set<string>();
+  for (const { attrs, src } of sources) {
+    if (seen.has(src)) continue;
+    seen.add(src);
+    if (!attrs.includes('type="file"') || src.includes("://") || src.startsWith("/") || src.split(/[\\/]/).includes("..")) {
       return { ok: false, bad: src };
     }
     const st = await fs.lstat(path.join(dir, src)).catch(() => undefined);
