@@ -567,7 +567,11 @@ export class SessionDO extends DurableObject<Env> {
     } catch {
       return { status: 400, body: "" };
     }
-    const parsed = parseWebhook(payload);
+    const parsed = parseWebhook(payload, cfg.credentials.phoneNumberId);
+    if (parsed.otherNumber > 0) {
+      // Signed by this app but for another of its numbers: most likely the app's callback URL points here for all of them.
+      console.warn(JSON.stringify({ level: "warn", msg: "whatsapp changes for another phone number skipped", sessionId: cfg.sessionId, changes: parsed.otherNumber }));
+    }
     for (const m of parsed.messages) await recordInbound(this.env, cfg.accountId, cfg.sessionId, m);
     // Oldest first: with conditional updates the order does not matter for the end state, but
     // events then come out in the order the network produced them where it can.
