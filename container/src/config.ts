@@ -32,6 +32,7 @@ export interface Config {
   maxConcurrent: number; // jobs compiling at once
   maxQueue: number; // jobs waiting for a slot before 503
   queueTimeoutMs: number; // how long a job may wait for a slot
+  warmTimeoutMs: number; // start-up: every pool full within this, or startServer fails with the reason
   jobRoot: string; // parent of all job directories
   engineUid: number | undefined; // when the server runs as root: run engines as this uid
   engineGid: number | undefined;
@@ -97,6 +98,7 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env, overrides: Part
     maxConcurrent,
     maxQueue: int(env, "MAX_QUEUE", maxConcurrent * 4, 0),
     queueTimeoutMs: int(env, "QUEUE_TIMEOUT_MS", 30_000, 0),
+    warmTimeoutMs: int(env, "WARM_TIMEOUT_MS", 60_000, 100),
     jobRoot: env.JOB_ROOT || path.join(os.tmpdir(), `texcompile-${process.pid}`),
     engineUid: uidRaw === "" ? undefined : Number(uidRaw),
     engineGid: uidRaw === "" ? undefined : Number(env.ENGINE_GID ?? uidRaw),

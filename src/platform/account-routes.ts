@@ -2,7 +2,7 @@ import { createRoute, z } from "@hono/zod-openapi";
 import { getDb } from "../db/client.ts";
 import { accountView, createKey, listKeys, revokeKey, toKeyView } from "./accounts-service.ts";
 import { idempotency } from "./idempotency.ts";
-import { decodeCursor, pageOf, PaginationQuery, toPage } from "./pagination.ts";
+import { decodeCursor, IdCursor, pageOf, PaginationQuery, toPage } from "./pagination.ts";
 import { AUTHED_ERRORS, createRouter, errorResponses, idParam, jsonBody, jsonResponse } from "./openapi.ts";
 import { PLANS } from "./plans.ts";
 
@@ -72,7 +72,7 @@ export const accountRoutes = createRouter()
   .openapi(getAccountRoute, (c) => c.json(accountView(c.get("auth")), 200))
   .openapi(listKeysRoute, async (c) => {
     const { limit, cursor } = c.req.valid("query");
-    const after = decodeCursor<{ id: string }>(cursor, ["id"]);
+    const after = decodeCursor(cursor, IdCursor);
     const rows = await listKeys(getDb(c.env.DB), c.get("auth").accountId, limit, after?.id);
     const page = toPage(rows, limit, (r) => ({ id: r.id }));
     return c.json({ data: page.data.map(toKeyView), nextCursor: page.nextCursor }, 200);

@@ -39,6 +39,8 @@ export class ApiError extends Error {
 export const errors = {
   invalidRequest: (message: string, issues: ValidationIssue[] = []) =>
     new ApiError(400, "invalid_request", message, { details: { issues } }),
+  invalidCursor: () =>
+    new ApiError(400, "invalid_cursor", "The cursor is not valid: pass `nextCursor` from the previous page unchanged.", { details: { issues: [{ path: "cursor", message: "invalid cursor" }] } }),
   unauthorized: (message = "A valid API key is required: send `Authorization: Bearer <API_KEY>`.") =>
     new ApiError(401, "unauthorized", message),
   forbidden: (message: string) => new ApiError(403, "forbidden", message),

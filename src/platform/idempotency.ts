@@ -11,12 +11,12 @@ export const IDEMPOTENCY_TTL_MS = 24 * 60 * 60 * 1000;
 const IN_PROGRESS_STALE_MS = 5 * 60 * 1000;
 /** Replies larger than this are kept in R2 rather than in the D1 row. */
 const INLINE_BODY_MAX = 512 * 1024;
-const KEY_PATTERN = /^[\x21-\x7e]{1,255}$/;
+export const KEY_PATTERN = /^[\x21-\x7e]{1,255}$/;
 /** Response headers worth replaying; rate-limit and request-id headers belong to the new request. */
 const REPLAYED_HEADERS = ["content-type", "location", "etag", "content-disposition", "x-engine", "x-compile-duration-ms", "x-compile-pages", "x-cache"];
 
 /**
- * `Idempotency-Key` for POSTs that create or send (CONTRACTS.md 2): a retry with the same key and
+ * `Idempotency-Key` for POSTs that create or send (docs/contracts.md §2): a retry with the same key and
  * body gets the first response (`Idempotent-Replayed: true`); the same key with another body is 422.
  * Keys are scoped by account and kept 24 h. 5xx replies are not stored, so the client may retry.
  */

@@ -3,7 +3,7 @@ import { getDb } from "../../db/client.ts";
 import { campaigns, contacts, messagingSessions } from "../../db/schema/index.ts";
 import { errors } from "../../platform/errors.ts";
 import { newId } from "../../platform/ids.ts";
-import { decodeCursor, toPage } from "../../platform/pagination.ts";
+import { decodeCursor, IdCursor, SeqCursor, toPage } from "../../platform/pagination.ts";
 import { checkTargetUrl } from "../../platform/safe-url.ts";
 import { chatIdOf } from "../chat-id.ts";
 import { ID_CHUNK } from "../messages/store.ts";
@@ -109,7 +109,7 @@ export async function getCampaign(env: Env, accountId: string, id: string): Prom
 }
 
 export async function listCampaigns(env: Env, accountId: string, q: { status?: CampaignStatus; limit: number; cursor?: string }): Promise<{ data: Campaign[]; nextCursor: string | null }> {
-  const cursor = decodeCursor<{ id: string }>(q.cursor, ["id"]);
+  const cursor = decodeCursor(q.cursor, IdCursor);
   const rows = await getDb(env.DB)
     .select()
     .from(campaigns)
@@ -290,7 +290,7 @@ const iso = (ms: number | null) => (ms === null ? null : new Date(ms).toISOStrin
 
 export async function listRecipients(env: Env, accountId: string, id: string, q: { status?: RecipientStatus; limit: number; cursor?: string }): Promise<{ data: Recipient[]; nextCursor: string | null }> {
   await loadRow(env, accountId, id);
-  const cursor = decodeCursor<{ seq: number }>(q.cursor, ["seq"]);
+  const cursor = decodeCursor(q.cursor, SeqCursor);
   const res = await env.DB.prepare(
     `SELECT r.seq, r.contact_id, r.phone, r.name, r.reason, r.message_id, ${RECIPIENT_STATUS_SQL} AS live,
             m.error_code, m.error_message, m.sent_at, m.delivered_at, m.read_at

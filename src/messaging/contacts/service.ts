@@ -4,7 +4,7 @@ import { contacts } from "../../db/schema/index.ts";
 import { emit, prepareEventAfterChange } from "../../events/emit.ts";
 import { errors } from "../../platform/errors.ts";
 import { newId } from "../../platform/ids.ts";
-import { decodeCursor, toPage } from "../../platform/pagination.ts";
+import { decodeCursor, IdCursor, toPage } from "../../platform/pagination.ts";
 import { ACCEPTED_ADDRESS_FORMS, chatIdOf, e164Of, parseAddress } from "../chat-id.ts";
 import { CreateContactBody, type Contact } from "./schemas.ts";
 
@@ -115,7 +115,7 @@ export async function listContacts(
   accountId: string,
   q: { tag?: string; q?: string; optedOut?: "true" | "false"; limit: number; cursor?: string },
 ): Promise<{ data: Contact[]; nextCursor: string | null }> {
-  const cursor = decodeCursor<{ id: string }>(q.cursor, ["id"]);
+  const cursor = decodeCursor(q.cursor, IdCursor);
   const conds = [eq(contacts.accountId, accountId)];
   if (cursor) conds.push(lt(contacts.id, cursor.id));
   if (q.optedOut) conds.push(eq(contacts.optedOut, q.optedOut === "true"));
