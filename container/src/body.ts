@@ -53,7 +53,11 @@ export class BodyParser {
         this.restart();
       }, PARSE_DEADLINE_MS);
       this.pending.set(id, { resolve, reject, timer });
-      w.postMessage({ id, raw, limits: this.limits });
+      // hand the bytes over rather than copy them on this thread (a body owns its memory
+      // unless it is a slice of a shared pool, which is never this large)
+      const own = raw.byteOffset === 0 && raw.byteLength === raw.buffer.byteLength && raw.buffer instanceof ArrayBuffer;
+      const bytes = own ? raw : Uint8Array.prototype.slice.call(raw);
+      w.postMessage({ id, raw: bytes, limits: this.limits }, [bytes.buffer as ArrayBuffer]);
     });
   }
 
