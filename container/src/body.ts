@@ -42,6 +42,7 @@ export class BodyParser {
     this.limits = limits;
   }
 
+  /** Parses `raw`; a body over INLINE_MAX_BYTES is handed to the worker and `raw` is empty afterwards. */
   parse(raw: Buffer): Promise<Parsed> {
     if (raw.length <= INLINE_MAX_BYTES) return Promise.resolve(parseInline(raw, this.limits));
     const w = this.start();
