@@ -112,6 +112,7 @@ async function compile(req: IncomingMessage, res: ServerResponse, st: AppState):
       "X-Compile-Passes": String(result.passes),
       "X-Compile-Warnings": String(result.warnings.length),
       ...(result.bibTool ? { "X-Compile-Bib": result.bibTool } : {}),
+      ...(result.tools.length ? { "X-Compile-Tools": result.tools.join(",") } : {}),
     });
     res.end(result.pdf);
     return;

@@ -7,8 +7,8 @@ import type { ChildProcess } from "node:child_process";
 import type { Config } from "./config.ts";
 import { killGroup, MAIN_BASENAME, MAIN_FILE, normaliseExit, spawnLimited, spawnOptions } from "./engine.ts";
 import { checkJobDir, type JobCaps, type Overrun } from "./limits.ts";
-import { locateMissingFile, logTail, parseLog, type LogError, type LogWarning } from "./log-parser.ts";
-import { biberKey, biberSources, bibtexKey, needsRerun, snapshot } from "./passes.ts";
+import { firstCause, logTail, parseLog, parseToolOutput, type LogError, type LogWarning } from "./log-parser.ts";
+import { needsRerun, planTools, snapshot, toolCommand, type Tool } from "./passes.ts";
 import { removeDir, type Pools, type WarmProcess } from "./pool.ts";
 import type { CompileRequest } from "./validate.ts";
 
@@ -20,6 +20,8 @@ export interface CompileSuccess {
   durationMs: number;
   warnings: LogWarning[];
   bibTool?: "bibtex" | "biber";
+  /** The tools that ran between passes. */
+  tools: Tool[];
 }
 
 export interface CompileFailure {
@@ -51,11 +53,10 @@ interface RunOutcome {
 /**
  * What the server's thread reads of a log and of main.tex: the last 2 MiB of a log (TeX's
  * errors are at its end; a longer log loses early warnings only), the first 256 KiB of
- * main.tex when looking for the line that asked for a missing file (where preambles are).
+ * main.tex when looking for the line that asked for a missing file (where preambles are; see firstCause).
  * Scans are linear, so these bound each job's cost on the thread every account shares.
  */
 const MAX_LOG_PARSE = 2 * 1024 * 1024;
-const MAX_SOURCE_SCAN = 256 * 1024;
 /** How often a running process's directory is looked at; sizes are summed every SIZE_EVERY-th look. */
 const WATCH_MS = 200;
 const SIZE_EVERY = 5;
@@ -164,13 +165,6 @@ async function readLog(dir: string, name = `${MAIN_BASENAME}.log`, max = MAX_LOG
   }
 }
 
-/** Lines of `s` (a final newline ends the last line, it does not start another). */
-function lineCount(s: string): number {
-  let n = 1;
-  for (let i = s.indexOf("\n"); i >= 0 && i < s.length - 1; i = s.indexOf("\n", i + 1)) n++;
-  return n;
-}
-
 /** The job was stopped because the server is shutting down; it has no answer of its own. */
 export class JobAborted extends Error {
   constructor() {
@@ -191,6 +185,7 @@ export async function runJob(req: CompileRequest, pools: Pools, cfg: Config, sig
   let warnings: LogWarning[] = [];
   let pages: number | undefined;
   let bibTool: "bibtex" | "biber" | undefined;
+  const toolsRun = new Set<Tool>();
 
   const fail = (code: CompileFailure["code"], message: string, errors: LogError[] = [], extra: Partial<CompileFailure> = {}): CompileFailure => ({
     ok: false,
@@ -222,8 +217,7 @@ export async function runJob(req: CompileRequest, pools: Pools, cfg: Config, sig
   try {
     await writeInputs(dir, req, cfg);
     let before = await snapshot(dir);
-    let bibtexDone: string | undefined;
-    let biberDone: string | undefined;
+    const toolsDone = new Map<string, string>();
     for (;;) {
       passes++;
       proc.go();
@@ -238,40 +232,29 @@ export async function runJob(req: CompileRequest, pools: Pools, cfg: Config, sig
       warnings = parsed.warnings;
       pages = parsed.pages;
       if (parsed.errors.length > 0 || run.code !== 0) {
-        const first: LogError = parsed.errors[0] ?? { message: `${req.engine} stopped with exit code ${run.code ?? run.signal}.` };
-        const errors = parsed.errors.length ? parsed.errors : [first];
-        if (parsed.missingEnd && first.line === undefined) first.line = lineCount(req.source);
-        locateMissingFile(first, req.source.length > MAX_SOURCE_SCAN ? req.source.slice(0, MAX_SOURCE_SCAN) : req.source, MAIN_FILE);
+        const { first, errors } = firstCause(parsed, req.source, MAIN_FILE, `${req.engine} stopped with exit code ${run.code ?? run.signal}.`);
         return fail("compile_error", first.message, errors, { line: first.line, file: first.file });
       }
       let after = await snapshot(dir);
-      let bibRan = false;
 
-      // bibliography tools, only when the request brought a .bib
-      if (hasBib) {
-        const bk = await biberKey(dir);
-        const tk = bk ? undefined : await bibtexKey(dir);
-        if (bk && bk !== biberDone) {
-          const src = await biberSources(dir);
-          if (!src.ok) return fail("compile_error", `biber data source "${src.bad}" is not one of the request's files.`, [{ message: `biber data source not allowed: ${src.bad}`, file: `${MAIN_BASENAME}.bcf` }]);
-          const r = await runTool("biber", ["--noconf", "--nolog", MAIN_BASENAME], dir, deadline, cfg, signal);
-          if (r.ending !== "exit") return limitFail(r.ending, "biber");
-          if (r.code !== 0) return toolFail("biber", r.output);
-          biberDone = bk;
-          bibRan = true;
-          bibTool = "biber";
-        } else if (tk && tk !== bibtexDone) {
-          const r = await runTool("bibtex", [MAIN_BASENAME], dir, deadline, cfg, signal);
-          if (r.ending !== "exit") return limitFail(r.ending, "bibtex");
-          if (r.code !== null && r.code >= 2) return toolFail("bibtex", (await readLog(dir, `${MAIN_BASENAME}.blg`)) || r.output);
-          bibtexDone = tk;
-          bibRan = true;
-          bibTool = "bibtex";
-        }
-        if (bibRan) after = await snapshot(dir);
+      // bibtex/biber (only when the request brought a .bib), makeindex for indexes,
+      // glossaries and nomenclature: each only when its input changed
+      const plan = await planTools(dir, lastLog, toolsDone, hasBib);
+      if (!plan.ok) return fail("compile_error", plan.message, [{ message: plan.message, file: plan.file }], { file: plan.file });
+      for (const t of plan.runs) {
+        const [cmd, args] = toolCommand(t);
+        const r = await runTool(cmd, args, dir, deadline, cfg, signal);
+        if (r.ending !== "exit") return limitFail(r.ending, t.tool);
+        // bibtex: 1 means warnings only
+        if (r.code !== 0 && !(t.tool === "bibtex" && r.code === 1)) return toolFail(t.tool, (t.logFile ? await readLog(dir, t.logFile) : "") || r.output);
+        toolsDone.set(t.id, t.key);
+        if (t.tool !== "makeindex") bibTool = t.tool;
+        toolsRun.add(t.tool);
       }
+      const toolRan = plan.runs.length > 0;
+      if (toolRan) after = await snapshot(dir);
 
-      const again = bibRan || needsRerun(before, after, lastLog);
+      const again = toolRan || needsRerun(before, after, lastLog);
       if (!again || passes >= cfg.limits.maxPasses) break;
       const next = await pool.take();
       proc.kill();
@@ -287,24 +270,14 @@ export async function runJob(req: CompileRequest, pools: Pools, cfg: Config, sig
     if (!st || !st.isFile()) return fail("compile_error", "No PDF was produced (the document has no pages).", [{ message: "No pages of output." }]);
     if (st.size > cfg.limits.maxPdfBytes) return fail("output_too_large", `The PDF is ${st.size} bytes; the limit is ${cfg.limits.maxPdfBytes}.`);
     const pdf = await fs.readFile(pdfPath);
-    return { ok: true, pdf, pages: pages ?? countPages(pdf), passes, durationMs: Date.now() - started, warnings, bibTool };
+    return { ok: true, pdf, pages: pages ?? countPages(pdf), passes, durationMs: Date.now() - started, warnings, bibTool, tools: [...toolsRun] };
   } finally {
     proc.kill();
     await removeDir(dir);
   }
 
   function toolFail(tool: string, output: string): CompileFailure {
-    const lines = output.split("\n");
-    const errs: LogError[] = [];
-    for (let i = 0; i < lines.length; i++) {
-      const l = lines[i] ?? "";
-      let m: RegExpExecArray | null;
-      if ((m = /^ERROR - (.*)$/.exec(l))) errs.push({ message: m[1] ?? "" });
-      else if (/^(I couldn't|I found no|Illegal|Sorry|.*---line \d+ of file)/.test(l)) {
-        const lm = /---line (\d+) of file (\S+)/.exec(l) ?? /---line (\d+) of file (\S+)/.exec(lines[i + 1] ?? "");
-        errs.push({ message: l.trim(), line: lm ? Number(lm[1]) : undefined, file: lm ? lm[2] : undefined });
-      }
-    }
+    const errs = parseToolOutput(output);
     const first: LogError = errs[0] ?? { message: `${tool} failed.` };
     if (errs.length === 0) errs.push(first);
     lastLog = output;

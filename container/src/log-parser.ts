@@ -160,6 +160,46 @@ function nearestFile(lines: string[], from: number): string | undefined {
   return undefined;
 }
 
+/** Line (from "l.N") and file (from the next file:line: line) of an error printed without them. */
+function locate(lines: string[], from: number, e: LogError): void {
+  for (let j = from; j < lines.length && j < from + 30; j++) {
+    const c = contextLine(lines[j] ?? "");
+    if (c !== undefined) {
+      e.line = c;
+      break;
+    }
+    const f = fileLine(lines[j] ?? "");
+    if (f) {
+      e.file = f.file;
+      e.line = f.line;
+      break;
+    }
+  }
+  if (e.file === undefined) {
+    const f = nearestFile(lines, from);
+    if (f !== undefined) e.file = f;
+  }
+}
+
+const DRIVER_FAILED =
+  "The PDF driver (xdvipdfmx) failed: usually a font that has no Type 1 or OpenType version (bitmap fonts are not generated here) or an image it cannot read.";
+
+/**
+ * "pdfTeX error: pdflatex (file bbm10): Font bbm10 at 600 not found" (and LuaTeX's
+ * "(type 3): font bbm10 at 600 not found"): the font exists only as METAFONT source.
+ */
+function bitmapFontHint(e: LogError): void {
+  const m = e.message;
+  const f = m.indexOf("(file ");
+  if (f < 0 || !m.endsWith(" not found")) return;
+  const close = m.indexOf(")", f);
+  if (close < 0) return;
+  const font = m.slice(f + "(file ".length, close);
+  e.message = clip(
+    `Font ${font} has no Type 1 or OpenType version, only METAFONT sources, and bitmap fonts are not generated here (${m}). Use another font or package for it.`,
+  );
+}
+
 export function parseLog(fullLog: string, maxChars = PARSE_BYTES): ParsedLog {
   const log = tailLines(fullLog, maxChars);
   const lines = splitLines(log);
@@ -206,29 +246,24 @@ export function parseLog(fullLog: string, maxChars = PARSE_BYTES): ParsedLog {
       }
       const e: LogError = { message: continuation(lines, i, runaway !== undefined ? `${runaway}: ${text}` : text) };
       runaway = undefined;
-      for (let j = i + 1; j < lines.length && j < i + 30; j++) {
-        const c = contextLine(lines[j] ?? "");
-        if (c !== undefined) {
-          e.line = c;
-          break;
-        }
-        const f = fileLine(lines[j] ?? "");
-        if (f) {
-          e.file = f.file;
-          e.line = f.line;
-          break;
-        }
-      }
-      if (e.file === undefined) {
-        const f = nearestFile(lines, i + 1);
-        if (f !== undefined) e.file = f;
-      }
+      bitmapFontHint(e);
+      locate(lines, i + 1, e);
       addError(e);
       continue;
     }
-    if (l.startsWith("Error: ") && l.includes("xdvipdfmx")) {
-      // xelatex: the PDF driver failed after the engine finished
-      addError({ message: clip(l.trim()) });
+    if (l.startsWith("Error ") && l.includes("(driver return code)")) {
+      // xelatex: the PDF driver failed after the engine finished (its reason went to stderr)
+      addError({ message: DRIVER_FAILED });
+      continue;
+    }
+    // a Lua error: "[\directlua]:1: message" or "file.lua:12: message", then the traceback;
+    // TeX may have closed a file's parenthesis on the same line: ")[\directlua]:1: ..."
+    let k = 0;
+    while (k < l.length && k < 64 && (l[k] === ")" || l[k] === " ")) k++;
+    if ((lines[i + 1] ?? "") === "stack traceback:" || l.startsWith("[\\directlua]:", k) || l.startsWith("[\\latelua]:", k)) {
+      const e: LogError = { message: clip(`Lua error: ${l.slice(k).trim()}`) };
+      locate(lines, i + 1, e);
+      addError(e);
       continue;
     }
 
@@ -296,6 +331,28 @@ export function parseLog(fullLog: string, maxChars = PARSE_BYTES): ParsedLog {
     if (errors.length > MAX_ERRORS) errors.length = MAX_ERRORS;
   }
   return { errors, warnings, pages, missingEnd };
+}
+
+const MAX_SOURCE_SCAN = 256 * 1024;
+
+/** Lines of `s` (a final newline ends the last line, it does not start another), without copying it. */
+function lineCount(s: string): number {
+  let n = 1;
+  for (let i = s.indexOf("\n"); i >= 0 && i < s.length - 1; i = s.indexOf("\n", i + 1)) n++;
+  return n;
+}
+
+/**
+ * The error a failed run is reported by: the first one in the log, pointed at the
+ * line of the main file that caused it where the log points elsewhere.
+ */
+export function firstCause(parsed: ParsedLog, source: string, mainFile: string, fallback: string): { first: LogError; errors: LogError[] } {
+  const errors = parsed.errors.length ? parsed.errors.map((e) => ({ ...e })) : [{ message: fallback }];
+  const first = errors[0] as LogError;
+  if (parsed.missingEnd && first.line === undefined) first.line = lineCount(source);
+  // the line that asked for a missing file is in the preamble: the first 256 KiB are enough
+  locateMissingFile(first, source.length > MAX_SOURCE_SCAN ? source.slice(0, MAX_SOURCE_SCAN) : source, mainFile);
+  return { first, errors };
 }
 
 const BOOT = "\\message{TEXPOOL-READY}";
@@ -398,4 +455,53 @@ export function locateMissingFile(e: LogError, source: string, mainFile: string)
       }
     }
   }
+}
+
+const TOOL_ERROR_STARTS = ["I couldn't", "I found no", "Illegal", "Sorry", "Index style file", "Can't ", "!! ", "Unknown option", "Warning: Couldn't", "Repeated entry"];
+
+/** "..., line N" / "line = N" / "---line N of file F" in a tool's message. */
+function toolPlace(l: string): { file?: string; line?: number } {
+  const num = (from: number) => {
+    let j = from;
+    while (j < l.length && j < from + 10 && isDigit(l.charCodeAt(j))) j++;
+    return j > from ? Number(l.slice(from, j)) : undefined;
+  };
+  const b = l.indexOf("---line ");
+  if (b >= 0) {
+    const line = num(b + "---line ".length);
+    const of = l.indexOf(" of file ", b);
+    return { line, file: of >= 0 ? l.slice(of + " of file ".length).trim().split(" ")[0] : undefined };
+  }
+  const f = l.indexOf("(file = ");
+  if (f >= 0) {
+    const comma = l.indexOf(",", f);
+    const ln = l.indexOf("line = ", f);
+    return { file: comma > f ? l.slice(f + "(file = ".length, comma) : undefined, line: ln >= 0 ? num(ln + "line = ".length) : undefined };
+  }
+  return {};
+}
+
+/** Errors in the output or log of bibtex, biber or makeindex. */
+export function parseToolOutput(output: string): LogError[] {
+  const lines = splitLines(output.length > 256 * 1024 ? output.slice(-256 * 1024) : output);
+  const errs: LogError[] = [];
+  for (let i = 0; i < lines.length && errs.length < MAX_ERRORS; i++) {
+    const l = lines[i] ?? "";
+    if (l.startsWith("ERROR - ")) {
+      errs.push({ message: clip(l.slice("ERROR - ".length)) });
+      continue;
+    }
+    if (TOOL_ERROR_STARTS.some((s) => l.startsWith(s)) || l.includes("---line ")) {
+      const next = (lines[i + 1] ?? "").trim();
+      // bibtex puts the place on the next line; makeindex the reason ("-- Extra `@' ...")
+      const place = l.includes("---line ") ? toolPlace(l) : toolPlace(next);
+      const detail = l.startsWith("!! ") && next.startsWith("-- ") ? ` ${next.slice(3)}` : "";
+      const e: LogError = { message: clip(l.trim() + detail) };
+      if (place.file) e.file = place.file;
+      if (place.line !== undefined) e.line = place.line;
+      if (l.startsWith("!! ")) Object.assign(e, toolPlace(l));
+      errs.push(e);
+    }
+  }
+  return errs;
 }
