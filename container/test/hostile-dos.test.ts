@@ -7,7 +7,7 @@ import path from "node:path";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { BodyParser, INLINE_MAX_BYTES, parseInline } from "../src/body.ts";
 import { loadConfig } from "../src/config.ts";
-import { checkJobDir } from "../src/limits.ts";
+import { checkJobDir, LoopLagMonitor } from "../src/limits.ts";
 import type { RunningServer } from "../src/server.ts";
 import { type Attack, bcfFlood, bigLogFailure, HELLO, usepackageFlood } from "./attacks.ts";
 import { compile, doc, expectPdf, testServer } from "./helpers.ts";
@@ -64,6 +64,25 @@ describe("scans of user text stay cheap", () => {
     expect(r.json.error.code).toBe("compile_error");
     expect(Buffer.byteLength(r.json.error.log)).toBeLessThanOrEqual(s.config.limits.logTailBytes);
     expect(r.json.error.log).toContain("Undefined control sequence");
+  });
+});
+
+describe("event-loop lag", () => {
+  it("the monitor sees the thread held up, and /healthz reports it", async () => {
+    const m = new LoopLagMonitor();
+    try {
+      await new Promise((r) => setTimeout(r, 100));
+      const until = Date.now() + 150;
+      while (Date.now() < until); // hold the thread
+      await new Promise((r) => setTimeout(r, 50));
+      const st = m.stats();
+      expect(st.maxMs).toBeGreaterThanOrEqual(100);
+      expect(st.windowMs).toBeGreaterThan(0);
+    } finally {
+      m.stop();
+    }
+    const h = await (await fetch(`${s.url}/healthz`)).json();
+    expect(h.eventLoopLagMs).toEqual({ p99Ms: expect.any(Number), maxMs: expect.any(Number), windowMs: expect.any(Number) });
   });
 });
 
