@@ -14,14 +14,14 @@ export function limitFor(plan: Plan, customLimit: number | null | undefined): nu
 export const PLAN_KEY_LIMITS: Record<Exclude<Plan, "enterprise">, number> = { free: 3, pro: 20 };
 export const ENTERPRISE_DEFAULT_KEY_LIMIT = 100;
 
-type PlanVars = { ENTERPRISE_MAX_ACTIVE_KEYS?: string };
+export type PlanVars = { ENTERPRISE_MAX_ACTIVE_KEYS?: string };
 const parsedKeyLimits = new WeakMap<object, number>();
 
 /** Enterprise accounts' cap, from `ENTERPRISE_MAX_ACTIVE_KEYS` ([vars]), parsed once per env. */
-function enterpriseKeyLimit(env: Env): number {
+function enterpriseKeyLimit(env: PlanVars): number {
   let limit = parsedKeyLimits.get(env);
   if (limit === undefined) {
-    const raw = (env as PlanVars).ENTERPRISE_MAX_ACTIVE_KEYS;
+    const raw = env.ENTERPRISE_MAX_ACTIVE_KEYS;
     const n = Number(raw);
     limit = raw !== undefined && raw.trim() !== "" && Number.isInteger(n) && n > 0 ? n : ENTERPRISE_DEFAULT_KEY_LIMIT;
     parsedKeyLimits.set(env, limit);
@@ -29,6 +29,6 @@ function enterpriseKeyLimit(env: Env): number {
   return limit;
 }
 
-export function keyLimitFor(plan: Plan, env: Env): number {
+export function keyLimitFor(plan: Plan, env: PlanVars): number {
   return plan === "enterprise" ? enterpriseKeyLimit(env) : PLAN_KEY_LIMITS[plan];
 }
