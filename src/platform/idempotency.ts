@@ -1,9 +1,10 @@
-import { and, eq, lt } from "drizzle-orm";
+import { and, eq } from "drizzle-orm";
 import type { MiddlewareHandler } from "hono";
 import { getDb } from "../db/client.ts";
 import { idempotencyKeys } from "../db/schema/index.ts";
 import { fromBase64, randomBytes, sha256Hex, toBase64 } from "./crypto.ts";
 import { ApiError, errors } from "./errors.ts";
+import { PURGE_BATCH } from "./retention.ts";
 import type { AppEnv } from "./types.ts";
 
 export const IDEMPOTENCY_TTL_MS = 24 * 60 * 60 * 1000;
@@ -169,7 +170,12 @@ async function openSealed(env: Env, sealed: Uint8Array): Promise<ArrayBuffer | n
   }
 }
 
-/** Cron: drop expired keys (their R2 bodies expire by the bucket's lifecycle rule on `idempotency/`). */
+/**
+ * Cron: drop expired keys, oldest first, a bounded batch per tick (their R2 bodies expire by the
+ * bucket's lifecycle rule on `idempotency/`).
+ */
 export async function purgeExpiredIdempotencyKeys(env: Env, now = Date.now()): Promise<void> {
-  await getDb(env.DB).delete(idempotencyKeys).where(lt(idempotencyKeys.expiresAt, now));
+  await env.DB.prepare("DELETE FROM idempotency_keys WHERE rowid IN (SELECT rowid FROM idempotency_keys WHERE expires_at < ?1 ORDER BY expires_at LIMIT ?2)")
+    .bind(now, PURGE_BATCH)
+    .run();
 }
