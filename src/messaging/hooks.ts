@@ -2,13 +2,14 @@ import { createRoute, z } from "@hono/zod-openapi";
 import { and, eq } from "drizzle-orm";
 import { getDb } from "../db/client.ts";
 import { messagingSessions } from "../db/schema/index.ts";
+import { readCapped } from "../platform/body-guard.ts";
 import { errors } from "../platform/errors.ts";
 import { errorResponses, type Router } from "../platform/openapi.ts";
 import { MEDIA_ID, verifyMediaSignature } from "./media/store.ts";
 import { sessionStub } from "./sessions/service.ts";
 
 /** Meta's webhook bodies are small JSON documents; anything bigger is not from Meta. */
-const MAX_HOOK_BODY = 1024 * 1024;
+export const MAX_HOOK_BODY = 1024 * 1024;
 
 const SessionParam = z.object({ sessionId: z.string().max(64).openapi({ param: { name: "sessionId", in: "path" } }) });
 
@@ -65,10 +66,13 @@ export function mountHooks(app: Router): void {
 
   app.openapi(eventsRoute, async (c) => {
     const { sessionId } = c.req.valid("param");
-    if (Number(c.req.header("Content-Length") ?? 0) > MAX_HOOK_BODY) throw errors.payloadTooLarge(MAX_HOOK_BODY);
-    const rawBody = await c.req.text();
-    if (rawBody.length > MAX_HOOK_BODY) throw errors.payloadTooLarge(MAX_HOOK_BODY);
+    // The session first: a post for no session costs one D1 read, no body read and no Durable Object.
     if (!(await whatsappSession(c.env, sessionId))) throw errors.notFound("session");
+    if (Number(c.req.header("Content-Length") ?? 0) > MAX_HOOK_BODY) throw errors.payloadTooLarge(MAX_HOOK_BODY);
+    // Counted as it streams (a chunked body declares no size): never more than the cap in memory.
+    const body = c.req.raw.body;
+    const bytes = body ? await readCapped(body, MAX_HOOK_BODY, () => errors.payloadTooLarge(MAX_HOOK_BODY)) : new Uint8Array(0);
+    const rawBody = new TextDecoder().decode(bytes);
     const res = await sessionStub(c.env, sessionId).whatsappHook({ method: "POST", query: {}, rawBody, signature: c.req.header("X-Hub-Signature-256") ?? null });
     if (res.status === 404) throw errors.notFound("session");
     if (res.status === 401) throw errors.unauthorized("The X-Hub-Signature-256 header does not match the body.");

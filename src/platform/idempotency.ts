@@ -17,8 +17,8 @@ export const KEY_PATTERN = /^[\x21-\x7e]{1,255}$/;
 const REPLAYED_HEADERS = ["content-type", "location", "etag", "content-disposition", "x-engine", "x-compile-duration-ms", "x-compile-pages", "x-cache"];
 
 /**
- * `Idempotency-Key` for POSTs that create or send: a retry with the same key and body gets the
- * first response (`Idempotent-Replayed: true`); the same key with another body is 422.
+ * `Idempotency-Key` for POSTs that create or send (docs/contracts.md §2): a retry with the same key and
+ * body gets the first response (`Idempotent-Replayed: true`); the same key with another body is 422.
  * Keys are scoped by account and kept 24 h. 5xx replies are not stored, so the client may retry.
  *
  * Stored replies are encrypted (AES-GCM, key derived from SIGNING_SECRET): some hold a secret shown

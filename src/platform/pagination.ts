@@ -1,7 +1,7 @@
 import { z } from "@hono/zod-openapi";
 import { errors } from "./errors.ts";
 
-/** `?limit=&cursor=` of every list endpoint. */
+/** `?limit=&cursor=` of every list endpoint (docs/contracts.md §2). */
 export const PaginationQuery = z.object({
   limit: z.coerce.number().int().min(1).max(100).default(20).openapi({ description: "Items per page (1-100).", example: 20 }),
   cursor: z.string().max(512).optional().openapi({ description: "`nextCursor` of the previous page." }),
