@@ -7,7 +7,7 @@ import { promises as fs } from "node:fs";
 import path from "node:path";
 import { fileURLToPath } from "node:url";
 import type { Config, Engine } from "./config.ts";
-import { bwrapArgs, SANDBOX_JOB_DIR, SANDBOX_LUA } from "./sandbox.ts";
+import { bwrapArgs, runtimeLuaPath, SANDBOX_JOB_DIR, SANDBOX_LUA } from "./sandbox.ts";
 
 export const MAIN_BASENAME = "main";
 export const MAIN_FILE = "main.tex";
@@ -44,7 +44,7 @@ export function bootstrapLine(engine: Engine, jobDir: string, luaSandbox = LUA_S
  * The engine's command line. `jobDir` is the host directory; in the sandbox the
  * engine sees it (and the Lua sandbox) at fixed paths.
  */
-export function engineArgs(engine: Engine, jobDir: string, sandboxed = false): string[] {
+export function engineArgs(engine: Engine, jobDir: string, sandboxed = false, luaSandbox = LUA_SANDBOX): string[] {
   const args = [
     `-jobname=${MAIN_BASENAME}`,
     "-interaction=scrollmode",
@@ -53,7 +53,7 @@ export function engineArgs(engine: Engine, jobDir: string, sandboxed = false): s
     "-no-shell-escape",
   ];
   if (engine === "lualatex") args.push("--nosocket");
-  args.push(sandboxed ? bootstrapLine(engine, SANDBOX_JOB_DIR, SANDBOX_LUA) : bootstrapLine(engine, jobDir));
+  args.push(sandboxed ? bootstrapLine(engine, SANDBOX_JOB_DIR, SANDBOX_LUA) : bootstrapLine(engine, jobDir, luaSandbox));
   return args;
 }
 
@@ -94,6 +94,8 @@ export interface SpawnOptions {
   fileBytes: number;
   uid?: number;
   gid?: number;
+  /** Host path of the Lua sandbox (lualatex); default: the shipped one. */
+  luaSandbox?: string;
 }
 
 /**
@@ -110,7 +112,7 @@ export function spawnLimited(cmd: string, args: string[], o: SpawnOptions): Chil
   let env: Record<string, string>;
   if (o.sandbox) {
     const inner = engineEnv(SANDBOX_JOB_DIR);
-    const bw = bwrapArgs({ hostDir: o.cwd, env: inner, luaSandbox: cmd === "lualatex" ? LUA_SANDBOX : undefined });
+    const bw = bwrapArgs({ hostDir: o.cwd, env: inner, luaSandbox: cmd === "lualatex" ? (o.luaSandbox ?? LUA_SANDBOX) : undefined });
     argv = [...limits, o.bwrapPath, ...bw, "--", cmd, ...args];
     env = { PATH: inner.PATH ?? "/usr/bin:/bin", LANG: "C.UTF-8" };
   } else {
@@ -137,6 +139,7 @@ export function spawnOptions(cfg: Config, cwd: string): SpawnOptions {
     fileBytes: cfg.limits.maxOutputFileBytes,
     uid: cfg.engineUid,
     gid: cfg.engineGid,
+    luaSandbox: runtimeLuaPath(cfg.jobRoot), // the copy engines can read (stageRuntimeFiles)
   };
 }
 

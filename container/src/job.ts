@@ -6,7 +6,7 @@ import path from "node:path";
 import type { ChildProcess } from "node:child_process";
 import type { Config } from "./config.ts";
 import { killGroup, MAIN_BASENAME, MAIN_FILE, normaliseExit, spawnLimited, spawnOptions } from "./engine.ts";
-import { dirSize } from "./limits.ts";
+import { checkJobDir, type JobCaps, type Overrun } from "./limits.ts";
 import { firstCause, logTail, parseLog, parseToolOutput, type LogError, type LogWarning } from "./log-parser.ts";
 import { needsRerun, planTools, snapshot, toolCommand, type Tool } from "./passes.ts";
 import { removeDir, type Pools, type WarmProcess } from "./pool.ts";
@@ -26,6 +26,9 @@ export interface CompileSuccess {
 
 export interface CompileFailure {
   ok: false;
+  /** Which cap an output_too_large hit, when it was a count or the log. */
+  limit?: "files" | "log_bytes";
+  max?: number;
   code: "compile_error" | "compile_timeout" | "output_too_large";
   message: string;
   line?: number;
@@ -39,7 +42,7 @@ export interface CompileFailure {
 
 export type CompileResult = CompileSuccess | CompileFailure;
 
-type Ending = "exit" | "timeout" | "too_large";
+type Ending = "exit" | "timeout" | "aborted" | Overrun;
 
 interface RunOutcome {
   ending: Ending;
@@ -47,41 +50,58 @@ interface RunOutcome {
   signal: NodeJS.Signals | null;
 }
 
-const MAX_LOG_PARSE = 8 * 1024 * 1024;
+/**
+ * What the server's thread reads of a log and of main.tex: the last 2 MiB of a log (TeX's
+ * errors are at its end; a longer log loses early warnings only), the first 256 KiB of
+ * main.tex when looking for the line that asked for a missing file (where preambles are; see firstCause).
+ * Scans are linear, so these bound each job's cost on the thread every account shares.
+ */
+const MAX_LOG_PARSE = 2 * 1024 * 1024;
+/** How often a running process's directory is looked at; sizes are summed every SIZE_EVERY-th look. */
+const WATCH_MS = 200;
+const SIZE_EVERY = 5;
 
-/** Waits for the process group to end; kills it at the deadline or when the job dir grows too big. */
-async function runToExit(child: ChildProcess, exited: Promise<{ code: number | null; signal: NodeJS.Signals | null }>, dir: string, deadline: number, cfg: Config): Promise<RunOutcome> {
+/**
+ * Waits for the process group to end; kills it at the deadline, when the server
+ * shuts down (`signal`), or when the job directory is over a cap (see checkJobDir).
+ */
+async function runToExit(child: ChildProcess, exited: Promise<{ code: number | null; signal: NodeJS.Signals | null }>, dir: string, deadline: number, cfg: Config, signal?: AbortSignal): Promise<RunOutcome> {
   let ending: Ending = "exit";
-  const timer = setTimeout(() => {
-    ending = "timeout";
+  const stop = (why: Ending) => {
+    if (ending === "exit") ending = why;
     killGroup(child);
-  }, Math.max(0, deadline - Date.now()));
+  };
+  const timer = setTimeout(() => stop("timeout"), Math.max(0, deadline - Date.now()));
+  const onAbort = () => stop("aborted");
+  if (signal?.aborted) onAbort();
+  signal?.addEventListener("abort", onAbort);
+  const caps: JobCaps = { maxEntries: cfg.limits.maxJobFiles, maxBytes: cfg.limits.maxJobDirBytes, maxLogBytes: cfg.limits.maxLogBytes, logName: `${MAIN_BASENAME}.log` };
   let watching = true;
   let wake: (() => void) | undefined;
   const watch = (async () => {
-    while (watching) {
+    for (let tick = 1; watching; tick++) {
       await new Promise<void>((r) => {
         wake = r;
-        setTimeout(r, 200);
+        setTimeout(r, WATCH_MS);
       });
       if (!watching) break;
-      const size = await dirSize(dir, cfg.limits.maxJobDirBytes);
-      if (size > cfg.limits.maxJobDirBytes) {
-        ending = "too_large";
-        killGroup(child);
+      const over = await checkJobDir(dir, caps, tick % SIZE_EVERY === 0);
+      if (over && watching) {
+        stop(over);
         break;
       }
     }
   })();
-  const { code, signal } = await exited;
+  const { code, signal: sig } = await exited;
   watching = false;
   wake?.();
   clearTimeout(timer);
+  signal?.removeEventListener("abort", onAbort);
   killGroup(child); // stray children (xdvipdfmx) of a finished engine
   await watch;
-  if (ending === "exit" && signal === "SIGXFSZ") ending = "too_large";
-  if (ending === "exit" && (signal === "SIGXCPU" || (signal === "SIGKILL" && code === null))) ending = "timeout";
-  return { ending, code, signal };
+  if (ending === "exit" && sig === "SIGXFSZ") ending = "too_large";
+  if (ending === "exit" && (sig === "SIGXCPU" || (sig === "SIGKILL" && code === null))) ending = "timeout";
+  return { ending, code, signal: sig };
 }
 
 function exitedOf(child: ChildProcess): Promise<{ code: number | null; signal: NodeJS.Signals | null }> {
@@ -129,13 +149,14 @@ async function moveAll(from: string, to: string): Promise<void> {
   }
 }
 
-async function readLog(dir: string, name = `${MAIN_BASENAME}.log`): Promise<string> {
+/** The last `max` bytes of a log (TeX's errors are at its end). */
+async function readLog(dir: string, name = `${MAIN_BASENAME}.log`, max = MAX_LOG_PARSE): Promise<string> {
   const p = path.join(dir, name);
   const fh = await fs.open(p, constants.O_RDONLY | constants.O_NOFOLLOW).catch(() => undefined);
   if (!fh) return "";
   try {
     const { size } = await fh.stat();
-    const len = Math.min(size, MAX_LOG_PARSE);
+    const len = Math.min(size, max);
     const buf = Buffer.alloc(len);
     await fh.read(buf, 0, len, size - len);
     return buf.toString("utf8");
@@ -144,7 +165,14 @@ async function readLog(dir: string, name = `${MAIN_BASENAME}.log`): Promise<stri
   }
 }
 
-export async function runJob(req: CompileRequest, pools: Pools, cfg: Config): Promise<CompileResult> {
+/** The job was stopped because the server is shutting down; it has no answer of its own. */
+export class JobAborted extends Error {
+  constructor() {
+    super("The compile server is shutting down.");
+  }
+}
+
+export async function runJob(req: CompileRequest, pools: Pools, cfg: Config, signal?: AbortSignal): Promise<CompileResult> {
   const started = Date.now();
   const deadline = started + req.timeoutMs;
   const pool = pools.get(req.engine);
@@ -155,6 +183,7 @@ export async function runJob(req: CompileRequest, pools: Pools, cfg: Config): Pr
   let passes = 0;
   let lastLog = "";
   let warnings: LogWarning[] = [];
+  let pages: number | undefined;
   let bibTool: "bibtex" | "biber" | undefined;
   const toolsRun = new Set<Tool>();
 
@@ -169,10 +198,21 @@ export async function runJob(req: CompileRequest, pools: Pools, cfg: Config): Pr
     durationMs: Date.now() - started,
     ...extra,
   });
-  const limitFail = (ending: Ending, what: string): CompileFailure =>
-    ending === "timeout"
-      ? fail("compile_timeout", `${what} did not finish within the time limit of ${req.timeoutMs} ms (or used up its CPU time).`)
-      : fail("output_too_large", `${what} wrote more output than allowed (${cfg.limits.maxOutputFileBytes} bytes per file, ${cfg.limits.maxJobDirBytes} bytes per job).`);
+  const limitFail = (ending: Exclude<Ending, "exit">, what: string): CompileFailure => {
+    const L = cfg.limits;
+    switch (ending) {
+      case "aborted":
+        throw new JobAborted();
+      case "timeout":
+        return fail("compile_timeout", `${what} did not finish within the time limit of ${req.timeoutMs} ms (or used up its CPU time).`);
+      case "too_many_files":
+        return fail("output_too_large", `${what} created more than ${L.maxJobFiles} files and directories.`, [], { limit: "files", max: L.maxJobFiles });
+      case "log_too_large":
+        return fail("output_too_large", `${what} wrote a log larger than ${L.maxLogBytes} bytes.`, [], { limit: "log_bytes", max: L.maxLogBytes });
+      case "too_large":
+        return fail("output_too_large", `${what} wrote more output than allowed (${L.maxOutputFileBytes} bytes per file, ${L.maxJobDirBytes} bytes per job).`);
+    }
+  };
 
   try {
     await writeInputs(dir, req, cfg);
@@ -181,11 +221,16 @@ export async function runJob(req: CompileRequest, pools: Pools, cfg: Config): Pr
     for (;;) {
       passes++;
       proc.go();
-      const run = await runToExit(proc.child, proc.exited, dir, deadline, cfg);
+      const run = await runToExit(proc.child, proc.exited, dir, deadline, cfg, signal);
+      if (run.ending !== "exit") {
+        // stopped from outside: only the tail is answered, the log is not parsed
+        lastLog = await readLog(dir, undefined, 2 * cfg.limits.logTailBytes);
+        return limitFail(run.ending, `Pass ${passes} of ${req.engine}`);
+      }
       lastLog = await readLog(dir);
       const parsed = parseLog(lastLog);
       warnings = parsed.warnings;
-      if (run.ending !== "exit") return limitFail(run.ending, `Pass ${passes} of ${req.engine}`);
+      pages = parsed.pages;
       if (parsed.errors.length > 0 || run.code !== 0) {
         const { first, errors } = firstCause(parsed, req.source, MAIN_FILE, `${req.engine} stopped with exit code ${run.code ?? run.signal}.`);
         return fail("compile_error", first.message, errors, { line: first.line, file: first.file });
@@ -198,7 +243,7 @@ export async function runJob(req: CompileRequest, pools: Pools, cfg: Config): Pr
       if (!plan.ok) return fail("compile_error", plan.message, [{ message: plan.message, file: plan.file }], { file: plan.file });
       for (const t of plan.runs) {
         const [cmd, args] = toolCommand(t);
-        const r = await runTool(cmd, args, dir, deadline, cfg);
+        const r = await runTool(cmd, args, dir, deadline, cfg, signal);
         if (r.ending !== "exit") return limitFail(r.ending, t.tool);
         // bibtex: 1 means warnings only
         if (r.code !== 0 && !(t.tool === "bibtex" && r.code === 1)) return toolFail(t.tool, (t.logFile ? await readLog(dir, t.logFile) : "") || r.output);
@@ -225,8 +270,7 @@ export async function runJob(req: CompileRequest, pools: Pools, cfg: Config): Pr
     if (!st || !st.isFile()) return fail("compile_error", "No PDF was produced (the document has no pages).", [{ message: "No pages of output." }]);
     if (st.size > cfg.limits.maxPdfBytes) return fail("output_too_large", `The PDF is ${st.size} bytes; the limit is ${cfg.limits.maxPdfBytes}.`);
     const pdf = await fs.readFile(pdfPath);
-    const parsed = parseLog(lastLog);
-    return { ok: true, pdf, pages: parsed.pages ?? countPages(pdf), passes, durationMs: Date.now() - started, warnings, bibTool, tools: [...toolsRun] };
+    return { ok: true, pdf, pages: pages ?? countPages(pdf), passes, durationMs: Date.now() - started, warnings, bibTool, tools: [...toolsRun] };
   } finally {
     proc.kill();
     await removeDir(dir);
@@ -241,7 +285,7 @@ export async function runJob(req: CompileRequest, pools: Pools, cfg: Config): Pr
   }
 }
 
-async function runTool(cmd: string, args: string[], dir: string, deadline: number, cfg: Config): Promise<RunOutcome & { output: string }> {
+async function runTool(cmd: string, args: string[], dir: string, deadline: number, cfg: Config, signal?: AbortSignal): Promise<RunOutcome & { output: string }> {
   const child = spawnLimited(cmd, args, spawnOptions(cfg, dir));
   child.stdin!.end();
   let output = "";
@@ -250,7 +294,7 @@ async function runTool(cmd: string, args: string[], dir: string, deadline: numbe
   };
   child.stdout!.on("data", take);
   child.stderr!.on("data", take);
-  const r = await runToExit(child, exitedOf(child), dir, deadline, cfg);
+  const r = await runToExit(child, exitedOf(child), dir, deadline, cfg, signal);
   return { ...r, output };
 }
 

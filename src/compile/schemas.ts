@@ -6,9 +6,9 @@ export const ENGINES = ["pdflatex", "xelatex", "lualatex"] as const;
 export const Engine = z.enum(ENGINES).openapi({ description: "TeX engine.", example: "pdflatex" });
 export type Engine = z.infer<typeof Engine>;
 
-const BASE64 = /^(?:[A-Za-z0-9+/]{4})*(?:[A-Za-z0-9+/]{2}==|[A-Za-z0-9+/]{3}=)?$/;
+export const BASE64 = /^(?:[A-Za-z0-9+/]{4})*(?:[A-Za-z0-9+/]{2}==|[A-Za-z0-9+/]{3}=)?$/;
 /** Relative paths of plain segments (as the compile server takes them): no `..`, no absolute paths, no hidden files. */
-const SEGMENT = /^[A-Za-z0-9_][A-Za-z0-9_.+-]*$/;
+export const SEGMENT = /^[A-Za-z0-9_][A-Za-z0-9_.+-]*$/;
 const MAX_DEPTH = 8;
 /** The compile server writes `source` to this name. */
 const MAIN_FILE = "main.tex";
@@ -17,8 +17,8 @@ export const CompileFile = z
   .strictObject({
     path: z
       .string()
-      .min(1)
-      .max(L.maxPathLength)
+      .min(1, { abort: true })
+      .max(L.maxPathLength, { abort: true })
       .refine((p) => p.split("/").length <= MAX_DEPTH && p.split("/").every((s) => SEGMENT.test(s)), {
         message: `must be a relative path of at most ${MAX_DEPTH} segments of letters, digits and \`_.+-\` (not starting with \`.\`, \`+\` or \`-\`), separated by \`/\``,
       })
