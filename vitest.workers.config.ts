@@ -13,7 +13,7 @@ export default defineConfig(async () => {
         miniflare: {
           bindings: {
             TEST_MIGRATIONS: migrations,
-            WEBHOOK_ALLOW_LOOPBACK: "1",
+            ALLOW_LOOPBACK_URLS: "1",
             COMPILER_URL: inject<string>("compilerUrl") ?? "",
             WEBHOOK_RETRY_SCHEDULE: "1,1,1",
             SANDBOX_DELIVERED_MS: "100",

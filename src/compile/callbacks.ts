@@ -3,21 +3,16 @@ import { signedHeaders } from "../events/signing.ts";
 import { checkTargetUrl } from "../platform/safe-url.ts";
 import { claimCallback, findJob, settleCallback, toJobView } from "./jobs.ts";
 import type { CompileQueueMessage } from "./messages.ts";
+import { log } from "../platform/log.ts";
+import { config } from "../platform/config.ts";
 
 const CALLBACK_TIMEOUT_MS = 10_000;
-const DEFAULT_SCHEDULE = [5, 300, 1800, 7200, 18000, 36000, 36000];
 /** Queues cannot delay a message longer than 12 hours. */
 const MAX_DELAY_SECONDS = 12 * 60 * 60;
 
-/** Seconds before each retry (docs/contracts.md §4; WEBHOOK_RETRY_SCHEDULE overrides it, as for webhooks). */
+/** Seconds before each retry: the webhooks' schedule (WEBHOOK_RETRY_SCHEDULE), capped at the queue's longest delay. */
 export function retrySchedule(env: Env): number[] {
-  const parsed = (env.WEBHOOK_RETRY_SCHEDULE ?? "")
-    .split(",")
-    .map((s) => s.trim())
-    .filter((s) => s !== "")
-    .map(Number)
-    .filter((n) => Number.isFinite(n) && n >= 0);
-  return (parsed.length > 0 ? parsed : DEFAULT_SCHEDULE).map((n) => Math.min(Math.round(n), MAX_DELAY_SECONDS));
+  return config(env).webhooks.retrySchedule.map((n) => Math.min(Math.round(n), MAX_DELAY_SECONDS));
 }
 
 /** The callback body: Standard Webhooks' envelope around the final job record. */
@@ -42,7 +37,7 @@ export async function deliverCallback(env: Env, jobId: string, now = Date.now())
   if (!(await claimCallback(db, job.id, job.callbackAttempts, now, CALLBACK_TIMEOUT_MS * 6))) return;
   const attempt = job.callbackAttempts + 1;
 
-  const check = checkTargetUrl(job.callbackUrl, { allowLoopback: env.WEBHOOK_ALLOW_LOOPBACK === "1" });
+  const check = checkTargetUrl(job.callbackUrl, { allowLoopback: config(env).allowLoopbackUrls });
   if (!check.ok) return settleCallback(db, job.id, { status: "failed" });
 
   const body = callbackPayload(toJobView(job), now);
@@ -60,7 +55,7 @@ export async function deliverCallback(env: Env, jobId: string, now = Date.now())
   if (ok) return settleCallback(db, job.id, { status: "delivered" });
 
   const schedule = retrySchedule(env);
-  console.warn(JSON.stringify({ level: "warn", msg: "compile callback failed", jobId: job.id, attempt, status }));
+  log.warn("compile callback failed", { jobId: job.id, attempt, status });
   if (attempt > schedule.length) return settleCallback(db, job.id, { status: "failed" });
   const delaySeconds = schedule[attempt - 1]!;
   await settleCallback(db, job.id, { status: "pending", retryAt: now + delaySeconds * 1000 });

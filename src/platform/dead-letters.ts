@@ -2,6 +2,7 @@ import { getDb } from "../db/client.ts";
 import { deadLetters } from "../db/schema/index.ts";
 import { onEventsDeadLetter } from "../events/dead-letters.ts";
 import { newId } from "./ids.ts";
+import { log } from "./log.ts";
 
 /**
  * Messages that exhausted their retries on any queue are recorded in D1 (not left to expire), so
@@ -18,7 +19,7 @@ export async function handleDeadLetters(batch: MessageBatch<unknown>, env: Env):
       .onConflictDoNothing();
     // Let the owning area record the final state (e.g. a webhook delivery becomes `failed`).
     await onEventsDeadLetter(env, msg.body, now);
-    console.error(JSON.stringify({ level: "error", msg: "dead letter", messageId: msg.id }));
+    log.error("dead letter", { messageId: msg.id });
     msg.ack();
   }
 }

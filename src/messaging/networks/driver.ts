@@ -17,7 +17,7 @@ export interface FailureReason {
   message: string;
 }
 
-export type SendResult =
+export type NetworkSendResult =
   | { ok: true; externalId: string | null }
   | {
       ok: false;
@@ -33,5 +33,5 @@ export type ConnectResult = { ok: true; phoneNumber: string } | { ok: false; rea
 /** The one small interface every network implements. Inbound parsing is per network (see whatsapp.ts). */
 export interface NetworkDriver {
   connect(): Promise<ConnectResult>;
-  send(message: OutboundMessage): Promise<SendResult>;
+  send(message: OutboundMessage): Promise<NetworkSendResult>;
 }

@@ -1,4 +1,4 @@
-import type { ConnectResult, NetworkDriver, OutboundMessage, SendResult } from "./driver.ts";
+import type { ConnectResult, NetworkDriver, OutboundMessage, NetworkSendResult } from "./driver.ts";
 
 /** Numbers starting with this prefix have no account on the sandbox network (docs/contracts.md §3). */
 export const NO_ACCOUNT_PREFIX = "999";
@@ -23,12 +23,12 @@ export class SandboxDriver implements NetworkDriver {
     return { ok: true, phoneNumber: this.phoneNumber };
   }
 
-  async send(message: OutboundMessage): Promise<SendResult> {
+  async send(message: OutboundMessage): Promise<NetworkSendResult> {
     return sandboxSend(message);
   }
 }
 
-export function sandboxSend(message: OutboundMessage): SendResult {
+export function sandboxSend(message: OutboundMessage): NetworkSendResult {
   if (message.to.startsWith(NO_ACCOUNT_PREFIX)) {
     return { ok: false, error: { code: "no_account", message: "The recipient has no account on the sandbox network." } };
   }

@@ -1,12 +1,12 @@
 import { hmacSha256, timingSafeEqual, toHex } from "../../platform/crypto.ts";
 import type { TemplateSpec } from "../messages/schemas.ts";
 import type { WhatsappCredentials } from "../sessions/schemas.ts";
-import type { ConnectResult, FailureReason, NetworkDriver, OutboundMessage, SendResult } from "./driver.ts";
+import type { ConnectResult, FailureReason, NetworkDriver, OutboundMessage, NetworkSendResult } from "./driver.ts";
 
 const TIMEOUT_MS = 15_000;
 
 /** A Graph API error (or a status webhook's error) turned into our failure reason and session effect. */
-export function mapGraphError(httpStatus: number, code: number | undefined, message: string | undefined): Omit<Extract<SendResult, { ok: false }>, "ok"> {
+export function mapGraphError(httpStatus: number, code: number | undefined, message: string | undefined): Omit<Extract<NetworkSendResult, { ok: false }>, "ok"> {
   const detail = message ? `: ${message}` : ".";
   if (code === 190 || code === 102 || code === 104 || httpStatus === 401) {
     return { error: { code: "invalid_token", message: "The WhatsApp access token was rejected; update the session's credentials and restart it." }, sessionFailure: "invalid_token" };
@@ -72,7 +72,7 @@ export class WhatsappDriver implements NetworkDriver {
     return { ok: false, reason: mapped.error.code, message: mapped.error.message, transient: mapped.retryAfterMs !== undefined };
   }
 
-  async send(message: OutboundMessage): Promise<SendResult> {
+  async send(message: OutboundMessage): Promise<NetworkSendResult> {
     const res = await this.call("POST", `${this.creds.phoneNumberId}/messages`, graphMessageBody(message));
     if (res.status === 0) return { ok: false, error: { code: "network_unavailable", message: "The WhatsApp Cloud API could not be reached." }, retryAfterMs: 30_000 };
     if (res.status === 200) {

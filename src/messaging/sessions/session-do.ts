@@ -11,12 +11,14 @@ import type { Message, TemplateSpec } from "../messages/schemas.ts";
 import { advanceStatus, ID_CHUNK } from "../messages/store.ts";
 import { chunk } from "../../platform/batching.ts";
 import { signedMediaUrl } from "../media/store.ts";
-import type { NetworkDriver, OutboundMessage, SendResult } from "../networks/driver.ts";
+import type { NetworkDriver, OutboundMessage, NetworkSendResult } from "../networks/driver.ts";
 import { isSandboxNumber, SandboxDriver, sandboxSend } from "../networks/sandbox.ts";
 import { campaignHooks, type EnqueueOptions } from "./campaign-hooks.ts";
 import { parseWebhook, verifyHubSignature, WhatsappDriver, type InboundFromNetwork } from "../networks/whatsapp.ts";
 import type { Network, SessionStatus, WhatsappCredentials } from "./schemas.ts";
 import { writeSessionStatus } from "./state.ts";
+import { log } from "../../platform/log.ts";
+import { config } from "../../platform/config.ts";
 
 /** What the DO keeps about its session. Credentials live here only, never in D1. */
 export interface SessionConfig {
@@ -48,7 +50,7 @@ export type SendOutcome =
   | { ok: false; code: "session_not_working"; status: SessionStatus }
   | { ok: false; code: "not_found" };
 export type SimulateOutcome = { ok: true; message: Message } | { ok: false; code: "session_not_working"; status: SessionStatus } | { ok: false; code: "not_found" };
-export type Outcome<T> = { ok: true; value: T } | { ok: false; code: string; message: string };
+export type RpcResult<T> = { ok: true; value: T } | { ok: false; code: string; message: string };
 export interface HookRequest {
   method: string;
   query: Record<string, string>;
@@ -130,7 +132,7 @@ export class SessionDO extends DurableObject<Env> {
   }
 
   /** FAILED (or WORKING) -> STARTING -> WORKING | FAILED. A stopped session stays stopped. */
-  async restart(): Promise<Outcome<null>> {
+  async restart(): Promise<RpcResult<null>> {
     if (!this.config || this.status === "STOPPED") return { ok: false, code: "session_stopped", message: "The session was deleted; create a new one." };
     await this.transition("STARTING", null);
     await this.connectNetwork();
@@ -159,7 +161,7 @@ export class SessionDO extends DurableObject<Env> {
 
   private driver(): NetworkDriver {
     const cfg = this.config!;
-    if (cfg.network === "whatsapp") return new WhatsappDriver(this.env.GRAPH_API_BASE_URL, cfg.credentials!);
+    if (cfg.network === "whatsapp") return new WhatsappDriver(config(this.env).graphApiBaseUrl, cfg.credentials!);
     return new SandboxDriver(cfg.phoneNumber!);
   }
 
@@ -189,7 +191,7 @@ export class SessionDO extends DurableObject<Env> {
     if (hooks && previous === "WORKING" && next !== "WORKING") {
       // Campaign sends wait for the session instead of failing: their campaigns pause with a reason.
       const paused = await hooks.interrupted(this.env, cfg.sessionId, next, reason).catch((err) => {
-        console.error(JSON.stringify({ level: "error", msg: "campaign pause on session down failed", error: String(err) }));
+        log.error("campaign pause on session down failed", { error: String(err) });
         return [] as string[];
       });
       for (const id of paused) this.sql.exec("INSERT OR IGNORE INTO held_campaigns (campaign_id) VALUES (?)", id);
@@ -345,7 +347,7 @@ export class SessionDO extends DurableObject<Env> {
         this.sql.exec("DELETE FROM campaign_timers WHERE campaign_id = ?", campaign_id);
       } catch (err) {
         // Kept: the next alarm (or the cron) tries again.
-        console.error(JSON.stringify({ level: "error", msg: "scheduled campaign start failed", campaignId: campaign_id, error: String(err) }));
+        log.error("scheduled campaign start failed", { campaignId: campaign_id, error: String(err) });
       }
     }
   }
@@ -354,7 +356,7 @@ export class SessionDO extends DurableObject<Env> {
     const ids = [...new Set([...campaignIds].filter((id): id is string => !!id))];
     const hooks = campaignHooks();
     if (!hooks || ids.length === 0) return;
-    await hooks.progressed(this.env, ids).catch((err) => console.error(JSON.stringify({ level: "error", msg: "campaign progress hook failed", error: String(err) })));
+    await hooks.progressed(this.env, ids).catch((err) => log.error("campaign progress hook failed", { error: String(err) }));
   }
 
   private outbound(draft: Draft, mediaLink: string): OutboundMessage {
@@ -376,7 +378,7 @@ export class SessionDO extends DurableObject<Env> {
   }
 
   /** Records what a real network answered to one send. */
-  private async applySendResult(id: string, result: SendResult, now: number): Promise<MessageRow> {
+  private async applySendResult(id: string, result: NetworkSendResult, now: number): Promise<MessageRow> {
     const cfg = this.config!;
     const db = getDb(this.env.DB);
     let changed: MessageRow[];
@@ -431,7 +433,7 @@ export class SessionDO extends DurableObject<Env> {
   }
 
   private receiptDelays(): { deliveredMs: number; readMs: number } {
-    return { deliveredMs: Number(this.env.SANDBOX_DELIVERED_MS) || 200, readMs: Number(this.env.SANDBOX_READ_MS) || 1000 };
+    return config(this.env).sandbox;
   }
 
   private armReceiptTimer(dueAt: number): void {
@@ -443,7 +445,7 @@ export class SessionDO extends DurableObject<Env> {
     this.receiptTimer = setTimeout(() => {
       this.receiptTimer = null;
       this.receiptTimerAt = Infinity;
-      void this.runReceipts().catch((err) => console.error(JSON.stringify({ level: "error", msg: "sandbox receipts failed", error: String(err) })));
+      void this.runReceipts().catch((err) => log.error("sandbox receipts failed", { error: String(err) }));
     }, Math.max(0, due - Date.now()));
   }
 
@@ -532,7 +534,7 @@ export class SessionDO extends DurableObject<Env> {
   }
 
   /** An inbound message from the sandbox network (another session of the account). */
-  async receive(inbound: InboundFromNetwork): Promise<Outcome<boolean>> {
+  async receive(inbound: InboundFromNetwork): Promise<RpcResult<boolean>> {
     if (!this.config || this.status !== "WORKING") return { ok: false, code: "session_not_working", message: "The session is not WORKING." };
     const row = await recordInbound(this.env, this.config.accountId, this.config.sessionId, inbound, { enqueue: (ids) => this.queueEvents(ids) });
     return { ok: true, value: row !== null };
@@ -570,7 +572,7 @@ export class SessionDO extends DurableObject<Env> {
     const parsed = parseWebhook(payload, cfg.credentials.phoneNumberId);
     if (parsed.otherNumber > 0) {
       // Signed by this app but for another of its numbers: most likely the app's callback URL points here for all of them.
-      console.warn(JSON.stringify({ level: "warn", msg: "whatsapp changes for another phone number skipped", sessionId: cfg.sessionId, changes: parsed.otherNumber }));
+      log.warn("whatsapp changes for another phone number skipped", { sessionId: cfg.sessionId, changes: parsed.otherNumber });
     }
     for (const m of parsed.messages) await recordInbound(this.env, cfg.accountId, cfg.sessionId, m);
     // Oldest first: with conditional updates the order does not matter for the end state, but
