@@ -28,6 +28,8 @@ export default defineConfig(async () => {
     test: {
       name: "workers",
       include: ["test/workers/**/*.test.ts", "test/unit/**/*.test.ts"],
+      // These run on Node (`npm run test:unit`).
+      exclude: ["test/unit/**/*.node.test.ts"],
       setupFiles: ["./test/workers/setup.ts"],
       globalSetup: [
         "./test/workers/global-setup.ts",

@@ -10,7 +10,7 @@ import { base64Size, MEDIA_LIMITS, type MediaType } from "../media/limits.ts";
 import { putMedia } from "../media/store.ts";
 import { loadSession, ownedSessionStub } from "../sessions/service.ts";
 import type { SessionRow } from "../sessions/mapper.ts";
-import type { Draft } from "../sessions/session-do.ts";
+import type { Draft } from "../sessions/types.ts";
 import { enqueueSendJobs } from "../queue/send-queue.ts";
 import { toMessage, type StoredMedia } from "./mapper.ts";
 import { BulkItem, type MediaInput, type Message, type TemplateSpec } from "./schemas.ts";
