@@ -42,6 +42,7 @@ export class BodyParser {
     this.limits = limits;
   }
 
+  /** Parses `raw`; a body over INLINE_MAX_BYTES is handed to the worker and `raw` is empty afterwards. */
   parse(raw: Buffer): Promise<Parsed> {
     if (raw.length <= INLINE_MAX_BYTES) return Promise.resolve(parseInline(raw, this.limits));
     const w = this.start();
@@ -53,7 +54,11 @@ export class BodyParser {
         this.restart();
       }, PARSE_DEADLINE_MS);
       this.pending.set(id, { resolve, reject, timer });
-      w.postMessage({ id, raw, limits: this.limits });
+      // hand the bytes over rather than copy them on this thread (a body owns its memory
+      // unless it is a slice of a shared pool, which is never this large)
+      const own = raw.byteOffset === 0 && raw.byteLength === raw.buffer.byteLength && raw.buffer instanceof ArrayBuffer;
+      const bytes = own ? raw : Uint8Array.prototype.slice.call(raw);
+      w.postMessage({ id, raw: bytes, limits: this.limits }, [bytes.buffer as ArrayBuffer]);
     });
   }
 

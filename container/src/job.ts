@@ -50,7 +50,13 @@ interface RunOutcome {
   signal: NodeJS.Signals | null;
 }
 
-const MAX_LOG_PARSE = 8 * 1024 * 1024;
+/**
+ * What the server's thread reads of a log and of main.tex: the last 2 MiB of a log (TeX's
+ * errors are at its end; a longer log loses early warnings only), the first 256 KiB of
+ * main.tex when looking for the line that asked for a missing file (where preambles are; see firstCause).
+ * Scans are linear, so these bound each job's cost on the thread every account shares.
+ */
+const MAX_LOG_PARSE = 2 * 1024 * 1024;
 /** How often a running process's directory is looked at; sizes are summed every SIZE_EVERY-th look. */
 const WATCH_MS = 200;
 const SIZE_EVERY = 5;
@@ -177,6 +183,7 @@ export async function runJob(req: CompileRequest, pools: Pools, cfg: Config, sig
   let passes = 0;
   let lastLog = "";
   let warnings: LogWarning[] = [];
+  let pages: number | undefined;
   let bibTool: "bibtex" | "biber" | undefined;
   const toolsRun = new Set<Tool>();
 
@@ -223,6 +230,7 @@ export async function runJob(req: CompileRequest, pools: Pools, cfg: Config, sig
       lastLog = await readLog(dir);
       const parsed = parseLog(lastLog);
       warnings = parsed.warnings;
+      pages = parsed.pages;
       if (parsed.errors.length > 0 || run.code !== 0) {
         const { first, errors } = firstCause(parsed, req.source, MAIN_FILE, `${req.engine} stopped with exit code ${run.code ?? run.signal}.`);
         return fail("compile_error", first.message, errors, { line: first.line, file: first.file });
@@ -262,8 +270,7 @@ export async function runJob(req: CompileRequest, pools: Pools, cfg: Config, sig
     if (!st || !st.isFile()) return fail("compile_error", "No PDF was produced (the document has no pages).", [{ message: "No pages of output." }]);
     if (st.size > cfg.limits.maxPdfBytes) return fail("output_too_large", `The PDF is ${st.size} bytes; the limit is ${cfg.limits.maxPdfBytes}.`);
     const pdf = await fs.readFile(pdfPath);
-    const parsed = parseLog(lastLog);
-    return { ok: true, pdf, pages: parsed.pages ?? countPages(pdf), passes, durationMs: Date.now() - started, warnings, bibTool, tools: [...toolsRun] };
+    return { ok: true, pdf, pages: pages ?? countPages(pdf), passes, durationMs: Date.now() - started, warnings, bibTool, tools: [...toolsRun] };
   } finally {
     proc.kill();
     await removeDir(dir);

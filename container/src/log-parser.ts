@@ -333,6 +333,15 @@ export function parseLog(fullLog: string, maxChars = PARSE_BYTES): ParsedLog {
   return { errors, warnings, pages, missingEnd };
 }
 
+const MAX_SOURCE_SCAN = 256 * 1024;
+
+/** Lines of `s` (a final newline ends the last line, it does not start another), without copying it. */
+function lineCount(s: string): number {
+  let n = 1;
+  for (let i = s.indexOf("\n"); i >= 0 && i < s.length - 1; i = s.indexOf("\n", i + 1)) n++;
+  return n;
+}
+
 /**
  * The error a failed run is reported by: the first one in the log, pointed at the
  * line of the main file that caused it where the log points elsewhere.
@@ -340,8 +349,9 @@ export function parseLog(fullLog: string, maxChars = PARSE_BYTES): ParsedLog {
 export function firstCause(parsed: ParsedLog, source: string, mainFile: string, fallback: string): { first: LogError; errors: LogError[] } {
   const errors = parsed.errors.length ? parsed.errors.map((e) => ({ ...e })) : [{ message: fallback }];
   const first = errors[0] as LogError;
-  if (parsed.missingEnd && first.line === undefined) first.line = splitLines(source.endsWith("\n") ? source.slice(0, -1) : source).length;
-  locateMissingFile(first, source, mainFile);
+  if (parsed.missingEnd && first.line === undefined) first.line = lineCount(source);
+  // the line that asked for a missing file is in the preamble: the first 256 KiB are enough
+  locateMissingFile(first, source.length > MAX_SOURCE_SCAN ? source.slice(0, MAX_SOURCE_SCAN) : source, mainFile);
   return { first, errors };
 }
 

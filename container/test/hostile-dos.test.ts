@@ -7,7 +7,7 @@ import path from "node:path";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { BodyParser, INLINE_MAX_BYTES, parseInline } from "../src/body.ts";
 import { loadConfig } from "../src/config.ts";
-import { checkJobDir } from "../src/limits.ts";
+import { checkJobDir, LoopLagMonitor } from "../src/limits.ts";
 import type { RunningServer } from "../src/server.ts";
 import { type Attack, bcfFlood, bigLogFailure, HELLO, usepackageFlood } from "./attacks.ts";
 import { compile, doc, expectPdf, testServer } from "./helpers.ts";
@@ -67,6 +67,25 @@ describe("scans of user text stay cheap", () => {
   });
 });
 
+describe("event-loop lag", () => {
+  it("the monitor sees the thread held up, and /healthz reports it", async () => {
+    const m = new LoopLagMonitor();
+    try {
+      await new Promise((r) => setTimeout(r, 100));
+      const until = Date.now() + 150;
+      while (Date.now() < until); // hold the thread
+      await new Promise((r) => setTimeout(r, 50));
+      const st = m.stats();
+      expect(st.maxMs).toBeGreaterThanOrEqual(100);
+      expect(st.windowMs).toBeGreaterThan(0);
+    } finally {
+      m.stop();
+    }
+    const h = await (await fetch(`${s.url}/healthz`)).json();
+    expect(h.eventLoopLagMs).toEqual({ p99Ms: expect.any(Number), maxMs: expect.any(Number), windowMs: expect.any(Number) });
+  });
+});
+
 describe("request bodies", () => {
   it("a large body is parsed and validated in the worker thread, with the same result as in place", async () => {
     const limits = loadConfig({}).limits;
@@ -74,7 +93,7 @@ describe("request bodies", () => {
     try {
       const big = Buffer.from(JSON.stringify(bcfFlood().body));
       expect(big.length).toBeGreaterThan(INLINE_MAX_BYTES);
-      const off = await parser.parse(big);
+      const off = await parser.parse(Buffer.from(big)); // parse() takes the bytes over
       const inline = parseInline(big, limits);
       expect(off.ok && inline.ok).toBe(true);
       if (!off.ok || !inline.ok) return;
@@ -85,7 +104,7 @@ describe("request bodies", () => {
       const broken = Buffer.concat([big, Buffer.from("}")]);
       expect(await parser.parse(broken)).toEqual({ ok: false, issues: [{ path: "", message: "body is not valid JSON" }] });
       const unknownEngine = Buffer.from(JSON.stringify({ ...bcfFlood().body, engine: "tex" }));
-      expect(await parser.parse(unknownEngine)).toEqual(parseInline(unknownEngine, limits));
+      expect(await parser.parse(Buffer.from(unknownEngine))).toEqual(parseInline(unknownEngine, limits));
     } finally {
       await parser.close();
     }

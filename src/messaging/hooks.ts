@@ -20,7 +20,7 @@ const verifyRoute = createRoute({
   summary: "Meta webhook verification (answers `hub.challenge` when `hub.verify_token` matches)",
   security: [],
   request: { params: SessionParam },
-  responses: { 200: { description: "The challenge, as text/plain" }, 403: { description: "Verify token mismatch" }, ...errorResponses(404) },
+  responses: { 200: { description: "The challenge, as text/plain" }, ...errorResponses(403, 404, 429) },
 });
 
 const eventsRoute = createRoute({
@@ -30,7 +30,7 @@ const eventsRoute = createRoute({
   summary: "Meta webhook events (signed with `X-Hub-Signature-256`)",
   security: [],
   request: { params: SessionParam },
-  responses: { 200: { description: "Processed" }, 401: { description: "Bad or missing signature; nothing stored" }, ...errorResponses(404, 413) },
+  responses: { 200: { description: "Processed" }, ...errorResponses(400, 401, 404, 413, 429) },
 });
 
 const mediaRoute = createRoute({
@@ -43,7 +43,7 @@ const mediaRoute = createRoute({
     params: z.object({ mediaId: z.string().max(64).openapi({ param: { name: "mediaId", in: "path" } }) }),
     query: z.object({ exp: z.string().max(16).optional(), sig: z.string().max(128).optional() }),
   },
-  responses: { 200: { description: "The file" }, ...errorResponses(404) },
+  responses: { 200: { description: "The file" }, ...errorResponses(404, 429) },
 });
 
 async function whatsappSession(env: Env, sessionId: string): Promise<boolean> {
@@ -61,7 +61,8 @@ export function mountHooks(app: Router): void {
     if (!(await whatsappSession(c.env, sessionId))) throw errors.notFound("session");
     const res = await sessionStub(c.env, sessionId).whatsappHook({ method: "GET", query: { ...c.req.query() }, rawBody: "", signature: null });
     if (res.status === 404) throw errors.notFound("session");
-    return c.text(res.body, res.status as 200);
+    if (res.status === 403) throw errors.forbidden("hub.verify_token does not match the session's verify token.");
+    return c.text(res.body, 200);
   });
 
   app.openapi(eventsRoute, async (c) => {

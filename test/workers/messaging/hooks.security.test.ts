@@ -108,4 +108,13 @@ describe("/hooks/whatsapp: hostile posts", () => {
     expect((await errorOf(over)).code).toBe("rate_limited");
     expect((await api("/hooks/whatsapp/ses_hooklimit", { method: "POST", body: "{}", ip: freshIp() })).status).toBe(404);
   });
+
+  it("a verification with the wrong token is 403 with the JSON error body", async () => {
+    const k = await createKey("pro");
+    const { session } = await whatsappSession(k.key);
+    const res = await api(`/hooks/whatsapp/${session.id}?hub.mode=subscribe&hub.verify_token=wrong&hub.challenge=1`, { ip: freshIp() });
+    expect(res.status).toBe(403);
+    expect(res.headers.get("Content-Type")).toContain("application/json");
+    expect((await errorOf(res)).code).toBe("forbidden");
+  });
 });
