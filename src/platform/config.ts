@@ -36,6 +36,19 @@ const schedule = z
     return parts.some((n) => !Number.isFinite(n) || n < 0) ? DEFAULT_RETRY_SCHEDULE : parts;
   });
 
+/** Days to keep rows: "" or "0" keeps them forever (null); junk takes the default. */
+const retentionDays = (fallback: number | null) =>
+  z
+    .string()
+    .optional()
+    .transform((raw) => {
+      if (raw === undefined) return fallback;
+      const text = raw.trim();
+      if (text === "" || text === "0") return null;
+      const n = Number(text);
+      return Number.isFinite(n) && n > 0 ? n : fallback;
+    });
+
 const Vars = z.object({
   COMPILER_URL: text(""),
   COMPILER_INSTANCES: positiveInt(4),
@@ -52,7 +65,16 @@ const Vars = z.object({
   GRAPH_API_BASE_URL: text("https://graph.facebook.com/v23.0"),
   UNAUTH_RATE_LIMIT_PER_MIN: positive(60),
   HOOK_RATE_LIMIT_PER_MIN: positive(600),
+  ENTERPRISE_MAX_ACTIVE_KEYS: positiveInt(100),
+  RETENTION_EVENTS_DAYS: retentionDays(30),
+  RETENTION_WEBHOOK_DELIVERIES_DAYS: retentionDays(30),
+  RETENTION_WEBHOOK_ATTEMPTS_DAYS: retentionDays(30),
+  RETENTION_COMPILE_JOBS_DAYS: retentionDays(7),
+  RETENTION_MESSAGES_DAYS: retentionDays(null),
 });
+
+/** Days each table keeps its rows (null: forever), by the var that sets it. */
+export type Retention = Pick<z.infer<typeof Vars>, "RETENTION_EVENTS_DAYS" | "RETENTION_WEBHOOK_DELIVERIES_DAYS" | "RETENTION_WEBHOOK_ATTEMPTS_DAYS" | "RETENTION_COMPILE_JOBS_DAYS" | "RETENTION_MESSAGES_DAYS">;
 
 export interface Config {
   compile: { compilerUrl: string; instances: number; cacheTtlSeconds: number };
@@ -62,11 +84,15 @@ export interface Config {
   sandbox: { deliveredMs: number; readMs: number };
   graphApiBaseUrl: string;
   rateLimits: { unauthenticatedPerMinute: number; hooksPerMinute: number };
+  /** Most active API keys an enterprise account may hold. */
+  enterpriseMaxActiveKeys: number;
+  retention: Retention;
 }
 
 const cache = new WeakMap<object, Config>();
 
-export function config(env: Env): Config {
+/** `env` is the Worker's Env (typed loosely so that Node scripts sharing these modules can call it too). */
+export function config(env: object): Config {
   const hit = cache.get(env);
   if (hit) return hit;
   const raw = env as unknown as Record<string, unknown>;
@@ -84,6 +110,14 @@ export function config(env: Env): Config {
     sandbox: { deliveredMs: v.SANDBOX_DELIVERED_MS, readMs: v.SANDBOX_READ_MS },
     graphApiBaseUrl: v.GRAPH_API_BASE_URL,
     rateLimits: { unauthenticatedPerMinute: v.UNAUTH_RATE_LIMIT_PER_MIN, hooksPerMinute: v.HOOK_RATE_LIMIT_PER_MIN },
+    enterpriseMaxActiveKeys: v.ENTERPRISE_MAX_ACTIVE_KEYS,
+    retention: {
+      RETENTION_EVENTS_DAYS: v.RETENTION_EVENTS_DAYS,
+      RETENTION_WEBHOOK_DELIVERIES_DAYS: v.RETENTION_WEBHOOK_DELIVERIES_DAYS,
+      RETENTION_WEBHOOK_ATTEMPTS_DAYS: v.RETENTION_WEBHOOK_ATTEMPTS_DAYS,
+      RETENTION_COMPILE_JOBS_DAYS: v.RETENTION_COMPILE_JOBS_DAYS,
+      RETENTION_MESSAGES_DAYS: v.RETENTION_MESSAGES_DAYS,
+    },
   };
   cache.set(env, parsed);
   return parsed;
