@@ -1,18 +1,10 @@
 import { config, type Retention } from "./config.ts";
 
 /**
- * How long rows are kept, per table, from [vars] (wrangler.toml); each module purges its own tables
- * with `purgeBatch` from the every-minute cron. A value of "0" or "" keeps a table's rows forever.
+ * How long rows are kept, per table, from [vars] (wrangler.toml, parsed in config.ts); each module purges
+ * its own tables with `purgeBatch` from the every-minute cron. A value of "0" or "" keeps rows forever.
  */
-export const RETENTION_DEFAULTS = {
-  RETENTION_EVENTS_DAYS: 30,
-  RETENTION_WEBHOOK_DELIVERIES_DAYS: 30,
-  RETENTION_WEBHOOK_ATTEMPTS_DAYS: 30,
-  RETENTION_COMPILE_JOBS_DAYS: 7,
-  RETENTION_MESSAGES_DAYS: null,
-} as const satisfies Record<string, number | null>;
-
-export type RetentionVar = keyof typeof RETENTION_DEFAULTS;
+export type RetentionVar = keyof Retention;
 export type { Retention } from "./config.ts";
 
 /** Rows deleted per table per cron tick: bounded work per minute, whatever the backlog. */
