@@ -10,6 +10,7 @@ import { existsSync, readFileSync } from "node:fs";
 import { randomBytes } from "node:crypto";
 import { stopGroups } from "./process-groups.ts";
 import { runWrangler, wranglerArgs } from "./wrangler.ts";
+import { copyDocsAssets } from "./docs-assets.ts";
 
 const port = Number(process.env.PORT ?? 8787);
 const compilePort = Number(process.env.COMPILE_PORT ?? 8788);
@@ -50,6 +51,8 @@ function start(name: string, cmd: string, args: string[], env: NodeJS.ProcessEnv
   });
   return child;
 }
+
+copyDocsAssets();
 
 const externalCompiler = process.env.COMPILER_URL;
 
