@@ -1,4 +1,5 @@
 import { inject } from "vitest";
+import { createClient, type ApiClient } from "../../client/index.ts";
 import { createKeyWithCli, keysCli as runKeysCli } from "./harness.ts";
 
 export const baseUrl = () => inject("baseUrl");
@@ -17,4 +18,9 @@ export function call(path: string, init: RequestInit & { key?: string; json?: un
     body = JSON.stringify(init.json);
   }
   return fetch(`${baseUrl()}${path}`, { ...init, headers, body });
+}
+
+/** The typed client (client/) against the suite's dev server: what API users are given. */
+export function typedClient(apiKey?: string): ApiClient {
+  return createClient({ baseUrl: baseUrl(), ...(apiKey ? { apiKey } : {}) });
 }

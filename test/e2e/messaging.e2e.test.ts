@@ -1,5 +1,5 @@
 import { describe, expect, it } from "vitest";
-import { call, newKey } from "./client.ts";
+import { call, newKey, typedClient } from "./client.ts";
 
 async function waitFor<T>(fn: () => Promise<T | undefined>, timeoutMs: number, what: string): Promise<T> {
   const end = Date.now() + timeoutMs;
@@ -12,25 +12,26 @@ async function waitFor<T>(fn: () => Promise<T | undefined>, timeoutMs: number, w
 }
 
 describe("messaging end to end (npm run dev, sandbox network)", () => {
-  it("session -> send -> delivered -> read; a second session receives; history and contacts", async () => {
-    const key = await newKey("pro");
-    const a = (await (await call("/api/sessions", { method: "POST", key, json: { name: "a" } })).json()) as { id: string; status: string; me: { chatId: string } };
-    const b = (await (await call("/api/sessions", { method: "POST", key, json: { name: "b" } })).json()) as { id: string; me: { chatId: string } };
+  it("session -> send -> delivered -> read; a second session receives; history and contacts (typed client)", async () => {
+    const api = typedClient(await newKey("pro"));
+    const { data: a } = await api.POST("/api/sessions", { body: { name: "a" } });
+    const { data: b } = await api.POST("/api/sessions", { body: { name: "b" } });
+    if (!a || !b) throw new Error("session not created");
     expect(a.status).toBe("WORKING");
-    const sent = await call("/api/messages/send", { method: "POST", key, json: { sessionId: a.id, to: b.me.chatId, text: "hello b" } });
-    expect(sent.status).toBe(201);
-    const msg = (await sent.json()) as { id: string; status: string };
+    const sent = await api.POST("/api/messages/send", { body: { sessionId: a.id, to: b.me!.chatId, text: "hello b" } });
+    expect(sent.response.status).toBe(201);
+    const msg = sent.data!;
     expect(msg.status).toBe("sent");
     const read = await waitFor(async () => {
-      const page = (await (await call(`/api/messages/${b.me.chatId}?sessionId=${a.id}`, { key })).json()) as { data: { id: string; status: string; readAt: string | null }[] };
-      const m = page.data.find((x) => x.id === msg.id);
+      const { data: page } = await api.GET("/api/messages/{chatId}", { params: { path: { chatId: b.me!.chatId }, query: { sessionId: a.id } } });
+      const m = page?.data.find((x) => x.id === msg.id);
       return m?.status === "read" ? m : undefined;
     }, 15_000, "read receipt");
     expect(read.readAt).not.toBeNull();
-    const inbox = (await (await call(`/api/messages/${a.me.chatId.replace("@c.us", "@s.whatsapp.net")}?sessionId=${b.id}`, { key })).json()) as { data: { direction: string; text: string }[] };
-    expect(inbox.data).toEqual([expect.objectContaining({ direction: "inbound", text: "hello b" })]);
-    const contacts = (await (await call(`/api/contacts?q=${a.me.chatId.split("@")[0]}`, { key })).json()) as { data: unknown[] };
-    expect(contacts.data).toHaveLength(1);
+    const { data: inbox } = await api.GET("/api/messages/{chatId}", { params: { path: { chatId: a.me!.chatId.replace("@c.us", "@s.whatsapp.net") }, query: { sessionId: b.id } } });
+    expect(inbox?.data).toEqual([expect.objectContaining({ direction: "inbound", text: "hello b" })]);
+    const { data: contacts } = await api.GET("/api/contacts", { params: { query: { q: a.me!.chatId.split("@")[0] } } });
+    expect(contacts?.data).toHaveLength(1);
   });
 
   it("bulk: 200 messages all reach read; batch progress reports it", async () => {

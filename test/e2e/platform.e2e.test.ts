@@ -1,5 +1,5 @@
 import { describe, expect, it } from "vitest";
-import { call, keysCli, newKey } from "./client.ts";
+import { call, keysCli, newKey, typedClient } from "./client.ts";
 
 describe("platform end to end (npm run dev)", () => {
   it("serves /health, /openapi.json and /docs without a key", async () => {
@@ -32,8 +32,8 @@ describe("platform end to end (npm run dev)", () => {
     const out = await keysCli(["create", "--name", "e2e", "--plan", "free"]);
     const accountId = out.match(/account (acc_\w+)/)![1]!;
     const second = (await keysCli(["create", "--name", "second", "--account", accountId])).trim().split("\n").pop()!;
-    const acct = (await (await call("/api/account", { key: second })).json()) as { id: string };
-    expect(acct.id).toBe(accountId);
+    const { data: acct } = await typedClient(second).GET("/api/account");
+    expect(acct?.id).toBe(accountId);
     await keysCli(["plan", accountId, "enterprise", "--limit", "2500"]);
     const fresh = await newKey("pro", ["--account", accountId]);
     const res = await call("/api/account", { key: fresh });
