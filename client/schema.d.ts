@@ -4119,6 +4119,163 @@ export interface paths {
         patch?: never;
         trace?: never;
     };
+    "/api/events/stream/tickets": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * Get a single-use ticket to open the event stream from a browser
+         * @description Browsers cannot set `Authorization` on a WebSocket: present this ticket as `?ticket=` instead (once, within 60 s). Only its hash is stored.
+         */
+        post: {
+            parameters: {
+                query?: never;
+                header?: never;
+                path?: never;
+                cookie?: never;
+            };
+            requestBody?: never;
+            responses: {
+                /** @description The ticket */
+                201: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["StreamTicket"];
+                    };
+                };
+                /** @description Invalid request (`invalid_request`, with `details.issues` naming each bad field) */
+                400: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["Error"];
+                    };
+                };
+                /** @description Missing, malformed, unknown or revoked API key */
+                401: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["Error"];
+                    };
+                };
+                /** @description Rate limited (`Retry-After`) */
+                429: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["Error"];
+                    };
+                };
+                /** @description Internal error */
+                500: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["Error"];
+                    };
+                };
+            };
+        };
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/api/events/stream": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * Live events over WebSocket
+         * @description Upgrades to a WebSocket that carries this account's events as text frames, each the webhook envelope `{id, type, timestamp, data}`. Authenticate with `?ticket=` (browsers) or `Authorization: Bearer`. Best effort: at most once while connected, plus `?after=` replay from the event log on reconnect; webhooks remain the at-least-once channel. Counts once against the rate limit, at connect.
+         */
+        get: {
+            parameters: {
+                query?: {
+                    /** @description A ticket from `POST /api/events/stream/tickets` (browsers); other clients may send `Authorization: Bearer` instead. */
+                    ticket?: string;
+                    /** @description Comma-separated event types to receive (default: all). */
+                    types?: string;
+                    /** @description Only events of this messaging session. */
+                    sessionId?: string;
+                    /** @description Resume: first replay this account's events after this event id (within retention, at most 500; then close code 4001 — reconnect with the last id). */
+                    after?: string;
+                };
+                header?: never;
+                path?: never;
+                cookie?: never;
+            };
+            requestBody?: never;
+            responses: {
+                /** @description Switching Protocols: the WebSocket */
+                101: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content?: never;
+                };
+                /** @description Invalid request (`invalid_request`, with `details.issues` naming each bad field) */
+                400: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["Error"];
+                    };
+                };
+                /** @description Missing, malformed, unknown or revoked API key */
+                401: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["Error"];
+                    };
+                };
+                /** @description Rate limited (`Retry-After`) */
+                429: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["Error"];
+                    };
+                };
+                /** @description Internal error */
+                500: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["Error"];
+                    };
+                };
+            };
+        };
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
     "/hooks/whatsapp/{sessionId}": {
         parameters: {
             query?: never;
@@ -5015,6 +5172,15 @@ export interface components {
             nextAttemptAt: string | null;
             /** Format: date-time */
             createdAt: string;
+        };
+        StreamTicket: {
+            /**
+             * @description Present it once, within 60 s, as `?ticket=` on `GET /api/events/stream`.
+             * @example tkt_3q2-7wEXAMPLEc0ffeeXz1n4yV0aZm9bQ8sL5kT2uJr
+             */
+            ticket: string;
+            /** @example 2026-01-01T12:01:00.000Z */
+            expiresAt: string;
         };
     };
     responses: never;

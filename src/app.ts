@@ -1,5 +1,5 @@
 import { compileRoutes } from "./compile/index.ts";
-import { webhookRoutes } from "./events/index.ts";
+import { STREAM_PATH, streamRoutes, streamTicketAuth, webhookRoutes } from "./events/index.ts";
 import { campaignRoutes } from "./messaging/campaigns/index.ts";
 import { messagingHookRoutes, messagingRoutes } from "./messaging/index.ts";
 import { accountRoutes } from "./platform/account-routes.ts";
@@ -25,6 +25,8 @@ export function createApp() {
   app.onError(handleError);
   app.notFound(notFoundOrMethodNotAllowed(() => app.routes));
 
+  // Before the API's key auth: a browser's WebSocket carries a single-use ticket instead of a key.
+  app.use(STREAM_PATH, streamTicketAuth());
   for (const prefix of ["/api/*", "/v1/*"]) {
     app.use(prefix, resolveAuth(), rateLimit(), requireAuth(), bodyGuard());
   }
@@ -37,6 +39,7 @@ export function createApp() {
   app.route("/", messagingRoutes);
   app.route("/", campaignRoutes);
   app.route("/", webhookRoutes);
+  app.route("/", streamRoutes);
   app.route("/", messagingHookRoutes);
 
   app.openAPIRegistry.registerComponent("securitySchemes", "bearerAuth", {

@@ -5,6 +5,7 @@ import { handleScheduled } from "./scheduled.ts";
 export { RateLimiter } from "./platform/rate-limiter.ts";
 export { SessionDO } from "./messaging/index.ts";
 export { TexContainer } from "./compile/index.ts";
+export { EventStreamDO } from "./events/index.ts";
 
 const app = createApp();
 

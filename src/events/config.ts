@@ -30,3 +30,10 @@ export function parseRetryAfter(value: string | null, now: number): number | nul
   if (Number.isNaN(at)) return null;
   return Math.min(Math.max(0, Math.ceil((at - now) / 1000)), MAX_RETRY_AFTER_SECONDS);
 }
+
+/** A stream ticket opens one socket within this long of its creation. */
+export const STREAM_TICKET_TTL_MS = 60_000;
+/** Open event-stream sockets per account (each costs the account's Durable Object a send per event). */
+export const MAX_STREAMS_PER_ACCOUNT = 100;
+/** Events replayed on one connection with `?after=`; a longer backlog closes with 4001 and resumes from the last one sent. */
+export const STREAM_REPLAY_MAX = 500;

@@ -1,5 +1,6 @@
 import { attemptClaimed, attemptDeliveries, releaseLeases } from "./delivery.ts";
 import { fanOutAndClaim, type FanOutResult } from "./fanout.ts";
+import { publishToStreams } from "./stream/publish.ts";
 import type { DeliveryQueueMessage, EventsQueueMessage } from "./types.ts";
 import { chunk, QUEUE_BATCH_MAX } from "../platform/batching.ts";
 import { log } from "../platform/log.ts";
@@ -35,7 +36,8 @@ export async function handleEventsQueue(batch: MessageBatch<EventsQueueMessage>,
         return;
       }
       for (const m of part) m.ack();
-      await Promise.all([enqueueWaiting(env, fanned.waiting), attemptInline(env, fanned)]);
+      // The live stream gets the events as soon as they are read here, beside the first attempts.
+      await Promise.all([publishToStreams(env, fanned.events), enqueueWaiting(env, fanned.waiting), attemptInline(env, fanned)]);
     }),
   );
 }

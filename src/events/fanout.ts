@@ -5,6 +5,7 @@ import { events, webhookDeliveries, webhooks } from "../db/schema/index.ts";
 import { newId } from "../platform/ids.ts";
 import { LEASE_MS, type DeliveryRow, type WebhookRow } from "./delivery.ts";
 import { webhookMatches } from "./matching.ts";
+import type { CommittedEvent } from "./stream/publish.ts";
 import { itemsPerStatement } from "../platform/d1.ts";
 
 /** Rows per INSERT: 14 columns each. */
@@ -29,6 +30,8 @@ export interface FanOutResult {
   /** The events' webhooks and payloads, for attempting the claimed deliveries. */
   hooks: WebhookRow[];
   payloads: { id: string; payload: string }[];
+  /** The events themselves, for the live stream. */
+  events: CommittedEvent[];
 }
 
 /**
@@ -36,7 +39,7 @@ export interface FanOutResult {
  * in the same batch: the events consumer then attempts them without another D1 round trip.
  */
 export async function fanOutAndClaim(env: Env, eventIds: string[], claim: number, now = Date.now()): Promise<FanOutResult> {
-  const none: FanOutResult = { claimed: [], waiting: [], hooks: [], payloads: [] };
+  const none: FanOutResult = { claimed: [], waiting: [], hooks: [], payloads: [], events: [] };
   if (eventIds.length === 0) return none;
   const db = getDb(env.DB);
   // One round trip for the events and the webhooks of their accounts (disabled ones too: a
@@ -78,5 +81,5 @@ export async function fanOutAndClaim(env: Env, eventIds: string[], claim: number
   const results = await db.batch(statements as [BatchItem<"sqlite">, ...BatchItem<"sqlite">[]]);
   const claimed = claim > 0 ? (results[claimIndex] as DeliveryRow[]) : [];
   const waiting = (results[results.length - 1] as { id: string }[]).map((w) => w.id);
-  return { claimed, waiting, hooks, payloads: rows.map((r) => ({ id: r.id, payload: r.payload })) };
+  return { claimed, waiting, hooks, payloads: rows.map((r) => ({ id: r.id, payload: r.payload })), events: rows };
 }

@@ -4,3 +4,4 @@ export { handleDeliveryQueue, handleEventsQueue } from "./consumers.ts";
 export { onCronEvents } from "./cron.ts";
 export { onEventsDeadLetter } from "./dead-letters.ts";
 export { emit, type EmitInput } from "./emit.ts";
+export { EventStreamDO, streamRoutes, streamTicketAuth, STREAM_PATH } from "./stream/index.ts";

@@ -1,4 +1,5 @@
 import { daysAgo, purgeBatch, retention } from "../platform/retention.ts";
+import { purgeExpiredTickets } from "./stream/tickets.ts";
 
 /**
  * Cron: the events module's share of retention. Attempts and finished deliveries past their days go;
@@ -6,6 +7,7 @@ import { daysAgo, purgeBatch, retention } from "../platform/retention.ts";
  */
 export async function purgeExpiredEventRows(env: Env, now: number): Promise<void> {
   const r = retention(env);
+  await purgeExpiredTickets(env, now);
   if (r.RETENTION_WEBHOOK_ATTEMPTS_DAYS !== null) {
     await purgeBatch(env.DB, { table: "webhook_attempts", prefix: "att", before: daysAgo(now, r.RETENTION_WEBHOOK_ATTEMPTS_DAYS) });
   }

@@ -41,6 +41,18 @@ export async function resolveApiKey(db: Db, key: string, now = Date.now()): Prom
   return auth;
 }
 
+/** The caller behind an API key id, or null once the key is revoked (not cached: used once per stream ticket). */
+export async function resolveApiKeyId(db: Db, keyId: string): Promise<AuthContext | null> {
+  const row = await db
+    .select({ keyId: apiKeys.id, revokedAt: apiKeys.revokedAt, accountId: accounts.id, name: accounts.name, createdAt: accounts.createdAt, plan: accounts.plan, custom: accounts.rateLimitPerMinute })
+    .from(apiKeys)
+    .innerJoin(accounts, eq(accounts.id, apiKeys.accountId))
+    .where(eq(apiKeys.id, keyId))
+    .get();
+  if (!row || row.revokedAt !== null) return null;
+  return { accountId: row.accountId, accountName: row.name, accountCreatedAt: row.createdAt, keyId: row.keyId, plan: row.plan as Plan, limitPerMinute: limitFor(row.plan as Plan, row.custom) };
+}
+
 /** Test hook: forget cached lookups (the cache is per isolate). */
 export function clearApiKeyCache(): void {
   cache.clear();

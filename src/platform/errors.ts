@@ -59,5 +59,7 @@ export const errors = {
     new ApiError(429, "rate_limited", `Too many requests: retry after ${retryAfterSeconds} seconds.`, { retryAfter: retryAfterSeconds }, { "Retry-After": String(retryAfterSeconds) }),
   unavailable: (message: string, retryAfterSeconds = 5) =>
     new ApiError(503, "service_unavailable", message, { retryAfter: retryAfterSeconds }, { "Retry-After": String(retryAfterSeconds) }),
+  tooManyStreams: (max: number) =>
+    new ApiError(429, "too_many_streams", `This account already has ${max} open event streams; close one first.`, { max }, { "Retry-After": "5" }),
   internal: () => new ApiError(500, "internal_error", "Something went wrong on our side. The request id identifies it in our logs."),
 };

@@ -1,0 +1,52 @@
+import type { MiddlewareHandler } from "hono";
+import { errors } from "../../platform/errors.ts";
+import { createRouter } from "../../platform/openapi.ts";
+import type { AppEnv } from "../../platform/types.ts";
+import { MAX_STREAMS_PER_ACCOUNT } from "../config.ts";
+import { EVENT_TYPES } from "../types.ts";
+import * as routes from "./routes.ts";
+import { STREAM_HEADER, type StreamOpen } from "./stream-do.ts";
+import { createTicket, redeemTicket } from "./tickets.ts";
+
+export const STREAM_PATH = "/api/events/stream";
+
+/**
+ * Authenticates `GET /api/events/stream?ticket=` before the API's key auth runs (which then finds
+ * the caller already set): the ticket is used up here, whatever happens next.
+ */
+export function streamTicketAuth(): MiddlewareHandler<AppEnv> {
+  return async (c, next) => {
+    const ticket = c.req.query("ticket");
+    if (c.req.method === "GET" && ticket !== undefined && !c.req.header("Authorization")) {
+      const auth = await redeemTicket(c.env, ticket);
+      if (!auth) throw errors.unauthorized("This stream ticket is not valid: it is unknown, already used or expired (tickets last 60 s).");
+      c.set("auth", auth);
+    }
+    await next();
+  };
+}
+
+function parseTypes(raw: string | undefined): string[] | null {
+  if (raw === undefined || raw === "") return null;
+  const types = [...new Set(raw.split(","))];
+  const known = new Set<string>(EVENT_TYPES);
+  const bad = types.filter((t) => !known.has(t));
+  if (bad.length) throw errors.invalidRequest("Unknown event type in `types`.", bad.slice(0, 5).map((t) => ({ path: "types", message: `unknown event type: ${t.slice(0, 40)}` })));
+  return types;
+}
+
+/** /api/events/stream: tickets and the WebSocket itself (held by the account's EventStreamDO). */
+export const streamRoutes = createRouter()
+  .openapi(routes.createTicketRoute, async (c) => c.json(await createTicket(c.env, c.get("auth")), 201))
+  .openapi(routes.streamRoute, async (c) => {
+    const q = c.req.valid("query");
+    if (c.req.header("Upgrade")?.toLowerCase() !== "websocket") throw errors.invalidRequest("Open this URL as a WebSocket (`Upgrade: websocket`).");
+    const { accountId } = c.get("auth");
+    const open: StreamOpen = { accountId, types: parseTypes(q.types), sessionId: q.sessionId ?? null, after: q.after ?? null };
+    const stub = c.env.EVENT_STREAMS.get(c.env.EVENT_STREAMS.idFromName(accountId));
+    const res = await stub.fetch("https://event-stream/", { headers: { Upgrade: "websocket", [STREAM_HEADER]: JSON.stringify(open) } });
+    if (res.status === 429) throw errors.tooManyStreams(MAX_STREAMS_PER_ACCOUNT);
+    if (res.status !== 101 || !res.webSocket) throw errors.internal();
+    // A fresh response: the rate-limit and request-id middleware add their headers to it.
+    return new Response(null, { status: 101, webSocket: res.webSocket }) as never;
+  });
