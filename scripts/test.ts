@@ -1,14 +1,14 @@
-// `npm test`: TeX check/install, then every suite in turn (the runner's own tests, Workers runtime,
-// compile server, end to end), each run even if an earlier one failed, and one closing line with the
+// `npm test`: TeX check/install, then every suite in turn (the runner's own tests, Workers runtime, Node
+// unit tests, compile server, end to end), each run even if an earlier one failed, and one closing line with the
 // totals: `N passed, N failed, N skipped`, where a suite that did not start, did not finish or failed
 // outside its tests counts as one more failure and is listed just above that line.
 //
-// A watchdog ends a suite that prints nothing for TEST_WATCHDOG_SECONDS (default 300): its whole
-// process tree is killed and it is reported with the test files it was running.
+// A watchdog ends a suite that prints nothing and finishes no test for TEST_WATCHDOG_SECONDS (default
+// 300): its whole process tree is killed and it is reported with the test files it was running.
 // TEST_SUITES=name:config,... runs other suites (no TeX check); TEST_OUT_DIR (default .tmp) holds
 // each suite's results; extra arguments go to every vitest.
 import { spawn, spawnSync } from "node:child_process";
-import { mkdirSync, readdirSync, readFileSync, rmSync } from "node:fs";
+import { mkdirSync, readdirSync, readFileSync, rmSync, statSync } from "node:fs";
 import { resolve } from "node:path";
 import type { Progress } from "./test-progress.ts";
 
@@ -20,6 +20,7 @@ interface Suite {
 const SUITES: Suite[] = [
   { name: "runner", config: "test/runner/vitest.config.ts" },
   { name: "workers", config: "vitest.workers.config.ts" },
+  { name: "unit-node", config: "test/unit/vitest.node.config.ts" },
   { name: "compile-server", config: "container/vitest.config.ts" },
   { name: "e2e", config: "test/e2e/vitest.config.ts" },
 ];
@@ -161,7 +162,8 @@ async function runSuite(suite: Suite): Promise<Outcome> {
   const started = Date.now();
   // Own process group, so the watchdog can end the suite with everything it started.
   const child = spawn(process.execPath, args, { stdio: ["ignore", "pipe", "pipe"], detached: true, env });
-  current = { pid: child.pid! };
+  const pid = child.pid;
+  if (pid !== undefined) current = { pid };
   let lastOutput = Date.now();
   let killed: string | undefined;
   let killing: Promise<void> | undefined;
@@ -175,14 +177,17 @@ async function runSuite(suite: Suite): Promise<Outcome> {
   });
   const watchdog = setInterval(() => {
     if (killed || Date.now() - lastOutput < watchdogSeconds * 1000) return;
+    // a finished test counts as a sign of life, though the default reporter prints only per file
+    const progressed = statSync(progressFile, { throwIfNoEntry: false })?.mtimeMs ?? 0;
+    if (Date.now() - progressed < watchdogSeconds * 1000) return;
     const p = readJson<Progress>(progressFile);
     const others = p?.running.filter((f) => f !== p.lastStarted) ?? [];
     const where = p?.lastStarted
       ? `last test file started: ${p.lastStarted}${others.length ? ` (also still running: ${others.join(", ")})` : ""}`
       : "no test file started (stuck in global setup or start-up)";
-    killed = `killed after ${watchdogSeconds} s without output; ${where}`;
+    killed = `killed after ${watchdogSeconds} s without output or a finished test; ${where}`;
     console.log(`\n[test] ${suite.name}: ${killed}`);
-    killing = killTree(child.pid!);
+    killing = pid === undefined ? undefined : killTree(pid);
   }, 250);
   const exit = await new Promise<{ code: number | null; signal: NodeJS.Signals | null }>((res) => {
     child.on("error", () => res({ code: null, signal: null }));
@@ -191,7 +196,7 @@ async function runSuite(suite: Suite): Promise<Outcome> {
   clearInterval(watchdog);
   current = null;
   // anything left in its process group (a setup that never closed its server) goes with it
-  await (killing ?? killTree(child.pid!, 0));
+  await (killing ?? (pid === undefined ? undefined : killTree(pid, 0)));
   const seconds = Math.round((Date.now() - started) / 1000);
   const status = exit.signal ?? `exit ${exit.code}`;
 

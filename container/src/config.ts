@@ -17,6 +17,8 @@ export interface Limits {
   memoryBytes: number; // RLIMIT_AS per engine / bib process
   maxOutputFileBytes: number; // RLIMIT_FSIZE: any single file a process writes
   maxJobDirBytes: number; // the whole job directory, polled
+  maxJobFiles: number; // files and directories in the job directory, polled
+  maxLogBytes: number; // main.log, polled
   maxPdfBytes: number; // PDF returned
   logTailBytes: number; // log tail in a 422
   maxPasses: number; // LaTeX passes
@@ -78,6 +80,8 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env, overrides: Part
     memoryBytes: int(env, "MEMORY_BYTES", 3 * 1024 * 1024 * 1024, 64 * 1024 * 1024),
     maxOutputFileBytes: int(env, "MAX_OUTPUT_FILE_BYTES", 100 * 1024 * 1024, 1024),
     maxJobDirBytes: int(env, "MAX_JOB_DIR_BYTES", 200 * 1024 * 1024, 1024),
+    maxJobFiles: int(env, "MAX_JOB_FILES", 1000, 16),
+    maxLogBytes: int(env, "MAX_LOG_BYTES", 8 * 1024 * 1024, 64 * 1024),
     maxPdfBytes: int(env, "MAX_PDF_BYTES", 50 * 1024 * 1024, 1024),
     logTailBytes: int(env, "LOG_TAIL_BYTES", 16 * 1024, 256),
     maxPasses: int(env, "MAX_PASSES", 5, 1),

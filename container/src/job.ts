@@ -6,9 +6,9 @@ import path from "node:path";
 import type { ChildProcess } from "node:child_process";
 import type { Config } from "./config.ts";
 import { killGroup, MAIN_BASENAME, MAIN_FILE, normaliseExit, spawnLimited, spawnOptions } from "./engine.ts";
-import { dirSize } from "./limits.ts";
-import { logTail, parseLog, type LogError, type LogWarning } from "./log-parser.ts";
-import { biberKey, biberSources, bibtexKey, needsRerun, snapshot } from "./passes.ts";
+import { checkJobDir, type JobCaps, type Overrun } from "./limits.ts";
+import { firstCause, logTail, parseLog, parseToolOutput, type LogError, type LogWarning } from "./log-parser.ts";
+import { needsRerun, planTools, snapshot, toolCommand, type Tool } from "./passes.ts";
 import { removeDir, type Pools, type WarmProcess } from "./pool.ts";
 import type { CompileRequest } from "./validate.ts";
 
@@ -20,10 +20,15 @@ export interface CompileSuccess {
   durationMs: number;
   warnings: LogWarning[];
   bibTool?: "bibtex" | "biber";
+  /** The tools that ran between passes. */
+  tools: Tool[];
 }
 
 export interface CompileFailure {
   ok: false;
+  /** Which cap an output_too_large hit, when it was a count or the log. */
+  limit?: "files" | "log_bytes";
+  max?: number;
   code: "compile_error" | "compile_timeout" | "output_too_large";
   message: string;
   line?: number;
@@ -37,7 +42,7 @@ export interface CompileFailure {
 
 export type CompileResult = CompileSuccess | CompileFailure;
 
-type Ending = "exit" | "timeout" | "too_large";
+type Ending = "exit" | "timeout" | "aborted" | Overrun;
 
 interface RunOutcome {
   ending: Ending;
@@ -45,41 +50,58 @@ interface RunOutcome {
   signal: NodeJS.Signals | null;
 }
 
-const MAX_LOG_PARSE = 8 * 1024 * 1024;
+/**
+ * What the server's thread reads of a log and of main.tex: the last 2 MiB of a log (TeX's
+ * errors are at its end; a longer log loses early warnings only), the first 256 KiB of
+ * main.tex when looking for the line that asked for a missing file (where preambles are; see firstCause).
+ * Scans are linear, so these bound each job's cost on the thread every account shares.
+ */
+const MAX_LOG_PARSE = 2 * 1024 * 1024;
+/** How often a running process's directory is looked at; sizes are summed every SIZE_EVERY-th look. */
+const WATCH_MS = 200;
+const SIZE_EVERY = 5;
 
-/** Waits for the process group to end; kills it at the deadline or when the job dir grows too big. */
-async function runToExit(child: ChildProcess, exited: Promise<{ code: number | null; signal: NodeJS.Signals | null }>, dir: string, deadline: number, cfg: Config): Promise<RunOutcome> {
+/**
+ * Waits for the process group to end; kills it at the deadline, when the server
+ * shuts down (`signal`), or when the job directory is over a cap (see checkJobDir).
+ */
+async function runToExit(child: ChildProcess, exited: Promise<{ code: number | null; signal: NodeJS.Signals | null }>, dir: string, deadline: number, cfg: Config, signal?: AbortSignal): Promise<RunOutcome> {
   let ending: Ending = "exit";
-  const timer = setTimeout(() => {
-    ending = "timeout";
+  const stop = (why: Ending) => {
+    if (ending === "exit") ending = why;
     killGroup(child);
-  }, Math.max(0, deadline - Date.now()));
+  };
+  const timer = setTimeout(() => stop("timeout"), Math.max(0, deadline - Date.now()));
+  const onAbort = () => stop("aborted");
+  if (signal?.aborted) onAbort();
+  signal?.addEventListener("abort", onAbort);
+  const caps: JobCaps = { maxEntries: cfg.limits.maxJobFiles, maxBytes: cfg.limits.maxJobDirBytes, maxLogBytes: cfg.limits.maxLogBytes, logName: `${MAIN_BASENAME}.log` };
   let watching = true;
   let wake: (() => void) | undefined;
   const watch = (async () => {
-    while (watching) {
+    for (let tick = 1; watching; tick++) {
       await new Promise<void>((r) => {
         wake = r;
-        setTimeout(r, 200);
+        setTimeout(r, WATCH_MS);
       });
       if (!watching) break;
-      const size = await dirSize(dir, cfg.limits.maxJobDirBytes);
-      if (size > cfg.limits.maxJobDirBytes) {
-        ending = "too_large";
-        killGroup(child);
+      const over = await checkJobDir(dir, caps, tick % SIZE_EVERY === 0);
+      if (over && watching) {
+        stop(over);
         break;
       }
     }
   })();
-  const { code, signal } = await exited;
+  const { code, signal: sig } = await exited;
   watching = false;
   wake?.();
   clearTimeout(timer);
+  signal?.removeEventListener("abort", onAbort);
   killGroup(child); // stray children (xdvipdfmx) of a finished engine
   await watch;
-  if (ending === "exit" && signal === "SIGXFSZ") ending = "too_large";
-  if (ending === "exit" && (signal === "SIGXCPU" || (signal === "SIGKILL" && code === null))) ending = "timeout";
-  return { ending, code, signal };
+  if (ending === "exit" && sig === "SIGXFSZ") ending = "too_large";
+  if (ending === "exit" && (sig === "SIGXCPU" || (sig === "SIGKILL" && code === null))) ending = "timeout";
+  return { ending, code, signal: sig };
 }
 
 function exitedOf(child: ChildProcess): Promise<{ code: number | null; signal: NodeJS.Signals | null }> {
@@ -127,13 +149,14 @@ async function moveAll(from: string, to: string): Promise<void> {
   }
 }
 
-async function readLog(dir: string, name = `${MAIN_BASENAME}.log`): Promise<string> {
+/** The last `max` bytes of a log (TeX's errors are at its end). */
+async function readLog(dir: string, name = `${MAIN_BASENAME}.log`, max = MAX_LOG_PARSE): Promise<string> {
   const p = path.join(dir, name);
   const fh = await fs.open(p, constants.O_RDONLY | constants.O_NOFOLLOW).catch(() => undefined);
   if (!fh) return "";
   try {
     const { size } = await fh.stat();
-    const len = Math.min(size, MAX_LOG_PARSE);
+    const len = Math.min(size, max);
     const buf = Buffer.alloc(len);
     await fh.read(buf, 0, len, size - len);
     return buf.toString("utf8");
@@ -142,31 +165,14 @@ async function readLog(dir: string, name = `${MAIN_BASENAME}.log`): Promise<stri
   }
 }
 
-/**
- * "File `x.sty' not found" is reported where TeX stopped reading, often the line
- * after the \usepackage; point at the line that asked for the file instead.
- */
-function fixMissingFileLine(e: LogError, source: string): void {
-  const m = /File `([^']+?)(?:\.(sty|cls))?' not found/.exec(e.message);
-  if (!m || (e.file !== undefined && e.file !== MAIN_FILE)) return;
-  const name = (m[1] ?? "").replace(/[.*+?^${}()|[\]\\]/g, "\\$&");
-  const cmd = m[2] === "cls" ? "documentclass" : m[2] === "sty" ? "(?:usepackage|RequirePackage)" : "(?:input|include|usepackage|documentclass)";
-  const re = new RegExp(`\\\\${cmd}\\b[^\\n]*[{,]\\s*${name}\\s*[,}]`);
-  const lines = source.split("\n");
-  for (let i = 0; i < lines.length; i++) {
-    if (re.test(lines[i] ?? "")) {
-      e.line = i + 1;
-      e.file = MAIN_FILE;
-      return;
-    }
+/** The job was stopped because the server is shutting down; it has no answer of its own. */
+export class JobAborted extends Error {
+  constructor() {
+    super("The compile server is shutting down.");
   }
 }
 
-function lineCount(s: string): number {
-  return s.replace(/\n$/, "").split("\n").length;
-}
-
-export async function runJob(req: CompileRequest, pools: Pools, cfg: Config): Promise<CompileResult> {
+export async function runJob(req: CompileRequest, pools: Pools, cfg: Config, signal?: AbortSignal): Promise<CompileResult> {
   const started = Date.now();
   const deadline = started + req.timeoutMs;
   const pool = pools.get(req.engine);
@@ -177,7 +183,9 @@ export async function runJob(req: CompileRequest, pools: Pools, cfg: Config): Pr
   let passes = 0;
   let lastLog = "";
   let warnings: LogWarning[] = [];
+  let pages: number | undefined;
   let bibTool: "bibtex" | "biber" | undefined;
+  const toolsRun = new Set<Tool>();
 
   const fail = (code: CompileFailure["code"], message: string, errors: LogError[] = [], extra: Partial<CompileFailure> = {}): CompileFailure => ({
     ok: false,
@@ -190,59 +198,63 @@ export async function runJob(req: CompileRequest, pools: Pools, cfg: Config): Pr
     durationMs: Date.now() - started,
     ...extra,
   });
-  const limitFail = (ending: Ending, what: string): CompileFailure =>
-    ending === "timeout"
-      ? fail("compile_timeout", `${what} did not finish within the time limit of ${req.timeoutMs} ms (or used up its CPU time).`)
-      : fail("output_too_large", `${what} wrote more output than allowed (${cfg.limits.maxOutputFileBytes} bytes per file, ${cfg.limits.maxJobDirBytes} bytes per job).`);
+  const limitFail = (ending: Exclude<Ending, "exit">, what: string): CompileFailure => {
+    const L = cfg.limits;
+    switch (ending) {
+      case "aborted":
+        throw new JobAborted();
+      case "timeout":
+        return fail("compile_timeout", `${what} did not finish within the time limit of ${req.timeoutMs} ms (or used up its CPU time).`);
+      case "too_many_files":
+        return fail("output_too_large", `${what} created more than ${L.maxJobFiles} files and directories.`, [], { limit: "files", max: L.maxJobFiles });
+      case "log_too_large":
+        return fail("output_too_large", `${what} wrote a log larger than ${L.maxLogBytes} bytes.`, [], { limit: "log_bytes", max: L.maxLogBytes });
+      case "too_large":
+        return fail("output_too_large", `${what} wrote more output than allowed (${L.maxOutputFileBytes} bytes per file, ${L.maxJobDirBytes} bytes per job).`);
+    }
+  };
 
   try {
     await writeInputs(dir, req, cfg);
     let before = await snapshot(dir);
-    let bibtexDone: string | undefined;
-    let biberDone: string | undefined;
+    const toolsDone = new Map<string, string>();
     for (;;) {
       passes++;
       proc.go();
-      const run = await runToExit(proc.child, proc.exited, dir, deadline, cfg);
+      const run = await runToExit(proc.child, proc.exited, dir, deadline, cfg, signal);
+      if (run.ending !== "exit") {
+        // stopped from outside: only the tail is answered, the log is not parsed
+        lastLog = await readLog(dir, undefined, 2 * cfg.limits.logTailBytes);
+        return limitFail(run.ending, `Pass ${passes} of ${req.engine}`);
+      }
       lastLog = await readLog(dir);
       const parsed = parseLog(lastLog);
       warnings = parsed.warnings;
-      if (run.ending !== "exit") return limitFail(run.ending, `Pass ${passes} of ${req.engine}`);
+      pages = parsed.pages;
       if (parsed.errors.length > 0 || run.code !== 0) {
-        const first: LogError = parsed.errors[0] ?? { message: `${req.engine} stopped with exit code ${run.code ?? run.signal}.` };
-        const errors = parsed.errors.length ? parsed.errors : [first];
-        if (parsed.missingEnd && first.line === undefined) first.line = lineCount(req.source);
-        fixMissingFileLine(first, req.source);
+        const { first, errors } = firstCause(parsed, req.source, MAIN_FILE, `${req.engine} stopped with exit code ${run.code ?? run.signal}.`);
         return fail("compile_error", first.message, errors, { line: first.line, file: first.file });
       }
       let after = await snapshot(dir);
-      let bibRan = false;
 
-      // bibliography tools, only when the request brought a .bib
-      if (hasBib) {
-        const bk = await biberKey(dir);
-        const tk = bk ? undefined : await bibtexKey(dir);
-        if (bk && bk !== biberDone) {
-          const src = await biberSources(dir);
-          if (!src.ok) return fail("compile_error", `biber data source "${src.bad}" is not one of the request's files.`, [{ message: `biber data source not allowed: ${src.bad}`, file: `${MAIN_BASENAME}.bcf` }]);
-          const r = await runTool("biber", ["--noconf", "--nolog", MAIN_BASENAME], dir, deadline, cfg);
-          if (r.ending !== "exit") return limitFail(r.ending, "biber");
-          if (r.code !== 0) return toolFail("biber", r.output);
-          biberDone = bk;
-          bibRan = true;
-          bibTool = "biber";
-        } else if (tk && tk !== bibtexDone) {
-          const r = await runTool("bibtex", [MAIN_BASENAME], dir, deadline, cfg);
-          if (r.ending !== "exit") return limitFail(r.ending, "bibtex");
-          if (r.code !== null && r.code >= 2) return toolFail("bibtex", (await readLog(dir, `${MAIN_BASENAME}.blg`)) || r.output);
-          bibtexDone = tk;
-          bibRan = true;
-          bibTool = "bibtex";
-        }
-        if (bibRan) after = await snapshot(dir);
+      // bibtex/biber (only when the request brought a .bib), makeindex for indexes,
+      // glossaries and nomenclature: each only when its input changed
+      const plan = await planTools(dir, lastLog, toolsDone, hasBib);
+      if (!plan.ok) return fail("compile_error", plan.message, [{ message: plan.message, file: plan.file }], { file: plan.file });
+      for (const t of plan.runs) {
+        const [cmd, args] = toolCommand(t);
+        const r = await runTool(cmd, args, dir, deadline, cfg, signal);
+        if (r.ending !== "exit") return limitFail(r.ending, t.tool);
+        // bibtex: 1 means warnings only
+        if (r.code !== 0 && !(t.tool === "bibtex" && r.code === 1)) return toolFail(t.tool, (t.logFile ? await readLog(dir, t.logFile) : "") || r.output);
+        toolsDone.set(t.id, t.key);
+        if (t.tool !== "makeindex") bibTool = t.tool;
+        toolsRun.add(t.tool);
       }
+      const toolRan = plan.runs.length > 0;
+      if (toolRan) after = await snapshot(dir);
 
-      const again = bibRan || needsRerun(before, after, lastLog);
+      const again = toolRan || needsRerun(before, after, lastLog);
       if (!again || passes >= cfg.limits.maxPasses) break;
       const next = await pool.take();
       proc.kill();
@@ -258,25 +270,14 @@ export async function runJob(req: CompileRequest, pools: Pools, cfg: Config): Pr
     if (!st || !st.isFile()) return fail("compile_error", "No PDF was produced (the document has no pages).", [{ message: "No pages of output." }]);
     if (st.size > cfg.limits.maxPdfBytes) return fail("output_too_large", `The PDF is ${st.size} bytes; the limit is ${cfg.limits.maxPdfBytes}.`);
     const pdf = await fs.readFile(pdfPath);
-    const parsed = parseLog(lastLog);
-    return { ok: true, pdf, pages: parsed.pages ?? countPages(pdf), passes, durationMs: Date.now() - started, warnings, bibTool };
+    return { ok: true, pdf, pages: pages ?? countPages(pdf), passes, durationMs: Date.now() - started, warnings, bibTool, tools: [...toolsRun] };
   } finally {
     proc.kill();
     await removeDir(dir);
   }
 
   function toolFail(tool: string, output: string): CompileFailure {
-    const lines = output.split("\n");
-    const errs: LogError[] = [];
-    for (let i = 0; i < lines.length; i++) {
-      const l = lines[i] ?? "";
-      let m: RegExpExecArray | null;
-      if ((m = /^ERROR - (.*)$/.exec(l))) errs.push({ message: m[1] ?? "" });
-      else if (/^(I couldn't|I found no|Illegal|Sorry|.*---line \d+ of file)/.test(l)) {
-        const lm = /---line (\d+) of file (\S+)/.exec(l) ?? /---line (\d+) of file (\S+)/.exec(lines[i + 1] ?? "");
-        errs.push({ message: l.trim(), line: lm ? Number(lm[1]) : undefined, file: lm ? lm[2] : undefined });
-      }
-    }
+    const errs = parseToolOutput(output);
     const first: LogError = errs[0] ?? { message: `${tool} failed.` };
     if (errs.length === 0) errs.push(first);
     lastLog = output;
@@ -284,7 +285,7 @@ export async function runJob(req: CompileRequest, pools: Pools, cfg: Config): Pr
   }
 }
 
-async function runTool(cmd: string, args: string[], dir: string, deadline: number, cfg: Config): Promise<RunOutcome & { output: string }> {
+async function runTool(cmd: string, args: string[], dir: string, deadline: number, cfg: Config, signal?: AbortSignal): Promise<RunOutcome & { output: string }> {
   const child = spawnLimited(cmd, args, spawnOptions(cfg, dir));
   child.stdin!.end();
   let output = "";
@@ -293,7 +294,7 @@ async function runTool(cmd: string, args: string[], dir: string, deadline: numbe
   };
   child.stdout!.on("data", take);
   child.stderr!.on("data", take);
-  const r = await runToExit(child, exitedOf(child), dir, deadline, cfg);
+  const r = await runToExit(child, exitedOf(child), dir, deadline, cfg, signal);
   return { ...r, output };
 }
 

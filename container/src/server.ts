@@ -5,13 +5,18 @@ import http from "node:http";
 import type { AddressInfo } from "node:net";
 import { fileURLToPath } from "node:url";
 import { loadConfig, type Config } from "./config.ts";
+import { BodyParser } from "./body.ts";
 import { createHandler } from "./http.ts";
 import { checkSandbox } from "./engine.ts";
 import { RuntimeFilesUnreachable, stageRuntimeFiles } from "./sandbox.ts";
-import { Gate } from "./limits.ts";
+import { Gate, LoopLagMonitor } from "./limits.ts";
 import { Pools } from "./pool.ts";
 
 const REFILL_GRACE_MS = 30;
+/** On shutdown, how long killed jobs get to send their 503 before connections are cut. */
+const DRAIN_MS = 300;
+/** `node container/src/server.ts` exits this soon after SIGTERM/SIGINT, whatever is still running. */
+export const EXIT_DEADLINE_MS = 1_500;
 
 export interface RunningServer {
   url: string;
@@ -44,7 +49,10 @@ export async function startServer(opts: StartOptions = {}): Promise<RunningServe
   const pools = new Pools(cfg, () => gate.busy(REFILL_GRACE_MS));
   const warm = pools.warmUp(cfg.warmTimeoutMs);
   warm.catch(() => {}); // reported by the caller: waitWarm below, or the main block
-  const server = http.createServer(createHandler({ cfg, pools, gate, ready: () => pools.isWarm() }));
+  const lag = new LoopLagMonitor();
+  const shutdown = new AbortController();
+  const body = new BodyParser(cfg.limits);
+  const server = http.createServer(createHandler({ cfg, pools, gate, lag, body, shutdown: shutdown.signal, ready: () => pools.isWarm() }));
   server.requestTimeout = cfg.limits.maxTimeoutMs + 60_000;
   server.headersTimeout = 30_000;
   server.keepAliveTimeout = 5_000;
@@ -63,11 +71,15 @@ export async function startServer(opts: StartOptions = {}): Promise<RunningServe
     warm,
     close() {
       closing ??= (async () => {
+        // kill every running job (each answers 503 shutting_down), then stop listening
+        shutdown.abort();
+        lag.stop();
+        for (const until = Date.now() + DRAIN_MS; gate.stats().active > 0 && Date.now() < until; ) await new Promise((r) => setTimeout(r, 10));
         await new Promise<void>((r) => {
           server.close(() => r());
           server.closeAllConnections();
         });
-        await pools.close();
+        await Promise.all([pools.close(), body.close()]);
         await fs.chmod(cfg.jobRoot, 0o700).catch(() => {});
         await fs.rm(cfg.jobRoot, { recursive: true, force: true }).catch(() => {});
       })();
@@ -138,8 +150,14 @@ if (isMain) {
     () => console.log("engine pools warm"),
     (e: Error) => console.error(`compile server: ${e.message} (still retrying; GET /healthz shows the pools)`),
   );
-  const stop = () => {
-    s.close().then(() => process.exit(0));
+  let stopping = false;
+  const stop = (sig: NodeJS.Signals) => {
+    if (stopping) process.exit(1); // a second signal: no more waiting
+    stopping = true;
+    console.log(`compile server: ${sig}, stopping`);
+    // whatever close() still waits for, the process is gone within the deadline
+    setTimeout(() => process.exit(1), EXIT_DEADLINE_MS).unref();
+    s.close().then(() => process.exit(0), () => process.exit(1));
   };
   process.on("SIGINT", stop);
   process.on("SIGTERM", stop);

@@ -1,7 +1,7 @@
 import { ApiError, errors } from "../platform/errors.ts";
-import { type CompiledPdf, type CompileInput, type Compiler, compilerBusy, compileRequestInit, interpretServerAnswer, isServerAnswer, sleep, TRANSPORT_SLACK_MS } from "./compiler.ts";
+import { type CompiledPdf, type CompileInput, type Compiler, compilerBusy, compileRequestInit, compileTimeout, interpretServerAnswer, isServerAnswer, sleep, timeLimitOf, TRANSPORT_SLACK_MS } from "./compiler.ts";
 import type { TexContainer } from "./container.ts";
-import { COMPILE_LIMITS } from "./limits.ts";
+import { log } from "../platform/log.ts";
 
 /** Tries per request: each goes to a different instance. */
 const MAX_TRIES = 3;
@@ -9,10 +9,12 @@ const BACKOFF_MS = [0, 250, 1000];
 
 let cursor = -1;
 
+class DeadlineExceeded extends Error {}
+
 function withDeadline<T>(p: Promise<T>, ms: number): Promise<T> {
   let timer: ReturnType<typeof setTimeout> | undefined;
   const timeout = new Promise<never>((_, reject) => {
-    timer = setTimeout(() => reject(new Error(`no answer within ${ms} ms`)), ms);
+    timer = setTimeout(() => reject(new DeadlineExceeded(`no answer within ${ms} ms`)), ms);
   });
   return Promise.race([p, timeout]).finally(() => clearTimeout(timer));
 }
@@ -35,15 +37,19 @@ export function instanceOrder(poolSize: number, tries: number, random = Math.ran
  * Container class's fetch (it starts the container and waits for the port); when that fails (no
  * instance available, start error, disconnect: plain-text 5xx/429 from the platform) or the
  * server there is busy (its JSON 503), the next instance is tried, a bounded number of times.
+ * An instance that took the request but gave no answer by the deadline is not: that is the
+ * document's time running out (422 compile_timeout), and another instance would only spend its
+ * own time limit on the same document.
  */
 export class ContainerCompiler implements Compiler {
   constructor(
     private readonly ns: DurableObjectNamespace<TexContainer>,
     private readonly poolSize: number,
+    private readonly slackMs = TRANSPORT_SLACK_MS,
   ) {}
 
   async compile(input: CompileInput): Promise<CompiledPdf> {
-    const deadline = (input.timeoutMs ?? COMPILE_LIMITS.defaultTimeoutMs) + TRANSPORT_SLACK_MS;
+    const deadline = timeLimitOf(input) + this.slackMs;
     const names = instanceOrder(this.poolSize, MAX_TRIES);
     let busyFor = 0;
     for (const [i, name] of names.entries()) {
@@ -54,11 +60,15 @@ export class ContainerCompiler implements Compiler {
         const stub = this.ns.getByName(name);
         res = await withDeadline(stub.fetch("http://tex.container/compile", compileRequestInit(input)), deadline);
       } catch (err) {
-        console.warn(JSON.stringify({ level: "warn", msg: "container fetch failed", instance: name, error: String(err) }));
+        if (err instanceof DeadlineExceeded) {
+          log.warn("compile deadline passed; not retried", { instance: name, deadlineMs: deadline });
+          throw compileTimeout(timeLimitOf(input));
+        }
+        log.warn("container fetch failed", { instance: name, error: String(err) });
         continue;
       }
       if (!isServerAnswer(res)) {
-        console.warn(JSON.stringify({ level: "warn", msg: "container unavailable", instance: name, status: res.status, body: (await res.text()).slice(0, 200) }));
+        log.warn("container unavailable", { instance: name, status: res.status, body: (await res.text()).slice(0, 200) });
         continue;
       }
       try {

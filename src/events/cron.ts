@@ -1,9 +1,10 @@
-import { and, eq, gte, inArray, isNull, lt, lte, or, sql } from "drizzle-orm";
+import { and, asc, eq, gte, inArray, isNull, lt, lte, or, sql } from "drizzle-orm";
 import { getDb } from "../db/client.ts";
 import { events, webhookDeliveries } from "../db/schema/index.ts";
 import { enqueueEvents } from "./emit.ts";
 import type { DeliveryQueueMessage } from "./types.ts";
 import { sendAll } from "../platform/batching.ts";
+import { itemsPerStatement } from "../platform/d1.ts";
 
 /** A delivery this overdue with no attempt in flight lost its queue message (or its consumer crashed). */
 const OVERDUE_MS = 2 * 60_000;
@@ -11,8 +12,8 @@ const OVERDUE_MS = 2 * 60_000;
 const STRANDED_EVENT_MS = 2 * 60_000;
 const MAX_EVENT_REQUEUES = 5;
 const BATCH = 500;
-/** D1: at most 100 bound parameters per statement. */
-const IDS_PER_UPDATE = 90;
+/** Ids per UPDATE, with room for the statement's own parameters. */
+const IDS_PER_UPDATE = itemsPerStatement(1, 10);
 
 /** Every minute: enqueue deliveries that are due (long waits kept in D1, lost messages) and stranded events. */
 export async function onCronEvents(env: Env, now: number): Promise<void> {
@@ -33,6 +34,7 @@ export async function requeueDueDeliveries(env: Env, now: number): Promise<numbe
         or(isNull(webhookDeliveries.queuedAt), lt(webhookDeliveries.nextAttemptAt, now - OVERDUE_MS)),
       ),
     )
+    .orderBy(asc(webhookDeliveries.nextAttemptAt), asc(webhookDeliveries.id))
     .limit(BATCH);
   await sendAll(
     env.DELIVERY_QUEUE,
@@ -50,6 +52,7 @@ export async function requeueStrandedEvents(env: Env, now: number): Promise<numb
     .select({ id: events.id })
     .from(events)
     .where(and(isNull(events.fannedOutAt), lt(events.createdAt, now - STRANDED_EVENT_MS), lt(events.requeues, MAX_EVENT_REQUEUES), gte(events.createdAt, now - 7 * 86400_000)))
+    .orderBy(asc(events.createdAt), asc(events.id))
     .limit(BATCH);
   if (stranded.length === 0) return 0;
   const ids = stranded.map((e) => e.id);

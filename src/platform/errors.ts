@@ -50,6 +50,8 @@ export const errors = {
   conflict: (code: string, message: string, details: Record<string, unknown> = {}) => new ApiError(409, code, message, details),
   payloadTooLarge: (limitBytes: number) =>
     new ApiError(413, "payload_too_large", `The request body is larger than the limit of ${limitBytes} bytes for this route.`, { limitBytes }),
+  eventTooLarge: (type: string, bytes: number, limitBytes: number) =>
+    new ApiError(413, "event_too_large", `This change would publish a ${type} event of ${bytes} bytes, over the limit of ${limitBytes} bytes. Nothing was written.`, { limitBytes }),
   unsupportedMediaType: () =>
     new ApiError(415, "unsupported_media_type", "Send the request body as JSON with `Content-Type: application/json`."),
   unprocessable: (code: string, message: string, details: Record<string, unknown> = {}) => new ApiError(422, code, message, details),

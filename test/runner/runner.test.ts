@@ -50,7 +50,7 @@ describe.concurrent("npm test's runner", () => {
     expect(all.slice(-4, -1)).toEqual([
       "[test] 2 suite(s) counted as failed:",
       expect.stringMatching(/^\[test\] {3}setup: did not start \(exit 1: global setup or start-up failed; its error is above\)$/),
-      `[test]   hang: killed after ${WATCHDOG_SECONDS} s without output; last test file started: ${FIX}/hang.fixture.ts`,
+      `[test]   hang: killed after ${WATCHDOG_SECONDS} s without output or a finished test; last test file started: ${FIX}/hang.fixture.ts`,
     ]);
     expect(r.out).toMatch(/\[test\] pass: 1 passed, 0 failed, 1 skipped \(\d+ s\)\n/);
 
