@@ -120,4 +120,18 @@ describe("Outbox over SQLite", () => {
     const o = new Outbox(sql);
     expect(o.due(0, 10)).toEqual([{ message_id: "old", attempts: 0, campaign_id: null }]);
   });
+
+  it("a late alarm slips the paced queue instead of sending it in a burst", () => {
+    const o = new Outbox(memorySql());
+    o.enqueue(["p1", "p2", "p3"], { rate: 600, jitter: 0 }, null, 1000); // due 1000, 1100, 1200
+    o.slipLate(1030); // within the tolerance: nothing moves
+    expect(dues(o, 1100)).toEqual(["p1", "p2"]);
+    o.slipLate(3000); // the alarm ran 2 s late
+    expect(dues(o, 3000)).toEqual(["p1"]);
+    expect(dues(o, 3100)).toEqual(["p1", "p2"]);
+    expect(dues(o, 3200)).toEqual(["p1", "p2", "p3"]);
+    o.enqueue(["p4"], { rate: 600, jitter: 0 }, null, 3000); // the next slot moved too
+    expect(dues(o, 3299)).not.toContain("p4");
+    expect(dues(o, 3300)).toContain("p4");
+  });
 });

@@ -22,6 +22,9 @@ export interface DueSend {
   campaign_id: string | null;
 }
 
+/** How late the first queued send may be before the queue slips (less than any pacing interval's jitter matters). */
+const LATE_TOLERANCE_MS = 50;
+
 /** Outbox rows that may be sent: not of a campaign on hold. */
 const NOT_HELD = "(campaign_id IS NULL OR campaign_id NOT IN (SELECT campaign_id FROM held_campaigns))";
 
@@ -114,6 +117,19 @@ export class Outbox {
 
   dueTimers(now: number): string[] {
     return this.sql.exec<{ campaign_id: string }>("SELECT campaign_id FROM campaign_timers WHERE due <= ?", now).toArray().map((r) => r.campaign_id);
+  }
+
+  /**
+   * A late alarm must not turn a paced queue into a burst: when the first send is more than
+   * `tolerance` ms overdue, every queued send (and the next free slot) moves later by that much,
+   * so the spacing between sends stays what pacing gave them.
+   */
+  slipLate(now: number, tolerance = LATE_TOLERANCE_MS): void {
+    const first = this.sql.exec<{ due: number | null }>(`SELECT min(due) AS due FROM outbox WHERE ${NOT_HELD}`).one().due;
+    if (first === null || now - first <= tolerance) return;
+    const late = now - first;
+    this.sql.exec(`UPDATE outbox SET due = due + ? WHERE ${NOT_HELD}`, late);
+    this.sql.exec("UPDATE outbox_pacing SET next_slot = next_slot + ? WHERE id = 1", late);
   }
 
   /** Sends due now, not on hold, oldest first. */

@@ -282,7 +282,9 @@ export class SessionDO extends DurableObject<Env> {
   }
 
   private async processOutbox(): Promise<number> {
-    const due = this.outbox.due(Date.now(), ID_CHUNK);
+    const now = Date.now();
+    this.outbox.slipLate(now);
+    const due = this.outbox.due(now, ID_CHUNK);
     if (due.length === 0) return 0;
     for (const r of due) this.inFlight.add(r.message_id);
     try {
