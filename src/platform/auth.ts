@@ -25,6 +25,8 @@ export function resolveAuth(): MiddlewareHandler<AppEnv> {
 export function requireAuth(): MiddlewareHandler<AppEnv> {
   return async (c, next) => {
     if (!c.get("auth")) {
+      const failure = c.get("authFailure");
+      if (failure) throw errors.unauthorized(failure);
       const header = c.req.header("Authorization");
       if (!header) throw errors.unauthorized();
       if (!BEARER.test(header)) throw errors.unauthorized("The Authorization header must be `Bearer <API_KEY>`.");

@@ -14,6 +14,8 @@ export interface AuthContext {
 export type AppVariables = {
   requestId: string;
   auth: AuthContext;
+  /** Why a credential other than the Authorization header (a stream ticket) was refused: requireAuth's 401 says so. */
+  authFailure?: string;
   apiVersion: string;
   /** Route template for logs, set by the logger once routing is done. */
   startedAt: number;

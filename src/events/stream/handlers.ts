@@ -12,15 +12,16 @@ export const STREAM_PATH = "/api/events/stream";
 
 /**
  * Authenticates `GET /api/events/stream?ticket=` before the API's key auth runs (which then finds
- * the caller already set): the ticket is used up here, whatever happens next.
+ * the caller already set): the ticket is used up here, whatever happens next. A refused ticket is
+ * answered by requireAuth, after the per-IP rate limit has counted it (ticket guessing is limited).
  */
 export function streamTicketAuth(): MiddlewareHandler<AppEnv> {
   return async (c, next) => {
     const ticket = c.req.query("ticket");
     if (c.req.method === "GET" && ticket !== undefined && !c.req.header("Authorization")) {
       const auth = await redeemTicket(c.env, ticket);
-      if (!auth) throw errors.unauthorized("This stream ticket is not valid: it is unknown, already used or expired (tickets last 60 s).");
-      c.set("auth", auth);
+      if (auth) c.set("auth", auth);
+      else c.set("authFailure", "This stream ticket is not valid: it is unknown, already used or expired (tickets last 60 s).");
     }
     await next();
   };

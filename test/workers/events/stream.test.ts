@@ -5,7 +5,7 @@ import { getDb } from "../../../src/db/client.ts";
 import { events, streamTickets } from "../../../src/db/schema/index.ts";
 import { sha256Hex } from "../../../src/platform/crypto.ts";
 import { MAX_STREAMS_PER_ACCOUNT } from "../../../src/events/config.ts";
-import { api, createKey, errorOf } from "../helpers.ts";
+import { api, createKey, errorOf, freshIp } from "../helpers.ts";
 import { sandboxSession } from "../messaging/support.ts";
 import { inbound, openStream, sleep, ticketFor } from "./stream.support.ts";
 
@@ -100,6 +100,19 @@ describe("event stream: errors", () => {
 });
 
 describe("event stream: security", () => {
+  it("guessed tickets count against the per-IP limit of unauthenticated requests", async () => {
+    const ip = freshIp();
+    const statuses: number[] = [];
+    for (let i = 0; i < 70; i++) {
+      const res = await api(`/api/events/stream?ticket=tkt_${String(i).padStart(43, "x")}`, { ip, headers: { Upgrade: "websocket" } });
+      statuses.push(res.status);
+      await res.arrayBuffer();
+    }
+    expect(statuses.slice(0, 10).every((s) => s === 401)).toBe(true);
+    expect(statuses).toContain(429);
+  });
+
+
   it("a ticket works once; only its hash is stored", async () => {
     const k = await createKey("pro");
     const ticket = await ticketFor(k.key);
@@ -109,7 +122,9 @@ describe("event stream: security", () => {
     const s = await openStream(`?ticket=${ticket}`);
     const again = await api(`/api/events/stream?ticket=${ticket}`, { headers: { Upgrade: "websocket" } });
     expect(again.status).toBe(401);
-    expect((await errorOf(again)).code).toBe("unauthorized");
+    const err = await errorOf(again);
+    expect(err.code).toBe("unauthorized");
+    expect(err.message).toContain("ticket");
     s.ws.close(1000);
   });
 
