@@ -70,6 +70,23 @@ describe("event stream: happy paths", () => {
   });
 });
 
+describe("event stream: rate limit", () => {
+  it("opening counts once against the key's limit; messages on the socket do not", async () => {
+    const k = await createKey("pro");
+    const stream = await openStream("", { key: k.key });
+    for (let i = 0; i < 20; i++) {
+      const pong = new Promise((r) => stream.ws.addEventListener("message", (m) => m.data === "pong" && r(m.data), { once: true }));
+      stream.ws.send("ping");
+      await pong;
+    }
+    const res = await api("/api/account", { key: k.key });
+    expect(res.status).toBe(200);
+    // Two requests so far: the connect and this one.
+    expect(Number(res.headers.get("X-RateLimit-Remaining"))).toBe(Number(res.headers.get("X-RateLimit-Limit")) - 2);
+    stream.ws.close(1000);
+  });
+});
+
 describe("event stream: errors", () => {
   it("400 without a WebSocket upgrade, for an unknown type, for a malformed after", async () => {
     const k = await createKey("pro");
