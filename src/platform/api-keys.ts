@@ -1,9 +1,10 @@
-import { eq } from "drizzle-orm";
+import { and, eq, inArray, isNull } from "drizzle-orm";
 import type { Db } from "../db/client.ts";
 import { accounts, apiKeys } from "../db/schema/index.ts";
 import { hashApiKey } from "./key-format.ts";
 import { limitFor, type Plan } from "./plans.ts";
 import type { AuthContext } from "./types.ts";
+import { itemsPerStatement } from "./d1.ts";
 
 export { generateApiKey, hashApiKey, looksLikeApiKey } from "./key-format.ts";
 
@@ -51,6 +52,18 @@ export async function resolveApiKeyId(db: Db, keyId: string): Promise<AuthContex
     .get();
   if (!row || row.revokedAt !== null) return null;
   return { accountId: row.accountId, accountName: row.name, accountCreatedAt: row.createdAt, keyId: row.keyId, plan: row.plan as Plan, limitPerMinute: limitFor(row.plan as Plan, row.custom) };
+}
+
+const KEY_IDS_PER_QUERY = itemsPerStatement(1);
+
+/** Of these key ids, the ones revoked or gone (a caller holding something open on a key re-checks it). */
+export async function revokedKeyIds(db: Db, keyIds: string[]): Promise<string[]> {
+  const live = new Set<string>();
+  for (let i = 0; i < keyIds.length; i += KEY_IDS_PER_QUERY) {
+    const rows = await db.select({ id: apiKeys.id }).from(apiKeys).where(and(inArray(apiKeys.id, keyIds.slice(i, i + KEY_IDS_PER_QUERY)), isNull(apiKeys.revokedAt)));
+    for (const r of rows) live.add(r.id);
+  }
+  return keyIds.filter((id) => !live.has(id));
 }
 
 /** Test hook: forget cached lookups (the cache is per isolate). */

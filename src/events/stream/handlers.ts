@@ -42,8 +42,8 @@ export const streamRoutes = createRouter()
   .openapi(routes.streamRoute, async (c) => {
     const q = c.req.valid("query");
     if (c.req.header("Upgrade")?.toLowerCase() !== "websocket") throw errors.invalidRequest("Open this URL as a WebSocket (`Upgrade: websocket`).");
-    const { accountId } = c.get("auth");
-    const open: StreamOpen = { accountId, types: parseTypes(q.types), sessionId: q.sessionId ?? null, after: q.after ?? null };
+    const { accountId, keyId } = c.get("auth");
+    const open: StreamOpen = { accountId, keyId, types: parseTypes(q.types), sessionId: q.sessionId ?? null, after: q.after ?? null };
     const stub = c.env.EVENT_STREAMS.get(c.env.EVENT_STREAMS.idFromName(accountId));
     const res = await stub.fetch("https://event-stream/", { headers: { Upgrade: "websocket", [STREAM_HEADER]: JSON.stringify(open) } });
     if (res.status === 429) throw errors.tooManyStreams(MAX_STREAMS_PER_ACCOUNT);

@@ -2,6 +2,7 @@ import { DurableObject } from "cloudflare:workers";
 import { and, asc, eq, gt, inArray } from "drizzle-orm";
 import { getDb } from "../../db/client.ts";
 import { events } from "../../db/schema/index.ts";
+import { revokedKeyIds } from "../../platform/api-keys.ts";
 import { log } from "../../platform/log.ts";
 import { MAX_STREAMS_PER_ACCOUNT, STREAM_REPLAY_MAX } from "../config.ts";
 
@@ -11,6 +12,11 @@ export interface StreamFilter {
   types: string[] | null;
   /** Only events of this messaging session; null = all. */
   sessionId: string | null;
+}
+
+/** What the socket keeps: its filter and the API key it was opened with (re-checked for revocation). */
+interface Attachment extends StreamFilter {
+  keyId: string;
 }
 
 /** An event ready to send: its envelope `{id, type, timestamp, data}` already serialized. */
@@ -25,11 +31,16 @@ export interface StreamEvent {
 export const STREAM_HEADER = "X-Event-Stream";
 export interface StreamOpen extends StreamFilter {
   accountId: string;
+  keyId: string;
   after: string | null;
 }
 
 /** Closed with this code when `?after=` has more than STREAM_REPLAY_MAX events behind it: reconnect with the last id received. */
 export const REPLAY_TRUNCATED = 4001;
+/** Closed with this code once the API key the socket was opened with is revoked. */
+export const KEY_REVOKED = 4003;
+/** How often, while sockets are open, their keys are checked for revocation. */
+export const KEY_CHECK_MS = 60_000;
 
 /** The envelope the webhooks deliver (`{type, timestamp, data}`), with the event id in front. */
 export function envelopeOf(id: string, payload: string): string {
@@ -53,7 +64,8 @@ export class EventStreamDO extends DurableObject<Env> {
     const { 0: client, 1: server } = new WebSocketPair();
     const filter: StreamFilter = { types: open.types, sessionId: open.sessionId };
     this.ctx.acceptWebSocket(server, ["stream"]);
-    server.serializeAttachment(filter);
+    server.serializeAttachment({ ...filter, keyId: open.keyId } satisfies Attachment);
+    if ((await this.ctx.storage.getAlarm()) === null) await this.ctx.storage.setAlarm(Date.now() + KEY_CHECK_MS);
     if (open.after) this.ctx.waitUntil(this.replay(server, open.accountId, open.after, filter));
     return new Response(null, { status: 101, webSocket: client });
   }
@@ -99,6 +111,23 @@ export class EventStreamDO extends DurableObject<Env> {
       }
     }
     return sent;
+  }
+
+  /** While sockets are open: closes those whose API key was revoked since they connected. */
+  override async alarm(): Promise<void> {
+    const sockets = this.ctx.getWebSockets();
+    if (sockets.length === 0) return;
+    const keyOf = (ws: WebSocket) => (ws.deserializeAttachment() as Attachment | null)?.keyId ?? "";
+    const revoked = new Set(await revokedKeyIds(getDb(this.env.DB), [...new Set(sockets.map(keyOf))]));
+    for (const ws of sockets) {
+      if (!revoked.has(keyOf(ws))) continue;
+      try {
+        ws.close(KEY_REVOKED, "API key revoked");
+      } catch {
+        /* already closed */
+      }
+    }
+    if (sockets.some((ws) => !revoked.has(keyOf(ws)))) await this.ctx.storage.setAlarm(Date.now() + KEY_CHECK_MS);
   }
 
   /** Clients may send "ping" to keep intermediaries from closing an idle socket; anything else is ignored. */

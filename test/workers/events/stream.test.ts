@@ -1,4 +1,6 @@
 import { env } from "cloudflare:workers";
+import { runDurableObjectAlarm } from "cloudflare:test";
+import { KEY_REVOKED } from "../../../src/events/stream/stream-do.ts";
 import { eq } from "drizzle-orm";
 import { describe, expect, it } from "vitest";
 import { getDb } from "../../../src/db/client.ts";
@@ -157,6 +159,21 @@ describe("event stream: security", () => {
     const beforeRevoke = await ticketFor(k2.key);
     expect((await api(`/api/keys/${k2.keyId}`, { method: "DELETE", key: k2.key })).status).toBeLessThan(300);
     expect((await api(`/api/events/stream?ticket=${beforeRevoke}`, { headers: { Upgrade: "websocket" } })).status).toBe(401);
+  });
+
+  it("a socket whose key is revoked is closed (4003) at the next key check; others stay open", async () => {
+    const k1 = await createKey("pro");
+    const k2 = await createKey("pro", { accountId: k1.accountId });
+    const keep = await openStream("", { key: k1.key });
+    const doomed = await openStream(`?ticket=${await ticketFor(k2.key)}`);
+    expect((await api(`/api/keys/${k2.keyId}`, { method: "DELETE", key: k1.key })).status).toBeLessThan(300);
+    const stub = env.EVENT_STREAMS.get(env.EVENT_STREAMS.idFromName(k1.accountId));
+    expect(await runDurableObjectAlarm(stub)).toBe(true);
+    expect((await doomed.closed).code).toBe(KEY_REVOKED);
+    const pong = new Promise((r) => keep.ws.addEventListener("message", (m) => m.data === "pong" && r(m.data)));
+    keep.ws.send("ping");
+    expect(await pong).toBe("pong");
+    keep.ws.close(1000);
   });
 
   it("another account's events are never delivered, live or on resume", async () => {
