@@ -5,6 +5,7 @@ import type { Config } from "./config.ts";
 import { runJob } from "./job.ts";
 import { Busy, type Gate } from "./limits.ts";
 import type { Pools } from "./pool.ts";
+import type { Preambles } from "./preamble.ts";
 import { validateCompile, type Issue } from "./validate.ts";
 
 export interface AppState {
@@ -12,6 +13,7 @@ export interface AppState {
   pools: Pools;
   gate: Gate;
   ready: () => boolean;
+  preambles?: Preambles;
 }
 
 class HttpError extends Error {
@@ -83,7 +85,7 @@ async function compile(req: IncomingMessage, res: ServerResponse, st: AppState):
   }
   let result;
   try {
-    result = await runJob(v.value, st.pools, st.cfg);
+    result = await runJob(v.value, st.pools, st.cfg, st.preambles);
   } finally {
     release();
   }
@@ -97,6 +99,7 @@ async function compile(req: IncomingMessage, res: ServerResponse, st: AppState):
       "X-Compile-Passes": String(result.passes),
       "X-Compile-Warnings": String(result.warnings.length),
       ...(result.bibTool ? { "X-Compile-Bib": result.bibTool } : {}),
+      ...(result.preamble ? { "X-Compile-Preamble": result.preamble } : {}),
     });
     res.end(result.pdf);
     return;
@@ -122,7 +125,7 @@ export function createHandler(st: AppState) {
       } else if (url.pathname === "/healthz") {
         if (req.method !== "GET" && req.method !== "HEAD") throw new HttpError(405, "method_not_allowed", "Use GET /healthz.", {}, { Allow: "GET, HEAD" });
         const ready = st.ready();
-        const body = { ok: ready, pools: st.pools.stats(), jobs: st.gate.stats(), engines: st.cfg.engines };
+        const body = { ok: ready, pools: st.pools.stats(), jobs: st.gate.stats(), engines: st.cfg.engines, ...(st.preambles ? { preambles: st.preambles.stats() } : {}) };
         if (ready) sendJson(res, 200, body);
         else sendJson(res, 503, { ...body, error: { code: "not_ready", message: "Engine pools are still warming up." } }, { "Retry-After": "1" });
       } else {

@@ -5,11 +5,12 @@ import { constants, promises as fs } from "node:fs";
 import path from "node:path";
 import type { ChildProcess } from "node:child_process";
 import type { Config } from "./config.ts";
-import { killGroup, MAIN_BASENAME, MAIN_FILE, normaliseExit, spawnLimited, spawnOptions } from "./engine.ts";
+import { goLine, killGroup, MAIN_BASENAME, normaliseExit, spawnLimited, spawnOptions } from "./engine.ts";
 import { dirSize } from "./limits.ts";
 import { logTail, parseLog, type LogError, type LogWarning } from "./log-parser.ts";
 import { biberKey, biberSources, bibtexKey, needsRerun, snapshot } from "./passes.ts";
-import { removeDir, type Pools, type WarmProcess } from "./pool.ts";
+import { removeDir, spawnProcess, type EnginePool, type Pools, type ProcessSpec, type WarmProcess } from "./pool.ts";
+import type { PreambleUse, Preambles } from "./preamble.ts";
 import type { CompileRequest } from "./validate.ts";
 
 export interface CompileSuccess {
@@ -20,6 +21,8 @@ export interface CompileSuccess {
   durationMs: number;
   warnings: LogWarning[];
   bibTool?: "bibtex" | "biber";
+  /** Whether a precompiled preamble was used ("hit"), or none existed yet ("miss"). */
+  preamble?: "hit" | "miss";
 }
 
 export interface CompileFailure {
@@ -90,11 +93,20 @@ function exitedOf(child: ChildProcess): Promise<{ code: number | null; signal: N
   });
 }
 
-async function writeInputs(dir: string, req: CompileRequest, cfg: Config): Promise<void> {
+/** The main file's folder in the project ("" for the root) and its name. */
+export function mainParts(mainPath: string): { sub: string; mainFile: string } {
+  const i = mainPath.lastIndexOf("/");
+  return i < 0 ? { sub: "", mainFile: mainPath } : { sub: mainPath.slice(0, i), mainFile: mainPath.slice(i + 1) };
+}
+
+export async function writeInputs(dir: string, req: CompileRequest, cfg: Config): Promise<void> {
   const own = async (p: string) => {
     if (cfg.engineUid !== undefined) await fs.chown(p, cfg.engineUid, cfg.engineGid ?? cfg.engineUid);
   };
   const made = new Set<string>();
+  // the main file's folder was made when the engine was started there
+  const { sub } = mainParts(req.mainPath);
+  if (sub) for (let d = path.join(dir, sub); d.startsWith(dir + path.sep); d = path.dirname(d)) if ((await fs.lstat(d).catch(() => undefined))?.isDirectory()) made.add(d);
   const write = async (rel: string, data: Buffer | string) => {
     const parts = rel.split("/");
     let cur = dir;
@@ -115,15 +127,23 @@ async function writeInputs(dir: string, req: CompileRequest, cfg: Config): Promi
     }
     await own(target);
   };
-  await write(MAIN_FILE, req.source);
+  await write(req.mainPath, req.source);
   for (const f of req.files) await write(f.path, f.data);
 }
 
-/** Moves everything of a finished pass into the directory of the next warm process. */
-async function moveAll(from: string, to: string): Promise<void> {
+/**
+ * Moves everything of a finished pass into the directory of the next warm process.
+ * Folders the next process already has (the main file's, made at its start) are
+ * merged; files it already has (its own log, opened before the job) stay its own.
+ */
+async function moveAll(from: string, to: string, depth = 0): Promise<void> {
   for (const name of await fs.readdir(from)) {
-    if (name === ".texmf-var") continue; // the next process has its own cache dir
-    await fs.rename(path.join(from, name), path.join(to, name));
+    if (depth === 0 && name === ".texmf-var") continue; // the next process has its own cache dir
+    const src = path.join(from, name);
+    const dst = path.join(to, name);
+    const there = await fs.lstat(dst).catch(() => undefined);
+    if (!there) await fs.rename(src, dst);
+    else if (there.isDirectory() && depth < 8) await moveAll(src, dst, depth + 1);
   }
 }
 
@@ -146,9 +166,9 @@ async function readLog(dir: string, name = `${MAIN_BASENAME}.log`): Promise<stri
  * "File `x.sty' not found" is reported where TeX stopped reading, often the line
  * after the \usepackage; point at the line that asked for the file instead.
  */
-function fixMissingFileLine(e: LogError, source: string): void {
+function fixMissingFileLine(e: LogError, source: string, mainFile: string): void {
   const m = /File `([^']+?)(?:\.(sty|cls))?' not found/.exec(e.message);
-  if (!m || (e.file !== undefined && e.file !== MAIN_FILE)) return;
+  if (!m || (e.file !== undefined && e.file !== mainFile)) return;
   const name = (m[1] ?? "").replace(/[.*+?^${}()|[\]\\]/g, "\\$&");
   const cmd = m[2] === "cls" ? "documentclass" : m[2] === "sty" ? "(?:usepackage|RequirePackage)" : "(?:input|include|usepackage|documentclass)";
   const re = new RegExp(`\\\\${cmd}\\b[^\\n]*[{,]\\s*${name}\\s*[,}]`);
@@ -156,7 +176,7 @@ function fixMissingFileLine(e: LogError, source: string): void {
   for (let i = 0; i < lines.length; i++) {
     if (re.test(lines[i] ?? "")) {
       e.line = i + 1;
-      e.file = MAIN_FILE;
+      e.file = mainFile;
       return;
     }
   }
@@ -166,14 +186,100 @@ function lineCount(s: string): number {
   return s.replace(/\n$/, "").split("\n").length;
 }
 
-export async function runJob(req: CompileRequest, pools: Pools, cfg: Config): Promise<CompileResult> {
+/** Where the engine processes of one job's passes come from. */
+interface ProcessSource {
+  take(): Promise<WarmProcess>;
+  /** The job is over; `ok`: it succeeded (a spare process may then be kept). */
+  close(ok: boolean): void;
+}
+
+/** The warm pool: engines started in a job directory's root from the engine's own format. */
+function poolSource(pool: EnginePool): ProcessSource {
+  return { take: () => pool.take(), close: () => {} };
+}
+
+/**
+ * Processes started for this job, in the main file's folder and/or from a preamble
+ * format. The next pass's process starts while the current pass runs; an unused one
+ * goes to `spare` when the job succeeded (kept warm for the next compile).
+ */
+function dedicatedSource(cfg: Config, engine: CompileRequest["engine"], spec: ProcessSpec, first?: WarmProcess, spare?: (p: WarmProcess) => void): ProcessSource {
+  let pending: WarmProcess | undefined = first;
+  let next: Promise<WarmProcess | undefined> | undefined;
+  const start = () => spawnProcess(cfg, engine, spec).catch(() => undefined);
+  const discard = (p: WarmProcess) => {
+    p.kill();
+    void p.exited.then(() => removeDir(p.dir));
+  };
+  return {
+    async take() {
+      let p = pending;
+      pending = undefined;
+      if (!p && next) p = await next;
+      next = start();
+      return p ?? spawnProcess(cfg, engine, spec);
+    },
+    close(ok) {
+      const n = next;
+      next = undefined;
+      if (pending) discard(pending);
+      void n?.then((p) => {
+        if (!p) return;
+        if (ok && spare) spare(p);
+        else discard(p);
+      });
+    },
+  };
+}
+
+/**
+ * Compiles one request: from a precompiled preamble when a verified one exists (and,
+ * should that fail, once more the normal way within the same deadline), otherwise
+ * the normal way, after which the preamble may be dumped in the background.
+ */
+export async function runJob(req: CompileRequest, pools: Pools, cfg: Config, preambles?: Preambles): Promise<CompileResult> {
   const started = Date.now();
   const deadline = started + req.timeoutMs;
   const pool = pools.get(req.engine);
   if (!pool) throw new Error(`engine ${req.engine} not enabled`);
+  const { sub } = mainParts(req.mainPath);
+  const use = preambles?.lookup(req);
+  if (use) {
+    const r = await runPasses(req, formatSource(cfg, req, use, preambles), cfg, started, deadline, true);
+    if (r.ok) return { ...r, preamble: "hit" };
+    if (r.code !== "compile_error") return r;
+    const again = await runPasses(req, sub ? dedicatedSource(cfg, req.engine, { subdir: sub }) : poolSource(pool), cfg, started, deadline, false);
+    if (again.ok) preambles?.reject(use.key);
+    return again;
+  }
+  const r = await runPasses(req, sub ? dedicatedSource(cfg, req.engine, { subdir: sub }) : poolSource(pool), cfg, started, deadline, false);
+  if (r.ok && preambles?.keyOf(req)) {
+    preambles.afterCompile(req, r);
+    return { ...r, preamble: "miss" };
+  }
+  return r;
+}
+
+function formatSource(cfg: Config, req: CompileRequest, use: PreambleUse, preambles?: Preambles): ProcessSource {
+  const { sub } = mainParts(req.mainPath);
+  return dedicatedSource(cfg, req.engine, { subdir: sub || undefined, fmtFile: use.fmtFile }, use.warm, (p) => preambles?.keepWarm(use.key, p));
+}
+
+/** Compiles `req` from a dumped preamble only (the verification of a new format). */
+export async function compileWithFormat(req: CompileRequest, use: PreambleUse, cfg: Config): Promise<{ pdf: Buffer; pages: number } | undefined> {
+  const started = Date.now();
+  const r = await runPasses(req, formatSource(cfg, req, use), cfg, started, started + req.timeoutMs, true);
+  return r.ok ? { pdf: r.pdf, pages: r.pages } : undefined;
+}
+
+async function runPasses(req: CompileRequest, source: ProcessSource, cfg: Config, started: number, deadline: number, fromFormat: boolean): Promise<CompileResult> {
   const hasBib = req.files.some((f) => f.path.endsWith(".bib"));
-  let proc: WarmProcess = await pool.take();
+  const { sub, mainFile } = mainParts(req.mainPath);
+  const go = goLine({ mainFile, draft: req.draft, preamble: fromFormat });
+  let proc: WarmProcess = await source.take();
   let dir = proc.dir;
+  let cwd = path.join(dir, sub);
+  let succeeded = false;
   let passes = 0;
   let lastLog = "";
   let warnings: LogWarning[] = [];
@@ -202,17 +308,22 @@ export async function runJob(req: CompileRequest, pools: Pools, cfg: Config): Pr
     let biberDone: string | undefined;
     for (;;) {
       passes++;
-      proc.go();
+      proc.go(go);
       const run = await runToExit(proc.child, proc.exited, dir, deadline, cfg);
-      lastLog = await readLog(dir);
+      lastLog = await readLog(cwd);
       const parsed = parseLog(lastLog);
       warnings = parsed.warnings;
       if (run.ending !== "exit") return limitFail(run.ending, `Pass ${passes} of ${req.engine}`);
       if (parsed.errors.length > 0 || run.code !== 0) {
         const first: LogError = parsed.errors[0] ?? { message: `${req.engine} stopped with exit code ${run.code ?? run.signal}.` };
         const errors = parsed.errors.length ? parsed.errors : [first];
-        if (parsed.missingEnd && first.line === undefined) first.line = lineCount(req.source);
-        fixMissingFileLine(first, req.source);
+        if (parsed.missingEnd && first.line === undefined) {
+          first.line = lineCount(req.source);
+          first.file = mainFile;
+        }
+        fixMissingFileLine(first, req.source, mainFile);
+        // file names in the log are relative to the main file's folder: name them from the project root
+        if (sub) for (const e of errors) if (e.file !== undefined && !e.file.startsWith("/")) e.file = path.posix.normalize(path.posix.join(sub, e.file));
         return fail("compile_error", first.message, errors, { line: first.line, file: first.file });
       }
       let after = await snapshot(dir);
@@ -220,21 +331,22 @@ export async function runJob(req: CompileRequest, pools: Pools, cfg: Config): Pr
 
       // bibliography tools, only when the request brought a .bib
       if (hasBib) {
-        const bk = await biberKey(dir);
+        const bk = await biberKey(cwd);
         const tk = bk ? undefined : await bibtexKey(dir);
         if (bk && bk !== biberDone) {
-          const src = await biberSources(dir);
+          let src = await biberSources(cwd);
+          if (!src.ok && sub) src = await biberSources(dir); // data sources named from the project root
           if (!src.ok) return fail("compile_error", `biber data source "${src.bad}" is not one of the request's files.`, [{ message: `biber data source not allowed: ${src.bad}`, file: `${MAIN_BASENAME}.bcf` }]);
-          const r = await runTool("biber", ["--noconf", "--nolog", MAIN_BASENAME], dir, deadline, cfg);
+          const r = await runTool("biber", ["--noconf", "--nolog", MAIN_BASENAME], dir, deadline, cfg, sub);
           if (r.ending !== "exit") return limitFail(r.ending, "biber");
           if (r.code !== 0) return toolFail("biber", r.output);
           biberDone = bk;
           bibRan = true;
           bibTool = "biber";
         } else if (tk && tk !== bibtexDone) {
-          const r = await runTool("bibtex", [MAIN_BASENAME], dir, deadline, cfg);
+          const r = await runTool("bibtex", [MAIN_BASENAME], dir, deadline, cfg, sub);
           if (r.ending !== "exit") return limitFail(r.ending, "bibtex");
-          if (r.code !== null && r.code >= 2) return toolFail("bibtex", (await readLog(dir, `${MAIN_BASENAME}.blg`)) || r.output);
+          if (r.code !== null && r.code >= 2) return toolFail("bibtex", (await readLog(cwd, `${MAIN_BASENAME}.blg`)) || r.output);
           bibtexDone = tk;
           bibRan = true;
           bibTool = "bibtex";
@@ -244,25 +356,28 @@ export async function runJob(req: CompileRequest, pools: Pools, cfg: Config): Pr
 
       const again = bibRan || needsRerun(before, after, lastLog);
       if (!again || passes >= cfg.limits.maxPasses) break;
-      const next = await pool.take();
+      const next = await source.take();
       proc.kill();
       await moveAll(dir, next.dir);
       await removeDir(dir);
       proc = next;
       dir = next.dir;
+      cwd = path.join(dir, sub);
       before = after;
     }
 
-    const pdfPath = path.join(dir, `${MAIN_BASENAME}.pdf`);
+    const pdfPath = path.join(cwd, `${MAIN_BASENAME}.pdf`);
     const st = await fs.lstat(pdfPath).catch(() => undefined);
     if (!st || !st.isFile()) return fail("compile_error", "No PDF was produced (the document has no pages).", [{ message: "No pages of output." }]);
     if (st.size > cfg.limits.maxPdfBytes) return fail("output_too_large", `The PDF is ${st.size} bytes; the limit is ${cfg.limits.maxPdfBytes}.`);
     const pdf = await fs.readFile(pdfPath);
     const parsed = parseLog(lastLog);
+    succeeded = true;
     return { ok: true, pdf, pages: parsed.pages ?? countPages(pdf), passes, durationMs: Date.now() - started, warnings, bibTool };
   } finally {
     proc.kill();
     await removeDir(dir);
+    source.close(succeeded);
   }
 
   function toolFail(tool: string, output: string): CompileFailure {
@@ -284,8 +399,8 @@ export async function runJob(req: CompileRequest, pools: Pools, cfg: Config): Pr
   }
 }
 
-async function runTool(cmd: string, args: string[], dir: string, deadline: number, cfg: Config): Promise<RunOutcome & { output: string }> {
-  const child = spawnLimited(cmd, args, spawnOptions(cfg, dir));
+async function runTool(cmd: string, args: string[], dir: string, deadline: number, cfg: Config, sub = ""): Promise<RunOutcome & { output: string }> {
+  const child = spawnLimited(cmd, args, { ...spawnOptions(cfg, dir), subdir: sub || undefined });
   child.stdin!.end();
   let output = "";
   const take = (c: Buffer) => {

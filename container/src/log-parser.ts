@@ -155,7 +155,7 @@ export function parseLog(log: string): ParsedLog {
 /** The last `maxBytes` bytes of the log, cut at a line start, without our bootstrap line. */
 export function logTail(log: string, maxBytes: number): string {
   // hide the bootstrap line (it names server paths) wherever TeX echoes it
-  const cleaned = log.replace(/\\message\{TEXPOOL-READY\}[^\n]*?\\input main\.tex/g, "main.tex");
+  const cleaned = log.replace(/\\message\{TEXPOOL-READY\}[^\n]*?\\texpoolgo/g, "main.tex");
   const buf = Buffer.from(cleaned, "utf8");
   if (buf.length <= maxBytes) return cleaned;
   let tail = buf.subarray(buf.length - maxBytes).toString("utf8");

@@ -8,7 +8,9 @@ import { loadConfig, type Config } from "./config.ts";
 import { createHandler } from "./http.ts";
 import { checkSandbox } from "./engine.ts";
 import { Gate } from "./limits.ts";
+import { compileWithFormat, writeInputs } from "./job.ts";
 import { Pools } from "./pool.ts";
+import { Preambles } from "./preamble.ts";
 
 const REFILL_GRACE_MS = 30;
 
@@ -17,6 +19,7 @@ export interface RunningServer {
   port: number;
   config: Config;
   pools: Pools;
+  preambles: Preambles;
   /** Resolves once every pool has at least one warm process. */
   warm: Promise<void>;
   close(): Promise<void>;
@@ -41,7 +44,10 @@ export async function startServer(opts: StartOptions = {}): Promise<RunningServe
   const warm = pools.fillAll().then(() => {
     warmed = true;
   });
-  const server = http.createServer(createHandler({ cfg, pools, gate, ready: () => warmed && pools.isWarm() }));
+  // preambles are dumped in the background, while a compile slot is free
+  const preambles = new Preambles(cfg, () => gate.stats().active < gate.stats().max);
+  preambles.setRunner({ writeInputs, compileWithFormat: (req, use) => compileWithFormat(req, use, cfg) });
+  const server = http.createServer(createHandler({ cfg, pools, gate, preambles, ready: () => warmed && pools.isWarm() }));
   server.requestTimeout = cfg.limits.maxTimeoutMs + 60_000;
   server.headersTimeout = 30_000;
   server.keepAliveTimeout = 5_000;
@@ -58,6 +64,7 @@ export async function startServer(opts: StartOptions = {}): Promise<RunningServe
     port: addr.port,
     config: cfg,
     pools,
+    preambles,
     warm,
     close() {
       closing ??= (async () => {
@@ -65,6 +72,7 @@ export async function startServer(opts: StartOptions = {}): Promise<RunningServe
           server.close(() => r());
           server.closeAllConnections();
         });
+        await preambles.close();
         await pools.close();
         await fs.chmod(cfg.jobRoot, 0o700).catch(() => {});
         await fs.rm(cfg.jobRoot, { recursive: true, force: true }).catch(() => {});
