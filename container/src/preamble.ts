@@ -71,6 +71,8 @@ export interface PreambleStats {
   dumping: boolean;
   dumped: number;
   hits: number;
+  /** Why the last format was not made or not kept (operators: which documents miss out). */
+  lastRefusal?: string;
 }
 
 /** What the background work needs from job.ts (passed in to keep the modules acyclic). */
@@ -108,6 +110,22 @@ function texVersion(engine: Engine): string {
   return `${(v.stdout ?? "").split("\n")[0]}|${fmtPath}|${stat}`;
 }
 
+/** The first "! ..." line of a log (at most 64 KiB read from its end). */
+async function firstError(log: string): Promise<string> {
+  const fh = await fs.open(log, constants.O_RDONLY | constants.O_NOFOLLOW).catch(() => undefined);
+  if (!fh) return "no log";
+  try {
+    const { size } = await fh.stat();
+    const len = Math.min(size, 64 * 1024);
+    const buf = Buffer.alloc(len);
+    await fh.read(buf, 0, len, size - len);
+    const line = buf.toString("utf8").split("\n").find((l) => l.startsWith("!"));
+    return (line ?? "no error in the log").slice(0, 200);
+  } finally {
+    await fh.close();
+  }
+}
+
 export class Preambles {
   private readonly cfg: Config;
   private readonly dir: string;
@@ -118,6 +136,7 @@ export class Preambles {
   private closed = false;
   private dumped = 0;
   private hits = 0;
+  private lastRefusal: string | undefined;
   private runner: PreambleRunner | undefined;
   private readonly canRun: () => boolean;
   private idleWaiters: Array<() => void> = [];
@@ -147,7 +166,8 @@ export class Preambles {
 
   /** The lookup key of a request, or undefined when it cannot use a format. */
   keyOf(req: CompileRequest): string | undefined {
-    if (!this.enabled || req.namespace === undefined) return undefined;
+    // XeTeX cannot dump a format holding OpenType fonts, and every LaTeX class loads one
+    if (!this.enabled || req.namespace === undefined || req.engine === "xelatex") return undefined;
     const pre = preambleOf(req.source);
     if (pre === undefined) return undefined;
     return sha256(JSON.stringify([VERSION, req.namespace, req.engine, req.draft, req.mainPath, this.version(req.engine), pre]));
@@ -168,7 +188,7 @@ export class Preambles {
     const e = this.entries.get(key);
     if (!e || e.state !== "ready" || !e.fmtFile) return undefined;
     if (now - e.createdAt > this.cfg.preamble.maxAgeMs) {
-      this.drop(e);
+      void this.drop(e);
       return undefined;
     }
     if (!this.depsMatch(e, req)) return undefined;
@@ -266,12 +286,13 @@ export class Preambles {
     if (!runner) return;
     const now = Date.now();
     const old = this.entries.get(job.key);
-    if (old) this.drop(old);
+    if (old) await this.drop(old);
     const e: Entry = { key: job.key, state: "dumping", deps: [], bytes: 0, createdAt: now, lastUsed: now };
     this.entries.set(job.key, e);
     const made = await this.dump(job.req, runner);
-    if (!made || this.closed) {
+    if (typeof made === "string" || this.closed) {
       e.state = "bad";
+      if (typeof made === "string") this.lastRefusal = `${job.req.engine}: ${made}`;
       return;
     }
     e.deps = made.deps;
@@ -282,12 +303,13 @@ export class Preambles {
     const got = await runner.compileWithFormat(job.req, use).catch(() => undefined);
     const same = got !== undefined && got.pages === job.pages && (await this.sameText(got.pdf, job.pdf));
     if (!same || this.closed) {
+      this.lastRefusal = `${job.req.engine}: ${got === undefined ? "the compile from the format failed" : "the compile from the format gave another PDF"}`;
       this.reject(job.key);
       return;
     }
     e.state = "ready";
     this.dumped++;
-    this.evict();
+    await this.evict();
     // the author is likely to compile again soon: have a process ready
     if (this.cfg.preamble.warm > 0 && e.fmtFile) {
       const sub = path.posix.dirname(job.req.mainPath);
@@ -303,8 +325,8 @@ export class Preambles {
     }
   }
 
-  /** Dumps the format in a fresh job directory, sandboxed; undefined when it cannot be used. */
-  private async dump(req: CompileRequest, runner: PreambleRunner): Promise<{ fmtFile: string; deps: Array<[string, string]>; bytes: number } | undefined> {
+  /** Dumps the format in a fresh job directory, sandboxed; else why not. */
+  private async dump(req: CompileRequest, runner: PreambleRunner): Promise<{ fmtFile: string; deps: Array<[string, string]>; bytes: number } | string> {
     const cfg = this.cfg;
     const dir = await makeJobDir(cfg);
     try {
@@ -314,14 +336,19 @@ export class Preambles {
       const mainFile = path.posix.basename(req.mainPath);
       const jobDir = cfg.sandbox ? SANDBOX_JOB_DIR : dir;
       const lua = req.engine === "lualatex" ? `\\directlua{TEXPOOL_JOBDIR="${jobDir}" dofile("${cfg.sandbox ? SANDBOX_LUA : LUA_SANDBOX}")}` : "";
-      // mylatexformat dumps at \begin{document}; our \dump wrapper keeps its preamble
-      // scanner out of \everyjob (the bootstrap line calls it, see engine.ts goLine)
+      // mylatexformat dumps at \begin{document}. Its last line \input's the main file; our \input
+      // wrapper runs first: the preamble is read with @ as other (as without a format), and
+      // xelatex skips the font preloading (XeTeX cannot dump OpenType fonts). Our \dump
+      // wrapper keeps its preamble scanner out of \everyjob: the go line calls it (engine.ts).
       const driver =
         lua +
         (req.draft ? DRAFT_OPTIONS : "") +
         "\\catcode`\\@=11 \\let\\texpool@dump\\dump \\def\\dump{\\global\\let\\texpoolscan\\MYLATEX@scanpreamble" +
-        "\\global\\let\\MYLATEX@scanpreamble\\relax\\global\\let\\texpoolinput\\@@input\\texpool@dump}\\catcode`\\@=12 " +
-        `\\input mylatexformat.ltx ${mainFile}`;
+        "\\global\\let\\MYLATEX@scanpreamble\\relax\\global\\let\\texpoolinput\\@@input\\texpool@dump}" +
+        "\\let\\texpool@input\\input \\def\\input{\\let\\input\\texpool@input" +
+        (req.engine === "xelatex" ? "\\let\\MYLATEX@fontpreloading\\relax" : "") +
+        "\\catcode`\\@=12 \\input}" +
+        `\\texpool@input mylatexformat.ltx ${mainFile}`;
       const args = ["-ini", `-jobname=${MAIN_BASENAME}`, "-interaction=batchmode", "-halt-on-error", "-recorder", "-no-shell-escape"];
       if (req.engine === "lualatex") args.push("--nosocket");
       args.push(`&${req.engine}`, driver);
@@ -338,11 +365,11 @@ export class Preambles {
       killGroup(child);
       const cwd = path.join(dir, sub);
       const fmtPath = path.join(cwd, `${MAIN_BASENAME}.fmt`);
-      if (code !== 0) return undefined;
+      if (code !== 0) return `the dump stopped (exit ${code}): ${await firstError(path.join(cwd, `${MAIN_BASENAME}.log`))}`;
       const deps = await this.readDeps(path.join(cwd, `${MAIN_BASENAME}.fls`), dir, sub, req);
-      if (!deps) return undefined;
+      if (!deps) return "the preamble reads files the request did not bring";
       const st = await fs.lstat(fmtPath).catch(() => undefined);
-      if (!st || !st.isFile() || st.size === 0 || st.size > cfg.preamble.maxBytes) return undefined;
+      if (!st || !st.isFile() || st.size === 0 || st.size > cfg.preamble.maxBytes) return "no usable format file";
       await fs.mkdir(this.dir, { recursive: true, mode: 0o711 });
       const fmtFile = path.join(this.dir, `${randomBytes(16).toString("hex")}.fmt`);
       // a copy owned by the server, read-only for everyone: no engine can change it
@@ -379,7 +406,7 @@ export class Preambles {
         if (!p.startsWith(root)) continue; // the TeX installation
         rel = path.posix.normalize(p.slice(root.length));
       } else rel = path.posix.normalize(path.posix.join(sub, p));
-      if (rel === req.mainPath) continue;
+      if (rel === req.mainPath || rel.startsWith(".texmf-var/")) continue; // the main file; lualatex's font caches
       const f = req.files.find((x) => x.path === rel);
       if (!f) return undefined;
       deps.set(rel, sha256(f.data));
@@ -419,23 +446,25 @@ export class Preambles {
     }
   }
 
-  private drop(e: Entry): void {
+  private drop(e: Entry): Promise<void> {
     this.killWarm(e);
-    if (e.fmtFile) void fs.rm(e.fmtFile, { force: true });
     this.entries.delete(e.key);
+    return e.fmtFile ? fs.rm(e.fmtFile, { force: true }) : Promise.resolve();
   }
 
   /** Least recently used first, until within the count and byte budgets. */
-  private evict(): void {
+  private async evict(): Promise<void> {
+    const gone: Promise<void>[] = [];
     const all = [...this.entries.values()].filter((e) => e.state !== "dumping").sort((a, b) => a.lastUsed - b.lastUsed);
     let bytes = all.reduce((s, e) => s + e.bytes, 0);
     let count = this.entries.size;
     for (const e of all) {
       if (count <= this.cfg.preamble.maxEntries && bytes <= this.cfg.preamble.maxBytes) break;
-      this.drop(e);
+      gone.push(this.drop(e));
       count--;
       bytes -= e.bytes;
     }
+    await Promise.all(gone);
   }
 
   stats(): PreambleStats {
@@ -450,6 +479,7 @@ export class Preambles {
       dumping: this.working,
       dumped: this.dumped,
       hits: this.hits,
+      ...(this.lastRefusal ? { lastRefusal: this.lastRefusal } : {}),
     };
   }
 
