@@ -16,6 +16,7 @@ import { SANDBOX_JOB_DIR, SANDBOX_LUA } from "./sandbox.ts";
 import type { CompileRequest } from "./validate.ts";
 
 const VERSION = "texpool-preamble/v1";
+const MAX_BACKGROUND_WAIT_MS = 2_000;
 const BEGIN_DOCUMENT = "\\begin{document}";
 
 /**
@@ -267,8 +268,10 @@ export class Preambles {
     this.working = true;
     try {
       while (!this.closed && this.queue.length > 0) {
-        // background work: only while a compile slot is free
-        while (!this.closed && !this.canRun()) await new Promise((r) => setTimeout(r, 20));
+        // background work: while a compile slot is free, or after a bounded wait (a server that
+        // is always full would otherwise never get the formats that would make it less full)
+        const waitUntil = Date.now() + MAX_BACKGROUND_WAIT_MS;
+        while (!this.closed && !this.canRun() && Date.now() < waitUntil) await new Promise((r) => setTimeout(r, 20));
         const job = this.queue.shift();
         if (!job || this.closed) break;
         await this.build(job).catch((err: unknown) => console.error("preamble dump failed unexpectedly:", err));
