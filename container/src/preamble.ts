@@ -22,10 +22,11 @@ const BEGIN_DOCUMENT = "\\begin{document}";
 /**
  * Preambles the format path does not take: anything that writes (its output would
  * happen once, at dump time), changes how the main file is read, or drives the dump.
- * A preamble that reads files the request did not bring (generated ones) is refused
+ * (\makeglossaries writes its makeindex style file at once.) A preamble that reads files
+ * the request did not bring (generated ones) is refused
  * after the dump (recorder), and any other difference by the verification compile.
  */
-const REFUSED = ["\\write", "\\immediate", "\\openout", "\\special", "\\everyjob", "\\dump", "\\endofdump", "\\catcode", "\\endinput", "filecontents", "\\directlua", "\\luaexec", "\\luadirect", "\\pdfobj", "\\pdfannot", "\\pdfcatalog", "\\pdfinfo"];
+const REFUSED = ["\\write", "\\immediate", "\\openout", "\\special", "\\everyjob", "\\dump", "\\endofdump", "\\catcode", "\\endinput", "filecontents", "\\directlua", "\\luaexec", "\\luadirect", "\\pdfobj", "\\pdfannot", "\\pdfcatalog", "\\pdfinfo", "\\makeglossaries"];
 
 /** The preamble of `source`: the text before the line holding `\begin{document}`, if the format path can take it. */
 export function preambleOf(source: string): string | undefined {
