@@ -1,5 +1,6 @@
 // `npm run dev`: applies local D1 migrations, starts the TeX compile server natively on loopback and
-// the Worker under `wrangler dev`, wired together. Ctrl-C (or SIGTERM) stops both.
+// the Worker under `wrangler dev`, wired together. Ctrl-C (or SIGTERM) stops both: SIGTERM to each
+// one's process group, SIGKILL to whatever is still alive STOP_GRACE_MS later.
 //
 // Environment (all optional): PORT (Worker, default 8787), COMPILE_PORT (compile server, default 8788),
 // PERSIST_TO (local state directory, default .wrangler/state), SKIP_TEX_CHECK=1, COMPILER_URL (use a
@@ -7,6 +8,7 @@
 import { spawn, spawnSync, type ChildProcess } from "node:child_process";
 import { existsSync, readFileSync } from "node:fs";
 import { randomBytes } from "node:crypto";
+import { stopGroups } from "./process-groups.ts";
 import { runWrangler, wranglerArgs } from "./wrangler.ts";
 
 const port = Number(process.env.PORT ?? 8787);
@@ -20,19 +22,17 @@ function log(msg: string) {
   console.log(`[dev] ${msg}`);
 }
 
+/** The compile server exits within 2 s of SIGTERM; wrangler/workerd usually sooner. */
+const STOP_GRACE_MS = 3000;
+
 function stop(code = 0) {
   if (stopping) return;
   stopping = true;
-  for (const child of children) {
-    if (child.exitCode === null && child.pid) {
-      try {
-        process.kill(-child.pid, "SIGTERM");
-      } catch {
-        child.kill("SIGTERM");
-      }
-    }
-  }
-  setTimeout(() => process.exit(code), 500).unref();
+  const groups = children.flatMap((c) => (c.pid ? [c.pid] : []));
+  void stopGroups(groups, STOP_GRACE_MS).then((killed) => {
+    if (killed.length) log(`killed process group(s) ${killed.join(", ")} still running ${STOP_GRACE_MS} ms after SIGTERM`);
+    process.exit(code);
+  });
 }
 
 process.on("SIGINT", () => stop(0));

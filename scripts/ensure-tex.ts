@@ -74,6 +74,8 @@ if (!enginesWork()) {
   console.error("TeX engines still not working after the install.");
   process.exit(1);
 }
+// new font packages: the font names database must list them, or each lualatex job rescans
+spawnSync("luaotfload-tool", ["--update"], { stdio: "ignore", env: { ...process.env, TEXMFVAR: "/var/lib/texmf" } });
 warmCaches();
 console.log("TeX: installed");
 

@@ -1,4 +1,4 @@
-// `npm run -s keys -- <command>`: manage accounts and API keys in D1 (CONTRACTS.md 1).
+// `npm run -s keys -- <command>`: manage accounts and API keys in D1 (docs/contracts.md §1).
 //
 //   create --name NAME --plan free|pro|enterprise [--limit N] [--account ID] [--remote]
 //   list [--account ID] [--remote]

@@ -1,41 +1,231 @@
-// `npm test`: TeX check/install, then every suite in turn (Workers runtime, compile server, end to end),
-// each run even if an earlier one failed, and one closing line with the totals.
-import { spawnSync } from "node:child_process";
-import { mkdirSync, readFileSync, rmSync } from "node:fs";
+// `npm test`: TeX check/install, then every suite in turn (the runner's own tests, Workers runtime,
+// compile server, end to end), each run even if an earlier one failed, and one closing line with the
+// totals: `N passed, N failed, N skipped`, where a suite that did not start, did not finish or failed
+// outside its tests counts as one more failure and is listed just above that line.
+//
+// A watchdog ends a suite that prints nothing and finishes no test for TEST_WATCHDOG_SECONDS (default
+// 300): its whole process tree is killed and it is reported with the test files it was running.
+// TEST_SUITES=name:config,... runs other suites (no TeX check); TEST_OUT_DIR (default .tmp) holds
+// each suite's results; extra arguments go to every vitest.
+import { spawn, spawnSync } from "node:child_process";
+import { mkdirSync, readdirSync, readFileSync, rmSync, statSync } from "node:fs";
 import { resolve } from "node:path";
+import type { Progress } from "./test-progress.ts";
 
-const SUITES = [
+interface Suite {
+  name: string;
+  config: string;
+}
+
+const SUITES: Suite[] = [
+  { name: "runner", config: "test/runner/vitest.config.ts" },
   { name: "workers", config: "vitest.workers.config.ts" },
   { name: "compile-server", config: "container/vitest.config.ts" },
   { name: "e2e", config: "test/e2e/vitest.config.ts" },
 ];
 
-const tex = spawnSync(process.execPath, ["scripts/ensure-tex.ts"], { stdio: "inherit" });
-if (tex.status !== 0) process.exit(tex.status ?? 1);
+const custom = process.env.TEST_SUITES;
+const suites: Suite[] = custom
+  ? custom.split(",").map((s) => {
+      const [name, config] = s.split(":");
+      if (!name || !config) throw new Error(`TEST_SUITES: expected name:config, got ${s}`);
+      return { name, config };
+    })
+  : SUITES;
+const watchdogRaw = process.env.TEST_WATCHDOG_SECONDS ?? "300";
+const watchdogSeconds = Number(watchdogRaw);
+if (!(watchdogSeconds > 0)) {
+  console.error(`TEST_WATCHDOG_SECONDS=${watchdogRaw}: expected a number of seconds > 0`);
+  process.exit(2);
+}
+
+if (!custom) {
+  const tex = spawnSync(process.execPath, ["scripts/ensure-tex.ts"], { stdio: "inherit" });
+  if (tex.status !== 0) process.exit(tex.status ?? 1);
+}
 
 const vitest = new URL("../node_modules/vitest/vitest.mjs", import.meta.url).pathname;
-mkdirSync(".tmp", { recursive: true });
-let passed = 0;
-let failed = 0;
-let skipped = 0;
-let ok = true;
-const extra = process.argv.slice(2);
-for (const suite of SUITES) {
-  // Absolute: vitest resolves outputFile against each config's own root.
-  const out = resolve(`.tmp/vitest-${suite.name}.json`);
-  rmSync(out, { force: true });
-  const run = spawnSync(process.execPath, [vitest, "run", "--config", suite.config, "--reporter=default", "--reporter=json", `--outputFile.json=${out}`, ...extra], { stdio: "inherit" });
-  if (run.status !== 0) ok = false;
+const progressReporter = new URL("./test-progress.ts", import.meta.url).pathname;
+const outDir = resolve(process.env.TEST_OUT_DIR || ".tmp"); // results and progress files of each suite
+mkdirSync(outDir, { recursive: true });
+
+interface Outcome {
+  passed: number;
+  failed: number;
+  skipped: number;
+  /** Why the suite counts as one more failure; undefined when it ran to the end. */
+  problem?: string;
+}
+
+/** Every process below `root` (by parent pid), with its process group and start time. */
+function descendants(root: number): Array<{ pid: number; pgid: number; start: string }> {
+  const procs: Array<{ pid: number; ppid: number; pgid: number; start: string }> = [];
+  let entries: string[];
   try {
-    const r = JSON.parse(readFileSync(out, "utf8")) as { numPassedTests: number; numFailedTests: number; numPendingTests: number; numTodoTests: number };
-    passed += r.numPassedTests;
-    failed += r.numFailedTests;
-    skipped += r.numPendingTests + r.numTodoTests;
-    console.log(`[test] ${suite.name}: ${r.numPassedTests} passed, ${r.numFailedTests} failed`);
+    entries = readdirSync("/proc");
   } catch {
-    console.log(`[test] ${suite.name}: no results (the suite did not start)`);
-    ok = false;
+    return []; // no procfs: the process group is all we can reach
+  }
+  for (const e of entries) {
+    if (!/^\d+$/.test(e)) continue;
+    try {
+      const stat = readFileSync(`/proc/${e}/stat`, "utf8");
+      const f = stat.slice(stat.lastIndexOf(")") + 2).split(" "); // fields from 3 (state) on
+      procs.push({ pid: Number(e), ppid: Number(f[1]), pgid: Number(f[2]), start: f[19] ?? "" });
+    } catch {
+      /* exited meanwhile */
+    }
+  }
+  const out: Array<{ pid: number; pgid: number; start: string }> = [];
+  const seen = new Set([root]);
+  for (let grew = true; grew; ) {
+    grew = false;
+    for (const p of procs) {
+      if (!seen.has(p.pid) && seen.has(p.ppid)) {
+        seen.add(p.pid);
+        out.push(p);
+        grew = true;
+      }
+    }
+  }
+  return out;
+}
+
+function startTime(pid: number): string | null {
+  try {
+    const stat = readFileSync(`/proc/${pid}/stat`, "utf8");
+    return stat.slice(stat.lastIndexOf(")") + 2).split(" ")[19] ?? null;
+  } catch {
+    return null;
   }
 }
-console.log(`${passed} passed, ${failed} failed, ${skipped} skipped`);
-process.exit(ok && failed === 0 ? 0 : 1);
+
+function exists(target: number): boolean {
+  try {
+    process.kill(target, 0);
+    return true;
+  } catch {
+    return false;
+  }
+}
+
+function signal(target: number, sig: NodeJS.Signals): void {
+  try {
+    process.kill(target, sig);
+  } catch {
+    /* already gone */
+  }
+}
+
+/**
+ * Ends a suite and everything it started: its process group, and the groups of descendants that made
+ * their own (a detached `npm run dev`, TeX engines). SIGTERM first so they can clean up, SIGKILL
+ * after `graceMs` for whatever is still there (and is still the same process: pids are re-used).
+ */
+async function killTree(pid: number, graceMs = 3000): Promise<void> {
+  const tree = descendants(pid);
+  const groups = new Set([pid, ...tree.map((p) => p.pgid)].filter((g) => g > 1 && g !== process.pid));
+  for (const g of groups) signal(-g, "SIGTERM");
+  const alive = () => [...groups].some((g) => exists(-g)) || tree.some((p) => startTime(p.pid) === p.start);
+  for (const end = Date.now() + graceMs; Date.now() < end && alive(); ) await new Promise((r) => setTimeout(r, 100));
+  for (const g of groups) signal(-g, "SIGKILL");
+  for (const p of tree) if (startTime(p.pid) === p.start) signal(p.pid, "SIGKILL");
+}
+
+let current: { pid: number } | null = null;
+for (const sig of ["SIGINT", "SIGTERM"] as const) {
+  process.on(sig, () => {
+    // suites run in their own process groups: a Ctrl-C reaches only this process
+    console.log(`\n[test] ${sig}: stopping`);
+    void (current ? killTree(current.pid, 1000) : Promise.resolve()).then(() => process.exit(130));
+  });
+}
+
+function readJson<T>(file: string): T | null {
+  try {
+    return JSON.parse(readFileSync(file, "utf8")) as T;
+  } catch {
+    return null;
+  }
+}
+
+async function runSuite(suite: Suite): Promise<Outcome> {
+  // Absolute: vitest resolves outputFile against each config's own root.
+  const out = resolve(outDir, `vitest-${suite.name}.json`);
+  const progressFile = resolve(outDir, `vitest-${suite.name}.progress.json`);
+  rmSync(out, { force: true });
+  rmSync(progressFile, { force: true });
+  const args = [vitest, "run", "--config", suite.config, "--reporter=default", "--reporter=json", `--outputFile.json=${out}`, `--reporter=${progressReporter}`, ...process.argv.slice(2)];
+  const env: NodeJS.ProcessEnv = { ...process.env, TEST_PROGRESS_FILE: progressFile };
+  if (process.stdout.isTTY && env.FORCE_COLOR === undefined) env.FORCE_COLOR = "1";
+  const started = Date.now();
+  // Own process group, so the watchdog can end the suite with everything it started.
+  const child = spawn(process.execPath, args, { stdio: ["ignore", "pipe", "pipe"], detached: true, env });
+  const pid = child.pid;
+  if (pid !== undefined) current = { pid };
+  let lastOutput = Date.now();
+  let killed: string | undefined;
+  let killing: Promise<void> | undefined;
+  child.stdout!.on("data", (d: Buffer) => {
+    lastOutput = Date.now();
+    process.stdout.write(d);
+  });
+  child.stderr!.on("data", (d: Buffer) => {
+    lastOutput = Date.now();
+    process.stderr.write(d);
+  });
+  const watchdog = setInterval(() => {
+    if (killed || Date.now() - lastOutput < watchdogSeconds * 1000) return;
+    // a finished test counts as a sign of life, though the default reporter prints only per file
+    const progressed = statSync(progressFile, { throwIfNoEntry: false })?.mtimeMs ?? 0;
+    if (Date.now() - progressed < watchdogSeconds * 1000) return;
+    const p = readJson<Progress>(progressFile);
+    const others = p?.running.filter((f) => f !== p.lastStarted) ?? [];
+    const where = p?.lastStarted
+      ? `last test file started: ${p.lastStarted}${others.length ? ` (also still running: ${others.join(", ")})` : ""}`
+      : "no test file started (stuck in global setup or start-up)";
+    killed = `killed after ${watchdogSeconds} s without output or a finished test; ${where}`;
+    console.log(`\n[test] ${suite.name}: ${killed}`);
+    killing = pid === undefined ? undefined : killTree(pid);
+  }, 250);
+  const exit = await new Promise<{ code: number | null; signal: NodeJS.Signals | null }>((res) => {
+    child.on("error", () => res({ code: null, signal: null }));
+    child.on("close", (code, sig) => res({ code, signal: sig }));
+  });
+  clearInterval(watchdog);
+  current = null;
+  // anything left in its process group (a setup that never closed its server) goes with it
+  await (killing ?? (pid === undefined ? undefined : killTree(pid, 0)));
+  const seconds = Math.round((Date.now() - started) / 1000);
+  const status = exit.signal ?? `exit ${exit.code}`;
+
+  const r = killed ? null : readJson<{ numTotalTests: number; numPassedTests: number; numFailedTests: number; numPendingTests: number; numTodoTests: number }>(out);
+  if (!r) {
+    const p = readJson<Progress>(progressFile);
+    const partial = { passed: p?.passed ?? 0, failed: p?.failed ?? 0, skipped: p?.skipped ?? 0 };
+    const problem = killed ?? `did not finish (${status}, no results; its error is above)`;
+    console.log(`[test] ${suite.name}: ${partial.passed} passed, ${partial.failed} failed, then ${killed ? "killed" : "ended"} (${seconds} s)`);
+    return { ...partial, problem };
+  }
+  const o: Outcome = { passed: r.numPassedTests, failed: r.numFailedTests, skipped: r.numPendingTests + r.numTodoTests };
+  if (exit.code !== 0 && r.numTotalTests === 0) o.problem = `did not start (${status}: global setup or start-up failed; its error is above)`;
+  else if (exit.code !== 0 && o.failed === 0) o.problem = `failed outside its tests (${status}: an error in setup, teardown or an unhandled error; see above)`;
+  console.log(`[test] ${suite.name}: ${o.passed} passed, ${o.failed} failed, ${o.skipped} skipped (${seconds} s)${o.problem ? `; ${o.problem}` : ""}`);
+  return o;
+}
+
+const total = { passed: 0, failed: 0, skipped: 0 };
+const problems: string[] = [];
+for (const suite of suites) {
+  const o = await runSuite(suite);
+  total.passed += o.passed;
+  total.failed += o.failed + (o.problem ? 1 : 0);
+  total.skipped += o.skipped;
+  if (o.problem) problems.push(`${suite.name}: ${o.problem}`);
+}
+if (problems.length) {
+  console.log(`[test] ${problems.length} suite(s) counted as failed:`);
+  for (const p of problems) console.log(`[test]   ${p}`);
+}
+console.log(`${total.passed} passed, ${total.failed} failed, ${total.skipped} skipped`);
+process.exit(total.failed === 0 ? 0 : 1);

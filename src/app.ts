@@ -11,7 +11,7 @@ import { handleError } from "./platform/error-handler.ts";
 import { VERSION, healthRoutes } from "./platform/health.ts";
 import { notFoundOrMethodNotAllowed } from "./platform/not-found.ts";
 import { createRouter } from "./platform/openapi.ts";
-import { rateLimit } from "./platform/rate-limit.ts";
+import { hookRateLimit, rateLimit } from "./platform/rate-limit.ts";
 import { requestContext } from "./platform/request-context.ts";
 
 /**
@@ -29,7 +29,7 @@ export function createApp() {
     app.use(prefix, resolveAuth(), rateLimit(), requireAuth(), bodyGuard());
   }
   app.use("/api/*", apiVersion());
-  app.use("/hooks/*", bodyGuard());
+  app.use("/hooks/*", hookRateLimit(), bodyGuard());
 
   app.route("/", healthRoutes);
   app.route("/", accountRoutes);

@@ -1,15 +1,22 @@
 import { onCronCompile } from "./compile/index.ts";
+import { purgeExpiredJobs } from "./compile/retention.ts";
 import { onCronEvents } from "./events/index.ts";
+import { purgeExpiredEventRows } from "./events/retention.ts";
 import { onCronCampaigns } from "./messaging/campaigns/index.ts";
 import { onCronMessaging } from "./messaging/index.ts";
+import { purgeExpiredMessages } from "./messaging/messages/retention.ts";
 import { purgeExpiredIdempotencyKeys } from "./platform/idempotency.ts";
 
-const TASKS: Array<[string, (env: Env, now: number) => Promise<void>]> = [
+const TASKS: Array<[string, (env: Env, now: number) => Promise<unknown>]> = [
   ["idempotency", purgeExpiredIdempotencyKeys],
   ["compile", onCronCompile],
   ["events", onCronEvents],
   ["messaging", onCronMessaging],
   ["campaigns", onCronCampaigns],
+  // Retention (README "Configuration"): each module purges its own tables, a bounded batch per tick.
+  ["events.retention", purgeExpiredEventRows],
+  ["compile.retention", purgeExpiredJobs],
+  ["messaging.retention", purgeExpiredMessages],
 ];
 
 /** The every-minute cron: each area's housekeeping, isolated so one failure does not stop the rest. */

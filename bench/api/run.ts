@@ -1,6 +1,6 @@
 // Platform overhead: an authenticated, rate-limited route (GET /api/account, limit set high enough not
 // to trip) against the unauthenticated GET /health on the same `npm run dev`.
-// Floors (issue 2): authenticated throughput >= 60 % of /health; adds <= 3 ms at p50.
+// Floors: authenticated throughput >= 60 % of /health; adds <= 3 ms at p50.
 // Usage: npm run bench:api   (BASE_URL=... and KEY=... to use a running server instead)
 import autocannon from "autocannon";
 import { startDev } from "../../test/e2e/harness.ts";

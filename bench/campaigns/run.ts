@@ -3,7 +3,7 @@
 //     `completed` (every recipient sent), per-recipient cost, and the growth ratio of that cost from
 //     1k to 10k (linear growth = 1.0).
 //  2. A campaign paced at 60/min: sends counted over 3 minutes (PACED_SECONDS) from the first one.
-// Floors (issue 7): 10,000 recipients completed within 120 s; the paced rate within 5 % of 60/min.
+// Floors: 10,000 recipients completed within 120 s; the paced rate within 5 % of 60/min.
 // Usage: npm run bench:campaigns   (SIZES=1000,10000  PACED_SECONDS=180 (0 skips)  BASE_URL=... KEY=...)
 import { startDev } from "../../test/e2e/harness.ts";
 

@@ -1,7 +1,7 @@
 // Compile API overhead, against `npm run dev`: sync hello world through the Worker (cache MISS, made
 // unique by a comment), the same from the result cache (HIT), and the compile server alone with the
 // same documents, interleaved in one run so drift hits all three alike; then async submit -> succeeded.
-// Floors (issue 4): MISS p50 adds <= 15 ms over the compile server alone; HIT p50 < 10 ms; async
+// Floors: MISS p50 adds <= 15 ms over the compile server alone; HIT p50 < 10 ms; async
 // submit -> succeeded p50 < 1.5 s.
 // Usage: npm run bench:compile-api   (ROUNDS=40 ASYNC_ROUNDS=15; BASE_URL + KEY + COMPILER_URL to use running servers)
 import { spawn } from "node:child_process";

@@ -2,7 +2,7 @@
 //  1. POST /api/messages/send: p50/p99 of one client sending in a loop (the latency floor), then
 //     requests/s, p50, p99 with CONNECTIONS concurrent clients (each request to its own chat).
 //  2. A bulk send of 5,000 messages (5 requests of 1,000): time until all are `sent`, and `delivered`.
-// Floors (issue 5): single send p50 < 15 ms; 5,000-message bulk fully `sent` within 60 s.
+// Floors: single send p50 < 15 ms; 5,000-message bulk fully `sent` within 60 s.
 // Usage: npm run bench:messaging   (BASE_URL=... and KEY=... to use a running server instead)
 import autocannon, { type Request as AcRequest } from "autocannon";
 import { startDev } from "../../test/e2e/harness.ts";

@@ -1,5 +1,5 @@
-// Webhook pipeline benchmark (issue 6) against `npm run dev` with a local receiver.
-// Cause = an inbound sandbox message (`POST /api/sessions/:id/sandbox/inbound`, CONTRACTS.md 3), effect =
+// Webhook pipeline benchmark against `npm run dev` with a local receiver.
+// Cause = an inbound sandbox message (`POST /api/sessions/:id/sandbox/inbound`, docs/contracts.md §3), effect =
 // its `message.received` delivery verified at the receiver. Two runs of EVENTS events each:
 //   1. a healthy receiver: p50/p95 from the cause (request sent) to the first delivery;
 //   2. a receiver failing 30 % of first attempts at random: every event delivered, exactly once after

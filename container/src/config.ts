@@ -17,6 +17,8 @@ export interface Limits {
   memoryBytes: number; // RLIMIT_AS per engine / bib process
   maxOutputFileBytes: number; // RLIMIT_FSIZE: any single file a process writes
   maxJobDirBytes: number; // the whole job directory, polled
+  maxJobFiles: number; // files and directories in the job directory, polled
+  maxLogBytes: number; // main.log, polled
   maxPdfBytes: number; // PDF returned
   logTailBytes: number; // log tail in a 422
   maxPasses: number; // LaTeX passes
@@ -42,6 +44,7 @@ export interface Config {
   maxConcurrent: number; // jobs compiling at once
   maxQueue: number; // jobs waiting for a slot before 503
   queueTimeoutMs: number; // how long a job may wait for a slot
+  warmTimeoutMs: number; // start-up: every pool full within this, or startServer fails with the reason
   jobRoot: string; // parent of all job directories
   engineUid: number | undefined; // when the server runs as root: run engines as this uid
   engineGid: number | undefined;
@@ -90,6 +93,8 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env, overrides: Part
     memoryBytes: int(env, "MEMORY_BYTES", 3 * 1024 * 1024 * 1024, 64 * 1024 * 1024),
     maxOutputFileBytes: int(env, "MAX_OUTPUT_FILE_BYTES", 100 * 1024 * 1024, 1024),
     maxJobDirBytes: int(env, "MAX_JOB_DIR_BYTES", 200 * 1024 * 1024, 1024),
+    maxJobFiles: int(env, "MAX_JOB_FILES", 1000, 16),
+    maxLogBytes: int(env, "MAX_LOG_BYTES", 8 * 1024 * 1024, 64 * 1024),
     maxPdfBytes: int(env, "MAX_PDF_BYTES", 50 * 1024 * 1024, 1024),
     logTailBytes: int(env, "LOG_TAIL_BYTES", 16 * 1024, 256),
     maxPasses: int(env, "MAX_PASSES", 5, 1),
@@ -106,6 +111,7 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env, overrides: Part
     maxConcurrent,
     maxQueue: int(env, "MAX_QUEUE", maxConcurrent * 4, 0),
     queueTimeoutMs: int(env, "QUEUE_TIMEOUT_MS", 30_000, 0),
+    warmTimeoutMs: int(env, "WARM_TIMEOUT_MS", 60_000, 100),
     jobRoot: env.JOB_ROOT || path.join(os.tmpdir(), `texcompile-${process.pid}`),
     engineUid: uidRaw === "" ? undefined : Number(uidRaw),
     engineGid: uidRaw === "" ? undefined : Number(env.ENGINE_GID ?? uidRaw),

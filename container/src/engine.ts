@@ -7,7 +7,7 @@ import { promises as fs } from "node:fs";
 import path from "node:path";
 import { fileURLToPath } from "node:url";
 import type { Config, Engine } from "./config.ts";
-import { bwrapArgs, SANDBOX_FMT, SANDBOX_JOB_DIR, SANDBOX_LUA } from "./sandbox.ts";
+import { bwrapArgs, runtimeLuaPath, SANDBOX_FMT, SANDBOX_JOB_DIR, SANDBOX_LUA } from "./sandbox.ts";
 
 export const MAIN_BASENAME = "main";
 export const MAIN_FILE = "main.tex";
@@ -69,7 +69,7 @@ export function goLine(o: GoOptions): string {
  * The engine's command line. `jobDir` is the host directory; in the sandbox the
  * engine sees it (and the Lua sandbox) at fixed paths.
  */
-export function engineArgs(engine: Engine, jobDir: string, sandboxed = false, fmt?: string): string[] {
+export function engineArgs(engine: Engine, jobDir: string, sandboxed = false, luaSandbox = LUA_SANDBOX, fmt?: string): string[] {
   const args = [
     ...(fmt ? [`-fmt=${fmt}`] : []),
     `-jobname=${MAIN_BASENAME}`,
@@ -79,7 +79,7 @@ export function engineArgs(engine: Engine, jobDir: string, sandboxed = false, fm
     "-no-shell-escape",
   ];
   if (engine === "lualatex") args.push("--nosocket");
-  args.push(sandboxed ? bootstrapLine(engine, SANDBOX_JOB_DIR, SANDBOX_LUA) : bootstrapLine(engine, jobDir));
+  args.push(sandboxed ? bootstrapLine(engine, SANDBOX_JOB_DIR, SANDBOX_LUA) : bootstrapLine(engine, jobDir, luaSandbox));
   return args;
 }
 
@@ -132,6 +132,8 @@ export interface SpawnOptions {
   fileBytes: number;
   uid?: number;
   gid?: number;
+  /** Host path of the Lua sandbox (lualatex); default: the shipped one. */
+  luaSandbox?: string;
 }
 
 /**
@@ -152,7 +154,7 @@ export function spawnLimited(cmd: string, args: string[], o: SpawnOptions): Chil
     const bw = bwrapArgs({
       hostDir: o.cwd,
       env: inner,
-      luaSandbox: cmd === "lualatex" ? LUA_SANDBOX : undefined,
+      luaSandbox: cmd === "lualatex" ? (o.luaSandbox ?? LUA_SANDBOX) : undefined,
       chdir: sub ? `${SANDBOX_JOB_DIR}/${sub}` : undefined,
       fmtFile: o.fmtFile,
     });
@@ -182,6 +184,7 @@ export function spawnOptions(cfg: Config, cwd: string): SpawnOptions {
     fileBytes: cfg.limits.maxOutputFileBytes,
     uid: cfg.engineUid,
     gid: cfg.engineGid,
+    luaSandbox: runtimeLuaPath(cfg.jobRoot), // the copy engines can read (stageRuntimeFiles)
   };
 }
 

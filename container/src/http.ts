@@ -2,17 +2,23 @@
 import { randomUUID } from "node:crypto";
 import type { IncomingMessage, ServerResponse } from "node:http";
 import type { Config } from "./config.ts";
-import { runJob } from "./job.ts";
-import { Busy, type Gate } from "./limits.ts";
+import { JobAborted, runJob } from "./job.ts";
+import { Busy, type Gate, type LoopLagMonitor } from "./limits.ts";
 import type { Pools } from "./pool.ts";
+import type { BodyParser, Parsed } from "./body.ts";
 import type { Preambles } from "./preamble.ts";
-import { validateCompile, type Issue } from "./validate.ts";
+import type { Issue } from "./validate.ts";
 
 export interface AppState {
   cfg: Config;
   pools: Pools;
   gate: Gate;
   ready: () => boolean;
+  lag: LoopLagMonitor;
+  /** JSON parsing and validation of request bodies (large ones off the main thread). */
+  body: BodyParser;
+  /** Aborted when the server shuts down: running jobs are killed, new ones refused. */
+  shutdown: AbortSignal;
   preambles?: Preambles;
 }
 
@@ -53,6 +59,10 @@ async function readBody(req: IncomingMessage, max: number): Promise<Buffer> {
   return Buffer.concat(chunks);
 }
 
+function shuttingDown(): HttpError {
+  return new HttpError(503, "shutting_down", "The compile server is shutting down; retry on another instance.", { retryAfterSeconds: 1 }, { "Retry-After": "1" });
+}
+
 function invalid(issues: Issue[]): HttpError {
   return new HttpError(400, "invalid_request", issues.map((i) => (i.path ? `${i.path}: ${i.message}` : i.message)).join("; "), { details: { issues } });
 }
@@ -64,16 +74,18 @@ async function compile(req: IncomingMessage, res: ServerResponse, st: AppState):
     throw new HttpError(415, "unsupported_media_type", "Send the request as application/json.");
   }
   const raw = await readBody(req, st.cfg.limits.maxRequestBytes);
-  let body: unknown;
+  let v: Parsed;
   try {
-    body = JSON.parse(raw.toString("utf8"));
-  } catch {
-    throw invalid([{ path: "", message: "body is not valid JSON" }]);
+    v = await st.body.parse(raw);
+  } catch (e) {
+    // the parser thread is stuck or gone (an overloaded machine): the request itself is fine
+    console.error("body parser:", (e as Error).message);
+    throw new HttpError(503, "compiler_busy", "The compile server is overloaded.", { retryAfterSeconds: 1 }, { "Retry-After": "1" });
   }
-  const v = validateCompile(body, st.cfg.limits);
   if (!v.ok) throw invalid(v.issues);
   if (!st.pools.get(v.value.engine)) throw invalid([{ path: "engine", message: "engine not enabled on this server" }]);
 
+  if (st.shutdown.aborted) throw shuttingDown();
   let release: () => void;
   try {
     release = await st.gate.acquire();
@@ -85,7 +97,10 @@ async function compile(req: IncomingMessage, res: ServerResponse, st: AppState):
   }
   let result;
   try {
-    result = await runJob(v.value, st.pools, st.cfg, st.preambles);
+    if (st.shutdown.aborted) throw shuttingDown();
+    result = await runJob(v.value, st.pools, st.cfg, st.shutdown, st.preambles);
+  } catch (e) {
+    throw e instanceof JobAborted ? shuttingDown() : e;
   } finally {
     release();
   }
@@ -99,6 +114,7 @@ async function compile(req: IncomingMessage, res: ServerResponse, st: AppState):
       "X-Compile-Passes": String(result.passes),
       "X-Compile-Warnings": String(result.warnings.length),
       ...(result.bibTool ? { "X-Compile-Bib": result.bibTool } : {}),
+      ...(result.tools.length ? { "X-Compile-Tools": result.tools.join(",") } : {}),
       ...(result.preamble ? { "X-Compile-Preamble": result.preamble } : {}),
     });
     res.end(result.pdf);
@@ -125,7 +141,7 @@ export function createHandler(st: AppState) {
       } else if (url.pathname === "/healthz") {
         if (req.method !== "GET" && req.method !== "HEAD") throw new HttpError(405, "method_not_allowed", "Use GET /healthz.", {}, { Allow: "GET, HEAD" });
         const ready = st.ready();
-        const body = { ok: ready, pools: st.pools.stats(), jobs: st.gate.stats(), engines: st.cfg.engines, ...(st.preambles ? { preambles: st.preambles.stats() } : {}) };
+        const body = { ok: ready, pools: st.pools.stats(), jobs: st.gate.stats(), engines: st.cfg.engines, eventLoopLagMs: st.lag.stats(), ...(st.preambles ? { preambles: st.preambles.stats() } : {}) };
         if (ready) sendJson(res, 200, body);
         else sendJson(res, 503, { ...body, error: { code: "not_ready", message: "Engine pools are still warming up." } }, { "Retry-After": "1" });
       } else {

@@ -6,9 +6,9 @@ import path from "node:path";
 import type { ChildProcess } from "node:child_process";
 import type { Config } from "./config.ts";
 import { goLine, killGroup, MAIN_BASENAME, normaliseExit, spawnLimited, spawnOptions } from "./engine.ts";
-import { dirSize } from "./limits.ts";
-import { logTail, parseLog, type LogError, type LogWarning } from "./log-parser.ts";
-import { biberKey, biberSources, bibtexKey, needsRerun, snapshot } from "./passes.ts";
+import { checkJobDir, type JobCaps, type Overrun } from "./limits.ts";
+import { firstCause, logTail, parseLog, parseToolOutput, type LogError, type LogWarning } from "./log-parser.ts";
+import { needsRerun, planTools, snapshot, toolCommand, type Tool } from "./passes.ts";
 import { removeDir, spawnProcess, type EnginePool, type Pools, type ProcessSpec, type WarmProcess } from "./pool.ts";
 import type { PreambleUse, Preambles } from "./preamble.ts";
 import type { CompileRequest } from "./validate.ts";
@@ -21,12 +21,17 @@ export interface CompileSuccess {
   durationMs: number;
   warnings: LogWarning[];
   bibTool?: "bibtex" | "biber";
+  /** The tools that ran between passes. */
+  tools: Tool[];
   /** Whether a precompiled preamble was used ("hit"), or none existed yet ("miss"). */
   preamble?: "hit" | "miss";
 }
 
 export interface CompileFailure {
   ok: false;
+  /** Which cap an output_too_large hit, when it was a count or the log. */
+  limit?: "files" | "log_bytes";
+  max?: number;
   code: "compile_error" | "compile_timeout" | "output_too_large";
   message: string;
   line?: number;
@@ -40,7 +45,7 @@ export interface CompileFailure {
 
 export type CompileResult = CompileSuccess | CompileFailure;
 
-type Ending = "exit" | "timeout" | "too_large";
+type Ending = "exit" | "timeout" | "aborted" | Overrun;
 
 interface RunOutcome {
   ending: Ending;
@@ -48,41 +53,58 @@ interface RunOutcome {
   signal: NodeJS.Signals | null;
 }
 
-const MAX_LOG_PARSE = 8 * 1024 * 1024;
+/**
+ * What the server's thread reads of a log and of main.tex: the last 2 MiB of a log (TeX's
+ * errors are at its end; a longer log loses early warnings only), the first 256 KiB of
+ * main.tex when looking for the line that asked for a missing file (where preambles are; see firstCause).
+ * Scans are linear, so these bound each job's cost on the thread every account shares.
+ */
+const MAX_LOG_PARSE = 2 * 1024 * 1024;
+/** How often a running process's directory is looked at; sizes are summed every SIZE_EVERY-th look. */
+const WATCH_MS = 200;
+const SIZE_EVERY = 5;
 
-/** Waits for the process group to end; kills it at the deadline or when the job dir grows too big. */
-async function runToExit(child: ChildProcess, exited: Promise<{ code: number | null; signal: NodeJS.Signals | null }>, dir: string, deadline: number, cfg: Config): Promise<RunOutcome> {
+/**
+ * Waits for the process group to end; kills it at the deadline, when the server
+ * shuts down (`signal`), or when the job directory is over a cap (see checkJobDir).
+ */
+async function runToExit(child: ChildProcess, exited: Promise<{ code: number | null; signal: NodeJS.Signals | null }>, dir: string, deadline: number, cfg: Config, signal?: AbortSignal): Promise<RunOutcome> {
   let ending: Ending = "exit";
-  const timer = setTimeout(() => {
-    ending = "timeout";
+  const stop = (why: Ending) => {
+    if (ending === "exit") ending = why;
     killGroup(child);
-  }, Math.max(0, deadline - Date.now()));
+  };
+  const timer = setTimeout(() => stop("timeout"), Math.max(0, deadline - Date.now()));
+  const onAbort = () => stop("aborted");
+  if (signal?.aborted) onAbort();
+  signal?.addEventListener("abort", onAbort);
+  const caps: JobCaps = { maxEntries: cfg.limits.maxJobFiles, maxBytes: cfg.limits.maxJobDirBytes, maxLogBytes: cfg.limits.maxLogBytes, logName: `${MAIN_BASENAME}.log` };
   let watching = true;
   let wake: (() => void) | undefined;
   const watch = (async () => {
-    while (watching) {
+    for (let tick = 1; watching; tick++) {
       await new Promise<void>((r) => {
         wake = r;
-        setTimeout(r, 200);
+        setTimeout(r, WATCH_MS);
       });
       if (!watching) break;
-      const size = await dirSize(dir, cfg.limits.maxJobDirBytes);
-      if (size > cfg.limits.maxJobDirBytes) {
-        ending = "too_large";
-        killGroup(child);
+      const over = await checkJobDir(dir, caps, tick % SIZE_EVERY === 0);
+      if (over && watching) {
+        stop(over);
         break;
       }
     }
   })();
-  const { code, signal } = await exited;
+  const { code, signal: sig } = await exited;
   watching = false;
   wake?.();
   clearTimeout(timer);
+  signal?.removeEventListener("abort", onAbort);
   killGroup(child); // stray children (xdvipdfmx) of a finished engine
   await watch;
-  if (ending === "exit" && signal === "SIGXFSZ") ending = "too_large";
-  if (ending === "exit" && (signal === "SIGXCPU" || (signal === "SIGKILL" && code === null))) ending = "timeout";
-  return { ending, code, signal };
+  if (ending === "exit" && sig === "SIGXFSZ") ending = "too_large";
+  if (ending === "exit" && (sig === "SIGXCPU" || (sig === "SIGKILL" && code === null))) ending = "timeout";
+  return { ending, code, signal: sig };
 }
 
 function exitedOf(child: ChildProcess): Promise<{ code: number | null; signal: NodeJS.Signals | null }> {
@@ -147,13 +169,14 @@ async function moveAll(from: string, to: string, depth = 0): Promise<void> {
   }
 }
 
-async function readLog(dir: string, name = `${MAIN_BASENAME}.log`): Promise<string> {
+/** The last `max` bytes of a log (TeX's errors are at its end). */
+async function readLog(dir: string, name = `${MAIN_BASENAME}.log`, max = MAX_LOG_PARSE): Promise<string> {
   const p = path.join(dir, name);
   const fh = await fs.open(p, constants.O_RDONLY | constants.O_NOFOLLOW).catch(() => undefined);
   if (!fh) return "";
   try {
     const { size } = await fh.stat();
-    const len = Math.min(size, MAX_LOG_PARSE);
+    const len = Math.min(size, max);
     const buf = Buffer.alloc(len);
     await fh.read(buf, 0, len, size - len);
     return buf.toString("utf8");
@@ -162,28 +185,11 @@ async function readLog(dir: string, name = `${MAIN_BASENAME}.log`): Promise<stri
   }
 }
 
-/**
- * "File `x.sty' not found" is reported where TeX stopped reading, often the line
- * after the \usepackage; point at the line that asked for the file instead.
- */
-function fixMissingFileLine(e: LogError, source: string, mainFile: string): void {
-  const m = /File `([^']+?)(?:\.(sty|cls))?' not found/.exec(e.message);
-  if (!m || (e.file !== undefined && e.file !== mainFile)) return;
-  const name = (m[1] ?? "").replace(/[.*+?^${}()|[\]\\]/g, "\\$&");
-  const cmd = m[2] === "cls" ? "documentclass" : m[2] === "sty" ? "(?:usepackage|RequirePackage)" : "(?:input|include|usepackage|documentclass)";
-  const re = new RegExp(`\\\\${cmd}\\b[^\\n]*[{,]\\s*${name}\\s*[,}]`);
-  const lines = source.split("\n");
-  for (let i = 0; i < lines.length; i++) {
-    if (re.test(lines[i] ?? "")) {
-      e.line = i + 1;
-      e.file = mainFile;
-      return;
-    }
+/** The job was stopped because the server is shutting down; it has no answer of its own. */
+export class JobAborted extends Error {
+  constructor() {
+    super("The compile server is shutting down.");
   }
-}
-
-function lineCount(s: string): number {
-  return s.replace(/\n$/, "").split("\n").length;
 }
 
 /** Where the engine processes of one job's passes come from. */
@@ -237,22 +243,23 @@ function dedicatedSource(cfg: Config, engine: CompileRequest["engine"], spec: Pr
  * should that fail, once more the normal way within the same deadline), otherwise
  * the normal way, after which the preamble may be dumped in the background.
  */
-export async function runJob(req: CompileRequest, pools: Pools, cfg: Config, preambles?: Preambles): Promise<CompileResult> {
+export async function runJob(req: CompileRequest, pools: Pools, cfg: Config, signal?: AbortSignal, preambles?: Preambles): Promise<CompileResult> {
   const started = Date.now();
   const deadline = started + req.timeoutMs;
   const pool = pools.get(req.engine);
   if (!pool) throw new Error(`engine ${req.engine} not enabled`);
   const { sub } = mainParts(req.mainPath);
+  const normal = () => (sub ? dedicatedSource(cfg, req.engine, { subdir: sub }) : poolSource(pool));
   const use = preambles?.lookup(req);
   if (use) {
-    const r = await runPasses(req, formatSource(cfg, req, use, preambles), cfg, started, deadline, true);
+    const r = await runPasses(req, formatSource(cfg, req, use, preambles), cfg, started, deadline, true, signal);
     if (r.ok) return { ...r, preamble: "hit" };
     if (r.code !== "compile_error") return r;
-    const again = await runPasses(req, sub ? dedicatedSource(cfg, req.engine, { subdir: sub }) : poolSource(pool), cfg, started, deadline, false);
+    const again = await runPasses(req, normal(), cfg, started, deadline, false, signal);
     if (again.ok) preambles?.reject(use.key);
     return again;
   }
-  const r = await runPasses(req, sub ? dedicatedSource(cfg, req.engine, { subdir: sub }) : poolSource(pool), cfg, started, deadline, false);
+  const r = await runPasses(req, normal(), cfg, started, deadline, false, signal);
   if (r.ok && preambles?.keyOf(req)) {
     preambles.afterCompile(req, r);
     return { ...r, preamble: "miss" };
@@ -266,13 +273,13 @@ function formatSource(cfg: Config, req: CompileRequest, use: PreambleUse, preamb
 }
 
 /** Compiles `req` from a dumped preamble only (the verification of a new format). */
-export async function compileWithFormat(req: CompileRequest, use: PreambleUse, cfg: Config): Promise<{ pdf: Buffer; pages: number } | undefined> {
+export async function compileWithFormat(req: CompileRequest, use: PreambleUse, cfg: Config, signal?: AbortSignal): Promise<{ pdf: Buffer; pages: number } | undefined> {
   const started = Date.now();
-  const r = await runPasses(req, formatSource(cfg, req, use), cfg, started, started + req.timeoutMs, true);
+  const r = await runPasses(req, formatSource(cfg, req, use), cfg, started, started + req.timeoutMs, true, signal);
   return r.ok ? { pdf: r.pdf, pages: r.pages } : undefined;
 }
 
-async function runPasses(req: CompileRequest, source: ProcessSource, cfg: Config, started: number, deadline: number, fromFormat: boolean): Promise<CompileResult> {
+async function runPasses(req: CompileRequest, source: ProcessSource, cfg: Config, started: number, deadline: number, fromFormat: boolean, signal?: AbortSignal): Promise<CompileResult> {
   const hasBib = req.files.some((f) => f.path.endsWith(".bib"));
   const { sub, mainFile } = mainParts(req.mainPath);
   const go = goLine({ mainFile, draft: req.draft, preamble: fromFormat });
@@ -283,7 +290,9 @@ async function runPasses(req: CompileRequest, source: ProcessSource, cfg: Config
   let passes = 0;
   let lastLog = "";
   let warnings: LogWarning[] = [];
+  let pages: number | undefined;
   let bibTool: "bibtex" | "biber" | undefined;
+  const toolsRun = new Set<Tool>();
 
   const fail = (code: CompileFailure["code"], message: string, errors: LogError[] = [], extra: Partial<CompileFailure> = {}): CompileFailure => ({
     ok: false,
@@ -296,65 +305,66 @@ async function runPasses(req: CompileRequest, source: ProcessSource, cfg: Config
     durationMs: Date.now() - started,
     ...extra,
   });
-  const limitFail = (ending: Ending, what: string): CompileFailure =>
-    ending === "timeout"
-      ? fail("compile_timeout", `${what} did not finish within the time limit of ${req.timeoutMs} ms (or used up its CPU time).`)
-      : fail("output_too_large", `${what} wrote more output than allowed (${cfg.limits.maxOutputFileBytes} bytes per file, ${cfg.limits.maxJobDirBytes} bytes per job).`);
+  const limitFail = (ending: Exclude<Ending, "exit">, what: string): CompileFailure => {
+    const L = cfg.limits;
+    switch (ending) {
+      case "aborted":
+        throw new JobAborted();
+      case "timeout":
+        return fail("compile_timeout", `${what} did not finish within the time limit of ${req.timeoutMs} ms (or used up its CPU time).`);
+      case "too_many_files":
+        return fail("output_too_large", `${what} created more than ${L.maxJobFiles} files and directories.`, [], { limit: "files", max: L.maxJobFiles });
+      case "log_too_large":
+        return fail("output_too_large", `${what} wrote a log larger than ${L.maxLogBytes} bytes.`, [], { limit: "log_bytes", max: L.maxLogBytes });
+      case "too_large":
+        return fail("output_too_large", `${what} wrote more output than allowed (${L.maxOutputFileBytes} bytes per file, ${L.maxJobDirBytes} bytes per job).`);
+    }
+  };
 
   try {
     await writeInputs(dir, req, cfg);
     let before = await snapshot(dir);
-    let bibtexDone: string | undefined;
-    let biberDone: string | undefined;
+    const toolsDone = new Map<string, string>();
     for (;;) {
       passes++;
       proc.go(go);
-      const run = await runToExit(proc.child, proc.exited, dir, deadline, cfg);
+      const run = await runToExit(proc.child, proc.exited, dir, deadline, cfg, signal);
+      if (run.ending !== "exit") {
+        // stopped from outside: only the tail is answered, the log is not parsed
+        lastLog = await readLog(cwd, undefined, 2 * cfg.limits.logTailBytes);
+        return limitFail(run.ending, `Pass ${passes} of ${req.engine}`);
+      }
       lastLog = await readLog(cwd);
       const parsed = parseLog(lastLog);
       warnings = parsed.warnings;
-      if (run.ending !== "exit") return limitFail(run.ending, `Pass ${passes} of ${req.engine}`);
+      pages = parsed.pages;
       if (parsed.errors.length > 0 || run.code !== 0) {
-        const first: LogError = parsed.errors[0] ?? { message: `${req.engine} stopped with exit code ${run.code ?? run.signal}.` };
-        const errors = parsed.errors.length ? parsed.errors : [first];
-        if (parsed.missingEnd && first.line === undefined) {
-          first.line = lineCount(req.source);
-          first.file = mainFile;
-        }
-        fixMissingFileLine(first, req.source, mainFile);
+        const { first, errors } = firstCause(parsed, req.source, mainFile, `${req.engine} stopped with exit code ${run.code ?? run.signal}.`);
+        if (parsed.missingEnd && first.file === "main.tex") first.file = mainFile;
         // file names in the log are relative to the main file's folder: name them from the project root
         if (sub) for (const e of errors) if (e.file !== undefined && !e.file.startsWith("/")) e.file = path.posix.normalize(path.posix.join(sub, e.file));
         return fail("compile_error", first.message, errors, { line: first.line, file: first.file });
       }
       let after = await snapshot(dir);
-      let bibRan = false;
 
-      // bibliography tools, only when the request brought a .bib
-      if (hasBib) {
-        const bk = await biberKey(cwd);
-        const tk = bk ? undefined : await bibtexKey(dir);
-        if (bk && bk !== biberDone) {
-          let src = await biberSources(cwd);
-          if (!src.ok && sub) src = await biberSources(dir); // data sources named from the project root
-          if (!src.ok) return fail("compile_error", `biber data source "${src.bad}" is not one of the request's files.`, [{ message: `biber data source not allowed: ${src.bad}`, file: `${MAIN_BASENAME}.bcf` }]);
-          const r = await runTool("biber", ["--noconf", "--nolog", MAIN_BASENAME], dir, deadline, cfg, sub);
-          if (r.ending !== "exit") return limitFail(r.ending, "biber");
-          if (r.code !== 0) return toolFail("biber", r.output);
-          biberDone = bk;
-          bibRan = true;
-          bibTool = "biber";
-        } else if (tk && tk !== bibtexDone) {
-          const r = await runTool("bibtex", [MAIN_BASENAME], dir, deadline, cfg, sub);
-          if (r.ending !== "exit") return limitFail(r.ending, "bibtex");
-          if (r.code !== null && r.code >= 2) return toolFail("bibtex", (await readLog(cwd, `${MAIN_BASENAME}.blg`)) || r.output);
-          bibtexDone = tk;
-          bibRan = true;
-          bibTool = "bibtex";
-        }
-        if (bibRan) after = await snapshot(dir);
+      // bibtex/biber (only when the request brought a .bib), makeindex for indexes,
+      // glossaries and nomenclature: each only when its input changed
+      const plan = await planTools(cwd, lastLog, toolsDone, hasBib);
+      if (!plan.ok) return fail("compile_error", plan.message, [{ message: plan.message, file: plan.file }], { file: plan.file });
+      for (const t of plan.runs) {
+        const [cmd, args] = toolCommand(t);
+        const r = await runTool(cmd, args, dir, deadline, cfg, signal, sub);
+        if (r.ending !== "exit") return limitFail(r.ending, t.tool);
+        // bibtex: 1 means warnings only
+        if (r.code !== 0 && !(t.tool === "bibtex" && r.code === 1)) return toolFail(t.tool, (t.logFile ? await readLog(cwd, t.logFile) : "") || r.output);
+        toolsDone.set(t.id, t.key);
+        if (t.tool !== "makeindex") bibTool = t.tool;
+        toolsRun.add(t.tool);
       }
+      const toolRan = plan.runs.length > 0;
+      if (toolRan) after = await snapshot(dir);
 
-      const again = bibRan || needsRerun(before, after, lastLog);
+      const again = toolRan || needsRerun(before, after, lastLog);
       if (!again || passes >= cfg.limits.maxPasses) break;
       const next = await source.take();
       proc.kill();
@@ -371,9 +381,8 @@ async function runPasses(req: CompileRequest, source: ProcessSource, cfg: Config
     if (!st || !st.isFile()) return fail("compile_error", "No PDF was produced (the document has no pages).", [{ message: "No pages of output." }]);
     if (st.size > cfg.limits.maxPdfBytes) return fail("output_too_large", `The PDF is ${st.size} bytes; the limit is ${cfg.limits.maxPdfBytes}.`);
     const pdf = await fs.readFile(pdfPath);
-    const parsed = parseLog(lastLog);
     succeeded = true;
-    return { ok: true, pdf, pages: parsed.pages ?? countPages(pdf), passes, durationMs: Date.now() - started, warnings, bibTool };
+    return { ok: true, pdf, pages: pages ?? countPages(pdf), passes, durationMs: Date.now() - started, warnings, bibTool, tools: [...toolsRun] };
   } finally {
     proc.kill();
     await removeDir(dir);
@@ -381,17 +390,7 @@ async function runPasses(req: CompileRequest, source: ProcessSource, cfg: Config
   }
 
   function toolFail(tool: string, output: string): CompileFailure {
-    const lines = output.split("\n");
-    const errs: LogError[] = [];
-    for (let i = 0; i < lines.length; i++) {
-      const l = lines[i] ?? "";
-      let m: RegExpExecArray | null;
-      if ((m = /^ERROR - (.*)$/.exec(l))) errs.push({ message: m[1] ?? "" });
-      else if (/^(I couldn't|I found no|Illegal|Sorry|.*---line \d+ of file)/.test(l)) {
-        const lm = /---line (\d+) of file (\S+)/.exec(l) ?? /---line (\d+) of file (\S+)/.exec(lines[i + 1] ?? "");
-        errs.push({ message: l.trim(), line: lm ? Number(lm[1]) : undefined, file: lm ? lm[2] : undefined });
-      }
-    }
+    const errs = parseToolOutput(output);
     const first: LogError = errs[0] ?? { message: `${tool} failed.` };
     if (errs.length === 0) errs.push(first);
     lastLog = output;
@@ -399,7 +398,7 @@ async function runPasses(req: CompileRequest, source: ProcessSource, cfg: Config
   }
 }
 
-async function runTool(cmd: string, args: string[], dir: string, deadline: number, cfg: Config, sub = ""): Promise<RunOutcome & { output: string }> {
+async function runTool(cmd: string, args: string[], dir: string, deadline: number, cfg: Config, signal?: AbortSignal, sub = ""): Promise<RunOutcome & { output: string }> {
   const child = spawnLimited(cmd, args, { ...spawnOptions(cfg, dir), subdir: sub || undefined });
   child.stdin!.end();
   let output = "";
@@ -408,7 +407,7 @@ async function runTool(cmd: string, args: string[], dir: string, deadline: numbe
   };
   child.stdout!.on("data", take);
   child.stderr!.on("data", take);
-  const r = await runToExit(child, exitedOf(child), dir, deadline, cfg);
+  const r = await runToExit(child, exitedOf(child), dir, deadline, cfg, signal);
   return { ...r, output };
 }
 

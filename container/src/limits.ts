@@ -1,6 +1,8 @@
-// Runtime limits: the admission gate (concurrency + bounded queue) and the job
-// directory size watch. Static limits (sizes, times) live in config.ts.
+// Runtime limits: the admission gate (concurrency + bounded queue), the job
+// directory watch (files, bytes, log) and the event-loop lag monitor. Static
+// limits (sizes, times) live in config.ts.
 import { promises as fs } from "node:fs";
+import { monitorEventLoopDelay, type ELDHistogram } from "node:perf_hooks";
 import path from "node:path";
 
 export class Busy extends Error {
@@ -79,26 +81,98 @@ export class Gate {
   }
 }
 
-/** Total bytes of regular files under dir; stops counting once over `cap`. */
-export async function dirSize(dir: string, cap = Infinity): Promise<number> {
-  let total = 0;
+export type Overrun = "too_large" | "too_many_files" | "log_too_large";
+
+export interface JobCaps {
+  maxEntries: number;
+  maxBytes: number;
+  maxLogBytes: number;
+  /** The log whose size is capped, relative to the job directory. */
+  logName: string;
+}
+
+/**
+ * One look at a job directory, cheap enough to repeat every tick: its entries are
+ * counted from readdir alone (no stat per file), and the count stops one past
+ * `maxEntries`, so a directory flooded with files costs no more than a full one. The
+ * log is one lstat(). Only with `sizes` are regular files lstat()ed for the byte
+ * total: at most `maxEntries` of them, and the caller does that on a slower cadence.
+ */
+export async function checkJobDir(dir: string, caps: JobCaps, sizes: boolean): Promise<Overrun | undefined> {
+  const log = await fs.lstat(path.join(dir, caps.logName)).catch(() => undefined);
+  if (log && log.size > caps.maxLogBytes) return "log_too_large";
+  let entries = 0;
+  let bytes = 0;
   const stack = [dir];
-  while (stack.length && total <= cap) {
+  while (stack.length) {
     const d = stack.pop()!;
-    let entries;
+    let handle;
     try {
-      entries = await fs.readdir(d, { withFileTypes: true });
+      handle = await fs.opendir(d, { bufferSize: 128 });
     } catch {
-      continue;
+      continue; // removed meanwhile, or not ours to read
     }
-    for (const e of entries) {
-      const p = path.join(d, e.name);
-      if (e.isDirectory()) stack.push(p);
-      else if (e.isFile()) {
-        const st = await fs.lstat(p).catch(() => undefined);
-        if (st) total += st.size;
+    try {
+      // iteration closes the handle when it ends, breaks or throws
+      for await (const e of handle) {
+        if (++entries > caps.maxEntries) return "too_many_files";
+        const p = path.join(d, e.name);
+        if (e.isDirectory()) stack.push(p);
+        else if (sizes && e.isFile()) {
+          const st = await fs.lstat(p).catch(() => undefined);
+          if (st) bytes += st.size;
+          if (bytes > caps.maxBytes) return "too_large";
+        }
       }
+    } catch {
+      /* the directory went away while being read */
     }
   }
-  return total;
+  return undefined;
+}
+
+export interface LoopLag {
+  /** 99th percentile of how late the event loop ran a 10 ms timer, over the last 10-20 s. */
+  p99Ms: number;
+  maxMs: number;
+  windowMs: number;
+}
+
+/**
+ * Event-loop lag as health reports it: a timer that should fire every RESOLUTION_MS
+ * records how late it ran; the histogram is rotated every WINDOW_MS and the figures
+ * cover the finished window and the running one, so they are recent but never empty.
+ */
+export class LoopLagMonitor {
+  private static readonly RESOLUTION_MS = 10;
+  private static readonly WINDOW_MS = 10_000;
+  private readonly h: ELDHistogram = monitorEventLoopDelay({ resolution: LoopLagMonitor.RESOLUTION_MS });
+  private last = { p99: 0, max: 0 };
+  private readonly timer: NodeJS.Timeout;
+
+  constructor() {
+    this.h.enable();
+    this.timer = setInterval(() => {
+      this.last = this.read();
+      this.h.reset();
+    }, LoopLagMonitor.WINDOW_MS);
+    this.timer.unref();
+  }
+
+  private read(): { p99: number; max: number } {
+    // the histogram holds whole timer intervals (ns); lag is what exceeds the interval
+    const lag = (ns: number) => (this.h.count === 0 ? 0 : Math.max(0, ns / 1e6 - LoopLagMonitor.RESOLUTION_MS));
+    return { p99: lag(this.h.percentile(99)), max: lag(this.h.max) };
+  }
+
+  stats(): LoopLag {
+    const now = this.read();
+    const round = (n: number) => Math.round(n * 10) / 10;
+    return { p99Ms: round(Math.max(now.p99, this.last.p99)), maxMs: round(Math.max(now.max, this.last.max)), windowMs: 2 * LoopLagMonitor.WINDOW_MS };
+  }
+
+  stop(): void {
+    clearInterval(this.timer);
+    this.h.disable();
+  }
 }

@@ -1,12 +1,16 @@
-// Deciding how many passes a document needs, and when bibtex/biber must run.
+// Deciding how many passes a document needs, and which tools run between them
+// (latexmk's rules): bibtex per .aux that asks for it, biber for the .bcf,
+// makeindex per .idx (with the style the document or the project's latexmkrc
+// names), glossaries' .glo/.acn (as makeglossaries runs them) and nomencl's .nlo.
+// Each tool runs only when its input changed since it last ran.
 import { createHash } from "node:crypto";
-import { promises as fs } from "node:fs";
+import { constants, promises as fs } from "node:fs";
 import path from "node:path";
-import { logAsksRerun } from "./log-parser.ts";
+import { logAsksRerun, splitLines } from "./log-parser.ts";
 import { MAIN_BASENAME } from "./engine.ts";
 
-/** Files LaTeX writes in one pass and reads in the next. */
-const TRACKED = /\.(aux|toc|lof|lot|loa|lol|out|nav|snm|thm|bbl)$/;
+/** Files LaTeX writes in one pass and reads in the next (and tools' outputs it reads). */
+const TRACKED = /\.(aux|toc|lof|lot|loa|lol|out|nav|snm|thm|bbl|ind|gls|acr|nls)$/;
 
 export type Snapshot = Map<string, string>; // relative path -> sha1
 
@@ -57,40 +61,307 @@ export function needsRerun(before: Snapshot, after: Snapshot, log: string): bool
   return logAsksRerun(log) && changed(before, after, isAux);
 }
 
-export type BibTool = "bibtex" | "biber";
+export type Tool = "bibtex" | "biber" | "makeindex";
 
-/** Citation input of bibtex: \citation, \bibdata and \bibstyle lines of all .aux files. */
-export async function bibtexKey(dir: string): Promise<string | undefined> {
-  const files: string[] = [];
-  await walk(dir, "", files, 0);
-  const lines: string[] = [];
-  let hasData = false;
-  for (const f of files.filter((x) => x.endsWith(".aux")).sort()) {
-    const text = await fs.readFile(path.join(dir, f), "utf8").catch(() => "");
-    for (const l of text.split("\n")) {
-      if (/^\\(citation|bibdata|bibstyle)\{/.test(l)) lines.push(l);
-      if (l.startsWith("\\bibdata{")) hasData = true;
-    }
-  }
-  if (!hasData) return undefined;
-  return createHash("sha1").update(lines.join("\n")).digest("hex");
+export interface ToolRun {
+  tool: Tool;
+  args: string[];
+  /** What the run processes ("makeindex main.idx"); with `key`, decides whether it runs again. */
+  id: string;
+  /** Hash of the run's input and arguments. */
+  key: string;
+  /** The tool's own log, read for its errors. */
+  logFile?: string;
 }
 
-export async function biberKey(dir: string): Promise<string | undefined> {
-  const bcf = await fs.readFile(path.join(dir, `${MAIN_BASENAME}.bcf`)).catch(() => undefined);
-  if (!bcf) return undefined;
-  return createHash("sha1").update(bcf).digest("hex");
+/**
+ * The command line of a run. makeindex applies openin_any to the path kpathsea
+ * resolved, so paranoid mode refuses every style of the TeX tree (nomencl.ist);
+ * it reads with "r" (no dot files) instead: in the sandbox it sees only the
+ * system's read-only files and the job's own.
+ */
+export function toolCommand(t: ToolRun): [string, string[]] {
+  return t.tool === "makeindex" ? ["env", ["openin_any=r", "makeindex", ...t.args]] : [t.tool, t.args];
+}
+
+export type ToolPlan = { ok: true; runs: ToolRun[] } | { ok: false; message: string; file?: string };
+
+/** Tools' inputs are written by TeX from user input: read at most this much of each. */
+const MAX_TOOL_INPUT = 16 * 1024 * 1024;
+const MAX_DIR_ENTRIES = 2000;
+const MAX_RUNS = 32;
+
+const sha1 = (...parts: (string | Buffer)[]) => {
+  const h = createHash("sha1");
+  for (const p of parts) h.update(p).update("\0");
+  return h.digest("hex");
+};
+
+/** A regular file of the job (never a symlink), at most MAX_TOOL_INPUT bytes, else undefined. */
+async function readJobFile(dir: string, rel: string): Promise<Buffer | undefined> {
+  const fh = await fs.open(path.join(dir, rel), constants.O_RDONLY | constants.O_NOFOLLOW).catch(() => undefined);
+  if (!fh) return undefined;
+  try {
+    const st = await fh.stat();
+    if (!st.isFile()) return undefined;
+    const len = Math.min(st.size, MAX_TOOL_INPUT);
+    const buf = Buffer.alloc(len);
+    await fh.read(buf, 0, len, 0);
+    return buf;
+  } finally {
+    await fh.close();
+  }
+}
+
+/** A file name a tool may be given: relative, plain segments, no "..", no option-like start. */
+function safeName(n: string): boolean {
+  if (n.length === 0 || n.length > 200 || n.startsWith("/") || n.startsWith("-")) return false;
+  for (const seg of n.split("/")) {
+    if (seg === "" || seg === "." || seg === ".." || seg.startsWith(".")) return false;
+    for (let k = 0; k < seg.length; k++) {
+      const c = seg.charCodeAt(k);
+      const ok = (c >= 48 && c <= 57) || (c >= 65 && c <= 90) || (c >= 97 && c <= 122) || c === 95 || c === 46 || c === 43 || c === 45;
+      if (!ok) return false;
+    }
+  }
+  return true;
+}
+
+/** makeindex options a document may choose; everything else (output paths, -p) is dropped. */
+const MAKEINDEX_FLAGS = new Set(["-c", "-g", "-l", "-r", "-L", "-T"]);
+
+/** Whitelisted makeindex options out of a command line's words; `undefined` when the style name is unsafe. */
+export function makeindexOptions(words: string[]): string[] | undefined {
+  const out: string[] = [];
+  for (let k = 0; k < words.length; k++) {
+    const w = words[k] ?? "";
+    if (w === "-s") {
+      const style = words[++k] ?? "";
+      if (!safeName(style)) return undefined;
+      out.push("-s", style);
+    } else if (MAKEINDEX_FLAGS.has(w)) out.push(w);
+  }
+  return out;
+}
+
+function words(s: string): string[] {
+  return s.split(" ").filter((w) => w.length > 0);
+}
+
+/**
+ * imakeidx, without shell escape, ends the log with the makeindex command it
+ * wanted to run for each index: "`makeindex -s book.ist main.idx'". Returns
+ * index file -> options.
+ */
+export function imakeidxCommands(log: string): Map<string, string[] | undefined> {
+  const out = new Map<string, string[] | undefined>();
+  const lines = splitLines(log);
+  for (let i = 0; i < lines.length; i++) {
+    const l = lines[i] ?? "";
+    if (!l.startsWith("(imakeidx)")) continue;
+    const a = l.indexOf("`makeindex ");
+    if (a < 0) continue;
+    const b = l.indexOf("'", a);
+    if (b < 0) continue;
+    const w = words(l.slice(a + 1, b));
+    const idx = w[w.length - 1] ?? "";
+    if (out.size < MAX_RUNS && idx.endsWith(".idx")) out.set(idx, makeindexOptions(w.slice(1, -1)));
+  }
+  return out;
+}
+
+/** The makeindex options of a project's latexmkrc (`$makeindex = 'makeindex -s x.ist %O -o %D %S';`). */
+export function latexmkrcOptions(rc: string): string[] | undefined {
+  for (const raw of splitLines(rc.slice(0, 64 * 1024))) {
+    const l = raw.trim();
+    if (!l.startsWith("$makeindex")) continue;
+    const eq = l.indexOf("=");
+    if (eq < 0) continue;
+    const q = l[eq + 1] === " " ? l.slice(eq + 2) : l.slice(eq + 1);
+    const quote = q[0];
+    if (quote !== "'" && quote !== '"') continue;
+    const end = q.indexOf(quote, 1);
+    if (end < 0) continue;
+    const w = words(q.slice(1, end));
+    if (w[0] !== "makeindex") continue;
+    return makeindexOptions(w.slice(1));
+  }
+  return [];
+}
+
+/** What a glossaries .aux asks makeglossaries to do. */
+export function glossaryRuns(aux: string, base: string): { args: string[]; input: string; log: string }[] | { bad: string } {
+  let ist: string | undefined;
+  let letter = false;
+  const lists: { log: string; out: string; in: string }[] = [];
+  const arg = (l: string, cmd: string): string[] => {
+    const out: string[] = [];
+    let pos = cmd.length;
+    while (l[pos] === "{" && out.length < 4) {
+      const close = l.indexOf("}", pos);
+      if (close < 0) break;
+      out.push(l.slice(pos + 1, close));
+      pos = close + 1;
+    }
+    return out;
+  };
+  for (const l of splitLines(aux)) {
+    if (l.startsWith("\\@istfilename{")) ist = arg(l, "\\@istfilename")[0];
+    else if (l.startsWith("\\@glsorder{")) letter = arg(l, "\\@glsorder")[0] === "letter";
+    else if (l.startsWith("\\@newglossary{") && lists.length < MAX_RUNS) {
+      const [, log, out, input] = arg(l, "\\@newglossary");
+      if (log && out && input) lists.push({ log, out, in: input });
+    }
+  }
+  if (ist === undefined || lists.length === 0) return [];
+  if (ist.endsWith(".xdy")) return { bad: "glossaries with xindy (the xindy option) are not supported here; use the default makeindex" };
+  if (!safeName(ist)) return { bad: `glossary style file name "${ist.slice(0, 100)}" is not allowed` };
+  const runs: { args: string[]; input: string; log: string }[] = [];
+  for (const g of lists) {
+    const names = [g.log, g.out, g.in].map((e) => `${base}.${e}`);
+    if (!names.every(safeName)) return { bad: `glossary file extension not allowed: ${g.in.slice(0, 100)}` };
+    const [log, out, input] = names as [string, string, string];
+    runs.push({ args: ["-s", ist, ...(letter ? ["-l"] : []), "-t", log, "-o", out, input], input, log });
+  }
+  return runs;
+}
+
+/** The lines of an .aux that bibtex reads. */
+function bibLines(aux: string): { lines: string[]; data: boolean; cites: boolean } {
+  const lines: string[] = [];
+  let data = false;
+  let cites = false;
+  for (const l of splitLines(aux)) {
+    if (l.startsWith("\\citation{")) cites = true;
+    else if (l.startsWith("\\bibdata{")) data = true;
+    else if (!l.startsWith("\\bibstyle{")) continue;
+    lines.push(l);
+  }
+  return { lines, data, cites };
+}
+
+/**
+ * The tool runs the job needs after a successful pass, given what ran before
+ * (`done`: id -> key of the input it processed). Bibliography tools only when
+ * `bib` (the request brought a .bib file).
+ */
+export async function planTools(dir: string, log: string, done: Map<string, string>, bib: boolean): Promise<ToolPlan> {
+  const runs: ToolRun[] = [];
+  const add = (r: ToolRun) => {
+    if (done.get(r.id) !== r.key && runs.length < MAX_RUNS) runs.push(r);
+  };
+  const names = (await fs.readdir(dir).catch(() => [] as string[])).slice(0, MAX_DIR_ENTRIES).sort();
+
+  if (bib) {
+    const bcf = await readJobFile(dir, `${MAIN_BASENAME}.bcf`);
+    if (bcf) {
+      const src = await biberSources(dir);
+      if (!src.ok) return { ok: false, message: `biber data source "${src.bad}" is not one of the request's files.`, file: `${MAIN_BASENAME}.bcf` };
+      add({ tool: "biber", args: ["--noconf", "--nolog", MAIN_BASENAME], id: `biber ${MAIN_BASENAME}`, key: sha1(bcf) });
+    } else {
+      // bibtex per .aux that names a database and cites something (multibib, bibunits);
+      // citations of \include'd chapters' .aux files count for every one of them
+      const auxFiles: string[] = [];
+      await walk(dir, "", auxFiles, 0);
+      const parsed = new Map<string, ReturnType<typeof bibLines>>();
+      for (const f of auxFiles.filter((x) => x.endsWith(".aux")).slice(0, MAX_DIR_ENTRIES)) {
+        const data = await readJobFile(dir, f);
+        if (data) parsed.set(f, bibLines(data.toString("utf8")));
+      }
+      const shared = [...parsed].filter(([, p]) => !p.data).flatMap(([f, p]) => [f, ...p.lines]);
+      for (const [f, p] of parsed) {
+        if (!p.data || !p.cites || f.includes("/")) continue;
+        const base = f.slice(0, -".aux".length);
+        if (!safeName(base)) continue;
+        add({ tool: "bibtex", args: [base], id: `bibtex ${f}`, key: sha1(...p.lines, ...shared), logFile: `${base}.blg` });
+      }
+    }
+  }
+
+  let projectOptions: string[] | undefined | null = null; // null: latexmkrc not read yet
+  const imakeidx = imakeidxCommands(log);
+  for (const n of names) {
+    if (!n.endsWith(".idx") || !safeName(n)) continue;
+    const data = await readJobFile(dir, n);
+    if (!data) continue;
+    let opts = imakeidx.get(n);
+    if (!imakeidx.has(n)) {
+      if (projectOptions === null) {
+        const rc = await readJobFile(dir, "latexmkrc");
+        projectOptions = rc ? latexmkrcOptions(rc.toString("utf8")) : [];
+      }
+      opts = projectOptions;
+    }
+    if (opts === undefined) return { ok: false, message: `The makeindex style for ${n} is not a file name of the project.`, file: n };
+    const base = n.slice(0, -".idx".length);
+    const args = [...opts, "-t", `${base}.ilg`, n];
+    add({ tool: "makeindex", args, id: `makeindex ${n}`, key: sha1(data, ...args), logFile: `${base}.ilg` });
+  }
+
+  const mainAux = await readJobFile(dir, `${MAIN_BASENAME}.aux`);
+  if (mainAux) {
+    const g = glossaryRuns(mainAux.toString("utf8"), MAIN_BASENAME);
+    if ("bad" in g) return { ok: false, message: g.bad, file: `${MAIN_BASENAME}.aux` };
+    for (const r of g) {
+      const data = await readJobFile(dir, r.input);
+      if (!data) continue;
+      add({ tool: "makeindex", args: r.args, id: `makeindex ${r.input}`, key: sha1(data, ...r.args), logFile: r.log });
+    }
+  }
+
+  const nlo = `${MAIN_BASENAME}.nlo`;
+  const nloData = names.includes(nlo) ? await readJobFile(dir, nlo) : undefined;
+  if (nloData) {
+    const args = ["-s", "nomencl.ist", "-t", `${MAIN_BASENAME}.nlg`, "-o", `${MAIN_BASENAME}.nls`, nlo];
+    add({ tool: "makeindex", args, id: `makeindex ${nlo}`, key: sha1(nloData, ...args), logFile: `${MAIN_BASENAME}.nlg` });
+  }
+  return { ok: true, runs };
+}
+
+const DS_OPEN = "<bcf:datasource";
+const DS_CLOSE = "</bcf:datasource>";
+/** More data sources than any real bibliography has; beyond it the .bcf is refused. */
+const MAX_DATASOURCES = 256;
+
+/**
+ * The `<bcf:datasource ATTRS>NAME</bcf:datasource>` elements of a .bcf, found
+ * with indexOf in one left-to-right scan (a .bcf is written from user input).
+ */
+export function bcfDatasources(bcf: string): { attrs: string; src: string }[] | undefined {
+  const out: { attrs: string; src: string }[] = [];
+  let pos = 0;
+  for (;;) {
+    const s = bcf.indexOf(DS_OPEN, pos);
+    if (s < 0) return out;
+    const after = s + DS_OPEN.length;
+    const c = bcf[after];
+    if (c !== ">" && c !== " " && c !== "\t" && c !== "\n" && c !== "\r") {
+      pos = after;
+      continue;
+    }
+    const gt = bcf.indexOf(">", after);
+    if (gt < 0) return out;
+    const lt = bcf.indexOf("<", gt + 1);
+    if (lt < 0) return out;
+    // any other start before `lt` shares this `>` and this text: same outcome, skip them
+    pos = lt;
+    if (!bcf.startsWith(DS_CLOSE, lt)) continue;
+    if (out.length >= MAX_DATASOURCES) return undefined;
+    out.push({ attrs: bcf.slice(after, gt), src: bcf.slice(gt + 1, lt).trim() });
+    pos = lt + DS_CLOSE.length;
+  }
 }
 
 /** Data sources a .bcf names; biber only runs when all are plain files of the job. */
 export async function biberSources(dir: string): Promise<{ ok: boolean; bad?: string }> {
   const bcf = await fs.readFile(path.join(dir, `${MAIN_BASENAME}.bcf`), "utf8").catch(() => "");
-  const re = /<bcf:datasource\b([^>]*)>([^<]*)<\/bcf:datasource>/g;
-  let m: RegExpExecArray | null;
-  while ((m = re.exec(bcf))) {
-    const attrs = m[1] ?? "";
-    const src = (m[2] ?? "").trim();
-    if (!/type="file"/.test(attrs) || /:\/\//.test(src) || src.startsWith("/") || src.split(/[\\/]/).includes("..")) {
+  const sources = bcfDatasources(bcf);
+  if (!sources) return { ok: false, bad: `more than ${MAX_DATASOURCES} data sources` };
+  const seen = new Set<string>();
+  for (const { attrs, src } of sources) {
+    if (seen.has(src)) continue;
+    seen.add(src);
+    if (!attrs.includes('type="file"') || src.includes("://") || src.startsWith("/") || src.split(/[\\/]/).includes("..")) {
       return { ok: false, bad: src };
     }
     const st = await fs.lstat(path.join(dir, src)).catch(() => undefined);

@@ -22,6 +22,8 @@ export class WarmProcess {
   readonly exited: Promise<ExitInfo>;
   isReady = false;
   isDead = false;
+  /** Why it never became ready (exit status and the end of its output), once `ready` is false. */
+  failure = "";
   private started = false;
 
   constructor(engine: Engine, dir: string, child: ChildProcess, startTimeoutMs: number) {
@@ -40,7 +42,12 @@ export class WarmProcess {
     });
     this.ready = new Promise((resolve) => {
       let seen = "";
-      const timer = setTimeout(() => resolve(false), startTimeoutMs);
+      let errTail = "";
+      const tail = () => (errTail.trim() || seen.trim()).slice(-400).replace(/\s+/g, " ");
+      const timer = setTimeout(() => {
+        this.failure = `not ready within ${startTimeoutMs} ms: ${tail() || "no output"}`;
+        resolve(false);
+      }, startTimeoutMs);
       child.stdout!.on("data", (chunk: Buffer) => {
         if (this.isReady) return; // drained and ignored after readiness
         seen = (seen + chunk.toString("latin1")).slice(-4096);
@@ -50,9 +57,12 @@ export class WarmProcess {
           resolve(true);
         }
       });
-      child.stderr!.resume();
-      this.exited.then(() => {
+      child.stderr!.on("data", (chunk: Buffer) => {
+        if (!this.isReady) errTail = (errTail + chunk.toString("latin1")).slice(-4096);
+      });
+      this.exited.then((e) => {
         clearTimeout(timer);
+        if (!this.isReady) this.failure = `exited (${e.signal ?? `code ${e.code}`}) before it was ready: ${tail() || "no output"}`;
         resolve(false);
       });
     });
@@ -78,7 +88,12 @@ export interface PoolStats {
   starting: number;
   spawned: number;
   served: number;
+  /** The last failed start, while starts keep failing. */
+  lastError?: string;
 }
+
+/** The pools did not fill at start-up; the message names the engine and its error. */
+export class PoolNotReady extends Error {}
 
 export async function makeJobDir(cfg: Config): Promise<string> {
   const dir = path.join(cfg.jobRoot, randomBytes(16).toString("hex"));
@@ -148,7 +163,7 @@ export async function spawnProcess(cfg: Config, engine: Engine, spec: ProcessSpe
   if (engine === "lualatex") await prepareLuaCache(dir, cfg);
   const fmt = spec.fmtFile ? (cfg.sandbox ? SANDBOX_FMT : spec.fmtFile) : undefined;
   const opts = { ...spawnOptions(cfg, dir), subdir: spec.subdir, fmtFile: spec.fmtFile };
-  const child = spawnLimited(engine, engineArgs(engine, dir, cfg.sandbox, fmt), opts);
+  const child = spawnLimited(engine, engineArgs(engine, dir, cfg.sandbox, opts.luaSandbox, fmt), opts);
   return new WarmProcess(engine, dir, child, 60_000);
 }
 
@@ -167,6 +182,12 @@ export class EnginePool {
   private served = 0;
   private filling = false;
   private readonly busy: () => boolean;
+  private readonly starting = new Set<WarmProcess>();
+  /** Starts that failed in a row, and the last one's reason. */
+  private failures = 0;
+  private lastError: string | undefined;
+  /** Told of every failed start (Pools.warmUp). */
+  onFailure?: (failuresInARow: number, reason: string) => void;
 
   constructor(engine: Engine, cfg: Config, busy: () => boolean = () => false) {
     this.engine = engine;
@@ -203,15 +224,25 @@ export class EnginePool {
             batch.push(
               this.spawnOne()
                 .then(async (p) => {
+                  this.starting.add(p);
+                  if (this.closed) p.kill();
                   const ok = await p.ready;
-                  if (ok && !this.closed) this.idle.push(p);
-                  else {
+                  this.starting.delete(p);
+                  if (ok && !this.closed) {
+                    this.idle.push(p);
+                    this.failures = 0;
+                    this.lastError = undefined;
+                  } else {
                     p.kill();
                     await removeDir(p.dir);
-                    if (!this.closed) await new Promise((r) => setTimeout(r, 1000));
+                    if (!this.closed) {
+                      this.failed(p.failure);
+                      await new Promise((r) => setTimeout(r, 1000));
+                    }
                   }
                 })
-                .catch(async () => {
+                .catch(async (e: unknown) => {
+                  this.failed(`could not start: ${(e as Error).message}`);
                   await new Promise((r) => setTimeout(r, 1000));
                 })
                 .finally(() => {
@@ -228,6 +259,12 @@ export class EnginePool {
     return run();
   }
 
+  private failed(reason: string): void {
+    this.failures++;
+    this.lastError = reason;
+    this.onFailure?.(this.failures, this.lastError);
+  }
+
   /** A ready process if one is idle, else a freshly started one (cold). */
   async take(): Promise<WarmProcess> {
     this.served++;
@@ -242,7 +279,9 @@ export class EnginePool {
   }
 
   stats(): PoolStats {
-    return { target: this.target, ready: this.idle.length, starting: this.startingCount, spawned: this.spawned, served: this.served };
+    const s: PoolStats = { target: this.target, ready: this.idle.length, starting: this.startingCount, spawned: this.spawned, served: this.served };
+    if (this.lastError) s.lastError = this.lastError;
+    return s;
   }
 
   isWarm(): boolean {
@@ -251,8 +290,9 @@ export class EnginePool {
 
   async close(): Promise<void> {
     this.closed = true;
-    const all = this.idle;
+    const all = [...this.idle, ...this.starting]; // starting ones too: nothing outlives close()
     this.idle = [];
+    this.starting.clear();
     for (const p of all) p.kill();
     await Promise.all(all.map(async (p) => {
       await p.exited;
@@ -272,8 +312,45 @@ export class Pools {
   fillAll(): Promise<void> {
     return Promise.all([...this.byEngine.values()].map((p) => p.fill())).then(() => {});
   }
+  /**
+   * Fills every pool (call once, at start). Resolves when all are full; rejects with PoolNotReady,
+   * naming the engine and its error, as soon as one engine fails `maxFailures` starts in a row (it
+   * cannot work: a missing format, an unreadable file) or when `timeoutMs` passes, instead of
+   * leaving the caller waiting in silence. The pools keep retrying in the background either way.
+   */
+  warmUp(timeoutMs: number, maxFailures = 3): Promise<void> {
+    const pools = [...this.byEngine.values()];
+    return new Promise<void>((resolve, reject) => {
+      const done = () => {
+        clearTimeout(timer);
+        for (const p of pools) p.onFailure = undefined;
+      };
+      const timer = setTimeout(() => {
+        done();
+        const state = pools.map((p) => {
+          const s = p.stats();
+          return `${p.engine}: ${s.ready}/${s.target} ready${s.lastError ? `, last error: ${s.lastError}` : ""}`;
+        });
+        reject(new PoolNotReady(`engine pools not full within ${timeoutMs} ms (WARM_TIMEOUT_MS): ${state.join("; ")}`));
+      }, timeoutMs);
+      for (const p of pools) {
+        p.onFailure = (n, reason) => {
+          if (n < maxFailures) return;
+          done();
+          reject(new PoolNotReady(`${p.engine} cannot start (${n} attempts in a row failed): ${reason}`));
+        };
+      }
+      this.fillAll().then(() => {
+        done();
+        this.filled = true;
+        resolve();
+      }, reject);
+    });
+  }
+  private filled = false;
+  /** Every pool has a ready process, and the start-up fill has completed. */
   isWarm(): boolean {
-    return [...this.byEngine.values()].every((p) => p.isWarm());
+    return this.filled && [...this.byEngine.values()].every((p) => p.isWarm());
   }
   stats(): Record<string, PoolStats> {
     return Object.fromEntries([...this.byEngine].map(([e, p]) => [e, p.stats()]));

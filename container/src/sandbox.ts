@@ -8,7 +8,10 @@
 // as ENGINE_UID (nobody) and creates an unprivileged user namespace that maps that
 // uid to itself; otherwise it runs as the server's own uid. Inside, no capabilities,
 // no_new_privs, no further user namespaces (--disable-userns).
-import { existsSync, readlinkSync } from "node:fs";
+import { execFile } from "node:child_process";
+import { existsSync, promises as fs, readlinkSync } from "node:fs";
+import path from "node:path";
+import { fileURLToPath } from "node:url";
 
 /** Where the job directory appears inside the sandbox. */
 export const SANDBOX_JOB_DIR = "/job";
@@ -97,4 +100,59 @@ export function bwrapArgs(spec: SandboxSpec): string[] {
   args.push("--bind", spec.hostDir, SANDBOX_JOB_DIR, "--chdir", spec.chdir ?? SANDBOX_JOB_DIR, "--remount-ro", "/", "--clearenv");
   for (const [k, v] of Object.entries(spec.env)) args.push("--setenv", k, v);
   return args;
+}
+
+/** The Lua sandbox as shipped, beside the server's code. */
+export const LUA_SANDBOX_SOURCE = fileURLToPath(new URL("./lua/sandbox.lua", import.meta.url));
+
+/** The copy of the Lua sandbox that engines read (see stageRuntimeFiles). */
+export function runtimeLuaPath(jobRoot: string): string {
+  return path.join(jobRoot, ".runtime", "sandbox.lua");
+}
+
+/** Paths the engine uid must reach, as TeX sees them when it reads a job's paths unsandboxed. */
+const TEX_SAFE_PATH = /^[A-Za-z0-9_./-]+$/;
+
+export class RuntimeFilesUnreachable extends Error {}
+
+interface StageConfig {
+  jobRoot: string;
+  engineUid: number | undefined;
+  engineGid: number | undefined;
+  sandbox: boolean;
+}
+
+/**
+ * Copies what engines read of the server's own files (the Lua sandbox) into `<jobRoot>/.runtime`
+ * (0755/0644, owned by the server), so engines running as another uid (nobody, when the server runs
+ * as root) read it wherever the checkout lives: a clone inside a 0700 directory (a root's home,
+ * `mktemp -d`) is out of their reach. Then checks, as the engine uid, that the job root and the copy
+ * are reachable, and refuses (naming the path and the fix) when not, instead of engines that never
+ * start. Call after the job root exists.
+ */
+export async function stageRuntimeFiles(cfg: StageConfig, source = LUA_SANDBOX_SOURCE): Promise<string> {
+  const target = runtimeLuaPath(cfg.jobRoot);
+  if (!cfg.sandbox && !TEX_SAFE_PATH.test(target)) {
+    throw new RuntimeFilesUnreachable(`JOB_ROOT ${cfg.jobRoot} is unsuitable for TeX (only letters, digits, "_", ".", "/", "-"): set JOB_ROOT to a path such as /tmp/texcompile.`);
+  }
+  await fs.mkdir(path.dirname(target), { recursive: true, mode: 0o755 });
+  await fs.chmod(path.dirname(target), 0o755);
+  await fs.copyFile(source, target);
+  await fs.chmod(target, 0o644);
+  if (cfg.engineUid === undefined) return target; // engines run as the server's own uid, which made these
+  const uid = cfg.engineUid;
+  const gid = cfg.engineGid ?? uid;
+  const problem = await new Promise<string | null>((resolve) => {
+    const script = 'if ! test -x "$1"; then echo "$1"; elif ! test -r "$2"; then echo "$2"; fi';
+    execFile("/bin/sh", ["-c", script, "sh", cfg.jobRoot, target], { uid, gid, timeout: 2000, env: { PATH: "/usr/bin:/bin" } }, (err, stdout) => {
+      if (err) resolve(`(the check could not run as uid ${uid}: ${err.message})`);
+      else resolve(stdout.trim() || null);
+    });
+  });
+  if (problem === null) return target;
+  throw new RuntimeFilesUnreachable(
+    `Engines run as uid ${uid} (ENGINE_UID), which cannot reach ${problem}: a directory above it is not searchable for that uid ` +
+      `(e.g. a 0700 home or mktemp -d directory). Fix: set JOB_ROOT to a directory every user can traverse ` +
+      `(e.g. JOB_ROOT=/tmp/texcompile; the default is $TMPDIR/texcompile-<pid>), or chmod o+x the directories above it.`,
+  );
 }

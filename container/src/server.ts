@@ -5,14 +5,20 @@ import http from "node:http";
 import type { AddressInfo } from "node:net";
 import { fileURLToPath } from "node:url";
 import { loadConfig, type Config } from "./config.ts";
+import { BodyParser } from "./body.ts";
 import { createHandler } from "./http.ts";
 import { checkSandbox } from "./engine.ts";
-import { Gate } from "./limits.ts";
+import { RuntimeFilesUnreachable, stageRuntimeFiles } from "./sandbox.ts";
+import { Gate, LoopLagMonitor } from "./limits.ts";
 import { compileWithFormat, writeInputs } from "./job.ts";
 import { Pools } from "./pool.ts";
 import { Preambles } from "./preamble.ts";
 
 const REFILL_GRACE_MS = 30;
+/** On shutdown, how long killed jobs get to send their 503 before connections are cut. */
+const DRAIN_MS = 300;
+/** `node container/src/server.ts` exits this soon after SIGTERM/SIGINT, whatever is still running. */
+export const EXIT_DEADLINE_MS = 1_500;
 
 export interface RunningServer {
   url: string;
@@ -20,7 +26,7 @@ export interface RunningServer {
   config: Config;
   pools: Pools;
   preambles: Preambles;
-  /** Resolves once every pool has at least one warm process. */
+  /** Resolves once every pool is full; rejects (PoolNotReady) naming the engine that cannot start. */
   warm: Promise<void>;
   close(): Promise<void>;
 }
@@ -35,19 +41,24 @@ export async function startServer(opts: StartOptions = {}): Promise<RunningServe
   const { env, waitWarm = true, ...overrides } = opts;
   const cfg = loadConfig(env ?? process.env, overrides);
   await prepareJobRoot(cfg);
+  await stageRuntimeFiles(cfg).catch(async (e: unknown) => {
+    await fs.rm(cfg.jobRoot, { recursive: true, force: true }).catch(() => {});
+    throw e;
+  });
   await verifySandbox(cfg);
   const gate = new Gate(cfg.maxConcurrent, cfg.maxQueue, cfg.queueTimeoutMs);
   // Spare engines start when no job is running and the last answer has had time to reach the
   // caller: a format load is ~100 ms of CPU that would otherwise slow the response on its way out.
   const pools = new Pools(cfg, () => gate.busy(REFILL_GRACE_MS));
-  let warmed = false;
-  const warm = pools.fillAll().then(() => {
-    warmed = true;
-  });
+  const warm = pools.warmUp(cfg.warmTimeoutMs);
+  warm.catch(() => {}); // reported by the caller: waitWarm below, or the main block
+  const lag = new LoopLagMonitor();
+  const shutdown = new AbortController();
+  const body = new BodyParser(cfg.limits);
   // preambles are dumped in the background, while a compile slot is free
   const preambles = new Preambles(cfg, () => gate.stats().active < gate.stats().max);
-  preambles.setRunner({ writeInputs, compileWithFormat: (req, use) => compileWithFormat(req, use, cfg) });
-  const server = http.createServer(createHandler({ cfg, pools, gate, preambles, ready: () => warmed && pools.isWarm() }));
+  preambles.setRunner({ writeInputs, compileWithFormat: (req, use) => compileWithFormat(req, use, cfg, shutdown.signal) });
+  const server = http.createServer(createHandler({ cfg, pools, gate, lag, body, shutdown: shutdown.signal, preambles, ready: () => pools.isWarm() }));
   server.requestTimeout = cfg.limits.maxTimeoutMs + 60_000;
   server.headersTimeout = 30_000;
   server.keepAliveTimeout = 5_000;
@@ -57,9 +68,8 @@ export async function startServer(opts: StartOptions = {}): Promise<RunningServe
   });
   const addr = server.address() as AddressInfo;
   const host = addr.family === "IPv6" ? `[${addr.address}]` : addr.address === "0.0.0.0" ? "127.0.0.1" : addr.address;
-  if (waitWarm) await warm;
   let closing: Promise<void> | undefined;
-  return {
+  const running: RunningServer = {
     url: `http://${host}:${addr.port}`,
     port: addr.port,
     config: cfg,
@@ -68,18 +78,27 @@ export async function startServer(opts: StartOptions = {}): Promise<RunningServe
     warm,
     close() {
       closing ??= (async () => {
+        // kill every running job (each answers 503 shutting_down), then stop listening
+        shutdown.abort();
+        lag.stop();
+        for (const until = Date.now() + DRAIN_MS; gate.stats().active > 0 && Date.now() < until; ) await new Promise((r) => setTimeout(r, 10));
         await new Promise<void>((r) => {
           server.close(() => r());
           server.closeAllConnections();
         });
         await preambles.close();
-        await pools.close();
+        await Promise.all([pools.close(), body.close()]);
         await fs.chmod(cfg.jobRoot, 0o700).catch(() => {});
         await fs.rm(cfg.jobRoot, { recursive: true, force: true }).catch(() => {});
       })();
       return closing;
     },
   };
+  if (waitWarm) await warm.catch(async (e: unknown) => {
+    await running.close();
+    throw e;
+  });
+  return running;
 }
 
 export class SandboxUnavailable extends Error {}
@@ -131,13 +150,22 @@ async function prepareJobRoot(cfg: Config): Promise<void> {
 const isMain = process.argv[1] && fileURLToPath(import.meta.url) === (await fs.realpath(process.argv[1]).catch(() => process.argv[1]));
 if (isMain) {
   const s = await startServer({ waitWarm: false }).catch((e: unknown) => {
-    console.error(e instanceof SandboxUnavailable ? `compile server: ${e.message}` : e);
+    console.error(e instanceof SandboxUnavailable || e instanceof RuntimeFilesUnreachable ? `compile server: ${e.message}` : e);
     process.exit(1);
   });
   console.log(`compile server listening on ${s.url} (engines: ${s.config.engines.join(", ")}, pool ${JSON.stringify(s.config.poolSize)}, concurrency ${s.config.maxConcurrent}, sandbox ${s.config.sandbox ? "bwrap" : "OFF"})`);
-  s.warm.then(() => console.log("engine pools warm"));
-  const stop = () => {
-    s.close().then(() => process.exit(0));
+  s.warm.then(
+    () => console.log("engine pools warm"),
+    (e: Error) => console.error(`compile server: ${e.message} (still retrying; GET /healthz shows the pools)`),
+  );
+  let stopping = false;
+  const stop = (sig: NodeJS.Signals) => {
+    if (stopping) process.exit(1); // a second signal: no more waiting
+    stopping = true;
+    console.log(`compile server: ${sig}, stopping`);
+    // whatever close() still waits for, the process is gone within the deadline
+    setTimeout(() => process.exit(1), EXIT_DEADLINE_MS).unref();
+    s.close().then(() => process.exit(0), () => process.exit(1));
   };
   process.on("SIGINT", stop);
   process.on("SIGTERM", stop);

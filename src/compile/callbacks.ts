@@ -9,7 +9,7 @@ const DEFAULT_SCHEDULE = [5, 300, 1800, 7200, 18000, 36000, 36000];
 /** Queues cannot delay a message longer than 12 hours. */
 const MAX_DELAY_SECONDS = 12 * 60 * 60;
 
-/** Seconds before each retry (CONTRACTS.md 4; WEBHOOK_RETRY_SCHEDULE overrides it, as for webhooks). */
+/** Seconds before each retry (docs/contracts.md §4; WEBHOOK_RETRY_SCHEDULE overrides it, as for webhooks). */
 export function retrySchedule(env: Env): number[] {
   const parsed = (env.WEBHOOK_RETRY_SCHEDULE ?? "")
     .split(",")

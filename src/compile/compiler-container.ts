@@ -1,7 +1,6 @@
 import { ApiError, errors } from "../platform/errors.ts";
-import { type CompileContext, type CompiledPdf, type CompileInput, type Compiler, compilerBusy, compileRequestInit, interpretServerAnswer, isServerAnswer, sleep, TRANSPORT_SLACK_MS } from "./compiler.ts";
+import { type CompileContext, type CompiledPdf, type CompileInput, type Compiler, compilerBusy, compileRequestInit, compileTimeout, interpretServerAnswer, isServerAnswer, sleep, timeLimitOf, TRANSPORT_SLACK_MS } from "./compiler.ts";
 import type { TexContainer } from "./container.ts";
-import { COMPILE_LIMITS } from "./limits.ts";
 
 /** Tries per request: each goes to a different instance. */
 const MAX_TRIES = 3;
@@ -9,10 +8,12 @@ const BACKOFF_MS = [0, 250, 1000];
 
 let cursor = -1;
 
+class DeadlineExceeded extends Error {}
+
 function withDeadline<T>(p: Promise<T>, ms: number): Promise<T> {
   let timer: ReturnType<typeof setTimeout> | undefined;
   const timeout = new Promise<never>((_, reject) => {
-    timer = setTimeout(() => reject(new Error(`no answer within ${ms} ms`)), ms);
+    timer = setTimeout(() => reject(new DeadlineExceeded(`no answer within ${ms} ms`)), ms);
   });
   return Promise.race([p, timeout]).finally(() => clearTimeout(timer));
 }
@@ -37,15 +38,19 @@ export function instanceOrder(poolSize: number, tries: number, random = Math.ran
  * Container class's fetch (it starts the container and waits for the port); when that fails (no
  * instance available, start error, disconnect: plain-text 5xx/429 from the platform) or the
  * server there is busy (its JSON 503), the next instance is tried, a bounded number of times.
+ * An instance that took the request but gave no answer by the deadline is not: that is the
+ * document's time running out (422 compile_timeout), and another instance would only spend its
+ * own time limit on the same document.
  */
 export class ContainerCompiler implements Compiler {
   constructor(
     private readonly ns: DurableObjectNamespace<TexContainer>,
     private readonly poolSize: number,
+    private readonly slackMs = TRANSPORT_SLACK_MS,
   ) {}
 
   async compile(input: CompileInput, context: CompileContext = {}): Promise<CompiledPdf> {
-    const deadline = (input.timeoutMs ?? COMPILE_LIMITS.defaultTimeoutMs) + TRANSPORT_SLACK_MS;
+    const deadline = timeLimitOf(input) + this.slackMs;
     const names = instanceOrder(this.poolSize, MAX_TRIES, Math.random, context.namespace);
     let busyFor = 0;
     for (const [i, name] of names.entries()) {
@@ -56,6 +61,10 @@ export class ContainerCompiler implements Compiler {
         const stub = this.ns.getByName(name);
         res = await withDeadline(stub.fetch("http://tex.container/compile", compileRequestInit(input, context)), deadline);
       } catch (err) {
+        if (err instanceof DeadlineExceeded) {
+          console.warn(JSON.stringify({ level: "warn", msg: "compile deadline passed; not retried", instance: name, deadlineMs: deadline }));
+          throw compileTimeout(timeLimitOf(input));
+        }
         console.warn(JSON.stringify({ level: "warn", msg: "container fetch failed", instance: name, error: String(err) }));
         continue;
       }

@@ -1,29 +1,33 @@
 import { errors } from "../platform/errors.ts";
-import { type CompileContext, type CompiledPdf, type CompileInput, type Compiler, compileRequestInit, interpretServerAnswer, isServerAnswer, sleep, TRANSPORT_SLACK_MS } from "./compiler.ts";
-import { COMPILE_LIMITS } from "./limits.ts";
+import { type CompileContext, type CompiledPdf, type CompileInput, type Compiler, compileRequestInit, compileTimeout, interpretServerAnswer, isServerAnswer, sleep, timeLimitOf, TRANSPORT_SLACK_MS } from "./compiler.ts";
 
 const BACKOFF_MS = [100, 400];
 
 /**
  * The natively run compile server at a URL (`COMPILER_URL`): `npm run dev` and the tests. A refused
- * connection (server restarting) is retried briefly; anything else the server says is final.
+ * connection (server restarting) is retried briefly; anything else the server says is final, and
+ * no answer by the deadline is the document's 422 compile_timeout (never retried).
  */
 export class UrlCompiler implements Compiler {
   private readonly endpoint: string;
 
-  constructor(baseUrl: string) {
+  constructor(
+    baseUrl: string,
+    private readonly slackMs = TRANSPORT_SLACK_MS,
+  ) {
     this.endpoint = `${baseUrl.replace(/\/+$/, "")}/compile`;
   }
 
   async compile(input: CompileInput, context: CompileContext = {}): Promise<CompiledPdf> {
-    const deadline = (input.timeoutMs ?? COMPILE_LIMITS.defaultTimeoutMs) + TRANSPORT_SLACK_MS;
+    const deadline = timeLimitOf(input) + this.slackMs;
     for (let attempt = 0; ; attempt++) {
       let res: Response;
       try {
         res = await fetch(this.endpoint, { ...compileRequestInit(input, context), signal: AbortSignal.timeout(deadline) });
       } catch (err) {
         const timedOut = err instanceof Error && (err.name === "TimeoutError" || err.name === "AbortError");
-        if (!timedOut && attempt < BACKOFF_MS.length) {
+        if (timedOut) throw compileTimeout(timeLimitOf(input));
+        if (attempt < BACKOFF_MS.length) {
           await sleep(BACKOFF_MS[attempt]!);
           continue;
         }

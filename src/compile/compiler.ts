@@ -42,8 +42,10 @@ export interface CompiledPdf {
  * One interface, two transports (chosen by configuration, see compilerFor): the TEX_CONTAINER
  * Container binding in production, a plain URL to the natively run server in dev and tests.
  * compile() resolves with the PDF or throws an ApiError: the server's own 4xx (400, 413, 422
- * `compile_error`/`compile_timeout`/`output_too_large`) passed through, or 503 when no compiler
- * answered (infrastructure; safe to retry).
+ * `compile_error`/`compile_timeout`/`output_too_large`) passed through, 422 `compile_timeout` when
+ * no answer came within the job's time limit plus TRANSPORT_SLACK_MS (final: the document is the
+ * likely cause, so it is never sent to another instance), or 503 when no compiler answered
+ * (infrastructure; safe to retry).
  */
 export interface Compiler {
   compile(input: CompileInput, context?: CompileContext): Promise<CompiledPdf>;
@@ -60,7 +62,7 @@ export function compileRequestInit(input: CompileInput, context: CompileContext 
       engine: input.engine,
       source: input.source,
       files: input.files ?? [],
-      timeoutMs: input.timeoutMs ?? COMPILE_LIMITS.defaultTimeoutMs,
+      timeoutMs: timeLimitOf(input),
       ...(input.mainPath !== undefined ? { mainPath: input.mainPath } : {}),
       ...(input.draft ? { draft: true } : {}),
       ...(context.namespace !== undefined ? { namespace: context.namespace } : {}),
@@ -124,6 +126,19 @@ export async function interpretServerAnswer(res: Response, input: CompileInput):
   }
   console.error(JSON.stringify({ level: "error", msg: "unexpected compile server answer", status: res.status, code }));
   throw errors.unavailable("The compiler answered unexpectedly. Retry shortly.", 2);
+}
+
+/**
+ * The one mapping of "the compile ran out of time" when the compile server could not say so itself
+ * (no answer by the transport's deadline): the same 422 the server answers at its own deadline.
+ */
+export function compileTimeout(timeoutMs: number): ApiError {
+  return new ApiError(422, "compile_timeout", `The compile did not finish within its time limit of ${timeoutMs} ms.`, { errors: [], log: "" });
+}
+
+/** The job's time limit, as sent to the server. */
+export function timeLimitOf(input: CompileInput): number {
+  return input.timeoutMs ?? COMPILE_LIMITS.defaultTimeoutMs;
 }
 
 export function compilerBusy(seconds: number): ApiError {

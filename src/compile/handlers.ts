@@ -2,7 +2,7 @@ import { getDb } from "../db/client.ts";
 import { ApiError } from "../platform/errors.ts";
 import { createRouter } from "../platform/openapi.ts";
 import { addTiming } from "../platform/server-timing.ts";
-import { decodeCursor, toPage } from "../platform/pagination.ts";
+import { decodeCursor, IdCursor, toPage } from "../platform/pagination.ts";
 import { getJob, jobPdfKey, jobPath, listJobs, toJobView } from "./jobs.ts";
 import { compileAsyncRoute, compileSyncRoute, getJobPdfRoute, getJobRoute, listJobsRoute } from "./routes.ts";
 import { compileSync, submitJob } from "./service.ts";
@@ -49,7 +49,7 @@ export const compileRoutes = createRouter()
   })
   .openapi(listJobsRoute, async (c) => {
     const { limit, cursor, status } = c.req.valid("query");
-    const after = decodeCursor<{ id: string }>(cursor, ["id"]);
+    const after = decodeCursor(cursor, IdCursor);
     const rows = await listJobs(getDb(c.env.DB), c.get("auth").accountId, limit, after?.id, status);
     const page = toPage(rows, limit, (r) => ({ id: r.id }));
     return c.json({ data: page.data.map(toJobView), nextCursor: page.nextCursor }, 200);

@@ -1,4 +1,4 @@
-import { and, desc, eq, gt, inArray, lt, or, sql } from "drizzle-orm";
+import { and, asc, desc, eq, gt, inArray, lt, or, sql } from "drizzle-orm";
 import type { Db } from "../db/client.ts";
 import { compileJobs } from "../db/schema/index.ts";
 import { errors } from "../platform/errors.ts";
@@ -150,7 +150,7 @@ export async function takeStaleJobs(db: Db, now: number, limit = 100): Promise<J
       and(inArray(compileJobs.status, ["succeeded", "failed"]), eq(compileJobs.callbackStatus, "pending")),
     ),
   );
-  const rows = await db.select().from(compileJobs).where(due).limit(limit).all();
+  const rows = await db.select().from(compileJobs).where(due).orderBy(asc(compileJobs.requeueAt), asc(compileJobs.id)).limit(limit).all();
   if (rows.length === 0) return [];
   await db.update(compileJobs).set({ requeueAt: now + REQUEUE_AFTER_MS }).where(inArray(compileJobs.id, rows.map((r) => r.id)));
   return rows;

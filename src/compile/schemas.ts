@@ -6,9 +6,9 @@ export const ENGINES = ["pdflatex", "xelatex", "lualatex"] as const;
 export const Engine = z.enum(ENGINES).openapi({ description: "TeX engine.", example: "pdflatex" });
 export type Engine = z.infer<typeof Engine>;
 
-const BASE64 = /^(?:[A-Za-z0-9+/]{4})*(?:[A-Za-z0-9+/]{2}==|[A-Za-z0-9+/]{3}=)?$/;
+export const BASE64 = /^(?:[A-Za-z0-9+/]{4})*(?:[A-Za-z0-9+/]{2}==|[A-Za-z0-9+/]{3}=)?$/;
 /** Relative paths of plain segments (as the compile server takes them): no `..`, no absolute paths, no hidden files. */
-const SEGMENT = /^[A-Za-z0-9_][A-Za-z0-9_.+-]*$/;
+export const SEGMENT = /^[A-Za-z0-9_][A-Za-z0-9_.+-]*$/;
 const MAX_DEPTH = 8;
 /** Where `source` goes in the project unless `mainPath` says otherwise. */
 export const DEFAULT_MAIN_PATH = "main.tex";
@@ -20,8 +20,8 @@ export const CompileFile = z
   .strictObject({
     path: z
       .string()
-      .min(1)
-      .max(L.maxPathLength)
+      .min(1, { abort: true })
+      .max(L.maxPathLength, { abort: true })
       .refine(projectPath, { message: `must be ${PATH_RULE}` })
       .openapi({ example: "chapters/intro.tex" }),
     content: z.string().openapi({ description: "The file's content: text, or base64 when `encoding` is `base64` (whitespace ignored)." }),
@@ -45,8 +45,8 @@ const compileFields = {
     .openapi({ description: `The project's other files, by path from the project root (at most ${L.maxFiles}; source and files together at most ${L.maxTotalBytes / 1024 / 1024} MiB decoded). No file may have the main file's path.` }),
   mainPath: z
     .string()
-    .min(1)
-    .max(L.maxPathLength)
+    .min(1, { abort: true })
+    .max(L.maxPathLength, { abort: true })
     .refine(projectPath, { message: `must be ${PATH_RULE}` })
     .refine((p) => p.endsWith(".tex"), { message: "must name a .tex file" })
     .optional()

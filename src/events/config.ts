@@ -17,7 +17,7 @@ declare global {
   }
 }
 
-/** CONTRACTS.md 4: 5 s, 5 min, 30 min, 2 h, 5 h, 10 h, 10 h. */
+/** docs/contracts.md §4: 5 s, 5 min, 30 min, 2 h, 5 h, 10 h, 10 h. */
 export const DEFAULT_RETRY_SCHEDULE = [5, 300, 1800, 7200, 18000, 36000, 36000];
 /** Cloudflare Queues accept delays up to 12 hours; longer waits are kept in D1 for the cron. */
 export const MAX_QUEUE_DELAY_SECONDS = 12 * 60 * 60;

@@ -1,4 +1,4 @@
-import { and, eq, gte, inArray, isNull, lt, lte, or, sql } from "drizzle-orm";
+import { and, asc, eq, gte, inArray, isNull, lt, lte, or, sql } from "drizzle-orm";
 import { getDb } from "../db/client.ts";
 import { events, webhookDeliveries } from "../db/schema/index.ts";
 import { enqueueEvents } from "./emit.ts";
@@ -33,6 +33,7 @@ export async function requeueDueDeliveries(env: Env, now: number): Promise<numbe
         or(isNull(webhookDeliveries.queuedAt), lt(webhookDeliveries.nextAttemptAt, now - OVERDUE_MS)),
       ),
     )
+    .orderBy(asc(webhookDeliveries.nextAttemptAt), asc(webhookDeliveries.id))
     .limit(BATCH);
   await sendAll(
     env.DELIVERY_QUEUE,
@@ -50,6 +51,7 @@ export async function requeueStrandedEvents(env: Env, now: number): Promise<numb
     .select({ id: events.id })
     .from(events)
     .where(and(isNull(events.fannedOutAt), lt(events.createdAt, now - STRANDED_EVENT_MS), lt(events.requeues, MAX_EVENT_REQUEUES), gte(events.createdAt, now - 7 * 86400_000)))
+    .orderBy(asc(events.createdAt), asc(events.id))
     .limit(BATCH);
   if (stranded.length === 0) return 0;
   const ids = stranded.map((e) => e.id);

@@ -6,6 +6,7 @@ import { newId } from "../platform/ids.ts";
 import { MAX_EVENT_BYTES } from "./config.ts";
 import type { DomainEvent, EventPayload, EventType, EventsQueueMessage } from "./types.ts";
 import { sendAll } from "../platform/batching.ts";
+import { errors } from "../platform/errors.ts";
 
 export interface EmitInput {
   type: EventType;
@@ -14,13 +15,31 @@ export interface EmitInput {
   data: Record<string, unknown>;
 }
 
-/** One event and its delivered body (`{type, timestamp, data}`), refused when over the size bound. */
+const encoder = new TextEncoder();
+
+/** UTF-8 bytes of `text`, without encoding it when even 3 bytes per UTF-16 unit fit. */
+function utf8Bytes(text: string, bound: number): number {
+  return text.length * 3 <= bound ? text.length : encoder.encode(text).byteLength;
+}
+
+/**
+ * One event and its delivered body (`{type, timestamp, data}`). Over the size bound it is a 413
+ * `event_too_large`, thrown while the caller's statements are only prepared: the change and its
+ * event are written together in one batch or not at all. Inputs are bounded so that this does not
+ * happen; it is the last guard, not the limit clients are told about.
+ */
 function buildEvent(input: EmitInput, now: number): { event: DomainEvent; payload: string } {
   const timestamp = new Date(now).toISOString();
   const event: DomainEvent = { id: newId("evt", now), type: input.type, accountId: input.accountId, sessionId: input.sessionId ?? null, timestamp, data: input.data };
   const payload = JSON.stringify({ type: event.type, timestamp, data: event.data } satisfies EventPayload);
-  if (payload.length > MAX_EVENT_BYTES) throw new Error(`event ${event.type} is ${payload.length} bytes, over the ${MAX_EVENT_BYTES} byte bound`);
+  const bytes = utf8Bytes(payload, MAX_EVENT_BYTES);
+  if (bytes > MAX_EVENT_BYTES) throw errors.eventTooLarge(event.type, bytes, MAX_EVENT_BYTES);
   return { event, payload };
+}
+
+/** Throws the 413 `event_too_large` now if this event could not be recorded later. */
+export function assertEventFits(input: EmitInput): void {
+  buildEvent(input, Date.now());
 }
 
 /** Rows per INSERT: D1 binds at most 100 parameters per statement (8 columns here). */

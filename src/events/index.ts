@@ -1,4 +1,4 @@
-/** Events and webhooks (issue 6): what src/app.ts, src/queues.ts and src/scheduled.ts wire in. */
+/** Events and webhooks: what src/app.ts, src/queues.ts and src/scheduled.ts wire in. */
 export { webhookRoutes } from "../messaging/webhooks/index.ts";
 export { handleDeliveryQueue, handleEventsQueue } from "./consumers.ts";
 export { onCronEvents } from "./cron.ts";

@@ -9,7 +9,7 @@ function secretBytes(secret: string): Uint8Array {
   return fromBase64(secret.startsWith("whsec_") ? secret.slice("whsec_".length) : secret);
 }
 
-/** `v1,<base64 HMAC-SHA256 of "{id}.{timestamp}.{body}">` (CONTRACTS.md 4). */
+/** `v1,<base64 HMAC-SHA256 of "{id}.{timestamp}.{body}">` (docs/contracts.md §4). */
 export async function signPayload(secret: string, id: string, timestampSeconds: number, body: string): Promise<string> {
   const mac = await hmacSha256(secretBytes(secret), `${id}.${timestampSeconds}.${body}`);
   return `v1,${toBase64(mac)}`;

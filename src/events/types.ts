@@ -1,4 +1,4 @@
-/** Event types of CONTRACTS.md 4 (webhook.test is only sent by POST /api/webhooks/:id/test). */
+/** Event types of docs/contracts.md §4 (webhook.test is only sent by POST /api/webhooks/:id/test). */
 export const EVENT_TYPES = [
   "message.received",
   "message.sent",
@@ -27,7 +27,7 @@ export interface DomainEvent {
 /** Only `POST /api/webhooks/:id/test` sends it. */
 export const TEST_EVENT_TYPE = "webhook.test";
 
-/** The delivery body (CONTRACTS.md 4). */
+/** The delivery body (docs/contracts.md §4). */
 export interface EventPayload {
   type: EventType | typeof TEST_EVENT_TYPE;
   timestamp: string;

@@ -1,5 +1,5 @@
 /**
- * Addresses of people (CONTRACTS.md 3): `<digits>@c.us`, `<digits>@s.whatsapp.net` (the same chat),
+ * Addresses of people (docs/contracts.md §3): `<digits>@c.us`, `<digits>@s.whatsapp.net` (the same chat),
  * or a phone number in E.164 (`+14155550123`, the "+" optional). Responses always use `@c.us`.
  */
 export const ACCEPTED_ADDRESS_FORMS = "a phone number in E.164 form (`+14155550123`), `<digits>@c.us` or `<digits>@s.whatsapp.net`";

@@ -2,13 +2,14 @@ import { createRoute, z } from "@hono/zod-openapi";
 import { and, eq } from "drizzle-orm";
 import { getDb } from "../db/client.ts";
 import { messagingSessions } from "../db/schema/index.ts";
+import { readCapped } from "../platform/body-guard.ts";
 import { errors } from "../platform/errors.ts";
 import { errorResponses, type Router } from "../platform/openapi.ts";
 import { MEDIA_ID, verifyMediaSignature } from "./media/store.ts";
 import { sessionStub } from "./sessions/service.ts";
 
 /** Meta's webhook bodies are small JSON documents; anything bigger is not from Meta. */
-const MAX_HOOK_BODY = 1024 * 1024;
+export const MAX_HOOK_BODY = 1024 * 1024;
 
 const SessionParam = z.object({ sessionId: z.string().max(64).openapi({ param: { name: "sessionId", in: "path" } }) });
 
@@ -19,7 +20,7 @@ const verifyRoute = createRoute({
   summary: "Meta webhook verification (answers `hub.challenge` when `hub.verify_token` matches)",
   security: [],
   request: { params: SessionParam },
-  responses: { 200: { description: "The challenge, as text/plain" }, 403: { description: "Verify token mismatch" }, ...errorResponses(404) },
+  responses: { 200: { description: "The challenge, as text/plain" }, ...errorResponses(403, 404, 429) },
 });
 
 const eventsRoute = createRoute({
@@ -29,7 +30,7 @@ const eventsRoute = createRoute({
   summary: "Meta webhook events (signed with `X-Hub-Signature-256`)",
   security: [],
   request: { params: SessionParam },
-  responses: { 200: { description: "Processed" }, 401: { description: "Bad or missing signature; nothing stored" }, ...errorResponses(404, 413) },
+  responses: { 200: { description: "Processed" }, ...errorResponses(400, 401, 404, 413, 429) },
 });
 
 const mediaRoute = createRoute({
@@ -42,7 +43,7 @@ const mediaRoute = createRoute({
     params: z.object({ mediaId: z.string().max(64).openapi({ param: { name: "mediaId", in: "path" } }) }),
     query: z.object({ exp: z.string().max(16).optional(), sig: z.string().max(128).optional() }),
   },
-  responses: { 200: { description: "The file" }, ...errorResponses(404) },
+  responses: { 200: { description: "The file" }, ...errorResponses(404, 429) },
 });
 
 async function whatsappSession(env: Env, sessionId: string): Promise<boolean> {
@@ -60,15 +61,19 @@ export function mountHooks(app: Router): void {
     if (!(await whatsappSession(c.env, sessionId))) throw errors.notFound("session");
     const res = await sessionStub(c.env, sessionId).whatsappHook({ method: "GET", query: { ...c.req.query() }, rawBody: "", signature: null });
     if (res.status === 404) throw errors.notFound("session");
-    return c.text(res.body, res.status as 200);
+    if (res.status === 403) throw errors.forbidden("hub.verify_token does not match the session's verify token.");
+    return c.text(res.body, 200);
   });
 
   app.openapi(eventsRoute, async (c) => {
     const { sessionId } = c.req.valid("param");
-    if (Number(c.req.header("Content-Length") ?? 0) > MAX_HOOK_BODY) throw errors.payloadTooLarge(MAX_HOOK_BODY);
-    const rawBody = await c.req.text();
-    if (rawBody.length > MAX_HOOK_BODY) throw errors.payloadTooLarge(MAX_HOOK_BODY);
+    // The session first: a post for no session costs one D1 read, no body read and no Durable Object.
     if (!(await whatsappSession(c.env, sessionId))) throw errors.notFound("session");
+    if (Number(c.req.header("Content-Length") ?? 0) > MAX_HOOK_BODY) throw errors.payloadTooLarge(MAX_HOOK_BODY);
+    // Counted as it streams (a chunked body declares no size): never more than the cap in memory.
+    const body = c.req.raw.body;
+    const bytes = body ? await readCapped(body, MAX_HOOK_BODY, () => errors.payloadTooLarge(MAX_HOOK_BODY)) : new Uint8Array(0);
+    const rawBody = new TextDecoder().decode(bytes);
     const res = await sessionStub(c.env, sessionId).whatsappHook({ method: "POST", query: {}, rawBody, signature: c.req.header("X-Hub-Signature-256") ?? null });
     if (res.status === 404) throw errors.notFound("session");
     if (res.status === 401) throw errors.unauthorized("The X-Hub-Signature-256 header does not match the body.");

@@ -8,7 +8,7 @@ export { SessionDO } from "./sessions/session-do.ts";
 export { sendMessage, queueMessages, type SendInput, type SendOptions } from "./messages/service.ts";
 export { registerSendJob, enqueueSendJobs, handleSendQueue, type SendJob } from "./queue/send-queue.ts";
 
-/** /api/sessions, /api/messages, /api/contacts (issue 5). */
+/** /api/sessions, /api/messages, /api/contacts. */
 export const messagingRoutes = createRouter();
 mountSessions(messagingRoutes);
 mountMessages(messagingRoutes);

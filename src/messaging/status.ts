@@ -1,4 +1,4 @@
-/** Outbound message states: only ever move forward (CONTRACTS.md 3). `failed` is terminal. */
+/** Outbound message states: only ever move forward (docs/contracts.md §3). `failed` is terminal. */
 export const MESSAGE_STATUSES = ["pending", "sent", "delivered", "read", "failed", "received"] as const;
 export type MessageStatus = (typeof MESSAGE_STATUSES)[number];
 

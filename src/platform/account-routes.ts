@@ -2,9 +2,16 @@ import { createRoute, z } from "@hono/zod-openapi";
 import { getDb } from "../db/client.ts";
 import { accountView, createKey, listKeys, revokeKey, toKeyView } from "./accounts-service.ts";
 import { idempotency } from "./idempotency.ts";
-import { decodeCursor, pageOf, PaginationQuery, toPage } from "./pagination.ts";
+import { decodeCursor, IdCursor, pageOf, PaginationQuery, toPage } from "./pagination.ts";
 import { AUTHED_ERRORS, createRouter, errorResponses, idParam, jsonBody, jsonResponse } from "./openapi.ts";
-import { PLANS } from "./plans.ts";
+import { keyLimitFor, PLANS } from "./plans.ts";
+
+declare global {
+  interface Env {
+    /** Most active API keys of an enterprise account (plans.ts has the default). */
+    ENTERPRISE_MAX_ACTIVE_KEYS?: string;
+  }
+}
 
 const Account = z
   .object({
@@ -53,10 +60,10 @@ const createKeyRoute = createRoute({
   path: "/api/keys",
   tags: ["Account"],
   summary: "Create another API key for this account",
-  description: "The secret is in this response only. Accepts `Idempotency-Key`.",
+  description: "The secret is in this response only. Accepts `Idempotency-Key` (a replay answers the same 201, secret included; stored encrypted). An account holds at most 3 active keys on Free, 20 on Pro (Enterprise: configured); over that, 409 `key_limit_reached`.",
   middleware: [idempotency()] as const,
   request: { body: jsonBody(CreateKeyBody) },
-  responses: { 201: jsonResponse(CreatedApiKey, "The new key, with its secret"), ...errorResponses(...AUTHED_ERRORS, 413, 415, 422) },
+  responses: { 201: jsonResponse(CreatedApiKey, "The new key, with its secret"), ...errorResponses(...AUTHED_ERRORS, 409, 413, 415, 422) },
 });
 
 const revokeKeyRoute = createRoute({
@@ -72,13 +79,14 @@ export const accountRoutes = createRouter()
   .openapi(getAccountRoute, (c) => c.json(accountView(c.get("auth")), 200))
   .openapi(listKeysRoute, async (c) => {
     const { limit, cursor } = c.req.valid("query");
-    const after = decodeCursor<{ id: string }>(cursor, ["id"]);
+    const after = decodeCursor(cursor, IdCursor);
     const rows = await listKeys(getDb(c.env.DB), c.get("auth").accountId, limit, after?.id);
     const page = toPage(rows, limit, (r) => ({ id: r.id }));
     return c.json({ data: page.data.map(toKeyView), nextCursor: page.nextCursor }, 200);
   })
   .openapi(createKeyRoute, async (c) => {
     const { name } = c.req.valid("json");
-    return c.json(await createKey(getDb(c.env.DB), c.get("auth").accountId, name), 201);
+    const { accountId, plan } = c.get("auth");
+    return c.json(await createKey(getDb(c.env.DB), accountId, name, keyLimitFor(plan, c.env)), 201);
   })
   .openapi(revokeKeyRoute, async (c) => c.json(await revokeKey(getDb(c.env.DB), c.get("auth").accountId, c.req.valid("param").id), 200));

@@ -1,4 +1,4 @@
-import { and, desc, eq, lt } from "drizzle-orm";
+import { and, desc, eq, lt, sql } from "drizzle-orm";
 import type { Db } from "../db/client.ts";
 import { apiKeys } from "../db/schema/index.ts";
 import { generateApiKey, hashApiKey } from "./api-keys.ts";
@@ -25,11 +25,21 @@ export function accountView(auth: AuthContext) {
   return { id: auth.accountId, name: auth.accountName, plan: auth.plan, rateLimitPerMinute: auth.limitPerMinute, createdAt: iso(auth.accountCreatedAt)! };
 }
 
-/** Creates a key; the secret is returned here and never again (only its hash is stored). */
-export async function createKey(db: Db, accountId: string, name: string): Promise<KeyView & { key: string }> {
+/**
+ * Creates a key unless the account already holds `maxActive` unrevoked ones (409
+ * `key_limit_reached`). Count and insert are one statement, so concurrent creates cannot pass the
+ * cap together. The secret is returned here and never again (only its hash is stored).
+ */
+export async function createKey(db: Db, accountId: string, name: string, maxActive: number): Promise<KeyView & { key: string }> {
   const { key, prefix } = generateApiKey();
   const row = { id: newId("key"), accountId, name, prefix, hash: await hashApiKey(key), createdAt: Date.now(), revokedAt: null };
-  await db.insert(apiKeys).values(row);
+  const result = await db.run(sql`
+    INSERT INTO api_keys (id, account_id, name, prefix, hash, created_at)
+    SELECT ${row.id}, ${accountId}, ${name}, ${prefix}, ${row.hash}, ${row.createdAt}
+    WHERE (SELECT count(*) FROM api_keys WHERE account_id = ${accountId} AND revoked_at IS NULL) < ${maxActive}`);
+  if (result.meta.changes !== 1) {
+    throw errors.conflict("key_limit_reached", `This account already has ${maxActive} active API keys, the most its plan allows. Revoke one (DELETE /api/keys/{id}) first.`, { limit: maxActive });
+  }
   return { ...toKeyView(row), key };
 }
 

@@ -14,7 +14,7 @@ interface CacheEntry {
 
 /**
  * Per-isolate cache of key lookups. Entries live 30 s, so a revoked key or a plan change takes
- * effect within 60 s (CONTRACTS.md / issue 2) while most requests skip D1. Unknown keys are not
+ * effect within 60 s (docs/contracts.md §2) while most requests skip D1. Unknown keys are not
  * cached: a key created a moment ago must work at once.
  */
 const cache = new Map<string, CacheEntry>();

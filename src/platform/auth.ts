@@ -5,11 +5,14 @@ import { errors } from "./errors.ts";
 import { timed } from "./server-timing.ts";
 import type { AppEnv } from "./types.ts";
 
+/** `Bearer <token>`: the classes are disjoint, so a failed match cannot backtrack more than linearly. */
+export const BEARER = /^Bearer\s+(\S+)\s*$/i;
+
 /** Resolves `Authorization: Bearer <key>` to the account. Does not reject: see requireAuth. */
 export function resolveAuth(): MiddlewareHandler<AppEnv> {
   return async (c, next) => {
     const header = c.req.header("Authorization");
-    const match = header?.match(/^Bearer\s+(\S+)\s*$/i);
+    const match = header?.match(BEARER);
     if (match && looksLikeApiKey(match[1]!)) {
       const auth = await timed(c, "auth", () => resolveApiKey(getDb(c.env.DB), match[1]!));
       if (auth) c.set("auth", auth);
@@ -24,7 +27,7 @@ export function requireAuth(): MiddlewareHandler<AppEnv> {
     if (!c.get("auth")) {
       const header = c.req.header("Authorization");
       if (!header) throw errors.unauthorized();
-      if (!/^Bearer\s+\S+\s*$/i.test(header)) throw errors.unauthorized("The Authorization header must be `Bearer <API_KEY>`.");
+      if (!BEARER.test(header)) throw errors.unauthorized("The Authorization header must be `Bearer <API_KEY>`.");
       throw errors.unauthorized("This API key is not valid: it is unknown or has been revoked.");
     }
     await next();

@@ -3,7 +3,7 @@ import { HTTPException } from "hono/http-exception";
 import { ApiError, errors } from "./errors.ts";
 import type { AppEnv } from "./types.ts";
 
-/** Maps anything thrown by a handler to the error body of CONTRACTS.md 2. The only place that does. */
+/** Maps anything thrown by a handler to the error body of docs/contracts.md §2. The only place that does. */
 export function toApiError(err: unknown): ApiError {
   if (err instanceof ApiError) return err;
   if (err instanceof HTTPException) {

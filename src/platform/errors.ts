@@ -39,6 +39,8 @@ export class ApiError extends Error {
 export const errors = {
   invalidRequest: (message: string, issues: ValidationIssue[] = []) =>
     new ApiError(400, "invalid_request", message, { details: { issues } }),
+  invalidCursor: () =>
+    new ApiError(400, "invalid_cursor", "The cursor is not valid: pass `nextCursor` from the previous page unchanged.", { details: { issues: [{ path: "cursor", message: "invalid cursor" }] } }),
   unauthorized: (message = "A valid API key is required: send `Authorization: Bearer <API_KEY>`.") =>
     new ApiError(401, "unauthorized", message),
   forbidden: (message: string) => new ApiError(403, "forbidden", message),
@@ -48,6 +50,8 @@ export const errors = {
   conflict: (code: string, message: string, details: Record<string, unknown> = {}) => new ApiError(409, code, message, details),
   payloadTooLarge: (limitBytes: number) =>
     new ApiError(413, "payload_too_large", `The request body is larger than the limit of ${limitBytes} bytes for this route.`, { limitBytes }),
+  eventTooLarge: (type: string, bytes: number, limitBytes: number) =>
+    new ApiError(413, "event_too_large", `This change would publish a ${type} event of ${bytes} bytes, over the limit of ${limitBytes} bytes. Nothing was written.`, { limitBytes }),
   unsupportedMediaType: () =>
     new ApiError(415, "unsupported_media_type", "Send the request body as JSON with `Content-Type: application/json`."),
   unprocessable: (code: string, message: string, details: Record<string, unknown> = {}) => new ApiError(422, code, message, details),

@@ -3,7 +3,7 @@ import { errorResponse } from "./error-handler.ts";
 import { errors } from "./errors.ts";
 import type { AppEnv } from "./types.ts";
 
-function patternToRegExp(path: string): RegExp {
+export function patternToRegExp(path: string): RegExp {
   const source = path
     .split("/")
     .map((seg) => (seg.startsWith(":") ? "[^/]+" : seg === "*" ? ".*" : seg.replace(/[.*+?^${}()|[\]\\]/g, "\\$&")))

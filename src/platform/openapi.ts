@@ -17,6 +17,7 @@ export const ErrorSchema = z
 const STATUS_TEXT: Record<number, string> = {
   400: "Invalid request (`invalid_request`, with `details.issues` naming each bad field)",
   401: "Missing, malformed, unknown or revoked API key",
+  403: "Forbidden (e.g. a webhook verification with the wrong token)",
   404: "Not found (or owned by another account)",
   405: "Method not allowed",
   409: "Conflict with the resource's current state",
@@ -28,7 +29,7 @@ const STATUS_TEXT: Record<number, string> = {
   503: "A dependency is unavailable (`Retry-After`)",
 };
 
-export type ErrorStatus = 400 | 401 | 404 | 405 | 409 | 413 | 415 | 422 | 429 | 500 | 503;
+export type ErrorStatus = 400 | 401 | 403 | 404 | 405 | 409 | 413 | 415 | 422 | 429 | 500 | 503;
 
 /** Error responses for a route definition, all with the one error body. */
 export function errorResponses(...statuses: ErrorStatus[]) {

@@ -1,7 +1,7 @@
 import { z } from "@hono/zod-openapi";
 import { errors } from "./errors.ts";
 
-/** `?limit=&cursor=` of every list endpoint (CONTRACTS.md 2). */
+/** `?limit=&cursor=` of every list endpoint (docs/contracts.md §2). */
 export const PaginationQuery = z.object({
   limit: z.coerce.number().int().min(1).max(100).default(20).openapi({ description: "Items per page (1-100).", example: 20 }),
   cursor: z.string().max(512).optional().openapi({ description: "`nextCursor` of the previous page." }),
@@ -21,16 +21,26 @@ export function encodeCursor(value: Record<string, string | number>): string {
   return btoa(JSON.stringify(value)).replace(/\+/g, "-").replace(/\//g, "_").replace(/=+$/, "");
 }
 
-export function decodeCursor<T extends Record<string, string | number>>(cursor: string | undefined, keys: (keyof T)[]): T | undefined {
+/** The cursor of lists ordered by id (most of them). */
+export const IdCursor = z.strictObject({ id: z.string().min(1).max(64) });
+/** The cursor of lists ordered by a position number (campaign recipients). */
+export const SeqCursor = z.strictObject({ seq: z.number().int().min(0).max(Number.MAX_SAFE_INTEGER) });
+
+/**
+ * Decodes a client's cursor and checks it against the list's own cursor schema, so a cursor of the
+ * wrong shape (`{"id":{}}`, `{"id":[]}`) is a 400 `invalid_cursor`, never a query with garbage in it.
+ */
+export function decodeCursor<S extends z.ZodType<Record<string, string | number>>>(cursor: string | undefined, schema: S): z.infer<S> | undefined {
   if (!cursor) return undefined;
+  let value: unknown;
   try {
-    const json = atob(cursor.replace(/-/g, "+").replace(/_/g, "/"));
-    const value = JSON.parse(json) as T;
-    if (typeof value !== "object" || value === null || keys.some((k) => !(k in value))) throw new Error("shape");
-    return value;
+    value = JSON.parse(atob(cursor.replace(/-/g, "+").replace(/_/g, "/")));
   } catch {
-    throw errors.invalidRequest("The cursor is not valid: pass `nextCursor` from the previous page unchanged.", [{ path: "cursor", message: "invalid cursor" }]);
+    throw errors.invalidCursor();
   }
+  const parsed = schema.safeParse(value);
+  if (!parsed.success) throw errors.invalidCursor();
+  return parsed.data;
 }
 
 /** Fetch limit + 1 rows, then cut: tells whether there is a next page without a count query. */

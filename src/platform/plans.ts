@@ -9,3 +9,26 @@ export function limitFor(plan: Plan, customLimit: number | null | undefined): nu
   if (plan === "enterprise") return customLimit && customLimit > 0 ? customLimit : ENTERPRISE_DEFAULT_LIMIT;
   return PLAN_LIMITS[plan];
 }
+
+/** Active (unrevoked) API keys an account may hold: each key has its own rate budget, so the plan caps them. */
+export const PLAN_KEY_LIMITS: Record<Exclude<Plan, "enterprise">, number> = { free: 3, pro: 20 };
+export const ENTERPRISE_DEFAULT_KEY_LIMIT = 100;
+
+export type PlanVars = { ENTERPRISE_MAX_ACTIVE_KEYS?: string };
+const parsedKeyLimits = new WeakMap<object, number>();
+
+/** Enterprise accounts' cap, from `ENTERPRISE_MAX_ACTIVE_KEYS` ([vars]), parsed once per env. */
+function enterpriseKeyLimit(env: PlanVars): number {
+  let limit = parsedKeyLimits.get(env);
+  if (limit === undefined) {
+    const raw = env.ENTERPRISE_MAX_ACTIVE_KEYS;
+    const n = Number(raw);
+    limit = raw !== undefined && raw.trim() !== "" && Number.isInteger(n) && n > 0 ? n : ENTERPRISE_DEFAULT_KEY_LIMIT;
+    parsedKeyLimits.set(env, limit);
+  }
+  return limit;
+}
+
+export function keyLimitFor(plan: Plan, env: PlanVars): number {
+  return plan === "enterprise" ? enterpriseKeyLimit(env) : PLAN_KEY_LIMITS[plan];
+}

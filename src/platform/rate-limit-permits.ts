@@ -48,7 +48,15 @@ export class PermitPool {
     this.held = [];
     const sentAt = now;
     const d = await lease({ limit, want: this.want(), holdMs: HOLD_MS, giveBack });
-    if (!d.allowed) return d;
+    if (!d.allowed) {
+      // Leases of concurrent requests may have come back meanwhile with slots to spare: those are ours too.
+      const spare = this.held.find((h) => h.left > 0 && h.usableUntil > now);
+      if (spare) {
+        spare.left--;
+        return { allowed: true, limit, remaining: this.objectRemaining + this.heldCount(now), resetAt: this.resetAt, retryAfter: 0, granted: 1, leaseId: 0 };
+      }
+      return d;
+    }
     this.objectRemaining = d.remaining;
     this.resetAt = d.resetAt;
     // The object's hold began no earlier than `sentAt` (by its clock): end ours before its end.

@@ -8,6 +8,7 @@ import { timed } from "./server-timing.ts";
 import type { AppEnv } from "./types.ts";
 
 const DEFAULT_UNAUTH_LIMIT = 60;
+const DEFAULT_HOOK_LIMIT = 600;
 
 export function clientIp(c: Context<AppEnv>): string {
   return c.req.header("CF-Connecting-IP") ?? c.req.header("X-Real-IP") ?? "unknown";
@@ -15,9 +16,8 @@ export function clientIp(c: Context<AppEnv>): string {
 
 const limiter = (env: Env, bucket: string) => env.RATE_LIMITER.getByName(bucket) as unknown as DurableObjectStub<RateLimiter>;
 
-/** An API key's request: from slots this isolate holds for the key, or a new lease from its RateLimiter. */
-function takeForKey(env: Env, keyId: string, limit: number): Promise<RateLimitDecision> {
-  const bucket = `key:${keyId}`;
+/** A busy bucket's request: from slots this isolate holds for it, or a new lease from its RateLimiter. */
+function takeLeased(env: Env, bucket: string, limit: number): Promise<RateLimitDecision> {
   return permitPool(bucket).acquire(limit, async (req) => (await limiter(env, bucket).lease(req)) as RateLimitDecision);
 }
 
@@ -38,6 +38,27 @@ export function rateLimitHeaders(d: RateLimitDecision, now = Date.now()): Record
   };
 }
 
+function refuseOver(decision: RateLimitDecision): void {
+  if (decision.allowed) return;
+  // Through the one error mapper, with this bucket's headers alongside Retry-After.
+  const err = errors.rateLimited(decision.retryAfter);
+  Object.assign(err.headers, rateLimitHeaders(decision));
+  throw err;
+}
+
+/**
+ * Public network callbacks (`/hooks/*`), per client IP (`HOOK_RATE_LIMIT_PER_MIN`): a bucket of
+ * their own, apart from unauthenticated API requests, since a network posts from a few addresses
+ * at a steady rate (hence leases, as for a busy key). Charged before the session is looked up.
+ */
+export function hookRateLimit(): MiddlewareHandler<AppEnv> {
+  return async (c, next) => {
+    const limit = Number(c.env.HOOK_RATE_LIMIT_PER_MIN) || DEFAULT_HOOK_LIMIT;
+    refuseOver(await timed(c, "ratelimit", () => takeLeased(c.env, `hook:${clientIp(c)}`, limit)));
+    await next();
+  };
+}
+
 /**
  * Charges the request to the caller's bucket: the API key when auth resolved one, else the client IP
  * (so keys cannot be guessed at speed). Runs before the 401 is raised so that 401s carry the headers too.
@@ -46,14 +67,9 @@ export function rateLimit(): MiddlewareHandler<AppEnv> {
   return async (c, next) => {
     const auth = c.get("auth");
     const decision = await timed(c, "ratelimit", () =>
-      auth ? takeForKey(c.env, auth.keyId, auth.limitPerMinute) : takeForIp(c.env, clientIp(c), Number(c.env.UNAUTH_RATE_LIMIT_PER_MIN) || DEFAULT_UNAUTH_LIMIT),
+      auth ? takeLeased(c.env, `key:${auth.keyId}`, auth.limitPerMinute) : takeForIp(c.env, clientIp(c), Number(c.env.UNAUTH_RATE_LIMIT_PER_MIN) || DEFAULT_UNAUTH_LIMIT),
     );
-    if (!decision.allowed) {
-      // Through the one error mapper, with this bucket's headers alongside Retry-After.
-      const err = errors.rateLimited(decision.retryAfter);
-      Object.assign(err.headers, rateLimitHeaders(decision));
-      throw err;
-    }
+    refuseOver(decision);
     await next();
     const headers = rateLimitHeaders(decision);
     c.res = withHeaders(c.res, (h) => {

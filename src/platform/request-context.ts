@@ -5,7 +5,7 @@ import { withHeaders } from "./response-headers.ts";
 import { formatServerTiming } from "./server-timing.ts";
 import type { AppEnv } from "./types.ts";
 
-const SAFE_REQUEST_ID = /^[A-Za-z0-9._:-]{1,64}$/;
+export const SAFE_REQUEST_ID = /^[A-Za-z0-9._:-]{1,64}$/;
 
 /**
  * Gives every request an id (the caller's `X-Request-Id` when it is sane), echoes it on every

@@ -1,7 +1,8 @@
 /**
  * Rules for URLs we call on a user's behalf (webhooks, compile callbacks): https only, no
  * credentials, and no host that is, or could encode, a private, loopback, link-local, CGNAT,
- * multicast, unspecified or metadata address; nor localhost, *.local, *.internal. In dev
+ * multicast, unspecified or metadata address; nor localhost, *.local, *.internal. An IPv6 address
+ * that carries an IPv4 address (mapped, compatible, SIIT, NAT64, 6to4, Teredo) is judged by it. In dev
  * (`WEBHOOK_ALLOW_LOOPBACK=1`) http and https to 127.0.0.1 / localhost are allowed.
  *
  * This judges the URL as written. Workers' fetch() resolves names on Cloudflare's network, which
@@ -80,16 +81,41 @@ function expandIpv6(addr: string): number[] | null {
   return nums.some(Number.isNaN) ? null : nums;
 }
 
+/** The IPv4 address in two 16-bit groups. */
+function v4Of(hi: number, lo: number): number[] {
+  return [hi >> 8, hi & 255, lo >> 8, lo & 255];
+}
+
+/**
+ * IPv4 addresses an IPv6 address carries and that a relay or translator would deliver to: the
+ * address is only as public as every one of them. Null when it embeds none.
+ */
+function embeddedIpv4(g: number[]): number[][] | null {
+  const [g0, g1, g2, g3, g4, g5, g6, g7] = g as [number, number, number, number, number, number, number, number];
+  const zeroHead = g0 === 0 && g1 === 0 && g2 === 0 && g3 === 0;
+  // ::a.b.c.d (IPv4-compatible), ::ffff:a.b.c.d (IPv4-mapped), ::ffff:0:a.b.c.d (SIIT, IPv4-translated).
+  if (zeroHead && g4 === 0 && (g5 === 0 || g5 === 0xffff)) return [v4Of(g6, g7)];
+  if (zeroHead && g4 === 0xffff && g5 === 0) return [v4Of(g6, g7)];
+  // NAT64 well-known prefix 64:ff9b::/96.
+  if (g0 === 0x64 && g1 === 0xff9b && g2 === 0 && g3 === 0 && g4 === 0 && g5 === 0) return [v4Of(g6, g7)];
+  // 6to4 2002::/16: the relay's IPv4 address in bits 16-47.
+  if (g0 === 0x2002) return [v4Of(g1, g2)];
+  // Teredo 2001::/32: the server in bits 32-63, the client (each bit inverted) in the last 32.
+  if (g0 === 0x2001 && g1 === 0) return [v4Of(g2, g3), v4Of(g6 ^ 0xffff, g7 ^ 0xffff)];
+  return null;
+}
+
 export function isPublicIpv6(addr: string): boolean {
   const g = expandIpv6(addr);
   if (!g) return false;
-  const [g0, g1, g2, g3, g4, g5, g6, g7] = g as [number, number, number, number, number, number, number, number];
+  const [g0, g1, g2, g3] = g as [number, number, number, number];
   if (g.every((x) => x === 0)) return false; // ::
-  if (g0 === 0 && g1 === 0 && g2 === 0 && g3 === 0 && g4 === 0 && g5 === 0 && g6 === 0 && g7 === 1) return false; // ::1
-  const embeddedV4 = [g6 >> 8, g6 & 255, g7 >> 8, g7 & 255];
-  if (g0 === 0 && g1 === 0 && g2 === 0 && g3 === 0 && g4 === 0 && (g5 === 0xffff || g5 === 0)) return isPublicIpv4(embeddedV4); // v4-mapped / v4-compatible
-  if (g0 === 0x64 && g1 === 0xff9b) return isPublicIpv4(embeddedV4); // NAT64
-  if (g0 === 0x2002) return isPublicIpv4([g1 >> 8, g1 & 255, g2 >> 8, g2 & 255]); // 6to4
+  if (g.slice(0, 7).every((x) => x === 0) && g[7] === 1) return false; // ::1
+  const v4s = embeddedIpv4(g);
+  if (v4s) return v4s.every(isPublicIpv4);
+  // The rest of NAT64's 64:ff9b::/32: local-use 64:ff9b:1::/48 (RFC 8215) and prefixes no translator uses publicly.
+  if (g0 === 0x64 && g1 === 0xff9b) return false;
+  if (g0 < 0x0100) return false; // rest of ::/8, reserved (other IPv4-embedding forms among them)
   if ((g0 & 0xfe00) === 0xfc00) return false; // unique local fc00::/7
   if ((g0 & 0xffc0) === 0xfe80 || (g0 & 0xffc0) === 0xfec0) return false; // link-local, site-local
   if ((g0 & 0xff00) === 0xff00) return false; // multicast

@@ -28,35 +28,73 @@ export interface LeaseRequest {
 const MAX_LEASE_SHARE = 0.1;
 
 /** A group of slots taken at `at`: each leaves the window at `at + WINDOW_MS`. */
-interface Entry {
+export interface WindowEntry {
+  id: number;
   at: number;
   n: number;
-  id: number;
+  /** Slots held by an isolate (a lease): only these can be given back. */
+  held: boolean;
+}
+
+/**
+ * Where the entries are kept besides memory. Each change is written as it is made, so that a
+ * window rebuilt from the store after a restart is the window as it was.
+ */
+export interface WindowStore {
+  /** Records a new entry and answers its id: unique for the life of the store, never reused. */
+  insert(at: number, n: number, held: boolean): number;
+  setCount(id: number, n: number): void;
+  remove(id: number): void;
+  /** Drops every entry with `at <= cutoff`. */
+  removeUpTo(cutoff: number): void;
+}
+
+/** A store that is only memory (tests, or a window that need not survive its object). */
+export class MemoryStore implements WindowStore {
+  private nextId = 1;
+  insert(): number {
+    return this.nextId++;
+  }
+  setCount(): void {}
+  remove(): void {}
+  removeUpTo(): void {}
 }
 
 /**
  * An exact sliding 60-second window: never more than `limit` slots in any 60 s. A slot is either
  * used at once (stamped now) or held for later use until `holdUntil` (stamped then, so it counts
- * as if used at the last moment it may be used). Pure, so it is unit-tested without the runtime.
+ * as if used at the last moment it may be used). Pure apart from its store, so it is unit-tested
+ * without the runtime.
  */
 export class SlidingWindow {
   /** Sorted by `at`. Grouped, so a lease of many slots is one entry. */
-  private entries: Entry[] = [];
+  private entries: WindowEntry[] = [];
   private used = 0;
-  private nextId = 1;
+
+  /** `entries`: what `store` held (after a restart), in any order. */
+  constructor(
+    private readonly store: WindowStore = new MemoryStore(),
+    entries: WindowEntry[] = [],
+  ) {
+    this.entries = [...entries].sort((a, b) => a.at - b.at || a.id - b.id);
+    for (const e of this.entries) this.used += e.n;
+  }
 
   private prune(now: number): void {
     const cutoff = now - WINDOW_MS;
     let i = 0;
     while (i < this.entries.length && this.entries[i]!.at <= cutoff) this.used -= this.entries[i++]!.n;
-    if (i > 0) this.entries.splice(0, i);
+    if (i > 0) {
+      this.entries.splice(0, i);
+      this.store.removeUpTo(cutoff);
+    }
   }
 
-  private insert(at: number, n: number): number {
-    const id = this.nextId++;
+  private insert(at: number, n: number, held: boolean): number {
+    const id = this.store.insert(at, n, held);
     let i = this.entries.length;
     while (i > 0 && this.entries[i - 1]!.at > at) i--;
-    this.entries.splice(i, 0, { at, n, id });
+    this.entries.splice(i, 0, { id, at, n, held });
     this.used += n;
     return id;
   }
@@ -80,8 +118,8 @@ export class SlidingWindow {
     const free = limit - this.used;
     if (free <= 0) return this.denied(limit, now);
     const n = Math.max(1, Math.min(want, maxGrant, free));
-    this.insert(now, 1);
-    const leaseId = n > 1 ? this.insert(Math.max(now, holdUntil), n - 1) : 0;
+    this.insert(now, 1, false);
+    const leaseId = n > 1 ? this.insert(Math.max(now, holdUntil), n - 1, true) : 0;
     return { allowed: true, limit, remaining: limit - this.used, resetAt: this.resetAt(), retryAfter: 0, granted: n, leaseId };
   }
 
@@ -91,15 +129,24 @@ export class SlidingWindow {
     return this.grant(req.limit, req.want, now, now + req.holdMs, Math.max(1, Math.floor(req.limit * MAX_LEASE_SHARE)));
   }
 
-  /** Gives back `n` held slots of a lease that were not used (unknown leases are ignored). */
+  /**
+   * Gives back `n` held slots of a lease that were not used. Only a lease this window issued, and
+   * only as many slots as it still holds: a slot used at once, an unknown id, or a lease already
+   * given back (or aged out) frees nothing.
+   */
   release(leaseId: number, n: number): void {
+    if (!Number.isInteger(n) || n <= 0) return;
     const i = this.entries.findIndex((e) => e.id === leaseId);
-    if (i < 0 || n <= 0) return;
+    if (i < 0) return;
     const e = this.entries[i]!;
+    if (!e.held) return;
     const back = Math.min(n, e.n);
     e.n -= back;
     this.used -= back;
-    if (e.n === 0) this.entries.splice(i, 1);
+    if (e.n === 0) {
+      this.entries.splice(i, 1);
+      this.store.remove(e.id);
+    } else this.store.setCount(e.id, e.n);
   }
 
   private resetAt(): number {

@@ -1,4 +1,5 @@
 import type { TestProject } from "vitest/node";
+import { startAll } from "../support/setup-scope.ts";
 import { startDev } from "./harness.ts";
 
 declare module "vitest" {
@@ -9,9 +10,11 @@ declare module "vitest" {
 }
 
 // One `npm run dev` for the whole end-to-end suite (starting it takes seconds).
-export default async function setup(project: TestProject) {
-  const dev = await startDev();
-  project.provide("baseUrl", dev.baseUrl);
-  project.provide("persistTo", dev.persistTo);
-  return () => dev.stop();
+export default function setup(project: TestProject) {
+  return startAll(async (onClose) => {
+    const dev = await startDev();
+    onClose(() => dev.stop());
+    project.provide("baseUrl", dev.baseUrl);
+    project.provide("persistTo", dev.persistTo);
+  });
 }

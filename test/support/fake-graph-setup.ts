@@ -1,5 +1,3 @@
-import { existsSync } from "node:fs";
-import { dirname, resolve } from "node:path";
 import { fileURLToPath } from "node:url";
 import type { TestProject } from "vitest/node";
 import { startFakeGraph } from "./fake-graph.ts";
@@ -10,15 +8,8 @@ declare module "vitest" {
   }
 }
 
-/**
- * The reference lives beside the repository: `../shared/reference/` from the repo root (in CI
- * `shared/` is cloned next to it). A git worktree one level deeper finds it one more level up;
- * WHATSAPP_REFERENCE overrides.
- */
-const repoRoot = resolve(dirname(fileURLToPath(import.meta.url)), "../..");
-const FILE = "shared/reference/whatsapp-cloud-api-v23.openapi.yaml";
-const candidates = [process.env.WHATSAPP_REFERENCE, resolve(repoRoot, "..", FILE), resolve(repoRoot, "../..", FILE)].filter((p): p is string => !!p);
-export const REFERENCE = candidates.find((p) => existsSync(p)) ?? candidates[0]!;
+/** Meta's OpenAPI description of the Cloud API, vendored with its source and licence (test/reference/README.md). */
+export const REFERENCE = fileURLToPath(new URL("../reference/whatsapp-cloud-api-v23.openapi.yaml", import.meta.url));
 
 export default async function setup(project: TestProject) {
   const fake = await startFakeGraph(REFERENCE);

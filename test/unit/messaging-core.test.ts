@@ -98,6 +98,7 @@ describe("WhatsApp Cloud API mapping", () => {
           changes: [
             {
               value: {
+                metadata: { display_phone_number: "15550783881", phone_number_id: "106540352242922" },
                 contacts: [{ wa_id: "16505551234", profile: { name: "Sheena" } }],
                 messages: [
                   { from: "16505551234", id: "wamid.A", timestamp: "1749416383", type: "text", text: { body: "hi" } },
@@ -110,13 +111,28 @@ describe("WhatsApp Cloud API mapping", () => {
           ],
         },
       ],
-    });
+    }, "106540352242922");
     expect(parsed.messages).toHaveLength(2);
     expect(parsed.messages[0]).toMatchObject({ externalId: "wamid.A", from: "16505551234", type: "text", text: "hi", profileName: "Sheena", timestamp: 1749416383000 });
     expect(parsed.messages[1]).toMatchObject({ type: "image", media: { mimetype: "image/jpeg", caption: "c" } });
     expect(parsed.statuses).toEqual([{ externalId: "wamid.X", status: "failed", timestamp: 1749416390000, error: expect.objectContaining({ code: "undeliverable" }) }]);
     expect(parsed.skipped).toBe(1);
-    expect(parseWebhook(null)).toEqual({ messages: [], statuses: [], skipped: 0 });
+    expect(parseWebhook(null, "106540352242922")).toEqual({ messages: [], statuses: [], skipped: 0, otherNumber: 0 });
+  });
+
+  it("leaves out changes for another phone number of the same app, or without one", () => {
+    const change = (phoneNumberId: string | undefined, id: string) => ({
+      field: "messages",
+      value: {
+        ...(phoneNumberId ? { metadata: { display_phone_number: "15550783881", phone_number_id: phoneNumberId } } : {}),
+        messages: [{ from: "16505551234", id, timestamp: "1749416383", type: "text", text: { body: "hi" } }],
+        statuses: [{ id: `${id}.s`, status: "read", timestamp: "1749416390", recipient_id: "1" }],
+      },
+    });
+    const parsed = parseWebhook({ entry: [{ changes: [change("111", "wamid.mine"), change("222", "wamid.theirs")] }, { changes: [change(undefined, "wamid.none")] }] }, "111");
+    expect(parsed.messages.map((m) => m.externalId)).toEqual(["wamid.mine"]);
+    expect(parsed.statuses.map((s) => s.externalId)).toEqual(["wamid.mine.s"]);
+    expect(parsed.otherNumber).toBe(2);
   });
 });
 

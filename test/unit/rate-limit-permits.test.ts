@@ -101,4 +101,27 @@ describe("PermitPool (slots leased from the RateLimiter, spent without a round t
     expect(d.limit).toBe(100);
     expect(rl.window.count).toBeLessThanOrEqual(4 + 9);
   });
+
+  it("a request refused by the object spends a slot that a concurrent request's lease brought back meanwhile", async () => {
+    const window = new SlidingWindow();
+    const pool = new PermitPool();
+    const now = 5_000_000;
+    // Teach the pool a fast rate (on another window), so its next lease asks for several slots.
+    const warmup = new SlidingWindow();
+    for (let i = 0; i < 3; i++) await pool.acquire(20, async (req) => warmup.lease({ ...req, want: 1 }, now + i), now + i);
+    for (let i = 0; i < 18; i++) window.take(20, now);
+    const pending: Array<() => void> = [];
+    const deferred = (req: LeaseRequest) => new Promise<ReturnType<SlidingWindow["lease"]>>((resolve) => pending.push(() => resolve(window.lease(req, now + 10))));
+    const first = pool.acquire(20, deferred, now + 10);
+    const second = pool.acquire(20, deferred, now + 10);
+    // The first lease is answered (the last two slots: one used, one held), then the second, refused by the full window...
+    pending[0]!();
+    const a = await first;
+    expect(a).toMatchObject({ allowed: true, granted: 2 });
+    pending[1]!();
+    // ...yet the slot the first lease brought is spare by then, so the second is served from it.
+    expect((await second).allowed).toBe(true);
+    expect(window.count).toBe(20);
+    expect((await pool.acquire(20, async (req) => window.lease(req, now + 20), now + 20)).allowed).toBe(false);
+  });
 });

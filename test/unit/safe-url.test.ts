@@ -51,6 +51,20 @@ const HOSTILE: Array<[string, string]> = [
   ["https://[::127.0.0.1]/", "IPv4-compatible loopback"],
   ["https://[64:ff9b::a9fe:a9fe]/", "NAT64 of metadata"],
   ["https://[2002:7f00:1::]/", "6to4 of loopback"],
+  ["https://[::ffff:0:127.0.0.1]/", "SIIT (IPv4-translated) loopback"],
+  ["https://[::ffff:0:a9fe:a9fe]/", "SIIT metadata, hex"],
+  ["https://[0:0:0:0:ffff:0:a00:1]/", "SIIT private 10/8, long"],
+  ["https://[::10.0.0.1]/", "IPv4-compatible private"],
+  ["https://[64:ff9b::127.0.0.1]/", "NAT64 of loopback, dotted"],
+  ["https://[64:ff9b::c0a8:1]/", "NAT64 of 192.168.0.1"],
+  ["https://[64:ff9b:1::a9fe:a9fe]/", "NAT64 local-use /48"],
+  ["https://[64:ff9b:1:a9fe:a9:fe00::]/", "NAT64 local-use /48, RFC 6052 layout"],
+  ["https://[2002:a9fe:a9fe::1]/", "6to4 of metadata"],
+  ["https://[2002:c0a8:1:1::1]/", "6to4 of 192.168.0.1"],
+  ["https://[2001:0:7f00:1::1]/", "Teredo with a loopback server"],
+  ["https://[2001:0:5db8:1::80ff:f5fe]/", "Teredo, public server, obfuscated client 127.0.10.1"],
+  ["https://[2001:0:4136:e378:8000:63bf:5601:5601]/", "Teredo, public server, obfuscated client 169.254.169.254"],
+  ["https://[::ffff:ffff:0:7f00:1]/", "other ::/8 forms"],
   ["https://[fe80::1]/", "IPv6 link-local"],
   ["https://[fc00::1]/", "IPv6 unique local"],
   ["https://[fd00:ec2::254]/", "AWS IPv6 metadata"],
@@ -70,7 +84,7 @@ describe("checkTargetUrl: hostile URLs are refused", () => {
 });
 
 describe("checkTargetUrl: allowed URLs", () => {
-  it.each(["https://example.com/hooks/wa", "https://hooks.example.co.uk:8443/x?y=1", "https://93.184.216.34/hook", "https://[2606:4700:4700::1111]/hook"])("%s", (url) => {
+  it.each(["https://example.com/hooks/wa", "https://hooks.example.co.uk:8443/x?y=1", "https://93.184.216.34/hook", "https://[2606:4700:4700::1111]/hook", "https://[64:ff9b::5db8:d822]/hook", "https://[2002:5db8:d822::1]/hook", "https://[2001:0:4136:e378:8000:63bf:a247:27dd]/hook"])("%s", (url) => {
     expect(checkTargetUrl(url, deployed)).toMatchObject({ ok: true });
   });
 

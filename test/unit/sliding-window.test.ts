@@ -1,5 +1,34 @@
 import { describe, expect, it } from "vitest";
-import { SlidingWindow } from "../../src/platform/sliding-window.ts";
+import { SlidingWindow, WINDOW_MS, type WindowEntry, type WindowStore } from "../../src/platform/sliding-window.ts";
+
+/** A store as the RateLimiter's table would hold it: rows by id, ids never reused. */
+class RowStore implements WindowStore {
+  rows = new Map<number, WindowEntry>();
+  writes = 0;
+  private nextId = 1;
+  insert(at: number, n: number, held: boolean): number {
+    this.writes++;
+    const id = this.nextId++;
+    this.rows.set(id, { id, at, n, held });
+    return id;
+  }
+  setCount(id: number, n: number): void {
+    this.writes++;
+    this.rows.get(id)!.n = n;
+  }
+  remove(id: number): void {
+    this.writes++;
+    this.rows.delete(id);
+  }
+  removeUpTo(cutoff: number): void {
+    this.writes++;
+    for (const [id, e] of this.rows) if (e.at <= cutoff) this.rows.delete(id);
+  }
+  /** What a restarted object reads back. */
+  snapshot(): WindowEntry[] {
+    return [...this.rows.values()].map((e) => ({ ...e }));
+  }
+}
 
 describe("SlidingWindow (exact 60 s window)", () => {
   it("never allows more than the limit in any 60 s window, and frees slots as they age out", () => {
@@ -65,3 +94,53 @@ describe("SlidingWindow leases", () => {
     expect(w.lease({ limit: 100, want: 50, holdMs: 2000, giveBack: [] }, 0).granted).toBe(10);
   });
 });
+
+describe("SlidingWindow with its store (the RateLimiter's storage)", () => {
+  it("a window rebuilt from its store after a restart admits nothing the old one would not have", () => {
+    const store = new RowStore();
+    const w = new SlidingWindow(store);
+    const t0 = 1_000_000;
+    const lease = w.grant(10, 4, t0, t0 + 2000);
+    for (let i = 0; i < 6; i++) expect(w.take(10, t0 + 100 + i).allowed).toBe(true);
+    expect(w.take(10, t0 + 200).allowed).toBe(false);
+    const restarted = new SlidingWindow(store, store.snapshot());
+    expect(restarted.count).toBe(10);
+    expect(restarted.take(10, t0 + 300).allowed).toBe(false);
+    // It frees slots when the old one would have: the first at t0 + 60 s, the held three at t0 + 62 s.
+    expect(restarted.take(10, t0 + WINDOW_MS).allowed).toBe(true);
+    expect(restarted.take(10, t0 + WINDOW_MS + 50).allowed).toBe(false);
+    // The lease from before the restart still gives back what it holds.
+    restarted.release(lease.leaseId, 3);
+    expect(restarted.count).toBe(7);
+  });
+
+  it("writes each change once and keeps only entries still in the window", () => {
+    const store = new RowStore();
+    const w = new SlidingWindow(store);
+    for (let t = 0; t < 300_000; t += 100) w.take(1000, t);
+    // One row per slot used (no lease here), and rows older than the window are gone.
+    expect(store.rows.size).toBeLessThanOrEqual(WINDOW_MS / 100);
+    expect(store.snapshot().every((e) => e.at > 300_000 - 100 - WINDOW_MS)).toBe(true);
+    expect(store.writes).toBeLessThanOrEqual(2 * 3000);
+  });
+
+  it("gives back only held slots of a lease it issued, at most as many as it still holds", () => {
+    const store = new RowStore();
+    const w = new SlidingWindow(store);
+    const used = w.take(100, 0);
+    expect(used.leaseId).toBe(0);
+    const lease = w.grant(100, 5, 0, 2000);
+    expect(w.count).toBe(6);
+    // The ids of slots used at once (1 and 2 here) are not leases: giving them back frees nothing.
+    for (const id of [1, 2, 999, -1, 0]) w.release(id, 10);
+    expect(w.count).toBe(6);
+    for (const n of [Number.NaN, -3, 0.5, Number.POSITIVE_INFINITY]) w.release(lease.leaseId, n);
+    expect(w.count).toBe(6);
+    w.release(lease.leaseId, 100);
+    expect(w.count).toBe(2);
+    w.release(lease.leaseId, 100);
+    expect(w.count).toBe(2);
+    expect(store.rows.size).toBe(2);
+  });
+});
+

@@ -39,7 +39,7 @@ describe("platform: happy path", () => {
   });
 
   it("creates, lists (paginated) and revokes keys; the secret is shown once", async () => {
-    const k = await createKey("free");
+    const k = await createKey("pro"); // four keys: over the Free plan's three
     const created: string[] = [];
     for (let i = 0; i < 3; i++) {
       const res = await api("/api/keys", { method: "POST", key: k.key, json: { name: `k${i}` } });

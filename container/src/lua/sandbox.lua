@@ -88,7 +88,13 @@ os.rename = function(a, b)
   if not can_write(a) or not can_write(b) then return deny("rename", a) end
   return os_rename(a, b)
 end
-os.execute, os.exec, os.spawn, os.setenv, os.tmpname, os.tmpdir, os.kpsepopen = nil, nil, nil, nil, nil, nil, nil
+os.exec, os.spawn, os.setenv, os.tmpname, os.tmpdir, os.kpsepopen = nil, nil, nil, nil, nil, nil
+-- packages probe for a shell with os.execute() (imakeidx: tex.write(os.execute()));
+-- answer as LuaTeX does with shell escape off: 0, no shell. Commands never run.
+os.execute = function(cmd)
+  if cmd == nil then return 0 end
+  return nil, "shell commands are disabled"
+end
 
 -- lfs ------------------------------------------------------------------------
 if lfs then

@@ -1,7 +1,7 @@
 import { index, integer, primaryKey, sqliteTable, text } from "drizzle-orm/sqlite-core";
 
 /**
- * Campaigns (issue 7). Delivery stats are not stored: they are counted from the campaign's messages
+ * Campaigns. Delivery stats are not stored: they are counted from the campaign's messages
  * (`messages.campaign_id`), so receipts keep them current after completion at no extra write.
  */
 export const campaigns = sqliteTable(

@@ -46,7 +46,7 @@ export const messages = sqliteTable(
     externalId: text("external_id"),
     replyTo: text("reply_to"),
     batchId: text("batch_id"),
-    /** Set by campaigns (issue 7). */
+    /** Set by campaigns. */
     campaignId: text("campaign_id"),
     createdAt: integer("created_at").notNull(),
     sentAt: integer("sent_at"),

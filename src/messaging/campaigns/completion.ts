@@ -1,7 +1,9 @@
-import { and, eq, isNull, lt } from "drizzle-orm";
+import { and, asc, eq, isNull, lt } from "drizzle-orm";
 import { getDb } from "../../db/client.ts";
 import { campaigns } from "../../db/schema/index.ts";
-import { emit } from "../../events/emit.ts";
+import { enqueueEvents, prepareEventAfterChange } from "../../events/emit.ts";
+import { eachItem } from "../../platform/cron-loop.ts";
+import { ApiError } from "../../platform/errors.ts";
 import { toCampaign } from "./mapper.ts";
 import { statsOf } from "./stats.ts";
 
@@ -26,26 +28,48 @@ export async function maybeComplete(env: Env, campaignId: string): Promise<boole
   return true;
 }
 
-/** Emits `campaign.completed` with the final campaign and records the event id. */
+/** Marks a completion that can never be announced (its event does not fit), so the backstop stops retrying it. */
+export const UNANNOUNCEABLE = "unannounceable";
+
+/**
+ * Emits `campaign.completed` with the final campaign: the event and the campaign's record of it are
+ * written in one batch, and only if no one recorded it meanwhile.
+ */
 async function announceCompletion(env: Env, campaignId: string): Promise<void> {
   const db = getDb(env.DB);
   const row = await db.select().from(campaigns).where(eq(campaigns.id, campaignId)).get();
-  if (!row) return;
+  if (!row || row.completionEventId !== null) return;
   const stats = (await statsOf(env, [row])).get(row.id)!;
-  const [event] = await emit(env, { type: "campaign.completed", accountId: row.accountId, sessionId: row.sessionId, data: toCampaign(row, stats) });
-  await db.update(campaigns).set({ completionEventId: event!.id }).where(eq(campaigns.id, campaignId));
+  const mark = db.update(campaigns).set({ completionEventId: "pending" }).where(and(eq(campaigns.id, campaignId), isNull(campaigns.completionEventId)));
+  const announce = prepareEventAfterChange(env, { type: "campaign.completed", accountId: row.accountId, sessionId: row.sessionId, data: toCampaign(row, stats) });
+  const record = db.update(campaigns).set({ completionEventId: announce.event.id }).where(and(eq(campaigns.id, campaignId), eq(campaigns.completionEventId, "pending")));
+  const [claimed] = await db.batch([mark, announce.statement, record]);
+  if (claimed.meta.changes === 1) await enqueueEvents(env, [announce.event.id]);
 }
 
 /**
  * Cron backstop: a completion whose event was never recorded (the worker died between the UPDATE
- * and emit) is announced after a grace period.
+ * and the announcement) is announced after a grace period. Oldest first, one by one: a campaign
+ * that fails is logged and skipped, and one that can never be announced (legacy rows larger than an
+ * event) is marked so, so neither holds up the others.
  */
 export async function announceMissedCompletions(env: Env, now: number): Promise<void> {
-  const missed = await getDb(env.DB)
+  const db = getDb(env.DB);
+  const missed = await db
     .select({ id: campaigns.id })
     .from(campaigns)
     .where(and(eq(campaigns.status, "completed"), isNull(campaigns.completionEventId), lt(campaigns.completedAt, now - 120_000)))
+    .orderBy(asc(campaigns.completedAt), asc(campaigns.id))
     .limit(50)
     .all();
-  for (const m of missed) await announceCompletion(env, m.id);
+  await eachItem("campaigns.announce-completion", missed, (m) => m.id, async (m) => {
+    try {
+      await announceCompletion(env, m.id);
+    } catch (err) {
+      if (err instanceof ApiError && err.code === "event_too_large") {
+        await db.update(campaigns).set({ completionEventId: UNANNOUNCEABLE }).where(and(eq(campaigns.id, m.id), isNull(campaigns.completionEventId)));
+      }
+      throw err;
+    }
+  });
 }

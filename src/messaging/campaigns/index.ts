@@ -6,7 +6,7 @@ import { runCampaignJob, type CampaignJob } from "./fanout.ts";
 import { mountCampaigns } from "./handlers.ts";
 import { kickStalled, pauseForSession, startDue, startDueScheduled } from "./service.ts";
 
-/** /api/campaigns routes (issue 7). */
+/** /api/campaigns routes. */
 export const campaignRoutes = createRouter();
 mountCampaigns(campaignRoutes);
 

@@ -8,12 +8,16 @@ import { parseTemplate, TemplateError } from "./template.ts";
 
 export const MAX_CONTACT_IDS = 10_000;
 
-/** Personalised text: every `{{variable}}` must be known, checked here so a typo is a 400 at creation. */
+/**
+ * Personalised text: every `{{variable}}` must be known, checked here so a typo is a 400 at creation.
+ * The length checks abort: zod runs refinements after a failed non-aborting check, and the template
+ * is only parsed once its length is known to be within bounds.
+ */
 const PersonalisedText = (max: number) =>
   z
     .string()
-    .min(1)
-    .max(max)
+    .min(1, { abort: true })
+    .max(max, { abort: true })
     .superRefine((text, ctx) => {
       try {
         parseTemplate(text);

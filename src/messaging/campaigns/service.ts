@@ -1,9 +1,11 @@
-import { and, desc, eq, inArray, lt, sql } from "drizzle-orm";
+import { and, asc, desc, eq, inArray, lt, sql } from "drizzle-orm";
 import { getDb } from "../../db/client.ts";
 import { campaigns, contacts, messagingSessions } from "../../db/schema/index.ts";
+import { assertEventFits } from "../../events/emit.ts";
+import { eachItem } from "../../platform/cron-loop.ts";
 import { errors } from "../../platform/errors.ts";
 import { newId } from "../../platform/ids.ts";
-import { decodeCursor, toPage } from "../../platform/pagination.ts";
+import { decodeCursor, IdCursor, SeqCursor, toPage } from "../../platform/pagination.ts";
 import { checkTargetUrl } from "../../platform/safe-url.ts";
 import { chatIdOf } from "../chat-id.ts";
 import { ID_CHUNK } from "../messages/store.ts";
@@ -80,27 +82,49 @@ function ensureMessage(env: Env, message: CampaignMessage): CampaignMessage {
   return { ...message, media: { url: check.url.toString() } };
 }
 
+/** Stats as large as they can get: the campaign's event is measured at its largest. */
+const LARGEST_STATS = { total: Number.MAX_SAFE_INTEGER, pending: 0, sent: Number.MAX_SAFE_INTEGER, delivered: Number.MAX_SAFE_INTEGER, read: Number.MAX_SAFE_INTEGER, failed: Number.MAX_SAFE_INTEGER, skipped: Number.MAX_SAFE_INTEGER };
+
+/**
+ * A campaign ends by publishing itself in `campaign.completed`. If it could never fit in an event
+ * (e.g. tens of thousands of contact ids) it is refused now with 413 `event_too_large`, rather than
+ * completing later without its announcement.
+ */
+function ensureAnnounceable(row: CampaignRow): void {
+  const now = Date.now();
+  const completed: CampaignRow = { ...row, status: "completed", statusReason: null, startedAt: now, completedAt: now, cancelledAt: now, updatedAt: now };
+  assertEventFits({ type: "campaign.completed", accountId: row.accountId, sessionId: row.sessionId, data: toCampaign(completed, LARGEST_STATS, now) });
+}
+
 export async function createCampaign(env: Env, accountId: string, body: CreateCampaignBody): Promise<Campaign> {
   const message = ensureMessage(env, body.message);
+  const now = Date.now();
+  const values: CampaignRow = {
+    id: newId("cmp", now),
+    accountId,
+    sessionId: body.sessionId,
+    name: body.name,
+    status: "draft",
+    statusReason: null,
+    message: JSON.stringify(message),
+    audience: JSON.stringify(body.audience),
+    scheduledAt: body.scheduledAt ? Date.parse(body.scheduledAt) : null,
+    pacing: body.pacing ? JSON.stringify(body.pacing) : null,
+    startedAt: null,
+    completedAt: null,
+    cancelledAt: null,
+    kickedAt: null,
+    completionEventId: null,
+    total: 0,
+    skipped: 0,
+    startToken: null,
+    createdAt: now,
+    updatedAt: now,
+  };
+  ensureAnnounceable(values);
   await ensureSessionOwned(env, accountId, body.sessionId);
   await ensureContactsOwned(env, accountId, body.audience);
-  const now = Date.now();
-  const [row] = await getDb(env.DB)
-    .insert(campaigns)
-    .values({
-      id: newId("cmp", now),
-      accountId,
-      sessionId: body.sessionId,
-      name: body.name,
-      status: "draft",
-      message: JSON.stringify(message),
-      audience: JSON.stringify(body.audience),
-      scheduledAt: body.scheduledAt ? Date.parse(body.scheduledAt) : null,
-      pacing: body.pacing ? JSON.stringify(body.pacing) : null,
-      createdAt: now,
-      updatedAt: now,
-    })
-    .returning();
+  const [row] = await getDb(env.DB).insert(campaigns).values(values).returning();
   return present(env, row!);
 }
 
@@ -109,7 +133,7 @@ export async function getCampaign(env: Env, accountId: string, id: string): Prom
 }
 
 export async function listCampaigns(env: Env, accountId: string, q: { status?: CampaignStatus; limit: number; cursor?: string }): Promise<{ data: Campaign[]; nextCursor: string | null }> {
-  const cursor = decodeCursor<{ id: string }>(q.cursor, ["id"]);
+  const cursor = decodeCursor(q.cursor, IdCursor);
   const rows = await getDb(env.DB)
     .select()
     .from(campaigns)
@@ -137,6 +161,7 @@ export async function updateCampaign(env: Env, accountId: string, id: string, pa
   }
   if (patch.scheduledAt !== undefined) set.scheduledAt = patch.scheduledAt === null ? null : Date.parse(patch.scheduledAt);
   if (patch.pacing !== undefined) set.pacing = patch.pacing === null ? null : JSON.stringify(patch.pacing);
+  ensureAnnounceable({ ...row, ...set });
   const [updated] = await getDb(env.DB)
     .update(campaigns)
     .set(set)
@@ -290,7 +315,7 @@ const iso = (ms: number | null) => (ms === null ? null : new Date(ms).toISOStrin
 
 export async function listRecipients(env: Env, accountId: string, id: string, q: { status?: RecipientStatus; limit: number; cursor?: string }): Promise<{ data: Recipient[]; nextCursor: string | null }> {
   await loadRow(env, accountId, id);
-  const cursor = decodeCursor<{ seq: number }>(q.cursor, ["seq"]);
+  const cursor = decodeCursor(q.cursor, SeqCursor);
   const res = await env.DB.prepare(
     `SELECT r.seq, r.contact_id, r.phone, r.name, r.reason, r.message_id, ${RECIPIENT_STATUS_SQL} AS live,
             m.error_code, m.error_message, m.sent_at, m.delivered_at, m.read_at
@@ -328,14 +353,16 @@ export async function kickStalled(env: Env, now: number): Promise<void> {
     .select()
     .from(campaigns)
     .where(and(eq(campaigns.status, "running"), lt(campaigns.kickedAt, now - 120_000)))
+    .orderBy(asc(campaigns.kickedAt), asc(campaigns.id))
     .limit(50)
     .all();
-  for (const c of stale) {
-    if (await maybeComplete(env, c.id)) continue;
-    const blocks = await remainingBlocks(env, c.id, { unclaimedOnly: true });
+  await eachItem("campaigns.kick-stalled", stale, (c) => c.id, async (c) => {
+    // Kicked first: a campaign that fails here waits its turn again instead of heading every batch.
     await getDb(env.DB).update(campaigns).set({ kickedAt: now }).where(eq(campaigns.id, c.id));
+    if (await maybeComplete(env, c.id)) return;
+    const blocks = await remainingBlocks(env, c.id, { unclaimedOnly: true });
     if (blocks.length) await enqueueBlocks(env, c, blocks);
-  }
+  });
 }
 
 export async function startDueScheduled(env: Env, now: number): Promise<void> {
@@ -343,7 +370,8 @@ export async function startDueScheduled(env: Env, now: number): Promise<void> {
     .select({ id: campaigns.id })
     .from(campaigns)
     .where(and(eq(campaigns.status, "scheduled"), sql`${campaigns.scheduledAt} <= ${now}`))
+    .orderBy(asc(campaigns.scheduledAt), asc(campaigns.id))
     .limit(50)
     .all();
-  for (const d of due) await startDue(env, d.id, now);
+  await eachItem("campaigns.start-due", due, (d) => d.id, (d) => startDue(env, d.id, now));
 }

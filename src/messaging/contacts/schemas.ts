@@ -1,9 +1,14 @@
 import { z } from "@hono/zod-openapi";
+import { boundedJson } from "../../platform/json-bounds.ts";
 import { idParam } from "../../platform/openapi.ts";
 import { PaginationQuery } from "../../platform/pagination.ts";
 
 const Tags = z.array(z.string().min(1).max(64)).max(50);
-const Attributes = z.record(z.string().max(64), z.union([z.string().max(1024), z.number(), z.boolean(), z.null()]));
+/** Attributes travel in every `contact.created` event: bounded as a whole, not only per value. */
+export const MAX_ATTRIBUTES_BYTES = 16 * 1024;
+const Attributes = boundedJson(z.record(z.string().max(64), z.union([z.string().max(1024), z.number(), z.boolean(), z.null()])), MAX_ATTRIBUTES_BYTES, 2).openapi({
+  description: `Your own fields: string (at most 1,024 characters), number, boolean or null values; at most ${MAX_ATTRIBUTES_BYTES / 1024} KiB as JSON.`,
+});
 
 export const Contact = z
   .object({

@@ -1,10 +1,10 @@
 import { and, desc, eq, lt, or, sql } from "drizzle-orm";
 import { getDb } from "../../db/client.ts";
 import { contacts } from "../../db/schema/index.ts";
-import { emit, prepareEventAfterChange } from "../../events/emit.ts";
-import { errors } from "../../platform/errors.ts";
+import { assertEventFits, emit, enqueueEvents, prepareEventAfterChange } from "../../events/emit.ts";
+import { ApiError, errors } from "../../platform/errors.ts";
 import { newId } from "../../platform/ids.ts";
-import { decodeCursor, toPage } from "../../platform/pagination.ts";
+import { decodeCursor, IdCursor, toPage } from "../../platform/pagination.ts";
 import { ACCEPTED_ADDRESS_FORMS, chatIdOf, e164Of, parseAddress } from "../chat-id.ts";
 import { CreateContactBody, type Contact } from "./schemas.ts";
 
@@ -39,25 +39,26 @@ export async function createContact(env: Env, accountId: string, input: ContactI
   const digits = parseAddress(input.phone);
   if (!digits) throw errors.invalidRequest(`phone must be ${ACCEPTED_ADDRESS_FORMS}.`, [{ path: "phone", message: "not a valid phone number" }]);
   const now = Date.now();
-  const [row] = await getDb(env.DB)
-    .insert(contacts)
-    .values({
-      id: newId("con"),
-      accountId,
-      phone: e164Of(digits),
-      name: input.name ?? null,
-      email: input.email ?? null,
-      tags: JSON.stringify([...new Set(input.tags ?? [])]),
-      attributes: JSON.stringify(input.attributes ?? {}),
-      optedOut: input.optedOut ?? false,
-      createdAt: now,
-      updatedAt: now,
-    })
-    .onConflictDoNothing()
-    .returning();
-  if (!row) throw errors.conflict("contact_exists", `A contact with phone ${e164Of(digits)} already exists.`, { phone: e164Of(digits) });
+  const row: Row = {
+    id: newId("con"),
+    accountId,
+    phone: e164Of(digits),
+    name: input.name ?? null,
+    email: input.email ?? null,
+    tags: JSON.stringify([...new Set(input.tags ?? [])]),
+    attributes: JSON.stringify(input.attributes ?? {}),
+    optedOut: input.optedOut ?? false,
+    createdAt: now,
+    updatedAt: now,
+  };
   const contact = toContact(row);
-  await emit(env, { type: "contact.created", accountId, data: contact });
+  // The row and its contact.created in one batch: both are written or neither (an event that does
+  // not fit is refused here, before anything is written).
+  const db = getDb(env.DB);
+  const announce = prepareEventAfterChange(env, { type: "contact.created", accountId, data: contact });
+  const [inserted] = await db.batch([db.insert(contacts).values(row).onConflictDoNothing().returning({ id: contacts.id }), announce.statement]);
+  if (inserted.length === 0) throw errors.conflict("contact_exists", `A contact with phone ${row.phone} already exists.`, { phone: row.phone });
+  await enqueueEvents(env, [announce.event.id]);
   return contact;
 }
 
@@ -115,7 +116,7 @@ export async function listContacts(
   accountId: string,
   q: { tag?: string; q?: string; optedOut?: "true" | "false"; limit: number; cursor?: string },
 ): Promise<{ data: Contact[]; nextCursor: string | null }> {
-  const cursor = decodeCursor<{ id: string }>(q.cursor, ["id"]);
+  const cursor = decodeCursor(q.cursor, IdCursor);
   const conds = [eq(contacts.accountId, accountId)];
   if (cursor) conds.push(lt(contacts.id, cursor.id));
   if (q.optedOut) conds.push(eq(contacts.optedOut, q.optedOut === "true"));
@@ -152,9 +153,8 @@ export async function importContacts(env: Env, accountId: string, items: unknown
       existing++;
       return;
     }
-    phones.add(phone);
     const c = parsed.data;
-    rows.push({
+    const row: Row = {
       id: newId("con", now),
       accountId,
       phone,
@@ -165,7 +165,18 @@ export async function importContacts(env: Env, accountId: string, items: unknown
       optedOut: c.optedOut ?? false,
       createdAt: now,
       updatedAt: now,
-    });
+    };
+    try {
+      // Its contact.created is emitted after the insert: an event that could not be recorded is
+      // refused now, with the item, rather than leave a contact that was never announced.
+      assertEventFits({ type: "contact.created", accountId, data: toContact(row) });
+    } catch (err) {
+      if (!(err instanceof ApiError)) throw err;
+      rejected.push({ index, error: { code: err.code, message: err.message } });
+      return;
+    }
+    phones.add(phone);
+    rows.push(row);
   });
   const db = getDb(env.DB);
   const inserts = [];

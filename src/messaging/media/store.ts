@@ -11,6 +11,7 @@ declare global {
 /** How long a signed media URL stays valid: long enough for the network to fetch it after a send. */
 export const MEDIA_URL_TTL_SECONDS = 60 * 60;
 export const MEDIA_ID = /^med_[0-9a-z]{21}$/;
+export const EXPIRY = /^\d{1,12}$/;
 const SECRET_KEY = "media/_signing-key";
 
 let cachedSecret: string | undefined;
@@ -49,7 +50,7 @@ export async function signedMediaUrl(env: Env, origin: string, mediaId: string, 
 }
 
 export async function verifyMediaSignature(env: Env, mediaId: string, exp: string | undefined, sig: string | undefined, now = Date.now()): Promise<boolean> {
-  if (!MEDIA_ID.test(mediaId) || !exp || !sig || !/^\d{1,12}$/.test(exp)) return false;
+  if (!MEDIA_ID.test(mediaId) || !exp || !sig || !EXPIRY.test(exp)) return false;
   if (Number(exp) * 1000 < now) return false;
   return timingSafeEqual(await signature(env, mediaId, Number(exp)), sig);
 }

@@ -1,4 +1,5 @@
 import { z } from "@hono/zod-openapi";
+import { boundedJson } from "../../platform/json-bounds.ts";
 import { PaginationQuery } from "../../platform/pagination.ts";
 import { ACCEPTED_ADDRESS_FORMS } from "../chat-id.ts";
 import { MEDIA_TYPES } from "../media/limits.ts";
@@ -6,6 +7,8 @@ import { MESSAGE_STATUSES } from "../status.ts";
 
 export const MAX_BULK_ITEMS = 1000;
 export const MAX_TEXT = 4096;
+/** Template components travel in the message's events (and a campaign's): bounded as a whole. */
+export const MAX_COMPONENTS_BYTES = 16 * 1024;
 
 const To = z.string().min(1).max(64).openapi({ description: `The recipient: ${ACCEPTED_ADDRESS_FORMS}.`, example: "+14155550123" });
 const SessionIdField = z.string().min(1).max(64).openapi({ example: "ses_0m3x9k2a1b2c3d4e5f6g7h8" });
@@ -16,11 +19,9 @@ export const TemplateSpec = z
   .strictObject({
     name: z.string().min(1).max(512).openapi({ example: "order_confirmation" }),
     language: z.string().min(2).max(15).openapi({ description: "Language or locale code of the approved template.", example: "en_US" }),
-    components: z
-      .array(z.record(z.string(), z.unknown()))
-      .max(20)
+    components: boundedJson(z.array(z.record(z.string(), z.unknown())).max(20, { abort: true }), MAX_COMPONENTS_BYTES, 8)
       .optional()
-      .openapi({ description: "Template components with their parameters, as the WhatsApp Cloud API defines them (`[{type: \"body\", parameters: [{type: \"text\", text: \"Ada\"}]}]`)." }),
+      .openapi({ description: "Template components with their parameters, as the WhatsApp Cloud API defines them (`[{type: \"body\", parameters: [{type: \"text\", text: \"Ada\"}]}]`); at most 16 KiB as JSON, nested at most 8 levels." }),
   })
   .openapi("TemplateSpec");
 export type TemplateSpec = z.infer<typeof TemplateSpec>;

@@ -3,12 +3,12 @@ import { getDb } from "../../db/client.ts";
 import { messageBatches, messages } from "../../db/schema/index.ts";
 import { ApiError, errors } from "../../platform/errors.ts";
 import { newId } from "../../platform/ids.ts";
-import { decodeCursor, toPage } from "../../platform/pagination.ts";
+import { decodeCursor, IdCursor, toPage } from "../../platform/pagination.ts";
 import { checkTargetUrl } from "../../platform/safe-url.ts";
 import { ACCEPTED_ADDRESS_FORMS, chatIdOf, parseAddress } from "../chat-id.ts";
 import { base64Size, MEDIA_LIMITS, type MediaType } from "../media/limits.ts";
 import { putMedia } from "../media/store.ts";
-import { loadSession, sessionStub } from "../sessions/service.ts";
+import { loadSession, ownedSessionStub } from "../sessions/service.ts";
 import type { SessionRow } from "../sessions/mapper.ts";
 import type { Draft } from "../sessions/session-do.ts";
 import { enqueueSendJobs } from "../queue/send-queue.ts";
@@ -39,7 +39,7 @@ function ensureWorking(session: SessionRow): void {
   }
 }
 
-const BASE64 = /^[A-Za-z0-9+/]*={0,2}$/;
+export const BASE64 = /^[A-Za-z0-9+/]*={0,2}$/;
 
 /** Validates the address and content of one message and stores uploaded media. Throws ApiError. */
 async function buildDraft(env: Env, accountId: string, to: string, content: MessageContent, opts: SendOptions, prefix = ""): Promise<Draft> {
@@ -85,7 +85,7 @@ async function resolveReplyTo(env: Env, accountId: string, sessionId: string, ch
 
 /**
  * Sends one message now through the session's Durable Object and answers the stored record.
- * Reused by campaigns (issue 7) with `campaignId`.
+ * Reused by campaigns with `campaignId`.
  */
 export async function sendMessage(env: Env, accountId: string, input: SendInput, opts: SendOptions = {}): Promise<Message> {
   const { sessionId, to, replyTo, ...content } = input;
@@ -93,8 +93,8 @@ export async function sendMessage(env: Env, accountId: string, input: SendInput,
   if ("media" in content && "data" in content.media) ensureWorking(await loadSession(env, accountId, sessionId));
   let draft = await buildDraft(env, accountId, to, content as MessageContent, opts);
   if (replyTo) draft = { ...draft, ...(await resolveReplyTo(env, accountId, sessionId, draft.to, replyTo)) };
-  // The session's DO checks ownership and state itself (no D1 read of the session on this path).
-  const outcome = await sessionStub(env, sessionId).send(accountId, draft);
+  // The session's DO checks ownership and state itself; the lookup (cached per isolate) only keeps unknown ids from creating objects.
+  const outcome = await (await ownedSessionStub(env, accountId, sessionId)).send(accountId, draft);
   if ("message" in outcome) return outcome.message as Message;
   if (outcome.code === "not_found") throw errors.notFound("session");
   throw errors.conflict("session_not_working", `The session is ${outcome.status}; it must be WORKING to send. Restart it with POST /api/sessions/${sessionId}/restart.`, {
@@ -112,7 +112,7 @@ export interface QueuedResult {
 /**
  * Validates each item, stores the valid ones as `pending` under one batch and queues them for the
  * session's Durable Object, which paces them. Invalid items are reported by index. Reused by
- * campaigns (issue 7) with `campaignId`.
+ * campaigns with `campaignId`.
  */
 export async function queueMessages(env: Env, accountId: string, sessionId: string, items: unknown[], opts: SendOptions = {}): Promise<QueuedResult> {
   const session = await loadSession(env, accountId, sessionId);
@@ -197,7 +197,7 @@ export async function chatHistory(env: Env, accountId: string, chatId: string, q
   const digits = parseAddress(chatId);
   if (!digits) throw errors.invalidRequest(`The chat id must be ${ACCEPTED_ADDRESS_FORMS}.`, [{ path: "chatId", message: "not a valid chat id" }]);
   if (q.sessionId) await loadSession(env, accountId, q.sessionId);
-  const cursor = decodeCursor<{ id: string }>(q.cursor, ["id"]);
+  const cursor = decodeCursor(q.cursor, IdCursor);
   const rows = await getDb(env.DB)
     .select()
     .from(messages)

@@ -1,6 +1,6 @@
 import type { ConnectResult, NetworkDriver, OutboundMessage, SendResult } from "./driver.ts";
 
-/** Numbers starting with this prefix have no account on the sandbox network (CONTRACTS.md 3). */
+/** Numbers starting with this prefix have no account on the sandbox network (docs/contracts.md §3). */
 export const NO_ACCOUNT_PREFIX = "999";
 
 /** Sandbox sessions get numbers in +1 555 01x xxxx (a fictional range), never in the 999 range. */

@@ -132,14 +132,31 @@ export interface StatusFromNetwork {
 
 const MEDIA_KINDS = new Set(["image", "video", "audio", "document"]);
 
-/** Messages and statuses of a Meta webhook payload (`WebhookPayload`); anything else is skipped. */
-export function parseWebhook(payload: unknown): { messages: InboundFromNetwork[]; statuses: StatusFromNetwork[]; skipped: number } {
-  const out = { messages: [] as InboundFromNetwork[], statuses: [] as StatusFromNetwork[], skipped: 0 };
+export interface ParsedWebhook {
+  messages: InboundFromNetwork[];
+  statuses: StatusFromNetwork[];
+  /** Items of this number that were not understood. */
+  skipped: number;
+  /** Changes for another phone number (one Meta app may serve several): not this session's. */
+  otherNumber: number;
+}
+
+/**
+ * Messages and statuses of a Meta webhook payload (`WebhookPayload`) for the phone number
+ * `phoneNumberId`: a change whose `metadata.phone_number_id` is another number's (or missing) is
+ * left out, since Meta sends an app's webhook for all of its numbers to the same URL.
+ */
+export function parseWebhook(payload: unknown, phoneNumberId: string): ParsedWebhook {
+  const out: ParsedWebhook = { messages: [], statuses: [], skipped: 0, otherNumber: 0 };
   const p = payload as { entry?: { changes?: { field?: string; value?: Record<string, unknown> }[] }[] };
   for (const entry of Array.isArray(p?.entry) ? p.entry : []) {
     for (const change of Array.isArray(entry?.changes) ? entry.changes : []) {
       const value = change?.value;
       if (!value || typeof value !== "object") continue;
+      if ((value.metadata as { phone_number_id?: unknown } | undefined)?.phone_number_id !== phoneNumberId) {
+        out.otherNumber++;
+        continue;
+      }
       const contacts = (Array.isArray(value.contacts) ? value.contacts : []) as { wa_id?: string; profile?: { name?: string } }[];
       for (const raw of (Array.isArray(value.messages) ? value.messages : []) as Record<string, unknown>[]) {
         const id = raw?.id;

@@ -4,7 +4,7 @@ import { sendAll } from "../../platform/batching.ts";
 /**
  * The sends queue (SEND_QUEUE) carries jobs of several kinds; each module registers the kinds it
  * handles. `bulk` (this module) hands message ids to the session's Durable Object; campaigns
- * (issue 7) register their own kind.
+ * register their own kind.
  */
 export interface SendJob {
   kind: string;

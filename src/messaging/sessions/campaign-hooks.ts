@@ -1,7 +1,7 @@
 import type { SessionStatus } from "./schemas.ts";
 
 /**
- * What the Session DO tells the campaigns module (issue 7), registered by it at load time so the
+ * What the Session DO tells the campaigns module, registered by it at load time so the
  * messaging core does not import campaigns. All optional: without campaigns the DO works as before.
  */
 export interface CampaignHooks {

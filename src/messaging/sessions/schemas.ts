@@ -5,9 +5,11 @@ export const SESSION_STATUSES = ["STARTING", "WORKING", "FAILED", "STOPPED"] as 
 export type SessionStatus = (typeof SESSION_STATUSES)[number];
 export type Network = "sandbox" | "whatsapp";
 
+export const PHONE_NUMBER_ID = /^[0-9]{1,30}$/;
+
 export const WhatsappCredentials = z
   .strictObject({
-    phoneNumberId: z.string().regex(/^[0-9]{1,30}$/, "digits only").openapi({ example: "106540352242922" }),
+    phoneNumberId: z.string().regex(PHONE_NUMBER_ID, "digits only").openapi({ example: "106540352242922" }),
     accessToken: z.string().min(1).max(2048).openapi({ description: "A system user access token with `whatsapp_business_messaging`. Never shown again." }),
     appSecret: z.string().min(1).max(256).openapi({ description: "The Meta app secret: verifies `X-Hub-Signature-256` of inbound webhooks. Never shown again." }),
     verifyToken: z.string().min(1).max(256).openapi({ description: "Your verify token for Meta's webhook subscription (`hub.verify_token`). Never shown again." }),

@@ -4,7 +4,7 @@ import { getDb } from "../../db/client.ts";
 import { messagingSessions } from "../../db/schema/index.ts";
 import { errors } from "../../platform/errors.ts";
 import { newId } from "../../platform/ids.ts";
-import { decodeCursor, toPage } from "../../platform/pagination.ts";
+import { decodeCursor, IdCursor, toPage } from "../../platform/pagination.ts";
 import { ACCEPTED_ADDRESS_FORMS, parseAddress } from "../chat-id.ts";
 import type { Message } from "../messages/schemas.ts";
 import { newSandboxNumber } from "../networks/sandbox.ts";
@@ -15,6 +15,32 @@ import type { SessionDO } from "./session-do.ts";
 /** The Durable Object of a session: one per session id. */
 export function sessionStub(env: Env, sessionId: string): DurableObjectStub<SessionDO> {
   return env.SESSIONS.getByName(sessionId) as unknown as DurableObjectStub<SessionDO>;
+}
+
+/**
+ * Sessions known to exist, per account, in this isolate. A session row is never deleted (a deleted
+ * session is STOPPED), so a hit stays true; the Durable Object still checks ownership and state.
+ */
+const knownSessions = new Set<string>();
+const MAX_KNOWN_SESSIONS = 10_000;
+
+/**
+ * The Durable Object of one of this account's sessions, or 404 without touching any: asking a
+ * namespace for an id that has no session would create an empty object (and leave it behind).
+ */
+export async function ownedSessionStub(env: Env, accountId: string, sessionId: string): Promise<DurableObjectStub<SessionDO>> {
+  const key = `${accountId}\n${sessionId}`;
+  if (!knownSessions.has(key)) {
+    const row = await getDb(env.DB)
+      .select({ id: messagingSessions.id })
+      .from(messagingSessions)
+      .where(and(eq(messagingSessions.accountId, accountId), eq(messagingSessions.id, sessionId)))
+      .get();
+    if (!row) throw errors.notFound("session");
+    if (knownSessions.size >= MAX_KNOWN_SESSIONS) knownSessions.delete(knownSessions.values().next().value!);
+    knownSessions.add(key);
+  }
+  return sessionStub(env, sessionId);
 }
 
 const DEFAULT_WHATSAPP_RATE = 60;
@@ -60,7 +86,7 @@ export async function getSession(env: Env, accountId: string, id: string): Promi
 }
 
 export async function listSessions(env: Env, accountId: string, q: { limit: number; cursor?: string }): Promise<{ data: Session[]; nextCursor: string | null }> {
-  const cursor = decodeCursor<{ id: string }>(q.cursor, ["id"]);
+  const cursor = decodeCursor(q.cursor, IdCursor);
   const rows = await getDb(env.DB)
     .select()
     .from(messagingSessions)
@@ -87,8 +113,8 @@ export async function deleteSession(env: Env, accountId: string, id: string): Pr
 export async function simulateSandboxInbound(env: Env, accountId: string, id: string, from: string, text: string): Promise<Message> {
   const digits = parseAddress(from);
   if (!digits) throw errors.invalidRequest(`from must be ${ACCEPTED_ADDRESS_FORMS}.`, [{ path: "from", message: "not a valid address" }]);
-  // The session's DO checks ownership, network and state itself (no D1 read of the session here).
-  const res = await sessionStub(env, id).simulateInbound(accountId, digits, text);
+  // The session's DO checks network and state itself.
+  const res = await (await ownedSessionStub(env, accountId, id)).simulateInbound(accountId, digits, text);
   if ("message" in res) return res.message as Message;
   if (res.code === "not_found") throw errors.notFound("sandbox session");
   throw errors.conflict("session_not_working", `The session is ${res.status}; it must be WORKING to receive messages.`, { status: res.status });

@@ -74,7 +74,7 @@ const NOT_HELD = "(campaign_id IS NULL OR campaign_id NOT IN (SELECT campaign_id
 const EVENT_FLUSH_MS = 100;
 
 /**
- * One per messaging session (ARCHITECTURE.md): the "phone". Owns the connection state machine,
+ * One per messaging session: the "phone". Owns the connection state machine,
  * serialises sends per chat, paces queued sends, and simulates sandbox receipts with alarms.
  */
 export class SessionDO extends DurableObject<Env> {
@@ -105,7 +105,7 @@ export class SessionDO extends DurableObject<Env> {
     this.sql = ctx.storage.sql;
     this.sql.exec("CREATE TABLE IF NOT EXISTS outbox (message_id TEXT PRIMARY KEY, due INTEGER NOT NULL, attempts INTEGER NOT NULL DEFAULT 0)");
     this.sql.exec("CREATE INDEX IF NOT EXISTS outbox_due ON outbox (due)");
-    // Campaigns (issue 7): which campaign a queued send belongs to, campaigns on hold, scheduled starts.
+    // Campaigns: which campaign a queued send belongs to, campaigns on hold, scheduled starts.
     if (!this.sql.exec<{ name: string }>("PRAGMA table_info(outbox)").toArray().some((c) => c.name === "campaign_id")) {
       this.sql.exec("ALTER TABLE outbox ADD COLUMN campaign_id TEXT");
     }
@@ -281,7 +281,7 @@ export class SessionDO extends DurableObject<Env> {
     return { rate: opts.perMinute ?? this.config?.sendRatePerMinute ?? null, jitter: opts.jitterPct !== undefined ? opts.jitterPct / 100 : JITTER };
   }
 
-  // ---- campaigns (issue 7) ---------------------------------------------------------------------
+  // ---- campaigns ---------------------------------------------------------------------------
 
   /** Pause: the campaign's queued sends stay here, unsent, until released or dropped. */
   async holdCampaign(campaignId: string): Promise<void> {
@@ -567,7 +567,11 @@ export class SessionDO extends DurableObject<Env> {
     } catch {
       return { status: 400, body: "" };
     }
-    const parsed = parseWebhook(payload);
+    const parsed = parseWebhook(payload, cfg.credentials.phoneNumberId);
+    if (parsed.otherNumber > 0) {
+      // Signed by this app but for another of its numbers: most likely the app's callback URL points here for all of them.
+      console.warn(JSON.stringify({ level: "warn", msg: "whatsapp changes for another phone number skipped", sessionId: cfg.sessionId, changes: parsed.otherNumber }));
+    }
     for (const m of parsed.messages) await recordInbound(this.env, cfg.accountId, cfg.sessionId, m);
     // Oldest first: with conditional updates the order does not matter for the end state, but
     // events then come out in the order the network produced them where it can.

@@ -1,5 +1,5 @@
 import { createRouter } from "../../platform/openapi.ts";
-import { decodeCursor, toPage } from "../../platform/pagination.ts";
+import { decodeCursor, IdCursor, toPage } from "../../platform/pagination.ts";
 import * as routes from "./routes.ts";
 import * as service from "./service.ts";
 
@@ -8,7 +8,7 @@ export const webhookRoutes = createRouter()
   .openapi(routes.createWebhookRoute, async (c) => c.json(await service.createWebhook(c.env, c.get("auth").accountId, c.req.valid("json")), 201))
   .openapi(routes.listWebhooksRoute, async (c) => {
     const { limit, cursor } = c.req.valid("query");
-    const after = decodeCursor<{ id: string }>(cursor, ["id"]);
+    const after = decodeCursor(cursor, IdCursor);
     const rows = await service.listWebhooks(c.env, c.get("auth").accountId, limit, after?.id);
     const page = toPage(rows, limit, (r) => ({ id: r.id }));
     return c.json({ data: page.data.map((r) => service.toWebhookView(r)), nextCursor: page.nextCursor }, 200);
@@ -22,7 +22,7 @@ export const webhookRoutes = createRouter()
   .openapi(routes.testWebhookRoute, async (c) => c.json(await service.testWebhook(c.env, c.get("auth").accountId, c.req.valid("param").id), 200))
   .openapi(routes.listDeliveriesRoute, async (c) => {
     const { limit, cursor, status } = c.req.valid("query");
-    const after = decodeCursor<{ id: string }>(cursor, ["id"]);
+    const after = decodeCursor(cursor, IdCursor);
     const rows = await service.listDeliveries(c.env, c.get("auth").accountId, c.req.valid("param").id, { limit, before: after?.id, status });
     const page = toPage(rows, limit, (r) => ({ id: r.row.id }));
     return c.json({ data: page.data.map((r) => r.view), nextCursor: page.nextCursor }, 200);

@@ -48,7 +48,7 @@ function toDeliveryView(row: DeliveryRow, attempts: AttemptRow[]): DeliveryView 
   };
 }
 
-/** The URL rules of CONTRACTS.md 4 / src/platform/safe-url.ts, as a 400 naming the field. */
+/** The URL rules of docs/contracts.md §4 / src/platform/safe-url.ts, as a 400 naming the field. */
 function assertTargetUrl(env: Env, url: string): void {
   const check = checkTargetUrl(url, { allowLoopback: allowLoopback(env) });
   if (!check.ok) throw errors.invalidRequest(`The webhook URL ${check.reason}.`, [{ path: "url", message: `URL ${check.reason}` }]);

@@ -2,6 +2,7 @@ import http from "node:http";
 import type { AddressInfo } from "node:net";
 import { resolve } from "node:path";
 import type { TestProject } from "vitest/node";
+import { startAll } from "../../support/setup-scope.ts";
 
 // Node side of the compile tests: the TeX compile server of container/ run in-process on loopback
 // (real TeX), and a receiver that records compile callbacks so tests can read them back.
@@ -57,22 +58,20 @@ function startReceiver(): Promise<{ url: string; close(): Promise<void> }> {
   );
 }
 
-export default async function setup(project: TestProject) {
-  const receiver = await startReceiver();
-  project.provide("callbackReceiverUrl", receiver.url);
-
-  let closeCompiler = async () => {};
-  if (process.env.COMPILER_URL) {
-    project.provide("compilerUrl", process.env.COMPILER_URL);
-  } else {
+export default function setup(project: TestProject) {
+  return startAll(async (onClose) => {
+    const receiver = await startReceiver();
+    onClose(() => receiver.close());
+    project.provide("callbackReceiverUrl", receiver.url);
+    if (process.env.COMPILER_URL) {
+      project.provide("compilerUrl", process.env.COMPILER_URL);
+      return;
+    }
     // Imported by path (not statically) so the Worker typecheck does not pull in Node-side code.
     const modulePath = resolve(import.meta.dirname, "../../../container/src/server.ts");
     const { startServer } = (await import(modulePath)) as { startServer: StartServer };
     const server = await startServer({ port: 0, host: "127.0.0.1", env: { ...process.env, POOL_SIZE: "1" } });
+    onClose(() => server.close());
     project.provide("compilerUrl", server.url);
-    closeCompiler = () => server.close();
-  }
-  return async () => {
-    await Promise.all([closeCompiler(), receiver.close()]);
-  };
+  });
 }

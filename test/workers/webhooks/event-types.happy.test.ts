@@ -3,7 +3,7 @@ import { api, createKey } from "./support.ts";
 import { getMessage, json, sandboxSession, type MessageJson, type SessionJson } from "../messaging/support.ts";
 import { about, arrival, arrivalWhere, delivered, expectExactlyOnce, fixture, receiptDelays, settle } from "./event-types.support.ts";
 
-// Every event type of CONTRACTS.md 4 (but campaign.completed, covered with campaigns) produced by the
+// Every event type of docs/contracts.md §4 (but campaign.completed, covered with campaigns) produced by the
 // operation that should produce it, delivered once to each matching webhook and to no other, with
 // `data` the resource as the REST API shows it at that moment.
 

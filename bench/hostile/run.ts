@@ -1,0 +1,155 @@
+// Benchmark: one account's hostile compile jobs against the compile server while another
+// account compiles hello world, in one run.
+//   node bench/hostile/run.ts            (via npm run bench:hostile)
+// The server runs as its own process (as deployed), pdflatex only, default limits. First the
+// bystander's idle latency; then, per attack, the attack is sent back to back while the bystander
+// compiles BENCH_N hello worlds one after the other. Floors: the bystander's max under each
+// attack <= 3x its idle p50; the server's event-loop lag p99 (its /healthz) < 100 ms. The idle p50
+// is also measured again just before each attack and shown beside it, for a machine others share.
+// Env: BENCH_N (bystander compiles per phase, default 20).
+import { spawn } from "node:child_process";
+import net from "node:net";
+import os from "node:os";
+import path from "node:path";
+import { fileURLToPath } from "node:url";
+import { ATTACKS, type Attack, HELLO } from "../../container/test/attacks.ts";
+
+const HERE = path.dirname(fileURLToPath(import.meta.url));
+const N = Number(process.env.BENCH_N ?? 20);
+const LAG_FLOOR_MS = 100;
+const MAX_OVER_IDLE = 3;
+
+function pct(xs: number[], p: number): number {
+  const s = [...xs].sort((a, b) => a - b);
+  return s[Math.min(s.length - 1, Math.max(0, Math.ceil((p / 100) * s.length) - 1))] ?? NaN;
+}
+
+function freePort(): Promise<number> {
+  return new Promise((resolve, reject) => {
+    const srv = net.createServer();
+    srv.once("error", reject);
+    srv.listen(0, "127.0.0.1", () => {
+      const port = (srv.address() as net.AddressInfo).port;
+      srv.close(() => resolve(port));
+    });
+  });
+}
+
+const port = await freePort();
+const url = `http://127.0.0.1:${port}`;
+const server = spawn(process.execPath, [path.join(HERE, "../../container/src/server.ts")], {
+  env: { ...process.env, PORT: String(port), HOST: "127.0.0.1", ENGINES: "pdflatex", LOG_REQUESTS: "0" },
+  stdio: ["ignore", "ignore", "inherit"],
+});
+const serverGone = new Promise<void>((r) => server.on("exit", () => r()));
+
+async function health(): Promise<{ status: number; eventLoopLagMs?: { p99Ms: number; maxMs: number }; pools?: { pdflatex: { ready: number; target: number; starting: number } } }> {
+  const r = await fetch(`${url}/healthz`).catch(() => undefined);
+  if (!r) return { status: 0 };
+  return { status: r.status, ...((await r.json()) as object) };
+}
+
+/** `body` as an object, or already serialised (the attacks: their JSON is built once, not per request). */
+async function compile(body: unknown): Promise<{ status: number; ms: number; code?: string }> {
+  const t = performance.now();
+  const r = await fetch(`${url}/compile`, { method: "POST", headers: { "content-type": "application/json" }, body: typeof body === "string" ? body : JSON.stringify(body) });
+  const buf = Buffer.from(await r.arrayBuffer());
+  const ms = performance.now() - t;
+  const code = r.status === 200 ? undefined : (JSON.parse(buf.toString()) as { error?: { code?: string } }).error?.code;
+  return { status: r.status, ms, code };
+}
+
+/** Hello world of the other account, one after the other; each must be a PDF. */
+async function bystander(n: number): Promise<number[]> {
+  const out: number[] = [];
+  for (let i = 0; i < n; i++) {
+    const r = await compile({ engine: "pdflatex", source: `% bystander ${i} ${Math.random()}\n${HELLO}` });
+    if (r.status !== 200) throw new Error(`bystander compile failed: ${r.status} ${r.code}`);
+    out.push(r.ms);
+  }
+  return out;
+}
+
+/** The largest event-loop lag p99 /healthz reports while `during` runs (polled every 250 ms). */
+async function watchLag<T>(during: Promise<T>): Promise<{ value: T; p99: number; max: number }> {
+  let p99 = 0;
+  let max = 0;
+  let done = false;
+  const poll = (async () => {
+    while (!done) {
+      const h = await health();
+      if (h.eventLoopLagMs) {
+        p99 = Math.max(p99, h.eventLoopLagMs.p99Ms);
+        max = Math.max(max, h.eventLoopLagMs.maxMs);
+      }
+      await new Promise((r) => setTimeout(r, 250));
+    }
+  })();
+  const value = await during;
+  done = true;
+  await poll;
+  return { value, p99, max };
+}
+
+try {
+  for (let i = 0; ; i++) {
+    if ((await health()).status === 200) break;
+    if (i > 600) throw new Error("the compile server did not become ready");
+    await new Promise((r) => setTimeout(r, 100));
+  }
+  await bystander(3); // warm-up: page cache, first-request costs
+  const idle = await watchLag(bystander(N));
+  const idleP50 = pct(idle.value, 50);
+  process.stderr.write(`idle: p50 ${idleP50.toFixed(0)} ms\n`);
+
+  interface Row {
+    attack: Attack;
+    /** The bystander alone, just before this attack: on a shared machine the baseline drifts. */
+    idleBefore: number[];
+    by: number[];
+    p99: number;
+    max: number;
+    answers: Array<{ status: number; ms: number; code?: string }>;
+  }
+  const rows: Row[] = [];
+  for (const make of ATTACKS) {
+    const attack = make();
+    const payload = JSON.stringify(attack.body);
+    const idleBefore = await bystander(Math.max(5, Math.ceil(N / 2)));
+    const answers: Row["answers"] = [];
+    let stop = false;
+    const attacker = (async () => {
+      while (!stop) answers.push(await compile(payload));
+    })();
+    await new Promise((r) => setTimeout(r, 200)); // the first attack is under way
+    const run = await watchLag(bystander(N));
+    stop = true;
+    await attacker;
+    rows.push({ attack, idleBefore, by: run.value, p99: run.p99, max: run.max, answers });
+    process.stderr.write(`${attack.name}: done (${answers.length} attack requests)\n`);
+  }
+
+  const f = (x: number) => x.toFixed(0);
+  console.log(`\nHostile compile jobs vs a bystander (${os.cpus().length} CPUs, ${os.cpus()[0]?.model ?? "?"}; bystander: hello world, pdflatex, n=${N} per phase, one at a time; attacks sent back to back meanwhile; times in ms)\n`);
+  console.log(`Bystander idle: p50 ${f(idleP50)}, max ${f(Math.max(...idle.value))}; server event-loop lag idle: p99 ${idle.p99.toFixed(1)}, max ${idle.max.toFixed(1)}\n`);
+  console.log("| attack | attacker answer | attacker time p50 / max (n) | bystander p50 | bystander max | max / idle p50 | floor | (idle p50 just before; max / it) | lag p99 | lag max | floor | ok |");
+  console.log("| --- | --- | --- | --- | --- | --- | --- | --- | --- | --- | --- | --- |");
+  let allOk = true;
+  for (const r of rows) {
+    const codes = [...new Set(r.answers.map((a) => `${a.status} ${a.code ?? ""}`.trim()))].join(", ");
+    const times = r.answers.map((a) => a.ms);
+    const ratio = Math.max(...r.by) / idleP50;
+    const before = pct(r.idleBefore, 50);
+    const attackerOk = r.answers.every((a) => a.status >= 400 && a.status < 500);
+    const ok = ratio <= MAX_OVER_IDLE && r.p99 < LAG_FLOOR_MS && attackerOk;
+    allOk &&= ok;
+    console.log(
+      `| ${r.attack.name} | ${codes} | ${f(pct(times, 50))} / ${f(Math.max(...times))} (${times.length}) | ${f(pct(r.by, 50))} | ${f(Math.max(...r.by))} | ${ratio.toFixed(2)}x | <= ${MAX_OVER_IDLE}x | (${f(before)}; ${(Math.max(...r.by) / before).toFixed(2)}x) | ${r.p99.toFixed(1)} | ${r.max.toFixed(1)} | < ${LAG_FLOOR_MS} | ${ok ? "yes" : "NO"} |`,
+    );
+  }
+  console.log(`\nlag p99/max: the largest figures /healthz reported during the phase (timer lateness, 10-20 s windows). ${allOk ? "All floors met." : "Some floors NOT met."}`);
+  process.exitCode = allOk ? 0 : 1;
+} finally {
+  server.kill("SIGTERM");
+  await serverGone;
+}

@@ -1,0 +1,37 @@
+// Stopping what `npm run dev` started: every child runs in its own process group,
+// which gets SIGTERM, and SIGKILL if anything in it is still alive after a grace
+// period, so nothing (workerd, the compile server, TeX engines) outlives the runner.
+
+function groupAlive(pgid: number): boolean {
+  try {
+    process.kill(-pgid, 0);
+    return true;
+  } catch (e) {
+    return (e as NodeJS.ErrnoException).code === "EPERM"; // exists, not ours to signal
+  }
+}
+
+function signalGroup(pgid: number, signal: NodeJS.Signals): void {
+  try {
+    process.kill(-pgid, signal);
+  } catch {
+    /* already gone */
+  }
+}
+
+const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
+
+/**
+ * SIGTERM to each process group, then SIGKILL to the groups with any process left
+ * after `graceMs`. Resolves once every group is gone (or 1 s after the SIGKILL) with
+ * the groups that had to be killed.
+ */
+export async function stopGroups(pgids: number[], graceMs: number): Promise<number[]> {
+  for (const g of pgids) signalGroup(g, "SIGTERM");
+  const until = Date.now() + graceMs;
+  while (Date.now() < until && pgids.some(groupAlive)) await sleep(50);
+  const stubborn = pgids.filter(groupAlive);
+  for (const g of stubborn) signalGroup(g, "SIGKILL");
+  for (const end = Date.now() + 1000; Date.now() < end && stubborn.some(groupAlive); ) await sleep(20);
+  return stubborn;
+}

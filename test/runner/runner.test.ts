@@ -1,0 +1,88 @@
+// `npm test` itself (scripts/test.ts) on fake suites: one passes, one fails in global setup after
+// another setup started a server, one hangs without output after starting a detached process.
+import { spawn } from "node:child_process";
+import { mkdtempSync, readFileSync, rmSync } from "node:fs";
+import { tmpdir } from "node:os";
+import { join, resolve } from "node:path";
+import { afterAll, describe, expect, it } from "vitest";
+
+const ROOT = resolve(import.meta.dirname, "../..");
+const FIX = "test/runner/fixtures";
+const WATCHDOG_SECONDS = 5;
+const work = mkdtempSync(join(tmpdir(), "runner-test-"));
+afterAll(() => rmSync(work, { recursive: true, force: true }));
+
+/** Runs `npm test`'s script on the given suites; its output, exit code and duration. */
+function runTests(suites: string, env: NodeJS.ProcessEnv = {}): Promise<{ out: string; code: number | null; ms: number }> {
+  const started = Date.now();
+  const outDir = mkdtempSync(join(work, "out-"));
+  const child = spawn(process.execPath, ["scripts/test.ts"], {
+    cwd: ROOT,
+    env: { ...process.env, TEST_SUITES: suites, TEST_WATCHDOG_SECONDS: String(WATCHDOG_SECONDS), TEST_OUT_DIR: outDir, FORCE_COLOR: "0", NO_COLOR: "1", ...env },
+    stdio: ["ignore", "pipe", "pipe"],
+  });
+  let out = "";
+  child.stdout.on("data", (d) => (out += d));
+  child.stderr.on("data", (d) => (out += d));
+  return new Promise((res) => child.on("close", (code) => res({ out, code, ms: Date.now() - started })));
+}
+
+function alive(pid: number): boolean {
+  try {
+    process.kill(pid, 0);
+    return true;
+  } catch {
+    return false;
+  }
+}
+
+const lines = (out: string) => out.trimEnd().split("\n");
+
+describe.concurrent("npm test's runner", () => {
+  it("reports a passing, a broken-setup and a hanging suite correctly, in bounded time, and kills the hung tree", async () => {
+    const pidFile = join(work, "grandchild.pid");
+    const r = await runTests(`pass:${FIX}/pass.config.ts,setup:${FIX}/broken-setup.config.ts,hang:${FIX}/hang.config.ts`, { FIXTURE_PID_FILE: pidFile });
+    const all = lines(r.out);
+
+    expect(r.code).toBe(1);
+    // the closing line: 1 passed in `pass` + 1 in `hang` before it hung; each failed suite adds one
+    expect(all.at(-1)).toBe("2 passed, 2 failed, 1 skipped");
+    expect(all.slice(-4, -1)).toEqual([
+      "[test] 2 suite(s) counted as failed:",
+      expect.stringMatching(/^\[test\] {3}setup: did not start \(exit 1: global setup or start-up failed; its error is above\)$/),
+      `[test]   hang: killed after ${WATCHDOG_SECONDS} s without output or a finished test; last test file started: ${FIX}/hang.fixture.ts`,
+    ]);
+    expect(r.out).toMatch(/\[test\] pass: 1 passed, 0 failed, 1 skipped \(\d+ s\)\n/);
+
+    // the setup's error is on screen, and the suite ended at once: the server the first setup
+    // started was closed, so nothing kept vitest alive
+    expect(r.out).toContain("FIXTURE-SETUP-BROKEN: the reference file is missing");
+    const setupSeconds = Number(/\[test\] setup: .*\((\d+) s\)/.exec(r.out)?.[1]);
+    expect(setupSeconds).toBeLessThan(20);
+
+    // the watchdog: reported with the file it was in, and the whole tree is gone, including the
+    // process the hung test started in a process group of its own
+    expect(r.out).toMatch(/\[test\] hang: 1 passed, 0 failed, then killed \(\d+ s\)/);
+    const grandchild = Number(readFileSync(pidFile, "utf8"));
+    expect(alive(grandchild)).toBe(false);
+
+    expect(r.ms).toBeLessThan(60_000); // does not hang: three vitest start-ups, one watchdog period
+  });
+
+  it("exits 0 with the totals when every suite passes", async () => {
+    const r = await runTests(`one:${FIX}/pass.config.ts,two:${FIX}/pass.config.ts`);
+    expect(r.code).toBe(0);
+    expect(lines(r.out).at(-1)).toBe("2 passed, 0 failed, 2 skipped");
+    expect(r.out).not.toContain("counted as failed");
+  });
+
+  it("counts a suite whose config cannot even load as failed", async () => {
+    const r = await runTests(`missing:${FIX}/no-such.config.ts,one:${FIX}/pass.config.ts`);
+    expect(r.code).toBe(1);
+    expect(lines(r.out).slice(-3)).toEqual([
+      "[test] 1 suite(s) counted as failed:",
+      expect.stringMatching(/^\[test\] {3}missing: did not (start|finish) \(exit 1/),
+      "1 passed, 1 failed, 1 skipped",
+    ]);
+  });
+});
