@@ -85,9 +85,19 @@ console.log("TeX: installed");
  * cache dir starts empty) never regenerate them. Needs root; skipped otherwise.
  */
 function warmCaches(): void {
+  if (!isRoot) return;
+  // TeX Live's OpenType fonts visible to fontconfig (xelatex looks fonts up by name)
+  const fcConf = path.join(ROOT, "container", "fontconfig", "09-texlive-fonts.conf");
+  const fcTarget = "/etc/fonts/conf.d/09-texlive-fonts.conf";
+  if (!existsSync(fcTarget) || readFileSync(fcTarget, "utf8") !== readFileSync(fcConf, "utf8")) {
+    spawnSync("cp", [fcConf, fcTarget]);
+    spawnSync("fc-cache", ["-f"], { stdio: "ignore" });
+  }
   const otl = "/var/lib/texmf/luatex-cache/generic/fonts/otl";
-  const done = existsSync(otl) && readdirSync(otl).some((f) => f.startsWith("notoserifcjk"));
-  if (done || !isRoot) return;
+  const cached = existsSync(otl) ? readdirSync(otl) : [];
+  // one font of each group warmup.tex loads
+  const done = ["notoserifcjk", "libertinusserif-regular", "fontawesome5free-solid"].every((p) => cached.some((f) => f.startsWith(p)));
+  if (done) return;
   console.log("TeX: building luaotfload font caches (once, about a minute)...");
   const dir = spawnSync("mktemp", ["-d"], { encoding: "utf8" }).stdout.trim();
   spawnSync("cp", [path.join(ROOT, "container", "warmup.tex"), dir]);
