@@ -5,9 +5,9 @@
 // content-addressed, bounded (count, bytes, age; least recently used go first), built
 // in the same sandbox and limits as compiles, and only used after one compile from the
 // format gave the same pages and text as the normal compile it was built from.
-import { spawnSync } from "node:child_process";
+import { execFile } from "node:child_process";
 import { createHash, randomBytes } from "node:crypto";
-import { constants, promises as fs, statSync } from "node:fs";
+import { constants, promises as fs } from "node:fs";
 import path from "node:path";
 import type { Config, Engine } from "./config.ts";
 import { DRAFT_OPTIONS, killGroup, LUA_SANDBOX, MAIN_BASENAME, spawnLimited, spawnOptions } from "./engine.ts";
@@ -95,21 +95,15 @@ const sha256 = (data: string | Buffer) => createHash("sha256").update(data).dige
 
 const ENGINE_BINARY: Record<Engine, string> = { pdflatex: "pdftex", xelatex: "xetex", lualatex: "luahbtex" };
 
+const run = (cmd: string, args: string[]) =>
+  new Promise<string>((resolve) => execFile(cmd, args, { encoding: "utf8", timeout: 10_000 }, (_err, stdout) => resolve(stdout ?? "")));
+
 /** Identity of the installed TeX: engine version line and the engine's own format file (size, mtime). */
-function texVersion(engine: Engine): string {
-  const v = spawnSync(engine, ["--version"], { encoding: "utf8", timeout: 10_000 });
-  const fmt = spawnSync("kpsewhich", [`-engine=${ENGINE_BINARY[engine]}`, `${engine}.fmt`], { encoding: "utf8", timeout: 10_000 });
-  const fmtPath = (fmt.stdout ?? "").trim();
-  let stat = "";
-  try {
-    if (fmtPath) {
-      const st = statSync(fmtPath);
-      stat = `${st.size}:${st.mtimeMs}`;
-    }
-  } catch {
-    /* no format file found: the version line alone */
-  }
-  return `${(v.stdout ?? "").split("\n")[0]}|${fmtPath}|${stat}`;
+async function texVersion(engine: Engine): Promise<string> {
+  const [v, fmt] = await Promise.all([run(engine, ["--version"]), run("kpsewhich", [`-engine=${ENGINE_BINARY[engine]}`, `${engine}.fmt`])]);
+  const fmtPath = fmt.trim();
+  const st = fmtPath ? await fs.stat(fmtPath).catch(() => undefined) : undefined;
+  return `${v.split("\n")[0]}|${fmtPath}|${st ? `${st.size}:${st.mtimeMs}` : ""}`;
 }
 
 /** The first "! ..." line of a log (at most 64 KiB read from its end). */
@@ -147,6 +141,14 @@ export class Preambles {
     this.cfg = cfg;
     this.canRun = canRun;
     this.dir = path.join(cfg.jobRoot, "preambles");
+    // the TeX version is part of every key; until it is known, no format is made or used
+    if (this.enabled) {
+      for (const e of cfg.engines) {
+        void texVersion(e).then((v) => {
+          if (v.split("|")[0]) this.versions.set(e, v);
+        });
+      }
+    }
   }
 
   setRunner(r: PreambleRunner): void {
@@ -157,22 +159,14 @@ export class Preambles {
     return this.cfg.preamble.maxEntries > 0;
   }
 
-  private version(engine: Engine): string {
-    let v = this.versions.get(engine);
-    if (v === undefined) {
-      v = texVersion(engine);
-      this.versions.set(engine, v);
-    }
-    return v;
-  }
-
   /** The lookup key of a request, or undefined when it cannot use a format. */
   keyOf(req: CompileRequest): string | undefined {
     // XeTeX cannot dump a format holding OpenType fonts, and every LaTeX class loads one
     if (!this.enabled || req.namespace === undefined || req.engine === "xelatex") return undefined;
     const pre = preambleOf(req.source);
-    if (pre === undefined) return undefined;
-    return sha256(JSON.stringify([VERSION, req.namespace, req.engine, req.draft, req.mainPath, this.version(req.engine), pre]));
+    const version = this.versions.get(req.engine);
+    if (pre === undefined || version === undefined) return undefined;
+    return sha256(JSON.stringify([VERSION, req.namespace, req.engine, req.draft, req.mainPath, version, pre]));
   }
 
   private depsMatch(e: Entry, req: CompileRequest): boolean {

@@ -1,7 +1,7 @@
 // Precompiled preambles: a document compiled from a dumped preamble gives the same PDF
 // (pages and text) as without, for every document of the test corpus; formats are per
 // namespace, follow the project files the preamble reads, and fall back when broken.
-import { existsSync, promises as fs, readdirSync, readFileSync } from "node:fs";
+import { existsSync, promises as fs, readdirSync, readFileSync, statSync } from "node:fs";
 import os from "node:os";
 import path from "node:path";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
@@ -70,13 +70,31 @@ const cases: Case[] = [
   { name: "preamble that writes a file", body: { engine: "pdflatex", source: doc("Body.", "\\newwrite\\f\\immediate\\openout\\f=x.txt\\immediate\\write\\f{hi}\\immediate\\closeout\\f\n") }, hit: false },
 ];
 
-// the corpus of realistic documents, when the project has one
+// the corpus of realistic documents (corpus/<name>/main.tex and its project files; engine from
+// "% !TEX program = ..."); PREAMBLE_CORPUS_ONLY=text runs only the folders whose name contains it
 const CORPUS = path.join(FIXTURES, "..", "corpus");
+function listFiles(dir: string, rel = ""): string[] {
+  return readdirSync(path.join(dir, rel)).flatMap((n) => {
+    const r = rel ? `${rel}/${n}` : n;
+    return statSync(path.join(dir, r)).isDirectory() ? listFiles(dir, r) : [r];
+  });
+}
+const corpusCases: Case[] = [];
 if (existsSync(CORPUS)) {
+  const only = process.env.PREAMBLE_CORPUS_ONLY ?? "";
   for (const name of readdirSync(CORPUS).sort()) {
-    if (!name.endsWith(".json")) continue;
-    const body = JSON.parse(readFileSync(path.join(CORPUS, name), "utf8")) as Record<string, unknown>;
-    cases.push({ name: `corpus/${name}`, body, hit: false });
+    const dir = path.join(CORPUS, name);
+    if (!name.includes(only) || !existsSync(path.join(dir, "main.tex"))) continue;
+    const source = readFileSync(path.join(dir, "main.tex"), "utf8");
+    const engine = /^% !TEX program = (\w+)/.exec(source)?.[1] ?? "pdflatex";
+    const files = listFiles(dir)
+      .filter((f) => f !== "main.tex")
+      .map((f) => {
+        const data = readFileSync(path.join(dir, f));
+        const text = /\.(tex|sty|cls|bib|dat|csv|ist|bst|txt)$/.test(f);
+        return { path: f, content: text ? data.toString("utf8") : data.toString("base64"), encoding: text ? "utf8" : "base64" };
+      });
+    corpusCases.push({ name: `corpus/${name}`, body: { engine, source, files }, hit: false });
   }
 }
 
@@ -111,6 +129,27 @@ describe("same PDF with and without a precompiled preamble", () => {
       expect(pdfText(third.body)).toContain("Edited line.");
       expect(pdfPages(third.body)).toBe(pdfPages(refEdited.body));
       expect(pdfText(third.body)).toBe(pdfText(refEdited.body));
+    });
+  });
+});
+
+describe("the corpus: same PDF with and without a precompiled preamble", () => {
+  corpusCases.forEach((c, i) => {
+    it(c.name, { timeout: 180_000 }, async () => {
+      const ns = `corpus-dir-${i}`;
+      const ref = await compile(s.url, c.body);
+      const first = await compile(s.url, { ...c.body, namespace: ns });
+      expect(first.status).toBe(ref.status);
+      await s.preambles.idle();
+      // the next compile with an edited body: from the format where one was made
+      const edited = { ...c.body, source: editBody(c.body.source as string) };
+      const refEdited = ref.status === 200 ? await compile(s.url, edited) : ref;
+      const second = await compile(s.url, { ...(ref.status === 200 ? edited : c.body), namespace: ns });
+      expect(second.status).toBe(refEdited.status);
+      if (refEdited.status !== 200) return;
+      expectPdf(second);
+      expect(pdfPages(second.body)).toBe(pdfPages(refEdited.body));
+      expect(pdfText(second.body)).toBe(pdfText(refEdited.body));
     });
   });
 });
