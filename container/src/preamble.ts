@@ -37,6 +37,8 @@ export function preambleOf(source: string): string | undefined {
   if (source.slice(lineStart, at).trim() !== "") return undefined;
   const pre = source.slice(0, lineStart);
   if (!pre.includes("\\documentclass")) return undefined;
+  // a preamble without packages loads in a few milliseconds: a format would not pay for its dump
+  if (!pre.includes("\\usepackage") && !pre.includes("\\RequirePackage")) return undefined;
   for (const word of REFUSED) if (pre.includes(word)) return undefined;
   return pre;
 }

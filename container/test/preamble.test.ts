@@ -28,10 +28,10 @@ const bib = fixture("refs.bib");
 const PNG = "iVBORw0KGgoAAAANSUhEUgAAAAIAAAACCAIAAAD91JpzAAAAEElEQVR4nGP4z8AARAwQCgAf7gP9i18U1AAAAABJRU5ErkJggg==";
 
 const cases: Case[] = [
-  { name: "hello", body: { engine: "pdflatex", source: fixture("hello.tex") }, hit: true },
+  { name: "hello (no packages: not worth a format)", body: { engine: "pdflatex", source: fixture("hello.tex") }, hit: false },
   { name: "medium (toc, refs, tikz, hyperref)", body: { engine: "pdflatex", source: fixture("medium.tex") }, hit: true },
   { name: "medium, xelatex", body: { engine: "xelatex", source: fixture("medium.tex") }, hit: false },
-  { name: "hello, lualatex", body: { engine: "lualatex", source: fixture("hello.tex") }, hit: true },
+  { name: "amsmath, lualatex", body: { engine: "lualatex", source: doc("Euler: $e^{i\\pi} + 1 = 0$ and \\[ \\sum_{k=1}^n k = \\frac{n(n+1)}{2} \\]", "\\usepackage{amsmath}\n") }, hit: true },
   {
     name: "bibtex",
     body: { engine: "pdflatex", source: doc("See \\cite{knuth84}.\n\\bibliographystyle{plain}\n\\bibliography{refs}", "\\usepackage{amsmath}\n"), files: [{ path: "refs.bib", content: bib }] },
@@ -172,7 +172,7 @@ describe("scope and invalidation", () => {
     const body = (macro: string) => ({
       engine: "pdflatex",
       namespace: "acct-macros",
-      source: "\\documentclass{article}\n\\input{macros}\n\\begin{document}\n\\hello\n\\end{document}\n",
+      source: "\\documentclass{article}\n\\usepackage{amsmath}\n\\input{macros}\n\\begin{document}\n\\hello\n\\end{document}\n",
       files: [{ path: "macros.tex", content: `\\newcommand\\hello{${macro}}\n` }],
     });
     await compile(s.url, body("Old macro."));
@@ -244,9 +244,11 @@ describe("bounded cache, fallback (no warm processes)", () => {
 describe("preambleOf", () => {
   it.each([
     ["\\documentclass{article}\n\\usepackage{x}\n\\begin{document}\nx\n\\end{document}", "\\documentclass{article}\n\\usepackage{x}\n"],
-    ["\\documentclass{article}\\begin{document}x\\end{document}", undefined], // preamble shares the line
-    ["\\documentclass{article}\n\\immediate\\write18{x}\n\\begin{document}\n", undefined],
-    ["\\documentclass{article}\n\\begin{filecontents}{a.tex}\nx\n\\end{filecontents}\n\\begin{document}\n", undefined],
+    ["\\documentclass{article}\n\\begin{document}\nx\n\\end{document}", undefined], // no packages
+    ["\\documentclass{article}\\usepackage{x}\\begin{document}x\\end{document}", undefined], // preamble shares the line
+    ["\\documentclass{article}\n\\usepackage{x}\n\\immediate\\write18{x}\n\\begin{document}\n", undefined],
+    ["\\documentclass{article}\n\\usepackage{x}\n\\begin{filecontents}{a.tex}\nx\n\\end{filecontents}\n\\begin{document}\n", undefined],
+    ["\\documentclass{article}\n\\usepackage{glossaries}\n\\makeglossaries\n\\begin{document}\n", undefined],
     ["\\usepackage{x}\n\\begin{document}\n", undefined], // no \documentclass
     ["\\documentclass{article}\n", undefined], // no \begin{document}
   ])("%j", (source, expected) => {
