@@ -13,7 +13,7 @@ export default defineConfig(async () => {
         miniflare: {
           bindings: {
             TEST_MIGRATIONS: migrations,
-            WEBHOOK_ALLOW_LOOPBACK: "1",
+            ALLOW_LOOPBACK_URLS: "1",
             COMPILER_URL: inject<string>("compilerUrl") ?? "",
             WEBHOOK_RETRY_SCHEDULE: "1,1,1",
             SANDBOX_DELIVERED_MS: "100",
@@ -28,6 +28,8 @@ export default defineConfig(async () => {
     test: {
       name: "workers",
       include: ["test/workers/**/*.test.ts", "test/unit/**/*.test.ts"],
+      // These run on Node (`npm run test:unit`).
+      exclude: ["test/unit/**/*.node.test.ts"],
       setupFiles: ["./test/workers/setup.ts"],
       globalSetup: [
         "./test/workers/global-setup.ts",

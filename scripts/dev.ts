@@ -70,7 +70,7 @@ if (!externalCompiler) {
 // signing secret for media URLs unless one is configured.
 const vars = {
   COMPILER_URL: externalCompiler ?? `http://127.0.0.1:${compilePort}`,
-  WEBHOOK_ALLOW_LOOPBACK: "1",
+  ALLOW_LOOPBACK_URLS: "1",
   SIGNING_SECRET: process.env.SIGNING_SECRET ?? randomBytes(32).toString("hex"),
 };
 // Any [vars] entry of wrangler.toml set in the environment overrides it (e.g. WEBHOOK_RETRY_SCHEDULE=1,2,3).

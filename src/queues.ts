@@ -1,7 +1,11 @@
 import { handleCompileQueue } from "./compile/index.ts";
-import { handleDeliveryQueue, handleEventsQueue } from "./events/index.ts";
+import { handleDeliveryQueue, handleEventsQueue, onEventsDeadLetter } from "./events/index.ts";
 import { handleSendQueue } from "./messaging/index.ts";
-import { handleDeadLetters } from "./platform/dead-letters.ts";
+import { recordDeadLetters } from "./platform/dead-letters.ts";
+import { log } from "./platform/log.ts";
+
+/** The dead-letter queue: recorded by the platform, then each owning area settles its own messages. */
+export const handleDeadLetters = (batch: MessageBatch<unknown>, env: Env): Promise<void> => recordDeadLetters(batch, env, [onEventsDeadLetter]);
 
 type Consumer = (batch: MessageBatch<never>, env: Env, ctx: ExecutionContext) => Promise<void>;
 
@@ -17,7 +21,7 @@ export const QUEUE_CONSUMERS: Record<string, Consumer> = {
 export async function handleQueue(batch: MessageBatch<unknown>, env: Env, ctx: ExecutionContext): Promise<void> {
   const consumer = QUEUE_CONSUMERS[batch.queue];
   if (!consumer) {
-    console.error(JSON.stringify({ level: "error", msg: "no consumer for queue", queue: batch.queue }));
+    log.error("no consumer for queue", { queue: batch.queue });
     batch.retryAll({ delaySeconds: 60 });
     return;
   }

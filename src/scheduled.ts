@@ -6,6 +6,7 @@ import { onCronCampaigns } from "./messaging/campaigns/index.ts";
 import { onCronMessaging } from "./messaging/index.ts";
 import { purgeExpiredMessages } from "./messaging/messages/retention.ts";
 import { purgeExpiredIdempotencyKeys } from "./platform/idempotency.ts";
+import { log } from "./platform/log.ts";
 
 const TASKS: Array<[string, (env: Env, now: number) => Promise<unknown>]> = [
   ["idempotency", purgeExpiredIdempotencyKeys],
@@ -24,6 +25,6 @@ export async function handleScheduled(controller: ScheduledController, env: Env)
   const now = controller.scheduledTime;
   const results = await Promise.allSettled(TASKS.map(([, task]) => task(env, now)));
   results.forEach((r, i) => {
-    if (r.status === "rejected") console.error(JSON.stringify({ level: "error", msg: "cron task failed", task: TASKS[i]![0], error: String(r.reason) }));
+    if (r.status === "rejected") log.error("cron task failed", { task: TASKS[i]![0], error: String(r.reason) });
   });
 }

@@ -1,6 +1,10 @@
 // Tools between passes, as latexmk runs them, with real documents: the PDF's text
 // proves each index, glossary, nomenclature and bibliography is there.
+import { mkdtempSync, rmSync, writeFileSync } from "node:fs";
+import { tmpdir } from "node:os";
+import path from "node:path";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { planTools } from "../src/passes.ts";
 import type { RunningServer } from "../src/server.ts";
 import { compile, doc, expectPdf, fixture, pdfText, testServer } from "./helpers.ts";
 
@@ -177,5 +181,29 @@ describe("bibliographies", () => {
     const r = await compile(s.url, { engine: "pdflatex", source, files: [utf8("refs.bib", bib)] });
     expect(r.status).toBe(422);
     expect(r.json.error.message).toMatch(/^bibtex: I couldn't open database file nosuch\.bib/);
+  });
+});
+
+describe("each tool runs only when its input changed", () => {
+  it("planTools: a second plan with the same inputs is empty; a changed input plans that one run", async () => {
+    const dir = mkdtempSync(path.join(tmpdir(), "plan-"));
+    try {
+      writeFileSync(path.join(dir, "main.idx"), "\\indexentry{apple}{1}\n");
+      writeFileSync(path.join(dir, "main.nlo"), "\\nomenclatureentry{a}{1}\n");
+      writeFileSync(path.join(dir, "main.glo"), "\\glossaryentry{x}{1}\n");
+      writeFileSync(path.join(dir, "main.aux"), "\\@istfilename{main.ist}\n\\@newglossary{main}{glg}{gls}{glo}\n\\bibdata{refs}\n\\citation{k}\n");
+      const done = new Map<string, string>();
+      const first = await planTools(dir, "", done, true);
+      if (!first.ok) throw new Error(first.message);
+      expect(first.runs.map((r) => r.id).sort()).toEqual(["bibtex main.aux", "makeindex main.glo", "makeindex main.idx", "makeindex main.nlo"]);
+      for (const r of first.runs) done.set(r.id, r.key);
+      const again = await planTools(dir, "", done, true);
+      expect(again.ok && again.runs).toEqual([]);
+      writeFileSync(path.join(dir, "main.idx"), "\\indexentry{apple}{1}\n\\indexentry{pear}{2}\n");
+      const changed = await planTools(dir, "", done, true);
+      expect(changed.ok && changed.runs.map((r) => r.id)).toEqual(["makeindex main.idx"]);
+    } finally {
+      rmSync(dir, { recursive: true, force: true });
+    }
   });
 });

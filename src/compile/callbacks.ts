@@ -1,23 +1,17 @@
 import { getDb } from "../db/client.ts";
-import { signedHeaders } from "../events/signing.ts";
+import { MAX_QUEUE_DELAY_SECONDS, retrySchedule as webhookRetrySchedule } from "../events/config.ts";
+import { decideOutcome } from "../events/retry-policy.ts";
+import { sendAttempt } from "../events/send-attempt.ts";
 import { checkTargetUrl } from "../platform/safe-url.ts";
 import { claimCallback, findJob, settleCallback, toJobView } from "./jobs.ts";
 import type { CompileQueueMessage } from "./messages.ts";
+import { log } from "../platform/log.ts";
+import { config } from "../platform/config.ts";
 
 const CALLBACK_TIMEOUT_MS = 10_000;
-const DEFAULT_SCHEDULE = [5, 300, 1800, 7200, 18000, 36000, 36000];
-/** Queues cannot delay a message longer than 12 hours. */
-const MAX_DELAY_SECONDS = 12 * 60 * 60;
-
-/** Seconds before each retry (docs/contracts.md §4; WEBHOOK_RETRY_SCHEDULE overrides it, as for webhooks). */
+/** Seconds before each retry: the webhooks' schedule (WEBHOOK_RETRY_SCHEDULE), capped at the queue's longest delay. */
 export function retrySchedule(env: Env): number[] {
-  const parsed = (env.WEBHOOK_RETRY_SCHEDULE ?? "")
-    .split(",")
-    .map((s) => s.trim())
-    .filter((s) => s !== "")
-    .map(Number)
-    .filter((n) => Number.isFinite(n) && n >= 0);
-  return (parsed.length > 0 ? parsed : DEFAULT_SCHEDULE).map((n) => Math.min(Math.round(n), MAX_DELAY_SECONDS));
+  return webhookRetrySchedule(env).map((n) => Math.min(Math.round(n), MAX_QUEUE_DELAY_SECONDS));
 }
 
 /** The callback body: Standard Webhooks' envelope around the final job record. */
@@ -31,8 +25,8 @@ export const callbackMessageId = (jobId: string) => `cb_${jobId}`;
 /**
  * One delivery attempt of a finished job's callback: POST the job record signed with the job's
  * callbackSecret (webhook-id / webhook-timestamp / webhook-signature). Non-2xx, redirects and
- * timeouts are failures, retried on the schedule by a delayed COMPILE_QUEUE message; after the
- * last one the callback is `failed`. The attempt is claimed first, so duplicate messages do not
+ * timeouts are failures, retried on the webhooks' schedule by a delayed COMPILE_QUEUE message; after
+ * the last one (or a 410) the callback is `failed`. The attempt is claimed first, so duplicate messages do not
  * deliver the same attempt twice.
  */
 export async function deliverCallback(env: Env, jobId: string, now = Date.now()): Promise<void> {
@@ -42,27 +36,17 @@ export async function deliverCallback(env: Env, jobId: string, now = Date.now())
   if (!(await claimCallback(db, job.id, job.callbackAttempts, now, CALLBACK_TIMEOUT_MS * 6))) return;
   const attempt = job.callbackAttempts + 1;
 
-  const check = checkTargetUrl(job.callbackUrl, { allowLoopback: env.WEBHOOK_ALLOW_LOOPBACK === "1" });
+  const check = checkTargetUrl(job.callbackUrl, { allowLoopback: config(env).allowLoopbackUrls });
   if (!check.ok) return settleCallback(db, job.id, { status: "failed" });
 
   const body = callbackPayload(toJobView(job), now);
-  const headers = await signedHeaders([job.callbackSecret], callbackMessageId(job.id), body, now);
-  let ok = false;
-  let status: number | string = "";
-  try {
-    const res = await fetch(check.url, { method: "POST", headers, body, redirect: "manual", signal: AbortSignal.timeout(CALLBACK_TIMEOUT_MS) });
-    ok = res.status >= 200 && res.status < 300;
-    status = res.status;
-    await res.body?.cancel();
-  } catch (err) {
-    status = String(err);
-  }
-  if (ok) return settleCallback(db, job.id, { status: "delivered" });
-
-  const schedule = retrySchedule(env);
-  console.warn(JSON.stringify({ level: "warn", msg: "compile callback failed", jobId: job.id, attempt, status }));
-  if (attempt > schedule.length) return settleCallback(db, job.id, { status: "failed" });
-  const delaySeconds = schedule[attempt - 1]!;
+  // The webhooks' signed sender and retry policy: 2xx delivers; 410 or the last attempt fails it.
+  const result = await sendAttempt({ url: check.url.href, secrets: [job.callbackSecret], messageId: callbackMessageId(job.id), body, timeoutMs: CALLBACK_TIMEOUT_MS });
+  const outcome = decideOutcome(attempt, result, retrySchedule(env));
+  if (outcome.status === "succeeded") return settleCallback(db, job.id, { status: "delivered" });
+  log.warn("compile callback failed", { jobId: job.id, attempt, status: result.statusCode ?? result.error });
+  if (outcome.status === "failed") return settleCallback(db, job.id, { status: "failed" });
+  const delaySeconds = Math.min(outcome.delaySeconds, MAX_QUEUE_DELAY_SECONDS);
   await settleCallback(db, job.id, { status: "pending", retryAt: now + delaySeconds * 1000 });
   await env.COMPILE_QUEUE.send({ kind: "callback", jobId: job.id, accountId: job.accountId } satisfies CompileQueueMessage, { contentType: "json", delaySeconds });
 }

@@ -1,6 +1,7 @@
 import { ApiError, errors } from "../platform/errors.ts";
 import { type CompileContext, type CompiledPdf, type CompileInput, type Compiler, compilerBusy, compileRequestInit, compileTimeout, interpretServerAnswer, isServerAnswer, sleep, timeLimitOf, TRANSPORT_SLACK_MS } from "./compiler.ts";
 import type { TexContainer } from "./container.ts";
+import { log } from "../platform/log.ts";
 
 /** Tries per request: each goes to a different instance. */
 const MAX_TRIES = 3;
@@ -62,14 +63,14 @@ export class ContainerCompiler implements Compiler {
         res = await withDeadline(stub.fetch("http://tex.container/compile", compileRequestInit(input, context)), deadline);
       } catch (err) {
         if (err instanceof DeadlineExceeded) {
-          console.warn(JSON.stringify({ level: "warn", msg: "compile deadline passed; not retried", instance: name, deadlineMs: deadline }));
+          log.warn("compile deadline passed; not retried", { instance: name, deadlineMs: deadline });
           throw compileTimeout(timeLimitOf(input));
         }
-        console.warn(JSON.stringify({ level: "warn", msg: "container fetch failed", instance: name, error: String(err) }));
+        log.warn("container fetch failed", { instance: name, error: String(err) });
         continue;
       }
       if (!isServerAnswer(res)) {
-        console.warn(JSON.stringify({ level: "warn", msg: "container unavailable", instance: name, status: res.status, body: (await res.text()).slice(0, 200) }));
+        log.warn("container unavailable", { instance: name, status: res.status, body: (await res.text()).slice(0, 200) });
         continue;
       }
       try {

@@ -1,5 +1,6 @@
 import { errors } from "../platform/errors.ts";
 import { type CompileContext, type CompiledPdf, type CompileInput, type Compiler, compileRequestInit, compileTimeout, interpretServerAnswer, isServerAnswer, sleep, timeLimitOf, TRANSPORT_SLACK_MS } from "./compiler.ts";
+import { log } from "../platform/log.ts";
 
 const BACKOFF_MS = [100, 400];
 
@@ -31,7 +32,7 @@ export class UrlCompiler implements Compiler {
           await sleep(BACKOFF_MS[attempt]!);
           continue;
         }
-        console.error(JSON.stringify({ level: "error", msg: "compile server unreachable", error: String(err) }));
+        log.error("compile server unreachable", { error: String(err) });
         throw errors.unavailable("The compiler is not reachable. Retry shortly.", 5);
       }
       if (!isServerAnswer(res) && res.status >= 500 && attempt < BACKOFF_MS.length) {

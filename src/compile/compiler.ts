@@ -2,6 +2,7 @@ import { sha256Hex } from "../platform/crypto.ts";
 import { ApiError, errors } from "../platform/errors.ts";
 import { COMPILE_LIMITS } from "./limits.ts";
 import type { CompileFile, Engine } from "./schemas.ts";
+import { log } from "../platform/log.ts";
 
 /** What the compile server takes (container/ `POST /compile`). */
 export interface CompileInput {
@@ -124,7 +125,7 @@ export async function interpretServerAnswer(res: Response, input: CompileInput):
     const { code: _c, message: _m, ...details } = err!;
     throw new ApiError(res.status, code, message, details);
   }
-  console.error(JSON.stringify({ level: "error", msg: "unexpected compile server answer", status: res.status, code }));
+  log.error("unexpected compile server answer", { status: res.status, code });
   throw errors.unavailable("The compiler answered unexpectedly. Retry shortly.", 2);
 }
 

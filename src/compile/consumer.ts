@@ -9,6 +9,7 @@ import { COMPILE_LIMITS, MAX_JOB_ATTEMPTS } from "./limits.ts";
 import { type CompileQueueMessage, isCompileQueueMessage } from "./messages.ts";
 import type { CompileErrorInfo } from "./schemas.ts";
 import { sendAll } from "../platform/batching.ts";
+import { log } from "../platform/log.ts";
 
 /** Seconds before retrying a job after an infrastructure failure, by attempt. */
 const INFRA_RETRY_DELAYS = [2, 15, 60];
@@ -45,7 +46,7 @@ export async function runCompileJob(env: Env, msg: { jobId: string; accountId: s
   const retryOrFail = async (reason: string) => {
     if (attempt >= MAX_JOB_ATTEMPTS) return finish({ status: "failed", error: unavailableError(attempt, reason) });
     const delaySeconds = INFRA_RETRY_DELAYS[attempt - 1] ?? 60;
-    console.warn(JSON.stringify({ level: "warn", msg: "compile job retry", jobId: job.id, attempt, reason }));
+    log.warn("compile job retry", { jobId: job.id, attempt, reason });
     if (await releaseJob(db, job.id, attempt, Date.now() + delaySeconds * 1000)) {
       await env.COMPILE_QUEUE.send({ kind: "compile", jobId: job.id, accountId: job.accountId } satisfies CompileQueueMessage, { contentType: "json", delaySeconds });
     }
@@ -63,7 +64,7 @@ export async function runCompileJob(env: Env, msg: { jobId: string; accountId: s
       const out = await compilerFor(env).compile(input, { namespace: await compileNamespace(job.accountId) });
       if (!(await putPdf(env, claimed, out.pdf, attempt))) return;
       await writeCache(env.FILES, key, out.pdf, { engine: out.engine, pages: out.pages, ttlSeconds: cacheTtlSeconds(env) }).catch((err) =>
-        console.error(JSON.stringify({ level: "error", msg: "compile cache write failed", error: String(err) })),
+        log.error("compile cache write failed", { error: String(err) }),
       );
       outcome = { status: "succeeded", durationMs: out.durationMs, pages: out.pages, sizeBytes: out.pdf.byteLength };
     }
@@ -72,7 +73,7 @@ export async function runCompileJob(env: Env, msg: { jobId: string; accountId: s
     // (compiler unavailable, R2 or D1 hiccup) is retried.
     if (!isInfrastructureError(err)) outcome = { status: "failed", error: (err as ApiError).toBody().error as CompileErrorInfo };
     else {
-      console.error(JSON.stringify({ level: "error", msg: "compile job attempt failed", jobId: job.id, attempt, error: String(err) }));
+      log.error("compile job attempt failed", { jobId: job.id, attempt, error: String(err) });
       // Our own ApiError messages are written for users; raw exceptions are not shown.
       return retryOrFail(err instanceof ApiError ? err.message : "an internal error");
     }
@@ -87,7 +88,7 @@ function unavailableError(attempts: number, reason: string) {
 /** Stores the PDF if this attempt still holds the job; false when the lease was lost. */
 async function putPdf(env: Env, job: JobRow, pdf: ArrayBuffer, attempt: number): Promise<boolean> {
   if (!(await renewLease(getDb(env.DB), job.id, attempt, Date.now(), 60_000))) {
-    console.warn(JSON.stringify({ level: "warn", msg: "compile job lease lost; result dropped", jobId: job.id, attempt }));
+    log.warn("compile job lease lost; result dropped", { jobId: job.id, attempt });
     return false;
   }
   await env.FILES.put(jobPdfKey(job.accountId, job.id), pdf, { httpMetadata: { contentType: "application/pdf" }, customMetadata: { attempt: String(attempt) } });
@@ -97,13 +98,13 @@ async function putPdf(env: Env, job: JobRow, pdf: ArrayBuffer, attempt: number):
 async function finishAndNotify(env: Env, job: JobRow, attempt: number, outcome: JobOutcome): Promise<void> {
   const finished = await finishJob(getDb(env.DB), job.id, attempt, outcome, Date.now());
   if (!finished) {
-    console.warn(JSON.stringify({ level: "warn", msg: "compile job lease lost; result dropped", jobId: job.id, attempt }));
+    log.warn("compile job lease lost; result dropped", { jobId: job.id, attempt });
     return;
   }
   await env.FILES.delete(jobInputKey(job.accountId, job.id));
   if (finished.callbackStatus === "pending") {
     // First attempt inline; its failures are retried from the queue (and the cron, if that send fails).
-    await deliverCallback(env, job.id).catch((err) => console.error(JSON.stringify({ level: "error", msg: "compile callback error", jobId: job.id, error: String(err) })));
+    await deliverCallback(env, job.id).catch((err) => log.error("compile callback error", { jobId: job.id, error: String(err) }));
   }
 }
 
@@ -113,7 +114,7 @@ export async function handleCompileQueue(batch: MessageBatch<unknown>, env: Env,
     batch.messages.map(async (msg) => {
       const body = msg.body;
       if (!isCompileQueueMessage(body)) {
-        console.error(JSON.stringify({ level: "error", msg: "unknown compile queue message", id: msg.id }));
+        log.error("unknown compile queue message", { id: msg.id });
         msg.ack();
         return;
       }
@@ -122,7 +123,7 @@ export async function handleCompileQueue(batch: MessageBatch<unknown>, env: Env,
         else await deliverCallback(env, body.jobId);
         msg.ack();
       } catch (err) {
-        console.error(JSON.stringify({ level: "error", msg: "compile queue message failed", kind: body.kind, jobId: body.jobId, error: String(err) }));
+        log.error("compile queue message failed", { kind: body.kind, jobId: body.jobId, error: String(err) });
         msg.retry({ delaySeconds: 5 });
       }
     }),

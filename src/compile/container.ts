@@ -1,4 +1,5 @@
 import { Container } from "@cloudflare/containers";
+import { log } from "../platform/log.ts";
 
 /**
  * The TeX compile server (container/) as a Cloudflare Container. The Worker talks to a small pool
@@ -13,7 +14,7 @@ export class TexContainer extends Container<Env> {
   override envVars = { PORT: "8080", HOST: "0.0.0.0" };
 
   override onError(error: unknown): never {
-    console.error(JSON.stringify({ level: "error", msg: "tex container error", error: String(error) }));
+    log.error("tex container error", { error: String(error) });
     throw error;
   }
 }

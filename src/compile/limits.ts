@@ -20,8 +20,5 @@ export const COMPILE_LIMITS = {
   maxPdfBytes: 20 * 1024 * 1024,
 } as const;
 
-/** Seconds a cached PDF is served without recompiling (override with COMPILE_CACHE_TTL_SECONDS). */
-export const DEFAULT_CACHE_TTL_SECONDS = 7 * 24 * 60 * 60;
-
 /** Compile attempts of one async job that end in an infrastructure failure before it is `failed`. */
 export const MAX_JOB_ATTEMPTS = 3;

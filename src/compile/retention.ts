@@ -1,9 +1,10 @@
+import { itemsPerStatement } from "../platform/d1.ts";
 import { chunk } from "../platform/batching.ts";
 import { daysAgo, oldestExpired, retention } from "../platform/retention.ts";
 import { jobInputKey, jobPdfKey } from "./jobs.ts";
 
-/** D1 binds at most 100 parameters per statement. */
-const IDS_PER_DELETE = 90;
+/** Ids per DELETE, with room for the statement's own parameters. */
+const IDS_PER_DELETE = itemsPerStatement(1, 10);
 
 /**
  * Cron: finished compile jobs past their retention go with their input and PDF in R2. The objects

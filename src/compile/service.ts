@@ -10,6 +10,8 @@ import { checkCompileLimits } from "./input.ts";
 import { deleteJob, insertJob, jobInputKey, type JobRow, REQUEUE_AFTER_MS } from "./jobs.ts";
 import type { CompileQueueMessage } from "./messages.ts";
 import { type AsyncCompileRequest, type CompileRequest, DEFAULT_MAIN_PATH, type Engine } from "./schemas.ts";
+import { log } from "../platform/log.ts";
+import { config } from "../platform/config.ts";
 
 export type SyncResult = {
   body: ReadableStream | ArrayBuffer;
@@ -51,7 +53,7 @@ export async function compileSync(env: Env, ctx: Pick<ExecutionContext, "waitUnt
   const t2 = Date.now();
   ctx.waitUntil(
     writeCache(env.FILES, key, out.pdf, { engine: out.engine, pages: out.pages, ttlSeconds: cacheTtlSeconds(env), delayMs: CACHE_WRITE_DELAY_MS }).catch((err) =>
-      console.error(JSON.stringify({ level: "error", msg: "compile cache write failed", error: String(err) })),
+      log.error("compile cache write failed", { error: String(err) }),
     ),
   );
   return { body: out.pdf, size: out.pdf.byteLength, etag: key, cache: "MISS", engine: out.engine, durationMs: out.durationMs, pages: out.pages, preamble: out.preamble, timing: { cache: t1 - t0, compile: t2 - t1 } };
@@ -67,7 +69,7 @@ export async function submitJob(env: Env, accountId: string, body: AsyncCompileR
   const input = toInput(rest);
   checkCompileLimits(input);
   if (callbackUrl !== undefined) {
-    const check = checkTargetUrl(callbackUrl, { allowLoopback: env.WEBHOOK_ALLOW_LOOPBACK === "1" });
+    const check = checkTargetUrl(callbackUrl, { allowLoopback: config(env).allowLoopbackUrls });
     if (!check.ok) throw errors.invalidRequest(`callbackUrl ${check.reason}.`, [{ path: "callbackUrl", message: check.reason }]);
   }
   const id = newId("job", now);
@@ -87,7 +89,7 @@ export async function submitJob(env: Env, accountId: string, body: AsyncCompileR
   try {
     await env.COMPILE_QUEUE.send({ kind: "compile", jobId: id, accountId } satisfies CompileQueueMessage, { contentType: "json" });
   } catch (err) {
-    console.error(JSON.stringify({ level: "error", msg: "compile queue send failed", error: String(err) }));
+    log.error("compile queue send failed", { error: String(err) });
     await deleteJob(db, id);
     await env.FILES.delete(jobInputKey(accountId, id));
     throw errors.unavailable("The job queue is unavailable. Retry shortly.", 5);

@@ -2,12 +2,14 @@ import { attemptClaimed, attemptDeliveries, releaseLeases } from "./delivery.ts"
 import { fanOutAndClaim, type FanOutResult } from "./fanout.ts";
 import type { DeliveryQueueMessage, EventsQueueMessage } from "./types.ts";
 import { chunk, QUEUE_BATCH_MAX } from "../platform/batching.ts";
+import { log } from "../platform/log.ts";
+import { itemsPerStatement } from "../platform/d1.ts";
 
 /**
- * Events per fan-out: its statements bind each id once or twice, and D1 allows 100 bound
- * parameters per statement. A larger queue batch is fanned out in such parts at once.
+ * Events per fan-out: its statements bind each id once or twice, beside a few parameters of their
+ * own. A larger queue batch is fanned out in such parts at once.
  */
-const FANOUT_PART = 45;
+const FANOUT_PART = itemsPerStatement(2, 10);
 /** First attempts made right in the events consumer per part (one queue hop less); the rest go to the delivery queue. */
 const INLINE_FIRST_ATTEMPTS = 50;
 
@@ -28,7 +30,7 @@ export async function handleEventsQueue(batch: MessageBatch<EventsQueueMessage>,
       try {
         fanned = await fanOutAndClaim(env, part.map((m) => m.body.id), INLINE_FIRST_ATTEMPTS);
       } catch (err) {
-        console.error(JSON.stringify({ level: "error", msg: "event fan-out failed; messages retried", count: part.length, error: String(err) }));
+        log.error("event fan-out failed; messages retried", { count: part.length, error: String(err) });
         for (const m of part) m.retry({ delaySeconds: 2 });
         return;
       }
@@ -42,7 +44,7 @@ async function enqueueWaiting(env: Env, ids: string[]): Promise<void> {
   for (const part of chunk(ids, QUEUE_BATCH_MAX)) {
     await env.DELIVERY_QUEUE.sendBatch(part.map((id) => ({ body: { kind: "delivery", id } satisfies DeliveryQueueMessage, contentType: "json" as const }))).catch((err: unknown) => {
       // They are recorded as pending in D1; the cron picks up overdue deliveries.
-      console.error(JSON.stringify({ level: "error", msg: "delivery queue send failed; the cron will enqueue", error: String(err) }));
+      log.error("delivery queue send failed; the cron will enqueue", { error: String(err) });
     });
   }
 }
@@ -57,7 +59,7 @@ async function attemptInline(env: Env, fanned: FanOutResult): Promise<void> {
   try {
     await attemptClaimed(env, fanned.claimed, fanned.hooks, fanned.payloads, Date.now());
   } catch (err) {
-    console.error(JSON.stringify({ level: "error", msg: "inline delivery attempts failed; handing them to the delivery queue", count: fanned.claimed.length, error: String(err) }));
+    log.error("inline delivery attempts failed; handing them to the delivery queue", { count: fanned.claimed.length, error: String(err) });
     await releaseLeases(env, fanned.claimed.map((d) => d.id)).catch(() => {});
     await enqueueWaiting(env, fanned.claimed.map((d) => d.id));
   }
@@ -78,7 +80,7 @@ export async function handleDeliveryQueue(batch: MessageBatch<DeliveryQueueMessa
     await attemptDeliveries(env, ids);
     batch.ackAll();
   } catch (err) {
-    console.error(JSON.stringify({ level: "error", msg: "delivery attempts failed", count: ids.length, error: String(err) }));
+    log.error("delivery attempts failed", { count: ids.length, error: String(err) });
     batch.retryAll({ delaySeconds: 5 });
   }
 }

@@ -4,6 +4,7 @@ import { events, webhookDeliveries } from "../db/schema/index.ts";
 import { enqueueEvents } from "./emit.ts";
 import type { DeliveryQueueMessage } from "./types.ts";
 import { sendAll } from "../platform/batching.ts";
+import { itemsPerStatement } from "../platform/d1.ts";
 
 /** A delivery this overdue with no attempt in flight lost its queue message (or its consumer crashed). */
 const OVERDUE_MS = 2 * 60_000;
@@ -11,8 +12,8 @@ const OVERDUE_MS = 2 * 60_000;
 const STRANDED_EVENT_MS = 2 * 60_000;
 const MAX_EVENT_REQUEUES = 5;
 const BATCH = 500;
-/** D1: at most 100 bound parameters per statement. */
-const IDS_PER_UPDATE = 90;
+/** Ids per UPDATE, with room for the statement's own parameters. */
+const IDS_PER_UPDATE = itemsPerStatement(1, 10);
 
 /** Every minute: enqueue deliveries that are due (long waits kept in D1, lost messages) and stranded events. */
 export async function onCronEvents(env: Env, now: number): Promise<void> {

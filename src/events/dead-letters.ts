@@ -3,7 +3,7 @@ import { getDb } from "../db/client.ts";
 import { webhookDeliveries } from "../db/schema/index.ts";
 
 /**
- * Called by the platform's dead-letter consumer for every dead-lettered message: a delivery whose
+ * Called (wired in src/queues.ts) for every dead-lettered message: a delivery whose
  * queue message failed every consumer retry is marked failed (visible in the log, retryable by
  * hand). Dead events stay un-fanned in D1 and the cron re-enqueues them a bounded number of times.
  */

@@ -5,25 +5,27 @@ import { events, webhookAttempts, webhookDeliveries, webhooks } from "../db/sche
 import { checkTargetUrl } from "../platform/safe-url.ts";
 import { newId } from "../platform/ids.ts";
 import { allowLoopback, disableAfterMs, MAX_QUEUE_DELAY_SECONDS, retrySchedule, timeoutMs } from "./config.ts";
-import { decideOutcome, type Outcome } from "./retry-policy.ts";
-import { sendAttempt, type SendResult } from "./send-attempt.ts";
+import { decideOutcome, type DeliveryOutcome } from "./retry-policy.ts";
+import { sendAttempt, type SignedPostResult } from "./send-attempt.ts";
 import { TEST_EVENT_TYPE, type DeliveryQueueMessage } from "./types.ts";
 import { chunk, QUEUE_BATCH_MAX } from "../platform/batching.ts";
+import { log } from "../platform/log.ts";
+import { itemsPerStatement } from "../platform/d1.ts";
 
 /** How long an attempt in flight holds its delivery (well over the 15 s timeout plus D1 writes). */
 export const LEASE_MS = 60_000;
 /** A queue message may arrive a little before the delay it was given. */
 const EARLY_SLACK_MS = 1_000;
 
-export type Webhook = typeof webhooks.$inferSelect;
-export type Delivery = typeof webhookDeliveries.$inferSelect;
+export type WebhookRow = typeof webhooks.$inferSelect;
+export type DeliveryRow = typeof webhookDeliveries.$inferSelect;
 
 export type AttemptReport =
   | { attempted: false; reason: "not_due" | "busy" | "done" | "missing" | "disabled" }
-  | { attempted: true; attempt: number; result: SendResult; outcome: Outcome };
+  | { attempted: true; attempt: number; result: SignedPostResult; outcome: DeliveryOutcome };
 
 /** Secrets a delivery is signed with now: the current one, and the previous one during its grace period. */
-export function activeSecrets(hook: Pick<Webhook, "secret" | "previousSecret" | "previousSecretExpiresAt">, now: number): string[] {
+export function activeSecrets(hook: Pick<WebhookRow, "secret" | "previousSecret" | "previousSecretExpiresAt">, now: number): string[] {
   const out = [hook.secret];
   if (hook.previousSecret && (hook.previousSecretExpiresAt ?? 0) > now) out.push(hook.previousSecret);
   return out;
@@ -39,8 +41,8 @@ export async function attemptDelivery(env: Env, deliveryId: string, now = Date.n
   return (await attemptDeliveries(env, [deliveryId], now))[0]!;
 }
 
-/** Deliveries per D1 statement: each id is one bound parameter (at most 100 per statement). */
-const IDS_PER_STATEMENT = 80;
+/** Deliveries per D1 statement: each id is one bound parameter, with room for the statement's own. */
+const IDS_PER_STATEMENT = itemsPerStatement(1, 20);
 /**
  * Receivers called at once per invocation. Deployed, a Worker keeps at most 6 connections open and
  * queues the others inside the runtime (no error), so more only helps where that limit is absent.
@@ -92,12 +94,12 @@ async function attemptChunk(env: Env, ids: string[], now: number): Promise<Map<s
  * event payloads, and records every outcome in one D1 round trip. Used after `attemptChunk`'s
  * claim, and by the events consumer, which claims first attempts in its fan-out batch.
  */
-export async function attemptClaimed(env: Env, claimed: Delivery[], hooks: Webhook[], payloads: { id: string; payload: string }[], now: number): Promise<Map<string, AttemptReport>> {
+export async function attemptClaimed(env: Env, claimed: DeliveryRow[], hooks: WebhookRow[], payloads: { id: string; payload: string }[], now: number): Promise<Map<string, AttemptReport>> {
   const db = getDb(env.DB);
   const reports = new Map<string, AttemptReport>();
   const writes: BatchItem<"sqlite">[] = [];
   const retries: { id: string; delaySeconds: number }[] = [];
-  const toSend: { d: Delivery; hook: Webhook; payload: string; isTest: boolean }[] = [];
+  const toSend: { d: DeliveryRow; hook: WebhookRow; payload: string; isTest: boolean }[] = [];
   for (const d of claimed) {
     // Same account only (a delivery row is always written with its webhook's account; belt and braces).
     const hook = hooks.find((h) => h.id === d.webhookId && h.accountId === d.accountId);
@@ -118,10 +120,10 @@ export async function attemptClaimed(env: Env, claimed: Delivery[], hooks: Webho
     const attempt = d.attempts + 1;
     // The URL was checked at registration; check again in case the rules (or the dev flag) changed.
     const urlCheck = checkTargetUrl(hook.url, { allowLoopback: allowLoopback(env) });
-    const result: SendResult = urlCheck.ok
+    const result: SignedPostResult = urlCheck.ok
       ? await sendAttempt({ url: hook.url, secrets: activeSecrets(hook, now), messageId: d.eventId, body: payload, timeoutMs: timeoutMs(env) })
       : { statusCode: null, durationMs: 0, error: `URL refused: ${urlCheck.reason}`, responseBody: null, retryAfter: null };
-    const outcome: Outcome = urlCheck.ok ? decideOutcome(attempt, result, retrySchedule(env), isTest) : { status: "failed", gone: false };
+    const outcome: DeliveryOutcome = urlCheck.ok ? decideOutcome(attempt, result, retrySchedule(env), isTest) : { status: "failed", gone: false };
     const doneAt = Date.now();
     const nextAttemptAt = outcome.status === "pending" ? doneAt + outcome.delaySeconds * 1000 : null;
     const queueable = outcome.status === "pending" && outcome.delaySeconds <= MAX_QUEUE_DELAY_SECONDS;
@@ -157,7 +159,7 @@ export async function attemptClaimed(env: Env, claimed: Delivery[], hooks: Webho
     } catch (err) {
       // Still recorded as due in D1: the cron enqueues them.
       await db.update(webhookDeliveries).set({ queuedAt: null }).where(inArray(webhookDeliveries.id, part.map((r) => r.id)));
-      console.error(JSON.stringify({ level: "error", msg: "delivery queue send failed; the cron will enqueue", count: part.length, error: String(err) }));
+      log.error("delivery queue send failed; the cron will enqueue", { count: part.length, error: String(err) });
     }
   }
   return reports;
@@ -179,7 +181,7 @@ async function pool<T>(items: T[], limit: number, fn: (item: T) => Promise<void>
 }
 
 /** Success ends a failure streak; a failure starts one; 410, or a streak past the limit, disables the endpoint. */
-function endpointHealthWrites(env: Env, hook: Webhook, outcome: Outcome, now: number) {
+function endpointHealthWrites(env: Env, hook: WebhookRow, outcome: DeliveryOutcome, now: number) {
   const db = getDb(env.DB);
   const byId = and(eq(webhooks.id, hook.id), eq(webhooks.accountId, hook.accountId));
   if (outcome.status === "succeeded") {
@@ -197,7 +199,7 @@ function endpointHealthWrites(env: Env, hook: Webhook, outcome: Outcome, now: nu
   ];
 }
 
-function finishStatement(env: Env, d: Delivery, fields: { status: "failed"; lastError: string }, now: number) {
+function finishStatement(env: Env, d: DeliveryRow, fields: { status: "failed"; lastError: string }, now: number) {
   return getDb(env.DB)
     .update(webhookDeliveries)
     .set({ ...fields, nextAttemptAt: null, queuedAt: null, leaseUntil: null, updatedAt: now })

@@ -6,6 +6,8 @@ import { newId } from "../platform/ids.ts";
 import { MAX_EVENT_BYTES } from "./config.ts";
 import type { DomainEvent, EventPayload, EventType, EventsQueueMessage } from "./types.ts";
 import { sendAll } from "../platform/batching.ts";
+import { log } from "../platform/log.ts";
+import { itemsPerStatement } from "../platform/d1.ts";
 import { errors } from "../platform/errors.ts";
 
 export interface EmitInput {
@@ -42,8 +44,8 @@ export function assertEventFits(input: EmitInput): void {
   buildEvent(input, Date.now());
 }
 
-/** Rows per INSERT: D1 binds at most 100 parameters per statement (8 columns here). */
-const ROWS_PER_INSERT = 10;
+/** Rows per INSERT: 8 columns each. */
+const ROWS_PER_INSERT = itemsPerStatement(8);
 
 /** Events ready to be recorded: the D1 statements that record them, and what to do once they are. */
 export interface PreparedEvents {
@@ -113,7 +115,7 @@ export async function enqueueEvents(env: Env, ids: string[]): Promise<boolean> {
     await sendAll(env.EVENTS_QUEUE, ids.map((id) => ({ body: { kind: "event", id } satisfies EventsQueueMessage, contentType: "json" as const })));
     return true;
   } catch (err) {
-    console.error(JSON.stringify({ level: "error", msg: "events queue send failed; the cron will enqueue", count: ids.length, error: String(err) }));
+    log.error("events queue send failed; the cron will enqueue", { count: ids.length, error: String(err) });
     return false;
   }
 }

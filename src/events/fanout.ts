@@ -3,11 +3,12 @@ import type { BatchItem } from "drizzle-orm/batch";
 import { getDb } from "../db/client.ts";
 import { events, webhookDeliveries, webhooks } from "../db/schema/index.ts";
 import { newId } from "../platform/ids.ts";
-import { LEASE_MS, type Delivery, type Webhook } from "./delivery.ts";
+import { LEASE_MS, type DeliveryRow, type WebhookRow } from "./delivery.ts";
 import { webhookMatches } from "./matching.ts";
+import { itemsPerStatement } from "../platform/d1.ts";
 
-/** Rows per INSERT: D1 binds at most 100 parameters per statement (14 columns here). */
-const ROWS_PER_INSERT = 7;
+/** Rows per INSERT: 14 columns each. */
+const ROWS_PER_INSERT = itemsPerStatement(14);
 
 /**
  * Creates one delivery per (event, matching enabled webhook of the event's account), idempotently
@@ -22,11 +23,11 @@ export async function fanOut(env: Env, eventIds: string[], now = Date.now()): Pr
 
 export interface FanOutResult {
   /** Deliveries waiting for their first attempt whose lease this call took (at most `claim`). */
-  claimed: Delivery[];
+  claimed: DeliveryRow[];
   /** The other deliveries waiting for their first attempt (not leased here). */
   waiting: string[];
   /** The events' webhooks and payloads, for attempting the claimed deliveries. */
-  hooks: Webhook[];
+  hooks: WebhookRow[];
   payloads: { id: string; payload: string }[];
 }
 
@@ -75,7 +76,7 @@ export async function fanOutAndClaim(env: Env, eventIds: string[], claim: number
   }
   statements.push(db.select({ id: webhookDeliveries.id }).from(webhookDeliveries).where(waitingOf));
   const results = await db.batch(statements as [BatchItem<"sqlite">, ...BatchItem<"sqlite">[]]);
-  const claimed = claim > 0 ? (results[claimIndex] as Delivery[]) : [];
+  const claimed = claim > 0 ? (results[claimIndex] as DeliveryRow[]) : [];
   const waiting = (results[results.length - 1] as { id: string }[]).map((w) => w.id);
   return { claimed, waiting, hooks, payloads: rows.map((r) => ({ id: r.id, payload: r.payload })) };
 }

@@ -5,7 +5,7 @@ export interface AttemptResult {
   retryAfter: number | null;
 }
 
-export type Outcome =
+export type DeliveryOutcome =
   | { status: "succeeded" }
   | { status: "failed"; gone: boolean }
   | { status: "pending"; delaySeconds: number };
@@ -15,7 +15,7 @@ export type Outcome =
  * timeout, network error, redirect) retries after `schedule[attempt - 1]` seconds, or later if the
  * receiver's Retry-After says so, until the schedule is used up. `oneShot` (test sends) never retries.
  */
-export function decideOutcome(attempt: number, result: AttemptResult, schedule: number[], oneShot = false): Outcome {
+export function decideOutcome(attempt: number, result: AttemptResult, schedule: number[], oneShot = false): DeliveryOutcome {
   const code = result.statusCode;
   if (code !== null && code >= 200 && code < 300) return { status: "succeeded" };
   if (code === 410) return { status: "failed", gone: true };

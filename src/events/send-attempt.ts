@@ -1,7 +1,7 @@
 import { parseRetryAfter, RESPONSE_SNIPPET_BYTES } from "./config.ts";
 import { signedHeaders } from "./signing.ts";
 
-export interface SendInput {
+export interface SignedPost {
   url: string;
   /** Current secret first; a rotated-out one still in its grace period after it. */
   secrets: string[];
@@ -11,7 +11,7 @@ export interface SendInput {
   timeoutMs: number;
 }
 
-export interface SendResult {
+export interface SignedPostResult {
   statusCode: number | null;
   durationMs: number;
   error: string | null;
@@ -25,7 +25,7 @@ const USER_AGENT = "texmsg-webhooks/1 (+https://www.standardwebhooks.com)";
  * One signed POST. Redirects are not followed (a 3xx is a failure: following could lead a
  * delivery to a host that was never checked). Never throws: every outcome is a result.
  */
-export async function sendAttempt(input: SendInput): Promise<SendResult> {
+export async function sendAttempt(input: SignedPost): Promise<SignedPostResult> {
   const started = Date.now();
   const headers = { ...(await signedHeaders(input.secrets, input.messageId, input.body, started)), "user-agent": USER_AGENT };
   const signal = AbortSignal.timeout(input.timeoutMs);

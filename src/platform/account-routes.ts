@@ -6,13 +6,6 @@ import { decodeCursor, IdCursor, pageOf, PaginationQuery, toPage } from "./pagin
 import { AUTHED_ERRORS, createRouter, errorResponses, idParam, jsonBody, jsonResponse } from "./openapi.ts";
 import { keyLimitFor, PLANS } from "./plans.ts";
 
-declare global {
-  interface Env {
-    /** Most active API keys of an enterprise account (plans.ts has the default). */
-    ENTERPRISE_MAX_ACTIVE_KEYS?: string;
-  }
-}
-
 const Account = z
   .object({
     id: z.string().openapi({ example: "acc_0mh8k2x1qa1b2c3d4e5f6" }),

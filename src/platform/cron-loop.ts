@@ -1,3 +1,5 @@
+import { log } from "./log.ts";
+
 /**
  * Cron work item by item, in the order given: a failing item is logged and skipped, so one bad row
  * (of one account) never stops the items after it. Answers how many failed.
@@ -9,7 +11,7 @@ export async function eachItem<T>(task: string, items: readonly T[], idOf: (item
       await fn(item);
     } catch (err) {
       failed++;
-      console.error(JSON.stringify({ level: "error", msg: "cron item failed", task, id: idOf(item), error: String(err) }));
+      log.error("cron item failed", { task, id: idOf(item), error: String(err) });
     }
   }
   return failed;

@@ -1,13 +1,17 @@
 import { getDb } from "../db/client.ts";
 import { deadLetters } from "../db/schema/index.ts";
-import { onEventsDeadLetter } from "../events/dead-letters.ts";
 import { newId } from "./ids.ts";
+import { log } from "./log.ts";
+
+/** An area's say in a dead-lettered message: record its final state (e.g. a delivery becomes `failed`). */
+export type DeadLetterOwner = (env: Env, body: unknown, now: number) => Promise<void>;
 
 /**
  * Messages that exhausted their retries on any queue are recorded in D1 (not left to expire), so
- * nothing is silently lost and an operator can inspect or replay them.
+ * nothing is silently lost and an operator can inspect or replay them. Each owner (wired in
+ * src/queues.ts) then sees every message and acts on those of its own.
  */
-export async function handleDeadLetters(batch: MessageBatch<unknown>, env: Env): Promise<void> {
+export async function recordDeadLetters(batch: MessageBatch<unknown>, env: Env, owners: readonly DeadLetterOwner[]): Promise<void> {
   const db = getDb(env.DB);
   const now = Date.now();
   for (const msg of batch.messages) {
@@ -16,9 +20,8 @@ export async function handleDeadLetters(batch: MessageBatch<unknown>, env: Env):
       .insert(deadLetters)
       .values({ id: newId("dlq"), messageId: msg.id, queue: sourceQueue(msg.body), body: body.length > 100_000 ? body.slice(0, 100_000) : body, attempts: msg.attempts, createdAt: now })
       .onConflictDoNothing();
-    // Let the owning area record the final state (e.g. a webhook delivery becomes `failed`).
-    await onEventsDeadLetter(env, msg.body, now);
-    console.error(JSON.stringify({ level: "error", msg: "dead letter", messageId: msg.id }));
+    for (const owner of owners) await owner(env, msg.body, now);
+    log.error("dead letter", { messageId: msg.id });
     msg.ack();
   }
 }

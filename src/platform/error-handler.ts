@@ -1,6 +1,7 @@
 import type { Context } from "hono";
 import { HTTPException } from "hono/http-exception";
 import { ApiError, errors } from "./errors.ts";
+import { log } from "./log.ts";
 import type { AppEnv } from "./types.ts";
 
 /** Maps anything thrown by a handler to the error body of docs/contracts.md §2. The only place that does. */
@@ -18,7 +19,7 @@ export function toApiError(err: unknown): ApiError {
 export function handleError(err: unknown, c: Context<AppEnv>): Response {
   const apiError = toApiError(err);
   if (apiError.status >= 500) {
-    console.error(JSON.stringify({ level: "error", requestId: c.get("requestId"), error: String(err), stack: err instanceof Error ? err.stack : undefined }));
+    log.error("unhandled error", { requestId: c.get("requestId"), error: String(err), stack: err instanceof Error ? err.stack : undefined });
   }
   return errorResponse(c, apiError);
 }

@@ -1,3 +1,4 @@
+import { config } from "./config.ts";
 export const PLANS = ["free", "pro", "enterprise"] as const;
 export type Plan = (typeof PLANS)[number];
 
@@ -15,18 +16,10 @@ export const PLAN_KEY_LIMITS: Record<Exclude<Plan, "enterprise">, number> = { fr
 export const ENTERPRISE_DEFAULT_KEY_LIMIT = 100;
 
 export type PlanVars = { ENTERPRISE_MAX_ACTIVE_KEYS?: string };
-const parsedKeyLimits = new WeakMap<object, number>();
 
 /** Enterprise accounts' cap, from `ENTERPRISE_MAX_ACTIVE_KEYS` ([vars]), parsed once per env. */
 function enterpriseKeyLimit(env: PlanVars): number {
-  let limit = parsedKeyLimits.get(env);
-  if (limit === undefined) {
-    const raw = env.ENTERPRISE_MAX_ACTIVE_KEYS;
-    const n = Number(raw);
-    limit = raw !== undefined && raw.trim() !== "" && Number.isInteger(n) && n > 0 ? n : ENTERPRISE_DEFAULT_KEY_LIMIT;
-    parsedKeyLimits.set(env, limit);
-  }
-  return limit;
+  return config(env).enterpriseMaxActiveKeys;
 }
 
 export function keyLimitFor(plan: Plan, env: PlanVars): number {

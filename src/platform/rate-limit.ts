@@ -6,9 +6,8 @@ import type { RateLimitDecision } from "./sliding-window.ts";
 import { withHeaders } from "./response-headers.ts";
 import { timed } from "./server-timing.ts";
 import type { AppEnv } from "./types.ts";
+import { config } from "./config.ts";
 
-const DEFAULT_UNAUTH_LIMIT = 60;
-const DEFAULT_HOOK_LIMIT = 600;
 
 export function clientIp(c: Context<AppEnv>): string {
   return c.req.header("CF-Connecting-IP") ?? c.req.header("X-Real-IP") ?? "unknown";
@@ -53,7 +52,7 @@ function refuseOver(decision: RateLimitDecision): void {
  */
 export function hookRateLimit(): MiddlewareHandler<AppEnv> {
   return async (c, next) => {
-    const limit = Number(c.env.HOOK_RATE_LIMIT_PER_MIN) || DEFAULT_HOOK_LIMIT;
+    const limit = config(c.env).rateLimits.hooksPerMinute;
     refuseOver(await timed(c, "ratelimit", () => takeLeased(c.env, `hook:${clientIp(c)}`, limit)));
     await next();
   };
@@ -67,7 +66,7 @@ export function rateLimit(): MiddlewareHandler<AppEnv> {
   return async (c, next) => {
     const auth = c.get("auth");
     const decision = await timed(c, "ratelimit", () =>
-      auth ? takeLeased(c.env, `key:${auth.keyId}`, auth.limitPerMinute) : takeForIp(c.env, clientIp(c), Number(c.env.UNAUTH_RATE_LIMIT_PER_MIN) || DEFAULT_UNAUTH_LIMIT),
+      auth ? takeLeased(c.env, `key:${auth.keyId}`, auth.limitPerMinute) : takeForIp(c.env, clientIp(c), config(c.env).rateLimits.unauthenticatedPerMinute),
     );
     refuseOver(decision);
     await next();

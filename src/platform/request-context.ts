@@ -1,6 +1,7 @@
 import type { Context, MiddlewareHandler } from "hono";
 import { routePath } from "hono/route";
 import { newId } from "./ids.ts";
+import { logLine } from "./log.ts";
 import { withHeaders } from "./response-headers.ts";
 import { formatServerTiming } from "./server-timing.ts";
 import type { AppEnv } from "./types.ts";
@@ -32,7 +33,7 @@ export function requestContext(): MiddlewareHandler<AppEnv> {
     } catch {
       /* not matched */
     }
-    const line = JSON.stringify({ level: "info", msg: "request", requestId, method: c.req.method, route, status: c.res.status, durationMs, accountId: c.get("auth")?.accountId ?? null });
+    const line = logLine("info", "request", { requestId, method: c.req.method, route, status: c.res.status, durationMs, accountId: c.get("auth")?.accountId ?? null });
     logAfterResponse(c, line);
   };
 }

@@ -1,43 +1,19 @@
+import { config, type Retention } from "./config.ts";
+
 /**
- * How long rows are kept, per table, from [vars] (wrangler.toml); each module purges its own tables
- * with `purgeBatch` from the every-minute cron. A value of "0" or "" keeps a table's rows forever.
+ * How long rows are kept, per table, from [vars] (wrangler.toml, parsed in config.ts); each module purges
+ * its own tables with `purgeBatch` from the every-minute cron. A value of "0" or "" keeps rows forever.
  */
-export const RETENTION_DEFAULTS = {
-  RETENTION_EVENTS_DAYS: 30,
-  RETENTION_WEBHOOK_DELIVERIES_DAYS: 30,
-  RETENTION_WEBHOOK_ATTEMPTS_DAYS: 30,
-  RETENTION_COMPILE_JOBS_DAYS: 7,
-  RETENTION_MESSAGES_DAYS: null,
-} as const satisfies Record<string, number | null>;
-
-export type RetentionVar = keyof typeof RETENTION_DEFAULTS;
-export type Retention = Record<RetentionVar, number | null>;
-
-declare global {
-  interface Env extends Partial<Record<RetentionVar, string>> {}
-}
+export type RetentionVar = keyof Retention;
+export type { Retention } from "./config.ts";
 
 /** Rows deleted per table per cron tick: bounded work per minute, whatever the backlog. */
 export const PURGE_BATCH = 500;
 const DAY_MS = 86_400_000;
-const parsed = new WeakMap<object, Retention>();
 
-function days(raw: string | undefined, fallback: number | null): number | null {
-  if (raw === undefined) return fallback;
-  const text = raw.trim();
-  if (text === "" || text === "0") return null;
-  const n = Number(text);
-  return Number.isFinite(n) && n > 0 ? n : fallback;
-}
-
-/** The retention of every table, parsed once per env. */
+/** The retention of every table (parsed once per env, in platform/config.ts). */
 export function retention(env: Env): Retention {
-  let config = parsed.get(env);
-  if (!config) {
-    config = Object.fromEntries(Object.entries(RETENTION_DEFAULTS).map(([name, fallback]) => [name, days(env[name as RetentionVar], fallback)])) as Retention;
-    parsed.set(env, config);
-  }
-  return config;
+  return config(env).retention;
 }
 
 /**

@@ -3,7 +3,7 @@
  * credentials, and no host that is, or could encode, a private, loopback, link-local, CGNAT,
  * multicast, unspecified or metadata address; nor localhost, *.local, *.internal. An IPv6 address
  * that carries an IPv4 address (mapped, compatible, SIIT, NAT64, 6to4, Teredo) is judged by it. In dev
- * (`WEBHOOK_ALLOW_LOOPBACK=1`) http and https to 127.0.0.1 / localhost are allowed.
+ * (`ALLOW_LOOPBACK_URLS=1`) http and https to 127.0.0.1 / localhost are allowed.
  *
  * This judges the URL as written. Workers' fetch() resolves names on Cloudflare's network, which
  * does not route to private ranges, so a public name resolving to a private address is not a path in.

@@ -5,13 +5,14 @@ import type { StoredMedia } from "../messages/mapper.ts";
 import { pacingOf, type CampaignRow } from "./mapper.ts";
 import type { CampaignMessage } from "./schemas.ts";
 import { renderTemplate } from "./template.ts";
+import { itemsPerStatement } from "../../platform/d1.ts";
 
 /** Recipients per SEND_QUEUE job. */
 export const JOB_SIZE = 100;
 /** Message ids of a job: a time-ordered base plus the recipient's seq in this many digits. */
 const SEQ_DIGITS = 7;
-/** Rows per INSERT: 7 shared parameters + 3 per row stay under D1's 100 bound parameters. */
-const ROWS_PER_INSERT = 30;
+/** Rows per INSERT: 3 parameters each beside the statement's 7 shared ones. */
+const ROWS_PER_INSERT = itemsPerStatement(3, 7);
 
 export interface CampaignJob extends SendJob {
   kind: "campaign";

@@ -19,6 +19,7 @@ import { nextStatus, type CampaignAction, type CampaignStatus } from "./lifecycl
 import { pacingOf, toCampaign, type CampaignRow } from "./mapper.ts";
 import type { Audience, Campaign, CampaignMessage, CreateCampaignBody, Recipient, RecipientStatus, UpdateCampaignBody } from "./schemas.ts";
 import { statsOf } from "./stats.ts";
+import { config } from "../../platform/config.ts";
 
 async function present(env: Env, row: CampaignRow): Promise<Campaign> {
   return toCampaign(row, (await statsOf(env, [row])).get(row.id)!);
@@ -77,7 +78,7 @@ async function ensureContactsOwned(env: Env, accountId: string, audience: Audien
 function ensureMessage(env: Env, message: CampaignMessage): CampaignMessage {
   if (!("media" in message)) return message;
   if (message.type === "audio" && message.caption) throw errors.invalidRequest("Audio messages cannot have a caption.", [{ path: "message.caption", message: "not allowed for audio" }]);
-  const check = checkTargetUrl(message.media.url, { allowLoopback: env.WEBHOOK_ALLOW_LOOPBACK === "1" });
+  const check = checkTargetUrl(message.media.url, { allowLoopback: config(env).allowLoopbackUrls });
   if (!check.ok) throw errors.invalidRequest(`message.media.url ${check.reason}.`, [{ path: "message.media.url", message: check.reason }]);
   return { ...message, media: { url: check.url.toString() } };
 }

@@ -7,6 +7,7 @@ import { newId } from "../../platform/ids.ts";
 import { decodeCursor, IdCursor, toPage } from "../../platform/pagination.ts";
 import { ACCEPTED_ADDRESS_FORMS, chatIdOf, e164Of, parseAddress } from "../chat-id.ts";
 import { CreateContactBody, type Contact } from "./schemas.ts";
+import { itemsPerStatement } from "../../platform/d1.ts";
 
 type Row = typeof contacts.$inferSelect;
 
@@ -130,8 +131,8 @@ export async function listContacts(
   return { data: page.data.map(toContact), nextCursor: page.nextCursor };
 }
 
-/** Rows per INSERT: 10 columns, under D1's 100 bound parameters. */
-const IMPORT_ROWS_PER_INSERT = 9;
+/** Rows per INSERT: 10 columns each. */
+const IMPORT_ROWS_PER_INSERT = itemsPerStatement(10);
 
 /** Bulk create: valid items inserted in one D1 batch; existing phones counted and left alone. */
 export async function importContacts(env: Env, accountId: string, items: unknown[]) {

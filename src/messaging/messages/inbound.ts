@@ -4,7 +4,7 @@ import { enqueueEvents, prepareEventAfterChange } from "../../events/emit.ts";
 import { newId } from "../../platform/ids.ts";
 import { chatIdOf } from "../chat-id.ts";
 import { ensureContactStatements } from "../contacts/service.ts";
-import type { InboundFromNetwork } from "../networks/whatsapp.ts";
+import type { InboundFromNetwork } from "../networks/driver.ts";
 import { toMessage, type MessageRow } from "./mapper.ts";
 
 /** A whole-message `STOP` (any case, surrounding spaces ignored) opts the sender out. */

@@ -10,11 +10,12 @@ import { base64Size, MEDIA_LIMITS, type MediaType } from "../media/limits.ts";
 import { putMedia } from "../media/store.ts";
 import { loadSession, ownedSessionStub } from "../sessions/service.ts";
 import type { SessionRow } from "../sessions/mapper.ts";
-import type { Draft } from "../sessions/session-do.ts";
+import type { Draft } from "../sessions/types.ts";
 import { enqueueSendJobs } from "../queue/send-queue.ts";
 import { toMessage, type StoredMedia } from "./mapper.ts";
 import { BulkItem, type MediaInput, type Message, type TemplateSpec } from "./schemas.ts";
 import { chunk } from "../../platform/batching.ts";
+import { config } from "../../platform/config.ts";
 
 /** What can be sent: text, a template, or media (exactly one). */
 export type MessageContent =
@@ -52,7 +53,7 @@ async function buildDraft(env: Env, accountId: string, to: string, content: Mess
   if (type === "audio" && caption) throw errors.invalidRequest("Audio messages cannot have a caption.", [{ path: `${prefix}caption`, message: "not allowed for audio" }]);
   const stored: StoredMedia = { url: null, mimetype: null, filename: filename ?? null, caption: caption ?? null, size: null, mediaId: null, origin: null };
   if ("url" in media) {
-    const check = checkTargetUrl(media.url, { allowLoopback: env.WEBHOOK_ALLOW_LOOPBACK === "1" });
+    const check = checkTargetUrl(media.url, { allowLoopback: config(env).allowLoopbackUrls });
     if (!check.ok) throw errors.invalidRequest(`media.url ${check.reason}.`, [{ path: `${prefix}media.url`, message: check.reason }]);
     stored.url = check.url.toString();
   } else {

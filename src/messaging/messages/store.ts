@@ -6,9 +6,10 @@ import type { FailureReason } from "../networks/driver.ts";
 import type { MessageStatus } from "../status.ts";
 import { toMessage, type MessageRow } from "./mapper.ts";
 import { chunk } from "../../platform/batching.ts";
+import { itemsPerStatement } from "../../platform/d1.ts";
 
-/** D1 binds at most 100 parameters per statement; keep id lists well under it. */
-export const ID_CHUNK = 80;
+/** Ids per `IN (...)` list, with room for the statement's own parameters. */
+export const ID_CHUNK = itemsPerStatement(1, 20);
 
 const FROM: Record<"sent" | "delivered" | "read" | "failed", MessageStatus[]> = {
   sent: ["pending"],

@@ -1,3 +1,4 @@
+import type { MessageRow } from "../messages/mapper.ts";
 import type { TemplateSpec } from "../messages/schemas.ts";
 
 /** A message as a network driver sends it. */
@@ -17,7 +18,7 @@ export interface FailureReason {
   message: string;
 }
 
-export type SendResult =
+export type NetworkSendResult =
   | { ok: true; externalId: string | null }
   | {
       ok: false;
@@ -30,8 +31,57 @@ export type SendResult =
 
 export type ConnectResult = { ok: true; phoneNumber: string } | { ok: false; reason: string; message: string; transient?: boolean };
 
-/** The one small interface every network implements. Inbound parsing is per network (see whatsapp.ts). */
+/** A message as a network delivers it to a session. */
+export interface InboundFromNetwork {
+  externalId: string;
+  from: string;
+  timestamp: number;
+  type: "text" | "template" | "image" | "video" | "audio" | "document";
+  text?: string;
+  template?: TemplateSpec;
+  media?: { mimetype: string | null; filename: string | null; caption: string | null };
+  profileName?: string;
+  contextExternalId?: string;
+}
+
+/** A call of a network's webhook, as the Worker hands it to the session. */
+export interface HookRequest {
+  method: string;
+  query: Record<string, string>;
+  rawBody: string;
+  signature: string | null;
+}
+
+/** What a driver may use of the Session DO that holds it. */
+export interface SessionContext {
+  readonly env: Env;
+  /** The session as it is now (the phone number is learnt on connect). */
+  identity(): { accountId: string; sessionId: string; phoneNumber: string | null };
+  /** Puts recorded events on the queue with the session's next flush. */
+  queueEvents(ids: string[]): void;
+  /** The session's durable alarm fires no later than `at`. */
+  wakeAt(at: number): Promise<void>;
+}
+
+/**
+ * The one interface every network implements; the Session DO holds one per session and never asks
+ * which network it is. The optional members are what a network adds to the session's life.
+ */
 export interface NetworkDriver {
   connect(): Promise<ConnectResult>;
-  send(message: OutboundMessage): Promise<SendResult>;
+  send(message: OutboundMessage): Promise<NetworkSendResult>;
+  /** Networks that answer at once, without I/O: the message is then recorded once, in its final state. */
+  sendAtOnce?(message: OutboundMessage): NetworkSendResult;
+  /** Messages the network has just accepted (status `sent`). */
+  afterSent?(rows: MessageRow[], now: number): Promise<void>;
+  /** The session's alarm starts: complete what was lost with the memory. */
+  onAlarm?(): Promise<void>;
+  /** The session's alarm ends: answers when the network needs the alarm again, if it does. */
+  afterAlarm?(): Promise<number | null>;
+  /** The session stopped: forget pending work. */
+  stop?(): void;
+  /** Inbound test messages (`POST /api/sessions/{id}/sandbox/inbound`) are accepted. */
+  readonly simulatesInbound?: boolean;
+  /** The network's webhook for this session. */
+  webhook?(req: HookRequest): Promise<{ status: number; body: string }>;
 }

@@ -1,10 +1,24 @@
-import type { ConnectResult, NetworkDriver, OutboundMessage, SendResult } from "./driver.ts";
+import { and, eq, inArray, lte } from "drizzle-orm";
+import { getDb } from "../../db/client.ts";
+import { messages, messagingSessions } from "../../db/schema/index.ts";
+import { chunk } from "../../platform/batching.ts";
+import { config } from "../../platform/config.ts";
+import { log } from "../../platform/log.ts";
+import { digitsOfChatId } from "../chat-id.ts";
+import type { MessageRow, StoredMedia } from "../messages/mapper.ts";
+import type { TemplateSpec } from "../messages/schemas.ts";
+import { advanceStatus, ID_CHUNK } from "../messages/store.ts";
+import type { ConnectResult, InboundFromNetwork, NetworkDriver, NetworkSendResult, OutboundMessage, SessionContext } from "./driver.ts";
 
 /** Numbers starting with this prefix have no account on the sandbox network (docs/contracts.md §3). */
 export const NO_ACCOUNT_PREFIX = "999";
 
 /** Sandbox sessions get numbers in +1 555 01x xxxx (a fictional range), never in the 999 range. */
 const SANDBOX_PREFIX = "155501";
+
+/** How long after a read receipt is due the durable alarm checks that it happened. */
+const RECEIPT_BACKSTOP_MS = 5_000;
+const RECEIPT_TICK_MS = 100;
 
 export function newSandboxNumber(): string {
   const bytes = crypto.getRandomValues(new Uint32Array(1));
@@ -15,22 +29,191 @@ export function isSandboxNumber(digits: string): boolean {
   return digits.startsWith(SANDBOX_PREFIX) && digits.length === SANDBOX_PREFIX.length + 5;
 }
 
-/** The built-in network: accepts at once; receipts are simulated by the Session DO's alarms. */
+export function sandboxSend(message: OutboundMessage): NetworkSendResult {
+  if (message.to.startsWith(NO_ACCOUNT_PREFIX)) {
+    return { ok: false, error: { code: "no_account", message: "The recipient has no account on the sandbox network." } };
+  }
+  return { ok: true, externalId: null };
+}
+
+/** What a peer session offers the sandbox network (the Session DO's `receive`). */
+interface PeerStub {
+  receive(inbound: InboundFromNetwork): Promise<unknown>;
+}
+
+/**
+ * The built-in network: accepts at once, then simulates delivered and read receipts, and hands
+ * messages to the number of another sandbox session of the same account to that session.
+ */
 export class SandboxDriver implements NetworkDriver {
-  constructor(private readonly phoneNumber: string) {}
+  readonly simulatesInbound = true;
+  /**
+   * Receipts waiting for their time, in memory: a durable write per send would hold every send's
+   * answer until the write is confirmed. D1 (status + sentAt) is the durable record; a backstop
+   * alarm and a sweep after a restart complete receipts lost with the memory.
+   */
+  private readonly receiptQueues = { delivered: [] as { id: string; due: number }[], read: [] as { id: string; due: number }[] };
+  private receiptTimer: ReturnType<typeof setTimeout> | null = null;
+  private receiptTimerAt = Infinity;
+  private receiptsRunning: Promise<void> | null = null;
+  private sweptAfterStart = false;
+
+  constructor(
+    private readonly phoneNumber: string,
+    private readonly session: SessionContext | null = null,
+  ) {}
 
   async connect(): Promise<ConnectResult> {
     return { ok: true, phoneNumber: this.phoneNumber };
   }
 
-  async send(message: OutboundMessage): Promise<SendResult> {
+  async send(message: OutboundMessage): Promise<NetworkSendResult> {
     return sandboxSend(message);
   }
-}
 
-export function sandboxSend(message: OutboundMessage): SendResult {
-  if (message.to.startsWith(NO_ACCOUNT_PREFIX)) {
-    return { ok: false, error: { code: "no_account", message: "The recipient has no account on the sandbox network." } };
+  sendAtOnce(message: OutboundMessage): NetworkSendResult {
+    return sandboxSend(message);
   }
-  return { ok: true, externalId: null };
+
+  async afterSent(rows: MessageRow[], now: number): Promise<void> {
+    this.scheduleReceipts(
+      rows.map((r) => r.id),
+      now,
+    );
+    await this.deliverToPeers(rows);
+  }
+
+  async onAlarm(): Promise<void> {
+    await this.sweepLostReceipts();
+  }
+
+  async afterAlarm(): Promise<number | null> {
+    await this.runReceipts();
+    const last = this.receiptQueues.read.at(-1)?.due;
+    return last !== undefined ? last + RECEIPT_BACKSTOP_MS : null;
+  }
+
+  stop(): void {
+    this.receiptQueues.delivered.length = 0;
+    this.receiptQueues.read.length = 0;
+    if (this.receiptTimer !== null) clearTimeout(this.receiptTimer);
+    this.receiptTimer = null;
+    this.receiptTimerAt = Infinity;
+  }
+
+  private ctx(): SessionContext {
+    if (!this.session) throw new Error("the sandbox driver needs its session for receipts");
+    return this.session;
+  }
+
+  private scheduleReceipts(ids: string[], sentAt: number): void {
+    if (ids.length === 0) return;
+    const { deliveredMs, readMs } = config(this.ctx().env).sandbox;
+    for (const id of ids) {
+      this.receiptQueues.delivered.push({ id, due: sentAt + deliveredMs });
+      this.receiptQueues.read.push({ id, due: sentAt + readMs });
+    }
+    this.armReceiptTimer(sentAt + deliveredMs);
+    // Durable backstop: rarely a write (only when no alarm is due before it).
+    void this.ctx().wakeAt(sentAt + readMs + RECEIPT_BACKSTOP_MS);
+  }
+
+  private armReceiptTimer(dueAt: number): void {
+    // Receipts fire on a coarse tick so that a busy session applies them in batches (fewer D1 writes).
+    const due = Math.ceil(dueAt / RECEIPT_TICK_MS) * RECEIPT_TICK_MS;
+    if (this.receiptTimer !== null && this.receiptTimerAt <= due) return;
+    if (this.receiptTimer !== null) clearTimeout(this.receiptTimer);
+    this.receiptTimerAt = due;
+    this.receiptTimer = setTimeout(() => {
+      this.receiptTimer = null;
+      this.receiptTimerAt = Infinity;
+      void this.runReceipts().catch((err) => log.error("sandbox receipts failed", { error: String(err) }));
+    }, Math.max(0, due - Date.now()));
+  }
+
+  /** Applies every due receipt (one at a time: later calls wait for the running one). */
+  private async runReceipts(): Promise<void> {
+    while (this.receiptsRunning) await this.receiptsRunning;
+    this.receiptsRunning = this.applyDueReceipts().finally(() => (this.receiptsRunning = null));
+    await this.receiptsRunning;
+  }
+
+  private async applyDueReceipts(): Promise<void> {
+    const { env } = this.ctx();
+    const { accountId, sessionId } = this.ctx().identity();
+    for (;;) {
+      const now = Date.now();
+      let worked = false;
+      for (const status of ["delivered", "read"] as const) {
+        const queue = this.receiptQueues[status];
+        let n = 0;
+        while (n < queue.length && queue[n]!.due <= now && n < 400) n++;
+        if (n === 0) continue;
+        const due = queue.splice(0, n);
+        worked = true;
+        try {
+          await advanceStatus(env, accountId, sessionId, { ids: due.map((r) => r.id) }, status, now, undefined, { afterSent: true, enqueue: (ids) => this.ctx().queueEvents(ids) });
+        } catch (err) {
+          queue.unshift(...due); // retried by the next timer or the backstop alarm
+          this.armReceiptTimer(Date.now() + 1000);
+          throw err;
+        }
+      }
+      if (!worked) break;
+    }
+    const next = Math.min(this.receiptQueues.delivered[0]?.due ?? Infinity, this.receiptQueues.read[0]?.due ?? Infinity);
+    if (next !== Infinity) this.armReceiptTimer(next);
+  }
+
+  /** After a restart the in-memory receipts are gone: complete those of messages sent long enough ago. */
+  private async sweepLostReceipts(): Promise<void> {
+    if (this.sweptAfterStart) return;
+    const { env } = this.ctx();
+    const { accountId, sessionId } = this.ctx().identity();
+    const cutoff = Date.now() - config(env).sandbox.readMs;
+    for (;;) {
+      const stuck = await getDb(env.DB)
+        .select({ id: messages.id })
+        .from(messages)
+        .where(and(eq(messages.sessionId, sessionId), inArray(messages.status, ["sent", "delivered"]), lte(messages.sentAt, cutoff)))
+        .limit(400)
+        .all();
+      if (stuck.length === 0) break;
+      await advanceStatus(env, accountId, sessionId, { ids: stuck.map((r) => r.id) }, "read", Date.now(), undefined, { afterSent: true });
+    }
+    this.sweptAfterStart = true;
+  }
+
+  /** Messages to the number of another sandbox session of the same account arrive there. */
+  private async deliverToPeers(rows: MessageRow[]): Promise<void> {
+    const { env } = this.ctx();
+    const { accountId } = this.ctx().identity();
+    // Only numbers in the sandbox range can belong to a session: others skip the lookup.
+    const numbers = [...new Set(rows.map((r) => digitsOfChatId(r.chatId)))].filter((n) => n !== this.phoneNumber && isSandboxNumber(n));
+    if (numbers.length === 0) return;
+    const peers = new Map<string, string>();
+    for (const part of chunk(numbers, ID_CHUNK)) {
+      const found = await getDb(env.DB)
+        .select({ id: messagingSessions.id, phoneNumber: messagingSessions.phoneNumber })
+        .from(messagingSessions)
+        .where(and(eq(messagingSessions.accountId, accountId), eq(messagingSessions.network, "sandbox"), eq(messagingSessions.status, "WORKING"), inArray(messagingSessions.phoneNumber, part)))
+        .all();
+      for (const p of found) if (p.phoneNumber) peers.set(p.phoneNumber, p.id);
+    }
+    for (const row of rows) {
+      const peer = peers.get(digitsOfChatId(row.chatId));
+      if (!peer || row.status === "failed") continue;
+      const media = row.media ? (JSON.parse(row.media) as StoredMedia) : undefined;
+      const inbound: InboundFromNetwork = {
+        externalId: row.id,
+        from: this.phoneNumber,
+        timestamp: Date.now(),
+        type: row.type,
+        ...(row.text !== null ? { text: row.text } : {}),
+        ...(row.template !== null ? { template: JSON.parse(row.template) as TemplateSpec } : {}),
+        ...(media ? { media: { mimetype: media.mimetype, filename: media.filename, caption: media.caption } } : {}),
+      };
+      await (env.SESSIONS.getByName(peer) as unknown as PeerStub).receive(inbound);
+    }
+  }
 }

@@ -1,12 +1,13 @@
 import { hmacSha256, timingSafeEqual, toHex } from "../../platform/crypto.ts";
 import type { TemplateSpec } from "../messages/schemas.ts";
 import type { WhatsappCredentials } from "../sessions/schemas.ts";
-import type { ConnectResult, FailureReason, NetworkDriver, OutboundMessage, SendResult } from "./driver.ts";
+import type { ConnectResult, FailureReason, HookRequest, InboundFromNetwork, NetworkDriver, NetworkSendResult, OutboundMessage, SessionContext } from "./driver.ts";
+import { handleWhatsappWebhook } from "./whatsapp-hook.ts";
 
 const TIMEOUT_MS = 15_000;
 
 /** A Graph API error (or a status webhook's error) turned into our failure reason and session effect. */
-export function mapGraphError(httpStatus: number, code: number | undefined, message: string | undefined): Omit<Extract<SendResult, { ok: false }>, "ok"> {
+export function mapGraphError(httpStatus: number, code: number | undefined, message: string | undefined): Omit<Extract<NetworkSendResult, { ok: false }>, "ok"> {
   const detail = message ? `: ${message}` : ".";
   if (code === 190 || code === 102 || code === 104 || httpStatus === 401) {
     return { error: { code: "invalid_token", message: "The WhatsApp access token was rejected; update the session's credentials and restart it." }, sessionFailure: "invalid_token" };
@@ -37,14 +38,20 @@ interface GraphError {
 export class WhatsappDriver implements NetworkDriver {
   constructor(
     private readonly baseUrl: string,
-    private readonly creds: WhatsappCredentials,
+    private readonly creds: WhatsappCredentials | null,
+    private readonly session: SessionContext | null = null,
   ) {}
+
+  async webhook(req: HookRequest): Promise<{ status: number; body: string }> {
+    if (!this.creds || !this.session) return { status: 404, body: "" };
+    return handleWhatsappWebhook(this.session, this.creds, req);
+  }
 
   private async call(method: string, path: string, body?: unknown): Promise<{ status: number; json: unknown } | { status: 0; json: null }> {
     try {
       const res = await fetch(`${this.baseUrl.replace(/\/$/, "")}/${path}`, {
         method,
-        headers: { Authorization: `Bearer ${this.creds.accessToken}`, ...(body ? { "Content-Type": "application/json" } : {}) },
+        headers: { Authorization: `Bearer ${this.creds!.accessToken}`, ...(body ? { "Content-Type": "application/json" } : {}) },
         body: body ? JSON.stringify(body) : undefined,
         signal: AbortSignal.timeout(TIMEOUT_MS),
       });
@@ -57,6 +64,7 @@ export class WhatsappDriver implements NetworkDriver {
 
   /** Checks the credentials against the phone number resource. */
   async connect(): Promise<ConnectResult> {
+    if (!this.creds) return { ok: false, reason: "credentials_missing", message: "The session has no WhatsApp credentials." };
     const res = await this.call("GET", `${this.creds.phoneNumberId}?fields=display_phone_number,verified_name,quality_rating`);
     if (res.status === 0) return { ok: false, reason: "network_unavailable", message: "The WhatsApp Cloud API could not be reached.", transient: true };
     if (res.status === 200) {
@@ -72,7 +80,8 @@ export class WhatsappDriver implements NetworkDriver {
     return { ok: false, reason: mapped.error.code, message: mapped.error.message, transient: mapped.retryAfterMs !== undefined };
   }
 
-  async send(message: OutboundMessage): Promise<SendResult> {
+  async send(message: OutboundMessage): Promise<NetworkSendResult> {
+    if (!this.creds) return { ok: false, error: { code: "credentials_missing", message: "The session has no WhatsApp credentials." }, sessionFailure: "credentials_missing" };
     const res = await this.call("POST", `${this.creds.phoneNumberId}/messages`, graphMessageBody(message));
     if (res.status === 0) return { ok: false, error: { code: "network_unavailable", message: "The WhatsApp Cloud API could not be reached." }, retryAfterMs: 30_000 };
     if (res.status === 200) {
@@ -109,18 +118,6 @@ export async function verifyHubSignature(appSecret: string, rawBody: string, hea
   if (!header || !header.startsWith("sha256=")) return false;
   const expected = `sha256=${toHex(await hmacSha256(appSecret, rawBody))}`;
   return timingSafeEqual(expected, header.trim().toLowerCase());
-}
-
-export interface InboundFromNetwork {
-  externalId: string;
-  from: string;
-  timestamp: number;
-  type: "text" | "template" | "image" | "video" | "audio" | "document";
-  text?: string;
-  template?: TemplateSpec;
-  media?: { mimetype: string | null; filename: string | null; caption: string | null };
-  profileName?: string;
-  contextExternalId?: string;
 }
 
 export interface StatusFromNetwork {

@@ -1,5 +1,6 @@
 import { sessionStub } from "../sessions/service.ts";
 import { sendAll } from "../../platform/batching.ts";
+import { log } from "../../platform/log.ts";
 
 /**
  * The sends queue (SEND_QUEUE) carries jobs of several kinds; each module registers the kinds it
@@ -41,7 +42,7 @@ export async function handleSendQueue(batch: MessageBatch<unknown>, env: Env): P
     const job = msg.body as SendJob | null;
     const handler = job && typeof job.kind === "string" ? handlers.get(job.kind) : undefined;
     if (!handler) {
-      console.error(JSON.stringify({ level: "error", msg: "unknown send job kind", kind: job?.kind ?? null }));
+      log.error("unknown send job kind", { kind: job?.kind ?? null });
       msg.retry({ delaySeconds: 60 });
       continue;
     }
@@ -49,7 +50,7 @@ export async function handleSendQueue(batch: MessageBatch<unknown>, env: Env): P
       await handler(job!, env);
       msg.ack();
     } catch (err) {
-      console.error(JSON.stringify({ level: "error", msg: "send job failed", kind: job!.kind, error: String(err) }));
+      log.error("send job failed", { kind: job!.kind, error: String(err) });
       msg.retry({ delaySeconds: 5 });
     }
   }

@@ -1,10 +1,12 @@
 import type { messagingSessions } from "../../db/schema/index.ts";
 import { chatIdOf, e164Of } from "../chat-id.ts";
+import { NETWORKS } from "../networks/index.ts";
 import type { Session } from "./schemas.ts";
 
 export type SessionRow = typeof messagingSessions.$inferSelect;
 
 export function toSession(row: SessionRow, phoneNumberId?: string): Session {
+  const { webhookPath } = NETWORKS[row.network];
   return {
     id: row.id,
     name: row.name,
@@ -13,8 +15,8 @@ export function toSession(row: SessionRow, phoneNumberId?: string): Session {
     statusReason: row.statusReason,
     phoneNumber: row.phoneNumber ? e164Of(row.phoneNumber) : null,
     me: row.phoneNumber ? { chatId: chatIdOf(row.phoneNumber) } : null,
-    credentials: row.network === "whatsapp" ? { set: row.credentialsSet, ...(phoneNumberId ? { phoneNumberId } : {}) } : { set: false },
-    webhookPath: row.network === "whatsapp" ? `/hooks/whatsapp/${row.id}` : null,
+    credentials: webhookPath ? { set: row.credentialsSet, ...(phoneNumberId ? { phoneNumberId } : {}) } : { set: false },
+    webhookPath: webhookPath?.(row.id) ?? null,
     sendRatePerMinute: row.sendRatePerMinute,
     createdAt: new Date(row.createdAt).toISOString(),
     updatedAt: new Date(row.updatedAt).toISOString(),

@@ -7,7 +7,7 @@ import { newId } from "../../platform/ids.ts";
 import { decodeCursor, IdCursor, toPage } from "../../platform/pagination.ts";
 import { ACCEPTED_ADDRESS_FORMS, parseAddress } from "../chat-id.ts";
 import type { Message } from "../messages/schemas.ts";
-import { newSandboxNumber } from "../networks/sandbox.ts";
+import { NETWORKS } from "../networks/index.ts";
 import { toSession, type SessionRow } from "./mapper.ts";
 import type { CreateSessionBody, Session } from "./schemas.ts";
 import type { SessionDO } from "./session-do.ts";
@@ -43,8 +43,6 @@ export async function ownedSessionStub(env: Env, accountId: string, sessionId: s
   return sessionStub(env, sessionId);
 }
 
-const DEFAULT_WHATSAPP_RATE = 60;
-
 /** The session row of this account, or 404 (another account's id is the same as a missing one). */
 export async function loadSession(env: Env, accountId: string, sessionId: string): Promise<SessionRow> {
   const row = await getDb(env.DB)
@@ -60,8 +58,9 @@ export async function createSession(env: Env, accountId: string, input: z.infer<
   const now = Date.now();
   const id = newId("ses");
   const network = input.network;
-  const phoneNumber = network === "sandbox" ? newSandboxNumber() : null;
-  const rate = input.sendRatePerMinute !== undefined ? input.sendRatePerMinute : network === "whatsapp" ? DEFAULT_WHATSAPP_RATE : null;
+  const traits = NETWORKS[network];
+  const phoneNumber = traits.newPhoneNumber();
+  const rate = input.sendRatePerMinute !== undefined ? input.sendRatePerMinute : traits.defaultSendRate;
   await getDb(env.DB)
     .insert(messagingSessions)
     .values({
@@ -72,7 +71,7 @@ export async function createSession(env: Env, accountId: string, input: z.infer<
       status: "STARTING",
       statusReason: null,
       phoneNumber,
-      credentialsSet: network === "whatsapp",
+      credentialsSet: input.whatsapp !== undefined,
       sendRatePerMinute: rate,
       createdAt: now,
       updatedAt: now,

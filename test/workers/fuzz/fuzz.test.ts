@@ -13,7 +13,7 @@ import { hostileString, malformedBody, SchemaArbitraries, type Hints, type Schem
  * Fixed seed and bounded runs, so a failure is reproducible and the suite stays under a minute.
  */
 const SEED = 20261122;
-const RUNS = Number(process.env.FUZZ_RUNS ?? 16);
+const RUNS = 16;
 const MAX_MS = 2_000;
 
 /**
@@ -134,12 +134,13 @@ function operationArbitrary(doc: Doc, path: string, method: string, op: Operatio
     to: fc.constantFrom("+14155550142", "14155550142@c.us", "+14155550199"),
     phone: fc.integer({ min: 1_000, max: 9_999 }).map((n) => `+1415555${n}`),
     from: fc.constantFrom("+14155550142", "+14155550177"),
-    url: fc.constantFrom(`${receiver}/in/fuzz`, "https://files.example.com/a.png"),
+    url: fc.constant(`${receiver}/in/fuzz`),
     replyTo: fc.constantFrom("msg_0"),
     events: fc.constantFrom(["*"], ["message.received"], ["message.sent", "contact.created"]),
     source: fc.constantFrom("\\documentclass{article}\\begin{document}fuzz\\end{document}", "x"),
   };
-  const arbs = new SchemaArbitraries(doc.components.schemas, hints);
+  // Webhook URLs only of the local receiver: deliveries to made-up hosts would still be retried after the suite.
+  const arbs = new SchemaArbitraries(doc.components.schemas, hints, new Set(["url"]));
   const params = op.parameters ?? [];
   const pathParams = params.filter((p) => p.in === "path");
   const queryParams = params.filter((p) => p.in === "query");

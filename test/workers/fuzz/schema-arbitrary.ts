@@ -87,6 +87,8 @@ export class SchemaArbitraries {
   constructor(
     private readonly components: Record<string, Schema>,
     private readonly hints: Hints,
+    /** Fields that take hinted values only (e.g. URLs the service would call: only ones that answer). */
+    private readonly onlyHinted = new Set<string>(),
   ) {}
 
   private resolve(s: Schema): Schema {
@@ -99,6 +101,7 @@ export class SchemaArbitraries {
   valid(schema: Schema, name = "", depth = 0): fc.Arbitrary<unknown> {
     const s = this.resolve(schema);
     const hint = this.hints[name];
+    if (hint && this.onlyHinted.has(name)) return hint;
     const base = this.validOf(s, depth);
     return hint ? fc.oneof({ arbitrary: hint, weight: 3 }, { arbitrary: base, weight: 1 }) : base;
   }

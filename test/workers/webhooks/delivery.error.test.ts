@@ -7,7 +7,7 @@ import { onCronEvents } from "../../../src/events/cron.ts";
 import { handleEventsQueue } from "../../../src/events/consumers.ts";
 import { fanOut } from "../../../src/events/fanout.ts";
 import { newId } from "../../../src/platform/ids.ts";
-import { handleDeadLetters } from "../../../src/platform/dead-letters.ts";
+import { handleDeadLetters } from "../../../src/queues.ts";
 import { api, createKey, deadUrl, deliveriesOf, emitEvent, env, receivedAt, registerWebhook, waitFor, waitForDeliveries, type DeliveryLog } from "./support.ts";
 
 const db = () => getDb(env.DB);

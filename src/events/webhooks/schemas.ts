@@ -1,6 +1,6 @@
 import { z } from "@hono/zod-openapi";
 import { idParam } from "../../platform/openapi.ts";
-import { EVENT_TYPES } from "../../events/types.ts";
+import { EVENT_TYPES } from "../types.ts";
 
 export const WebhookEventFilter = z.enum([...EVENT_TYPES, "*"]).openapi({ description: "An event type, or `*` for all of them." });
 

@@ -1,10 +1,10 @@
 import { and, asc, count, desc, eq, inArray, lt } from "drizzle-orm";
 import { getDb } from "../../db/client.ts";
 import { events, webhookAttempts, webhookDeliveries, webhooks } from "../../db/schema/index.ts";
-import { allowLoopback, MAX_WEBHOOKS_PER_ACCOUNT, secretGraceMs } from "../../events/config.ts";
-import { attemptDelivery } from "../../events/delivery.ts";
-import { newWebhookSecret } from "../../events/signing.ts";
-import { TEST_EVENT_TYPE, type DeliveryQueueMessage, type EventPayload } from "../../events/types.ts";
+import { allowLoopback, MAX_WEBHOOKS_PER_ACCOUNT, secretGraceMs } from "../config.ts";
+import { attemptDelivery } from "../delivery.ts";
+import { newWebhookSecret } from "../signing.ts";
+import { TEST_EVENT_TYPE, type DeliveryQueueMessage, type EventPayload } from "../types.ts";
 import { errors } from "../../platform/errors.ts";
 import { newId } from "../../platform/ids.ts";
 import { checkTargetUrl } from "../../platform/safe-url.ts";

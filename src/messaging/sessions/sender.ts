@@ -1,0 +1,158 @@
+import { and, eq, inArray } from "drizzle-orm";
+import { getDb } from "../../db/client.ts";
+import { messages } from "../../db/schema/index.ts";
+import { prepareEvents } from "../../events/emit.ts";
+import { chatIdOf } from "../chat-id.ts";
+import { toMessage, type MessageRow } from "../messages/mapper.ts";
+import { advanceStatus } from "../messages/store.ts";
+import type { FailureReason, NetworkDriver, NetworkSendResult } from "../networks/driver.ts";
+import { campaignHooks } from "./campaign-hooks.ts";
+import type { DueSend, Outbox } from "./outbox.ts";
+import type { SessionStatus } from "./schemas.ts";
+import { draftOfRow, KeyedSerial, outboundWithMedia, toOutbound, type Draft, type MessageOutcome, type SessionConfig } from "./types.ts";
+
+/** Attempts of a queued send that keeps hitting transient failures before it is failed. */
+const MAX_ATTEMPTS = 6;
+
+/** What the sender needs of its Session DO. */
+export interface SenderHost {
+  readonly env: Env;
+  readonly outbox: Outbox;
+  /** Campaigns cancelled while the alarm may hold some of their sends in hand. */
+  readonly droppedCampaigns: ReadonlySet<string>;
+  config(): SessionConfig;
+  status(): SessionStatus;
+  driver(): NetworkDriver;
+  queueEvents(ids: string[]): void;
+  /** The network says the session itself is broken. */
+  fail(reason: string): Promise<void>;
+}
+
+/** The Session DO's sends: one now (API) or the outbox's due ones (alarm), through the session's driver. */
+export class Sender {
+  private readonly chats = new KeyedSerial();
+
+  constructor(private readonly host: SenderHost) {}
+
+  /** Sends one message now. Serialised per chat so a chat's messages keep their order. */
+  sendNow(draft: Draft): Promise<MessageOutcome> {
+    return this.chats.run(draft.to, async () => {
+      const { env } = this.host;
+      const cfg = this.host.config();
+      const driver = this.host.driver();
+      const db = getDb(env.DB);
+      const now = Date.now();
+      const base = {
+        ...{ id: draft.id, accountId: cfg.accountId, sessionId: cfg.sessionId, chatId: chatIdOf(draft.to), direction: "outbound" as const, type: draft.type },
+        ...{ text: draft.text ?? null, template: draft.template ? JSON.stringify(draft.template) : null, media: draft.media ? JSON.stringify(draft.media) : null },
+        ...{ replyTo: draft.replyTo ?? null, batchId: draft.batchId ?? null, campaignId: draft.campaignId ?? null, createdAt: now },
+      };
+      if (driver.sendAtOnce) {
+        // The network answers at once: one write with the final state.
+        const result = driver.sendAtOnce(toOutbound(draft, ""));
+        const failure = result.ok ? null : result.error;
+        const row: MessageRow = { ...base, status: result.ok ? "sent" : "failed", errorCode: failure?.code ?? null, errorMessage: failure?.message ?? null, externalId: null, sentAt: result.ok ? now : null, deliveredAt: null, readAt: null };
+        const message = toMessage(row);
+        if (!result.ok) {
+          await db.insert(messages).values(row);
+          return { ok: true, message };
+        }
+        // The hot path of the API: the record and its event in ONE batch (one D1 round trip,
+        // atomic: never one without the other). The event is then durable, so putting it on the
+        // queue need not hold the answer (the DO flushes events every 100 ms).
+        const sent = prepareEvents(env, { type: "message.sent", accountId: cfg.accountId, sessionId: cfg.sessionId, data: message });
+        await db.batch([db.insert(messages).values(row), ...sent.statements]);
+        this.host.queueEvents(sent.events.map((e) => e.id));
+        await driver.afterSent?.([row], now);
+        return { ok: true, message };
+      }
+      // Networks over I/O: record first, so a crash after the network accepted still leaves a trace.
+      await db.insert(messages).values({ ...base, status: "pending" });
+      const result = await driver.send(await outboundWithMedia(env, draft));
+      return { ok: true, message: toMessage(await this.applyResult(draft.id, result, now)) };
+    });
+  }
+
+  /** Sends the outbox's due rows (the session must be WORKING, else they wait or fail). */
+  async sendDue(due: DueSend[]): Promise<void> {
+    const { env, outbox } = this.host;
+    const cfg = this.host.config();
+    const ids = due.map((r) => r.message_id);
+    const now = Date.now();
+    if (this.host.status() !== "WORKING") return this.holdOrFail(due, now);
+    const rows = await getDb(env.DB)
+      .select()
+      .from(messages)
+      .where(and(eq(messages.sessionId, cfg.sessionId), inArray(messages.id, ids), eq(messages.status, "pending")))
+      .all();
+    const driver = this.host.driver();
+    if (driver.sendAtOnce) {
+      const ok: string[] = [];
+      const failed = new Map<string, { error: FailureReason; ids: string[] }>();
+      for (const row of rows) {
+        const result = driver.sendAtOnce(toOutbound(draftOfRow(row), ""));
+        if (result.ok) ok.push(row.id);
+        else failed.set(result.error.code, { error: result.error, ids: [...(failed.get(result.error.code)?.ids ?? []), row.id] });
+      }
+      const sent = await advanceStatus(env, cfg.accountId, cfg.sessionId, { ids: ok }, "sent", now);
+      for (const f of failed.values()) await advanceStatus(env, cfg.accountId, cfg.sessionId, { ids: f.ids }, "failed", now, f.error);
+      await driver.afterSent?.(sent, now);
+      outbox.remove(ids);
+      return;
+    }
+    const attempts = new Map(due.map((r) => [r.message_id, r.attempts]));
+    const pendingIds = new Set(rows.map((r) => r.id));
+    outbox.remove(ids.filter((id) => !pendingIds.has(id)));
+    for (const row of rows) {
+      if (this.host.status() !== "WORKING") break;
+      if (row.campaignId && outbox.isHeld(row.campaignId)) continue; // paused while this chunk was in hand
+      if (row.campaignId && this.host.droppedCampaigns.has(row.campaignId)) {
+        await advanceStatus(env, cfg.accountId, cfg.sessionId, { ids: [row.id] }, "failed", Date.now(), { code: "campaign_cancelled", message: "The campaign was cancelled before this message was sent." });
+        outbox.remove([row.id]);
+        continue;
+      }
+      const draft = draftOfRow(row);
+      const result = await this.chats.run(draft.to, async () => driver.send(await outboundWithMedia(env, draft)));
+      const tries = (attempts.get(row.id) ?? 0) + 1;
+      if (!result.ok && result.retryAfterMs && tries < MAX_ATTEMPTS) {
+        outbox.retryLater(row.id, Date.now() + result.retryAfterMs * tries, tries);
+        continue;
+      }
+      await this.applyResult(row.id, result, Date.now());
+      outbox.remove([row.id]);
+    }
+  }
+
+  /** Due sends while the session is down: campaign sends wait (their campaigns held and paused with the reason); others fail. */
+  private async holdOrFail(due: DueSend[], now: number): Promise<void> {
+    const cfg = this.host.config();
+    const status = this.host.status();
+    const campaignIds = [...new Set(due.flatMap((r) => (r.campaign_id ? [r.campaign_id] : [])))];
+    if (campaignIds.length) {
+      this.host.outbox.hold(campaignIds);
+      await campaignHooks()?.interrupted(this.host.env, cfg.sessionId, status, `session_${status.toLowerCase()}`, campaignIds);
+    }
+    const others = due.filter((r) => !r.campaign_id).map((r) => r.message_id);
+    if (others.length) {
+      await advanceStatus(this.host.env, cfg.accountId, cfg.sessionId, { ids: others }, "failed", now, { code: "session_not_working", message: `The session was ${status} when the message was due.` });
+    }
+    this.host.outbox.remove(others);
+  }
+
+  /** Records what a network over I/O answered to one send. */
+  private async applyResult(id: string, result: NetworkSendResult, now: number): Promise<MessageRow> {
+    const { env } = this.host;
+    const cfg = this.host.config();
+    const db = getDb(env.DB);
+    let changed: MessageRow[];
+    if (result.ok) {
+      if (result.externalId) await db.update(messages).set({ externalId: result.externalId }).where(eq(messages.id, id));
+      changed = await advanceStatus(env, cfg.accountId, cfg.sessionId, { ids: [id] }, "sent", now);
+    } else {
+      changed = await advanceStatus(env, cfg.accountId, cfg.sessionId, { ids: [id] }, "failed", now, result.error);
+      if (result.sessionFailure && this.host.status() === "WORKING") await this.host.fail(result.sessionFailure);
+    }
+    // The row as updated; read it only when a receipt overtook the send (nothing changed here).
+    return changed[0] ?? (await db.select().from(messages).where(eq(messages.id, id)).get())!;
+  }
+}

@@ -1,0 +1,124 @@
+import { z } from "zod";
+
+/**
+ * The Worker's [vars] (wrangler.toml, `.dev.vars`, test bindings), parsed once per env object into
+ * typed values with their defaults. A value that is missing or does not parse takes the default, so
+ * a typo in a var never takes the Worker down. Every module reads its settings from `config(env)`.
+ */
+
+/** Seconds between webhook (and compile callback) attempts: 5 s, 5 min, 30 min, 2 h, 5 h, 10 h, 10 h. */
+export const DEFAULT_RETRY_SCHEDULE = [5, 300, 1800, 7200, 18000, 36000, 36000];
+
+const text = (fallback: string) => z.string().optional().transform((v) => v ?? fallback);
+const flag = z
+  .string()
+  .optional()
+  .transform((v) => v === "1");
+/** A number > 0 (finite), else the fallback. */
+const positive = (fallback: number) =>
+  z
+    .string()
+    .optional()
+    .transform((raw) => {
+      const n = Number(raw);
+      return raw !== undefined && raw.trim() !== "" && Number.isFinite(n) && n > 0 ? n : fallback;
+    });
+/** An integer > 0, else the fallback. */
+const positiveInt = (fallback: number) => positive(fallback).transform((n) => (Number.isInteger(n) ? n : fallback));
+/** Comma-separated seconds >= 0; empty or any bad part gives the default. */
+const schedule = z
+  .string()
+  .optional()
+  .transform((raw) => {
+    const v = raw?.trim();
+    if (!v) return DEFAULT_RETRY_SCHEDULE;
+    const parts = v.split(",").map((s) => Number(s.trim()));
+    return parts.some((n) => !Number.isFinite(n) || n < 0) ? DEFAULT_RETRY_SCHEDULE : parts;
+  });
+
+/** Days to keep rows: "" or "0" keeps them forever (null); junk takes the default. */
+const retentionDays = (fallback: number | null) =>
+  z
+    .string()
+    .optional()
+    .transform((raw) => {
+      if (raw === undefined) return fallback;
+      const text = raw.trim();
+      if (text === "" || text === "0") return null;
+      const n = Number(text);
+      return Number.isFinite(n) && n > 0 ? n : fallback;
+    });
+
+const Vars = z.object({
+  COMPILER_URL: text(""),
+  COMPILER_INSTANCES: positiveInt(4),
+  COMPILE_CACHE_TTL_SECONDS: positiveInt(7 * 24 * 3600),
+  ALLOW_LOOPBACK_URLS: flag,
+  /** Deprecated name of ALLOW_LOOPBACK_URLS, still honoured. */
+  WEBHOOK_ALLOW_LOOPBACK: flag,
+  WEBHOOK_RETRY_SCHEDULE: schedule,
+  WEBHOOK_TIMEOUT_MS: positive(15_000),
+  WEBHOOK_DISABLE_AFTER_DAYS: positive(5),
+  WEBHOOK_SECRET_GRACE_HOURS: positive(24),
+  SANDBOX_DELIVERED_MS: positive(200),
+  SANDBOX_READ_MS: positive(1000),
+  GRAPH_API_BASE_URL: text("https://graph.facebook.com/v23.0"),
+  UNAUTH_RATE_LIMIT_PER_MIN: positive(60),
+  HOOK_RATE_LIMIT_PER_MIN: positive(600),
+  ENTERPRISE_MAX_ACTIVE_KEYS: positiveInt(100),
+  RETENTION_EVENTS_DAYS: retentionDays(30),
+  RETENTION_WEBHOOK_DELIVERIES_DAYS: retentionDays(30),
+  RETENTION_WEBHOOK_ATTEMPTS_DAYS: retentionDays(30),
+  RETENTION_COMPILE_JOBS_DAYS: retentionDays(7),
+  RETENTION_MESSAGES_DAYS: retentionDays(null),
+});
+
+/** Days each table keeps its rows (null: forever), by the var that sets it. */
+export type Retention = Pick<z.infer<typeof Vars>, "RETENTION_EVENTS_DAYS" | "RETENTION_WEBHOOK_DELIVERIES_DAYS" | "RETENTION_WEBHOOK_ATTEMPTS_DAYS" | "RETENTION_COMPILE_JOBS_DAYS" | "RETENTION_MESSAGES_DAYS">;
+
+export interface Config {
+  compile: { compilerUrl: string; instances: number; cacheTtlSeconds: number };
+  /** Outbound URLs (webhooks, compile callbacks, media to fetch) may point at loopback: dev and tests only. */
+  allowLoopbackUrls: boolean;
+  webhooks: { retrySchedule: number[]; timeoutMs: number; disableAfterMs: number; secretGraceMs: number };
+  sandbox: { deliveredMs: number; readMs: number };
+  graphApiBaseUrl: string;
+  rateLimits: { unauthenticatedPerMinute: number; hooksPerMinute: number };
+  /** Most active API keys an enterprise account may hold. */
+  enterpriseMaxActiveKeys: number;
+  retention: Retention;
+}
+
+const cache = new WeakMap<object, Config>();
+
+/** `env` is the Worker's Env (typed loosely so that Node scripts sharing these modules can call it too). */
+export function config(env: object): Config {
+  const hit = cache.get(env);
+  if (hit) return hit;
+  const raw = env as unknown as Record<string, unknown>;
+  const strings = Object.fromEntries(Object.keys(Vars.shape).map((k) => [k, typeof raw[k] === "string" ? raw[k] : undefined]));
+  const v = Vars.parse(strings);
+  const parsed: Config = {
+    compile: { compilerUrl: v.COMPILER_URL, instances: v.COMPILER_INSTANCES, cacheTtlSeconds: v.COMPILE_CACHE_TTL_SECONDS },
+    allowLoopbackUrls: v.ALLOW_LOOPBACK_URLS || v.WEBHOOK_ALLOW_LOOPBACK,
+    webhooks: {
+      retrySchedule: v.WEBHOOK_RETRY_SCHEDULE,
+      timeoutMs: v.WEBHOOK_TIMEOUT_MS,
+      disableAfterMs: v.WEBHOOK_DISABLE_AFTER_DAYS * 86400_000,
+      secretGraceMs: v.WEBHOOK_SECRET_GRACE_HOURS * 3600_000,
+    },
+    sandbox: { deliveredMs: v.SANDBOX_DELIVERED_MS, readMs: v.SANDBOX_READ_MS },
+    graphApiBaseUrl: v.GRAPH_API_BASE_URL,
+    rateLimits: { unauthenticatedPerMinute: v.UNAUTH_RATE_LIMIT_PER_MIN, hooksPerMinute: v.HOOK_RATE_LIMIT_PER_MIN },
+    enterpriseMaxActiveKeys: v.ENTERPRISE_MAX_ACTIVE_KEYS,
+    retention: {
+      RETENTION_EVENTS_DAYS: v.RETENTION_EVENTS_DAYS,
+      RETENTION_WEBHOOK_DELIVERIES_DAYS: v.RETENTION_WEBHOOK_DELIVERIES_DAYS,
+      RETENTION_WEBHOOK_ATTEMPTS_DAYS: v.RETENTION_WEBHOOK_ATTEMPTS_DAYS,
+      RETENTION_COMPILE_JOBS_DAYS: v.RETENTION_COMPILE_JOBS_DAYS,
+      RETENTION_MESSAGES_DAYS: v.RETENTION_MESSAGES_DAYS,
+    },
+  };
+  cache.set(env, parsed);
+  return parsed;
+}

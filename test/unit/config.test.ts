@@ -1,0 +1,44 @@
+import { describe, expect, it } from "vitest";
+import { config, DEFAULT_RETRY_SCHEDULE } from "../../src/platform/config.ts";
+import { itemsPerStatement } from "../../src/platform/d1.ts";
+
+const env = (vars: Record<string, string>) => vars as unknown as Env;
+
+describe("config(env)", () => {
+  it("missing or junk vars take their defaults", () => {
+    const c = config(env({ WEBHOOK_TIMEOUT_MS: "soon", COMPILER_INSTANCES: "2.5", UNAUTH_RATE_LIMIT_PER_MIN: "-3" }));
+    expect(c.webhooks.timeoutMs).toBe(15_000);
+    expect(c.compile.instances).toBe(4);
+    expect(c.rateLimits.unauthenticatedPerMinute).toBe(60);
+    expect(c.webhooks.retrySchedule).toEqual(DEFAULT_RETRY_SCHEDULE);
+    expect(c.sandbox).toEqual({ deliveredMs: 200, readMs: 1000 });
+  });
+
+  it("parses set values into typed ones", () => {
+    const c = config(env({ WEBHOOK_RETRY_SCHEDULE: "1,2", WEBHOOK_DISABLE_AFTER_DAYS: "2", COMPILER_URL: "http://x", HOOK_RATE_LIMIT_PER_MIN: "9" }));
+    expect(c.webhooks.retrySchedule).toEqual([1, 2]);
+    expect(c.webhooks.disableAfterMs).toBe(2 * 86400_000);
+    expect(c.compile.compilerUrl).toBe("http://x");
+    expect(c.rateLimits.hooksPerMinute).toBe(9);
+  });
+
+  it("ALLOW_LOOPBACK_URLS gates loopback; its deprecated name WEBHOOK_ALLOW_LOOPBACK still works", () => {
+    expect(config(env({})).allowLoopbackUrls).toBe(false);
+    expect(config(env({ ALLOW_LOOPBACK_URLS: "1" })).allowLoopbackUrls).toBe(true);
+    expect(config(env({ WEBHOOK_ALLOW_LOOPBACK: "1" })).allowLoopbackUrls).toBe(true);
+    expect(config(env({ ALLOW_LOOPBACK_URLS: "0", WEBHOOK_ALLOW_LOOPBACK: "0" })).allowLoopbackUrls).toBe(false);
+  });
+
+  it("is parsed once per env object", () => {
+    const e = env({});
+    expect(config(e)).toBe(config(e));
+  });
+});
+
+describe("D1 parameter limit", () => {
+  it("sizes parts so that a statement binds at most 100 parameters", () => {
+    expect(itemsPerStatement(14)).toBe(7);
+    expect(itemsPerStatement(3, 7)).toBe(31);
+    expect(itemsPerStatement(1, 20)).toBe(80);
+  });
+});
