@@ -24,6 +24,18 @@ export interface Limits {
   maxPasses: number; // LaTeX passes
 }
 
+/** Precompiled preambles (preamble.ts). */
+export interface PreambleConfig {
+  maxEntries: number; // formats kept (0: off)
+  maxBytes: number; // all formats together on disk
+  maxAgeMs: number; // a format is rebuilt after this long
+  warm: number; // engine processes kept started from formats, ready for the next compile
+  warmIdleMs: number; // such a process is stopped after this long unused
+  maxQueue: number; // dumps waiting
+  maxVerifyPdfBytes: number; // larger PDFs are not dumped (the PDF is kept to verify the format)
+  dumpTimeoutMs: number;
+}
+
 export interface Config {
   port: number;
   host: string;
@@ -41,6 +53,7 @@ export interface Config {
   /** The bwrap binary (tests point it elsewhere to exercise the start-up self-check). */
   bwrapPath: string;
   limits: Limits;
+  preamble: PreambleConfig;
   logRequests: boolean;
 }
 
@@ -105,6 +118,16 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env, overrides: Part
     sandbox: sandboxRaw !== "off",
     bwrapPath: "/usr/bin/bwrap",
     limits,
+    preamble: {
+      maxEntries: int(env, "PREAMBLE_CACHE_ENTRIES", 64, 0),
+      maxBytes: int(env, "PREAMBLE_CACHE_BYTES", 1024 * 1024 * 1024, 1024 * 1024),
+      maxAgeMs: int(env, "PREAMBLE_MAX_AGE_MS", 12 * 3600 * 1000, 1000),
+      warm: int(env, "PREAMBLE_WARM", 2, 0),
+      warmIdleMs: int(env, "PREAMBLE_WARM_IDLE_MS", 120_000, 1000),
+      maxQueue: 4,
+      maxVerifyPdfBytes: 8 * 1024 * 1024,
+      dumpTimeoutMs: int(env, "PREAMBLE_DUMP_TIMEOUT_MS", 30_000, 1000),
+    },
     logRequests: env.LOG_REQUESTS === "1",
   };
   return {
@@ -112,5 +135,6 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env, overrides: Part
     ...overrides,
     poolSize: { ...cfg.poolSize, ...(overrides.poolSize ?? {}) },
     limits: { ...cfg.limits, ...(overrides.limits ?? {}) },
+    preamble: { ...cfg.preamble, ...(overrides.preamble ?? {}) },
   };
 }

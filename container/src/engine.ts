@@ -7,7 +7,7 @@ import { promises as fs } from "node:fs";
 import path from "node:path";
 import { fileURLToPath } from "node:url";
 import type { Config, Engine } from "./config.ts";
-import { bwrapArgs, runtimeLuaPath, SANDBOX_JOB_DIR, SANDBOX_LUA } from "./sandbox.ts";
+import { bwrapArgs, runtimeLuaPath, SANDBOX_FMT, SANDBOX_JOB_DIR, SANDBOX_LUA } from "./sandbox.ts";
 
 export const MAIN_BASENAME = "main";
 export const MAIN_FILE = "main.tex";
@@ -22,9 +22,9 @@ if (!/^[A-Za-z0-9_./-]+$/.test(LUA_SANDBOX)) {
 /**
  * The first line given to the engine. It runs after the format is loaded:
  * announce readiness on stdout (\message flushes the terminal), block on one
- * line from stdin (the "go"), switch to batch mode and read main.tex. The
- * engine is started in scrollmode only because TeX refuses to \read from the
- * terminal in batch/nonstop mode; user input is only ever read in batchmode.
+ * line from stdin (the "go" line, see goLine), switch to batch mode and run it.
+ * The engine is started in scrollmode only because TeX refuses to \read from
+ * the terminal in batch/nonstop mode; user input is only ever read in batchmode.
  * For lualatex the Lua sandbox is installed before anything of the user runs.
  */
 export function bootstrapLine(engine: Engine, jobDir: string, luaSandbox = LUA_SANDBOX): string {
@@ -34,18 +34,44 @@ export function bootstrapLine(engine: Engine, jobDir: string, luaSandbox = LUA_S
       : "";
   return (
     `\\message{${READY_MARKER}}` +
-    `\\begingroup\\endlinechar=-1 \\read-1to\\x\\endgroup` +
+    `\\begingroup\\endlinechar=-1 \\global\\read-1to\\texpoolgo\\endgroup` +
     lua +
-    `\\batchmode\\input ${MAIN_FILE} `
+    `\\batchmode\\texpoolgo `
   );
+}
+
+/** The draft option of graphicx/graphics: images are drawn as boxes and never read. */
+export const DRAFT_OPTIONS = "\\PassOptionsToPackage{draft}{graphicx}\\PassOptionsToPackage{draft}{graphics}";
+
+export interface GoOptions {
+  /** The main file's name in the engine's working directory (validated: letters, digits, `_.+-`). */
+  mainFile: string;
+  draft: boolean;
+  /** The process was started from a dumped preamble format (see preamble.ts): skip the preamble. */
+  preamble: boolean;
+}
+
+/**
+ * The line a warm engine reads before it starts the document. It is built by the
+ * server only, from validated names. With a preamble format, the main file is
+ * opened and its lines up to \begin{document} are skipped (mylatexformat's
+ * scanner, saved in the format under \texpoolscan), so line numbers stay right.
+ */
+export function goLine(o: GoOptions): string {
+  if (!/^[A-Za-z0-9_][A-Za-z0-9_.+-]*$/.test(o.mainFile)) throw new Error(`unsafe main file name: ${o.mainFile}`);
+  const draft = o.draft ? DRAFT_OPTIONS : "";
+  // \relax ends the file name (TeX drops trailing spaces of the line it \read)
+  const input = o.preamble ? `\\expandafter\\texpoolscan\\texpoolinput ${o.mainFile}\\relax` : `\\input ${o.mainFile}\\relax`;
+  return `\\relax${draft}${input}`;
 }
 
 /**
  * The engine's command line. `jobDir` is the host directory; in the sandbox the
  * engine sees it (and the Lua sandbox) at fixed paths.
  */
-export function engineArgs(engine: Engine, jobDir: string, sandboxed = false, luaSandbox = LUA_SANDBOX): string[] {
+export function engineArgs(engine: Engine, jobDir: string, sandboxed = false, luaSandbox = LUA_SANDBOX, fmt?: string): string[] {
   const args = [
+    ...(fmt ? [`-fmt=${fmt}`] : []),
     `-jobname=${MAIN_BASENAME}`,
     "-interaction=scrollmode",
     "-halt-on-error",
@@ -57,9 +83,17 @@ export function engineArgs(engine: Engine, jobDir: string, sandboxed = false, lu
   return args;
 }
 
-/** The complete environment of an engine or bib process: nothing inherited. */
-export function engineEnv(jobDir: string): Record<string, string> {
+/**
+ * The complete environment of an engine or bib process: nothing inherited. When the
+ * process works in a subfolder (`subdir`, the main file's folder), files are also
+ * looked up from the project root, as the main file's folder comes first.
+ */
+export function engineEnv(jobDir: string, subdir = ""): Record<string, string> {
+  const root: Record<string, string> = subdir
+    ? { TEXINPUTS: `.:${jobDir}:`, BIBINPUTS: `.:${jobDir}:`, BSTINPUTS: `.:${jobDir}:` }
+    : {};
   return {
+    ...root,
     PATH: "/usr/local/bin:/usr/bin:/bin",
     HOME: jobDir,
     LANG: "C.UTF-8",
@@ -87,6 +121,10 @@ export function engineEnv(jobDir: string): Record<string, string> {
 
 export interface SpawnOptions {
   cwd: string; // the job directory on the host
+  /** Work in this folder of the job directory (relative, validated); default its root. */
+  subdir?: string | undefined;
+  /** Host path of a format file to bind read-only at SANDBOX_FMT (sandbox only). */
+  fmtFile?: string | undefined;
   sandbox: boolean;
   bwrapPath: string;
   cpuSeconds: number;
@@ -110,17 +148,24 @@ export function spawnLimited(cmd: string, args: string[], o: SpawnOptions): Chil
   const limits = [`--cpu=${o.cpuSeconds}`, `--as=${o.memoryBytes}`, `--fsize=${o.fileBytes}`, "--core=0", "--"];
   let argv: string[];
   let env: Record<string, string>;
+  const sub = o.subdir ?? "";
   if (o.sandbox) {
-    const inner = engineEnv(SANDBOX_JOB_DIR);
-    const bw = bwrapArgs({ hostDir: o.cwd, env: inner, luaSandbox: cmd === "lualatex" ? (o.luaSandbox ?? LUA_SANDBOX) : undefined });
+    const inner = engineEnv(SANDBOX_JOB_DIR, sub);
+    const bw = bwrapArgs({
+      hostDir: o.cwd,
+      env: inner,
+      luaSandbox: cmd === "lualatex" ? (o.luaSandbox ?? LUA_SANDBOX) : undefined,
+      chdir: sub ? `${SANDBOX_JOB_DIR}/${sub}` : undefined,
+      fmtFile: o.fmtFile,
+    });
     argv = [...limits, o.bwrapPath, ...bw, "--", cmd, ...args];
     env = { PATH: inner.PATH ?? "/usr/bin:/bin", LANG: "C.UTF-8" };
   } else {
     argv = [...limits, cmd, ...args];
-    env = engineEnv(o.cwd);
+    env = engineEnv(o.cwd, sub);
   }
   return spawn("/usr/bin/prlimit", argv, {
-    cwd: o.cwd,
+    cwd: sub ? path.join(o.cwd, sub) : o.cwd,
     env,
     detached: true, // own process group: the whole group is killed at the deadline
     stdio: ["pipe", "pipe", "pipe"],

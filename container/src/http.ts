@@ -6,6 +6,7 @@ import { JobAborted, runJob } from "./job.ts";
 import { Busy, type Gate, type LoopLagMonitor } from "./limits.ts";
 import type { Pools } from "./pool.ts";
 import type { BodyParser, Parsed } from "./body.ts";
+import type { Preambles } from "./preamble.ts";
 import type { Issue } from "./validate.ts";
 
 export interface AppState {
@@ -18,6 +19,7 @@ export interface AppState {
   body: BodyParser;
   /** Aborted when the server shuts down: running jobs are killed, new ones refused. */
   shutdown: AbortSignal;
+  preambles?: Preambles;
 }
 
 class HttpError extends Error {
@@ -96,7 +98,7 @@ async function compile(req: IncomingMessage, res: ServerResponse, st: AppState):
   let result;
   try {
     if (st.shutdown.aborted) throw shuttingDown();
-    result = await runJob(v.value, st.pools, st.cfg, st.shutdown);
+    result = await runJob(v.value, st.pools, st.cfg, st.shutdown, st.preambles);
   } catch (e) {
     throw e instanceof JobAborted ? shuttingDown() : e;
   } finally {
@@ -113,6 +115,7 @@ async function compile(req: IncomingMessage, res: ServerResponse, st: AppState):
       "X-Compile-Warnings": String(result.warnings.length),
       ...(result.bibTool ? { "X-Compile-Bib": result.bibTool } : {}),
       ...(result.tools.length ? { "X-Compile-Tools": result.tools.join(",") } : {}),
+      ...(result.preamble ? { "X-Compile-Preamble": result.preamble } : {}),
     });
     res.end(result.pdf);
     return;
@@ -138,7 +141,7 @@ export function createHandler(st: AppState) {
       } else if (url.pathname === "/healthz") {
         if (req.method !== "GET" && req.method !== "HEAD") throw new HttpError(405, "method_not_allowed", "Use GET /healthz.", {}, { Allow: "GET, HEAD" });
         const ready = st.ready();
-        const body = { ok: ready, pools: st.pools.stats(), jobs: st.gate.stats(), engines: st.cfg.engines, eventLoopLagMs: st.lag.stats() };
+        const body = { ok: ready, pools: st.pools.stats(), jobs: st.gate.stats(), engines: st.cfg.engines, eventLoopLagMs: st.lag.stats(), ...(st.preambles ? { preambles: st.preambles.stats() } : {}) };
         if (ready) sendJson(res, 200, body);
         else sendJson(res, 503, { ...body, error: { code: "not_ready", message: "Engine pools are still warming up." } }, { "Retry-After": "1" });
       } else {

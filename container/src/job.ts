@@ -5,11 +5,12 @@ import { constants, promises as fs } from "node:fs";
 import path from "node:path";
 import type { ChildProcess } from "node:child_process";
 import type { Config } from "./config.ts";
-import { killGroup, MAIN_BASENAME, MAIN_FILE, normaliseExit, spawnLimited, spawnOptions } from "./engine.ts";
+import { goLine, killGroup, MAIN_BASENAME, normaliseExit, spawnLimited, spawnOptions } from "./engine.ts";
 import { checkJobDir, type JobCaps, type Overrun } from "./limits.ts";
 import { firstCause, logTail, parseLog, parseToolOutput, type LogError, type LogWarning } from "./log-parser.ts";
 import { needsRerun, planTools, snapshot, toolCommand, type Tool } from "./passes.ts";
-import { removeDir, type Pools, type WarmProcess } from "./pool.ts";
+import { removeDir, spawnProcess, type EnginePool, type Pools, type ProcessSpec, type WarmProcess } from "./pool.ts";
+import type { PreambleUse, Preambles } from "./preamble.ts";
 import type { CompileRequest } from "./validate.ts";
 
 export interface CompileSuccess {
@@ -22,6 +23,8 @@ export interface CompileSuccess {
   bibTool?: "bibtex" | "biber";
   /** The tools that ran between passes. */
   tools: Tool[];
+  /** Whether a precompiled preamble was used ("hit"), or none existed yet ("miss"). */
+  preamble?: "hit" | "miss";
 }
 
 export interface CompileFailure {
@@ -112,11 +115,20 @@ function exitedOf(child: ChildProcess): Promise<{ code: number | null; signal: N
   });
 }
 
-async function writeInputs(dir: string, req: CompileRequest, cfg: Config): Promise<void> {
+/** The main file's folder in the project ("" for the root) and its name. */
+export function mainParts(mainPath: string): { sub: string; mainFile: string } {
+  const i = mainPath.lastIndexOf("/");
+  return i < 0 ? { sub: "", mainFile: mainPath } : { sub: mainPath.slice(0, i), mainFile: mainPath.slice(i + 1) };
+}
+
+export async function writeInputs(dir: string, req: CompileRequest, cfg: Config): Promise<void> {
   const own = async (p: string) => {
     if (cfg.engineUid !== undefined) await fs.chown(p, cfg.engineUid, cfg.engineGid ?? cfg.engineUid);
   };
   const made = new Set<string>();
+  // the main file's folder was made when the engine was started there
+  const { sub } = mainParts(req.mainPath);
+  if (sub) for (let d = path.join(dir, sub); d.startsWith(dir + path.sep); d = path.dirname(d)) if ((await fs.lstat(d).catch(() => undefined))?.isDirectory()) made.add(d);
   const write = async (rel: string, data: Buffer | string) => {
     const parts = rel.split("/");
     let cur = dir;
@@ -137,15 +149,23 @@ async function writeInputs(dir: string, req: CompileRequest, cfg: Config): Promi
     }
     await own(target);
   };
-  await write(MAIN_FILE, req.source);
+  await write(req.mainPath, req.source);
   for (const f of req.files) await write(f.path, f.data);
 }
 
-/** Moves everything of a finished pass into the directory of the next warm process. */
-async function moveAll(from: string, to: string): Promise<void> {
+/**
+ * Moves everything of a finished pass into the directory of the next warm process.
+ * Folders the next process already has (the main file's, made at its start) are
+ * merged; files it already has (its own log, opened before the job) stay its own.
+ */
+async function moveAll(from: string, to: string, depth = 0): Promise<void> {
   for (const name of await fs.readdir(from)) {
-    if (name === ".texmf-var") continue; // the next process has its own cache dir
-    await fs.rename(path.join(from, name), path.join(to, name));
+    if (depth === 0 && name === ".texmf-var") continue; // the next process has its own cache dir
+    const src = path.join(from, name);
+    const dst = path.join(to, name);
+    const there = await fs.lstat(dst).catch(() => undefined);
+    if (!there) await fs.rename(src, dst);
+    else if (there.isDirectory() && depth < 8) await moveAll(src, dst, depth + 1);
   }
 }
 
@@ -172,14 +192,101 @@ export class JobAborted extends Error {
   }
 }
 
-export async function runJob(req: CompileRequest, pools: Pools, cfg: Config, signal?: AbortSignal): Promise<CompileResult> {
+/** Where the engine processes of one job's passes come from. */
+interface ProcessSource {
+  take(): Promise<WarmProcess>;
+  /** The job is over; `ok`: it succeeded (a spare process may then be kept). */
+  close(ok: boolean): void;
+}
+
+/** The warm pool: engines started in a job directory's root from the engine's own format. */
+function poolSource(pool: EnginePool): ProcessSource {
+  return { take: () => pool.take(), close: () => {} };
+}
+
+/**
+ * Processes started for this job, in the main file's folder and/or from a preamble
+ * format. The next pass's process starts while the current pass runs; an unused one
+ * goes to `spare` when the job succeeded (kept warm for the next compile).
+ */
+function dedicatedSource(cfg: Config, engine: CompileRequest["engine"], spec: ProcessSpec, first?: WarmProcess, spare?: (p: WarmProcess) => void): ProcessSource {
+  let pending: WarmProcess | undefined = first;
+  let next: Promise<WarmProcess | undefined> | undefined;
+  const start = () => spawnProcess(cfg, engine, spec).catch(() => undefined);
+  const discard = (p: WarmProcess) => {
+    p.kill();
+    void p.exited.then(() => removeDir(p.dir));
+  };
+  return {
+    async take() {
+      let p = pending;
+      pending = undefined;
+      if (!p && next) p = await next;
+      next = start();
+      return p ?? spawnProcess(cfg, engine, spec);
+    },
+    close(ok) {
+      const n = next;
+      next = undefined;
+      if (pending) discard(pending);
+      void n?.then((p) => {
+        if (!p) return;
+        if (ok && spare) spare(p);
+        else discard(p);
+      });
+    },
+  };
+}
+
+/**
+ * Compiles one request: from a precompiled preamble when a verified one exists (and,
+ * should that fail, once more the normal way within the same deadline), otherwise
+ * the normal way, after which the preamble may be dumped in the background.
+ */
+export async function runJob(req: CompileRequest, pools: Pools, cfg: Config, signal?: AbortSignal, preambles?: Preambles): Promise<CompileResult> {
   const started = Date.now();
   const deadline = started + req.timeoutMs;
   const pool = pools.get(req.engine);
   if (!pool) throw new Error(`engine ${req.engine} not enabled`);
+  const { sub } = mainParts(req.mainPath);
+  const normal = () => (sub ? dedicatedSource(cfg, req.engine, { subdir: sub }) : poolSource(pool));
+  const use = preambles?.lookup(req);
+  if (use) {
+    const r = await runPasses(req, formatSource(cfg, req, use, preambles), cfg, started, deadline, true, signal);
+    if (r.ok) return { ...r, preamble: "hit" };
+    if (r.code !== "compile_error") return r;
+    const again = await runPasses(req, normal(), cfg, started, deadline, false, signal);
+    if (again.ok) preambles?.reject(use.key);
+    return again;
+  }
+  const r = await runPasses(req, normal(), cfg, started, deadline, false, signal);
+  if (r.ok && preambles?.keyOf(req)) {
+    preambles.afterCompile(req, r);
+    return { ...r, preamble: "miss" };
+  }
+  return r;
+}
+
+function formatSource(cfg: Config, req: CompileRequest, use: PreambleUse, preambles?: Preambles): ProcessSource {
+  const { sub } = mainParts(req.mainPath);
+  return dedicatedSource(cfg, req.engine, { subdir: sub || undefined, fmtFile: use.fmtFile }, use.warm, (p) => preambles?.keepWarm(use.key, p));
+}
+
+/** Compiles `req` from a dumped preamble only (the verification of a new format). */
+export async function compileWithFormat(req: CompileRequest, use: PreambleUse, cfg: Config, signal?: AbortSignal): Promise<{ pdf: Buffer; pages: number } | undefined> {
+  const started = Date.now();
+  const r = await runPasses(req, formatSource(cfg, req, use), cfg, started, started + req.timeoutMs, true, signal);
+  return r.ok ? { pdf: r.pdf, pages: r.pages } : undefined;
+}
+
+async function runPasses(req: CompileRequest, source: ProcessSource, cfg: Config, started: number, deadline: number, fromFormat: boolean, signal?: AbortSignal): Promise<CompileResult> {
   const hasBib = req.files.some((f) => f.path.endsWith(".bib"));
-  let proc: WarmProcess = await pool.take();
+  const { sub, mainFile } = mainParts(req.mainPath);
+  const go = goLine({ mainFile, draft: req.draft, preamble: fromFormat });
+  let proc: WarmProcess = await source.take();
   let dir = proc.dir;
+  let cwd = path.join(dir, sub);
+  let succeeded = false;
   let passes = 0;
   let lastLog = "";
   let warnings: LogWarning[] = [];
@@ -220,33 +327,36 @@ export async function runJob(req: CompileRequest, pools: Pools, cfg: Config, sig
     const toolsDone = new Map<string, string>();
     for (;;) {
       passes++;
-      proc.go();
+      proc.go(go);
       const run = await runToExit(proc.child, proc.exited, dir, deadline, cfg, signal);
       if (run.ending !== "exit") {
         // stopped from outside: only the tail is answered, the log is not parsed
-        lastLog = await readLog(dir, undefined, 2 * cfg.limits.logTailBytes);
+        lastLog = await readLog(cwd, undefined, 2 * cfg.limits.logTailBytes);
         return limitFail(run.ending, `Pass ${passes} of ${req.engine}`);
       }
-      lastLog = await readLog(dir);
+      lastLog = await readLog(cwd);
       const parsed = parseLog(lastLog);
       warnings = parsed.warnings;
       pages = parsed.pages;
       if (parsed.errors.length > 0 || run.code !== 0) {
-        const { first, errors } = firstCause(parsed, req.source, MAIN_FILE, `${req.engine} stopped with exit code ${run.code ?? run.signal}.`);
+        const { first, errors } = firstCause(parsed, req.source, mainFile, `${req.engine} stopped with exit code ${run.code ?? run.signal}.`);
+        if (parsed.missingEnd && first.file === "main.tex") first.file = mainFile;
+        // file names in the log are relative to the main file's folder: name them from the project root
+        if (sub) for (const e of errors) if (e.file !== undefined && !e.file.startsWith("/")) e.file = path.posix.normalize(path.posix.join(sub, e.file));
         return fail("compile_error", first.message, errors, { line: first.line, file: first.file });
       }
       let after = await snapshot(dir);
 
       // bibtex/biber (only when the request brought a .bib), makeindex for indexes,
       // glossaries and nomenclature: each only when its input changed
-      const plan = await planTools(dir, lastLog, toolsDone, hasBib);
+      const plan = await planTools(cwd, lastLog, toolsDone, hasBib);
       if (!plan.ok) return fail("compile_error", plan.message, [{ message: plan.message, file: plan.file }], { file: plan.file });
       for (const t of plan.runs) {
         const [cmd, args] = toolCommand(t);
-        const r = await runTool(cmd, args, dir, deadline, cfg, signal);
+        const r = await runTool(cmd, args, dir, deadline, cfg, signal, sub);
         if (r.ending !== "exit") return limitFail(r.ending, t.tool);
         // bibtex: 1 means warnings only
-        if (r.code !== 0 && !(t.tool === "bibtex" && r.code === 1)) return toolFail(t.tool, (t.logFile ? await readLog(dir, t.logFile) : "") || r.output);
+        if (r.code !== 0 && !(t.tool === "bibtex" && r.code === 1)) return toolFail(t.tool, (t.logFile ? await readLog(cwd, t.logFile) : "") || r.output);
         toolsDone.set(t.id, t.key);
         if (t.tool !== "makeindex") bibTool = t.tool;
         toolsRun.add(t.tool);
@@ -256,24 +366,27 @@ export async function runJob(req: CompileRequest, pools: Pools, cfg: Config, sig
 
       const again = toolRan || needsRerun(before, after, lastLog);
       if (!again || passes >= cfg.limits.maxPasses) break;
-      const next = await pool.take();
+      const next = await source.take();
       proc.kill();
       await moveAll(dir, next.dir);
       await removeDir(dir);
       proc = next;
       dir = next.dir;
+      cwd = path.join(dir, sub);
       before = after;
     }
 
-    const pdfPath = path.join(dir, `${MAIN_BASENAME}.pdf`);
+    const pdfPath = path.join(cwd, `${MAIN_BASENAME}.pdf`);
     const st = await fs.lstat(pdfPath).catch(() => undefined);
     if (!st || !st.isFile()) return fail("compile_error", "No PDF was produced (the document has no pages).", [{ message: "No pages of output." }]);
     if (st.size > cfg.limits.maxPdfBytes) return fail("output_too_large", `The PDF is ${st.size} bytes; the limit is ${cfg.limits.maxPdfBytes}.`);
     const pdf = await fs.readFile(pdfPath);
+    succeeded = true;
     return { ok: true, pdf, pages: pages ?? countPages(pdf), passes, durationMs: Date.now() - started, warnings, bibTool, tools: [...toolsRun] };
   } finally {
     proc.kill();
     await removeDir(dir);
+    source.close(succeeded);
   }
 
   function toolFail(tool: string, output: string): CompileFailure {
@@ -285,8 +398,8 @@ export async function runJob(req: CompileRequest, pools: Pools, cfg: Config, sig
   }
 }
 
-async function runTool(cmd: string, args: string[], dir: string, deadline: number, cfg: Config, signal?: AbortSignal): Promise<RunOutcome & { output: string }> {
-  const child = spawnLimited(cmd, args, spawnOptions(cfg, dir));
+async function runTool(cmd: string, args: string[], dir: string, deadline: number, cfg: Config, signal?: AbortSignal, sub = ""): Promise<RunOutcome & { output: string }> {
+  const child = spawnLimited(cmd, args, { ...spawnOptions(cfg, dir), subdir: sub || undefined });
   child.stdin!.end();
   let output = "";
   const take = (c: Buffer) => {

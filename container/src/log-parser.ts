@@ -356,7 +356,7 @@ export function firstCause(parsed: ParsedLog, source: string, mainFile: string, 
 }
 
 const BOOT = "\\message{TEXPOOL-READY}";
-const BOOT_END = "\\input main.tex";
+const BOOT_END = "\\texpoolgo";
 
 /** Hides the bootstrap line (it names server paths) wherever TeX echoes it. Linear. */
 function hideBootstrap(s: string): string {

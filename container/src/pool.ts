@@ -7,6 +7,7 @@ import path from "node:path";
 import type { ChildProcess } from "node:child_process";
 import type { Config, Engine } from "./config.ts";
 import { engineArgs, killGroup, normaliseExit, READY_MARKER, spawnLimited, spawnOptions } from "./engine.ts";
+import { SANDBOX_FMT } from "./sandbox.ts";
 
 export interface ExitInfo {
   code: number | null;
@@ -68,11 +69,12 @@ export class WarmProcess {
     child.stdin!.on("error", () => {});
   }
 
-  /** Lets the engine read main.tex from its directory. Returns at once. */
-  go(): void {
+  /** Lets the engine run `line` (engine.ts goLine: the main file, options). Returns at once. */
+  go(line: string): void {
     if (this.started) throw new Error("process already used");
+    if (line.includes("\n")) throw new Error("go line must be one line");
     this.started = true;
-    this.child.stdin!.end("go\n");
+    this.child.stdin!.end(`${line}\n`);
   }
 
   kill(): void {
@@ -140,6 +142,31 @@ export async function prepareLuaCache(dir: string, cfg: Config): Promise<void> {
   }
 }
 
+export interface ProcessSpec {
+  /** Work in this folder of the job directory (the main file's folder), created here. */
+  subdir?: string | undefined;
+  /** Host path of a format to start from instead of the engine's own (a dumped preamble). */
+  fmtFile?: string | undefined;
+}
+
+/** Starts one engine process in a fresh job directory; it loads its format and waits for go(). */
+export async function spawnProcess(cfg: Config, engine: Engine, spec: ProcessSpec = {}): Promise<WarmProcess> {
+  const dir = await makeJobDir(cfg);
+  if (spec.subdir) {
+    let cur = dir;
+    for (const seg of spec.subdir.split("/")) {
+      cur = path.join(cur, seg);
+      await fs.mkdir(cur, { mode: 0o700 });
+      if (cfg.engineUid !== undefined) await fs.chown(cur, cfg.engineUid, cfg.engineGid ?? cfg.engineUid);
+    }
+  }
+  if (engine === "lualatex") await prepareLuaCache(dir, cfg);
+  const fmt = spec.fmtFile ? (cfg.sandbox ? SANDBOX_FMT : spec.fmtFile) : undefined;
+  const opts = { ...spawnOptions(cfg, dir), subdir: spec.subdir, fmtFile: spec.fmtFile };
+  const child = spawnLimited(engine, engineArgs(engine, dir, cfg.sandbox, opts.luaSandbox, fmt), opts);
+  return new WarmProcess(engine, dir, child, 60_000);
+}
+
 export async function removeDir(dir: string): Promise<void> {
   await fs.rm(dir, { recursive: true, force: true, maxRetries: 3 }).catch(() => {});
 }
@@ -171,11 +198,8 @@ export class EnginePool {
 
   /** Starts one engine process in a fresh directory (not added to the pool). */
   async spawnOne(): Promise<WarmProcess> {
-    const dir = await makeJobDir(this.cfg);
-    if (this.engine === "lualatex") await prepareLuaCache(dir, this.cfg);
-    const child = spawnLimited(this.engine, engineArgs(this.engine, dir, this.cfg.sandbox), spawnOptions(this.cfg, dir));
+    const p = await spawnProcess(this.cfg, this.engine);
     this.spawned++;
-    const p = new WarmProcess(this.engine, dir, child, 60_000);
     p.exited.then(() => {
       this.idle = this.idle.filter((x) => x !== p);
     });

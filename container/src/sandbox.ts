@@ -15,6 +15,8 @@ import { fileURLToPath } from "node:url";
 
 /** Where the job directory appears inside the sandbox. */
 export const SANDBOX_JOB_DIR = "/job";
+/** Where a precompiled preamble format appears inside the sandbox (read-only). */
+export const SANDBOX_FMT = "/opt/texpool/preamble.fmt";
 /** Where the Lua sandbox (src/lua/sandbox.lua) appears inside the sandbox (lualatex only). */
 export const SANDBOX_LUA = "/opt/texpool/sandbox.lua";
 
@@ -47,7 +49,11 @@ export interface SandboxSpec {
   /** The complete environment inside the sandbox. */
   env: Record<string, string>;
   /** Host path of the Lua sandbox to bind at SANDBOX_LUA (lualatex), if any. */
-  luaSandbox?: string;
+  luaSandbox?: string | undefined;
+  /** Working directory inside the sandbox (default SANDBOX_JOB_DIR). */
+  chdir?: string | undefined;
+  /** Host path of a format file to bind read-only at SANDBOX_FMT, if any. */
+  fmtFile?: string | undefined;
 }
 
 /** /tmp inside: a small tmpfs (TMPDIR points at the job directory anyway). */
@@ -90,7 +96,8 @@ export function bwrapArgs(spec: SandboxSpec): string[] {
   for (const p of RO_BINDS) args.push("--ro-bind-try", p, p);
   args.push("--proc", "/proc", "--dev", "/dev", "--perms", "1777", "--size", String(TMP_BYTES), "--tmpfs", "/tmp");
   if (spec.luaSandbox) args.push("--ro-bind", spec.luaSandbox, SANDBOX_LUA);
-  args.push("--bind", spec.hostDir, SANDBOX_JOB_DIR, "--chdir", SANDBOX_JOB_DIR, "--remount-ro", "/", "--clearenv");
+  if (spec.fmtFile) args.push("--ro-bind", spec.fmtFile, SANDBOX_FMT);
+  args.push("--bind", spec.hostDir, SANDBOX_JOB_DIR, "--chdir", spec.chdir ?? SANDBOX_JOB_DIR, "--remount-ro", "/", "--clearenv");
   for (const [k, v] of Object.entries(spec.env)) args.push("--setenv", k, v);
   return args;
 }

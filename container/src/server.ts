@@ -10,7 +10,9 @@ import { createHandler } from "./http.ts";
 import { checkSandbox } from "./engine.ts";
 import { RuntimeFilesUnreachable, stageRuntimeFiles } from "./sandbox.ts";
 import { Gate, LoopLagMonitor } from "./limits.ts";
+import { compileWithFormat, writeInputs } from "./job.ts";
 import { Pools } from "./pool.ts";
+import { Preambles } from "./preamble.ts";
 
 const REFILL_GRACE_MS = 30;
 /** On shutdown, how long killed jobs get to send their 503 before connections are cut. */
@@ -23,6 +25,7 @@ export interface RunningServer {
   port: number;
   config: Config;
   pools: Pools;
+  preambles: Preambles;
   /** Resolves once every pool is full; rejects (PoolNotReady) naming the engine that cannot start. */
   warm: Promise<void>;
   close(): Promise<void>;
@@ -52,7 +55,10 @@ export async function startServer(opts: StartOptions = {}): Promise<RunningServe
   const lag = new LoopLagMonitor();
   const shutdown = new AbortController();
   const body = new BodyParser(cfg.limits);
-  const server = http.createServer(createHandler({ cfg, pools, gate, lag, body, shutdown: shutdown.signal, ready: () => pools.isWarm() }));
+  // preambles are dumped in the background, while a compile slot is free
+  const preambles = new Preambles(cfg, () => gate.stats().active < gate.stats().max);
+  preambles.setRunner({ writeInputs, compileWithFormat: (req, use) => compileWithFormat(req, use, cfg, shutdown.signal) });
+  const server = http.createServer(createHandler({ cfg, pools, gate, lag, body, shutdown: shutdown.signal, preambles, ready: () => pools.isWarm() }));
   server.requestTimeout = cfg.limits.maxTimeoutMs + 60_000;
   server.headersTimeout = 30_000;
   server.keepAliveTimeout = 5_000;
@@ -68,6 +74,7 @@ export async function startServer(opts: StartOptions = {}): Promise<RunningServe
     port: addr.port,
     config: cfg,
     pools,
+    preambles,
     warm,
     close() {
       closing ??= (async () => {
@@ -79,6 +86,7 @@ export async function startServer(opts: StartOptions = {}): Promise<RunningServe
           server.close(() => r());
           server.closeAllConnections();
         });
+        await preambles.close();
         await Promise.all([pools.close(), body.close()]);
         await fs.chmod(cfg.jobRoot, 0o700).catch(() => {});
         await fs.rm(cfg.jobRoot, { recursive: true, force: true }).catch(() => {});

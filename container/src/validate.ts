@@ -17,6 +17,22 @@ export interface CompileRequest {
   source: string;
   files: InputFile[];
   timeoutMs: number;
+  /** Where `source` is placed in the project; the engine runs in its folder. */
+  mainPath: string;
+  /** Images as boxes (graphicx/graphics `draft`). */
+  draft: boolean;
+  /** Opaque account scope for per-account caches (precompiled preambles); none: no such caches. */
+  namespace?: string;
+}
+
+const NAMESPACE = /^[A-Za-z0-9_-]{1,64}$/;
+
+/** `mainPath`: a request path ending in `.tex`. */
+export function checkMainPath(p: unknown): string | undefined {
+  const issue = checkPath(p);
+  if (issue) return issue;
+  if (!(p as string).endsWith(".tex") || (p as string).split("/").pop() === ".tex") return "must name a .tex file";
+  return undefined;
 }
 
 const SEGMENT = /^[A-Za-z0-9_][A-Za-z0-9_.+-]*$/;
@@ -51,7 +67,7 @@ export function validateCompile(body: unknown, limits: Limits): { ok: true; valu
   }
   const b = body as Record<string, unknown>;
   for (const k of Object.keys(b)) {
-    if (!["engine", "source", "files", "timeoutMs"].includes(k)) issues.push({ path: k, message: "unknown field" });
+    if (!["engine", "source", "files", "timeoutMs", "mainPath", "draft", "namespace"].includes(k)) issues.push({ path: k, message: "unknown field" });
   }
   if (typeof b.engine !== "string" || !ENGINES.includes(b.engine as Engine)) {
     issues.push({ path: "engine", message: `must be one of ${ENGINES.join(", ")}` });
@@ -67,6 +83,16 @@ export function validateCompile(body: unknown, limits: Limits): { ok: true; valu
       issues.push({ path: "timeoutMs", message: `must be an integer from 1000 to ${limits.maxTimeoutMs}` });
     } else timeoutMs = b.timeoutMs;
   }
+  let mainPath = MAIN_FILE;
+  if (b.mainPath !== undefined) {
+    const issue = checkMainPath(b.mainPath);
+    if (issue) issues.push({ path: "mainPath", message: issue });
+    else mainPath = b.mainPath as string;
+  }
+  if (b.draft !== undefined && typeof b.draft !== "boolean") issues.push({ path: "draft", message: "must be a boolean" });
+  if (b.namespace !== undefined && (typeof b.namespace !== "string" || !NAMESPACE.test(b.namespace))) {
+    issues.push({ path: "namespace", message: "must be 1 to 64 letters, digits, _ or -" });
+  }
   const files: InputFile[] = [];
   let total = typeof b.source === "string" ? Buffer.byteLength(b.source, "utf8") : 0;
   if (b.files !== undefined) {
@@ -75,7 +101,7 @@ export function validateCompile(body: unknown, limits: Limits): { ok: true; valu
     } else if (b.files.length > limits.maxFiles) {
       issues.push({ path: "files", message: `must have at most ${limits.maxFiles} entries` });
     } else {
-      const seen = new Set<string>();
+      const seen = new Set<string>([mainPath.toLowerCase()]);
       b.files.forEach((f: unknown, i: number) => {
         const at = `files[${i}]`;
         if (typeof f !== "object" || f === null || Array.isArray(f)) {
@@ -88,7 +114,7 @@ export function validateCompile(body: unknown, limits: Limits): { ok: true; valu
         }
         const pathIssue = checkPath(o.path);
         if (pathIssue) issues.push({ path: `${at}.path`, message: pathIssue });
-        else if (o.path === MAIN_FILE) issues.push({ path: `${at}.path`, message: `${MAIN_FILE} is reserved for source` });
+        else if ((o.path as string).toLowerCase() === mainPath.toLowerCase()) issues.push({ path: `${at}.path`, message: `${mainPath} is the main file (mainPath): its content is source` });
         else if (seen.has((o.path as string).toLowerCase())) issues.push({ path: `${at}.path`, message: "duplicate path" });
         else seen.add((o.path as string).toLowerCase());
         const enc = o.encoding ?? "utf8";
@@ -121,5 +147,7 @@ export function validateCompile(body: unknown, limits: Limits): { ok: true; valu
   }
   if (total > limits.maxTotalBytes) issues.push({ path: "files", message: `all files together must be at most ${limits.maxTotalBytes} bytes` });
   if (issues.length > 0) return { ok: false, issues };
-  return { ok: true, value: { engine: b.engine as Engine, source: b.source as string, files, timeoutMs } };
+  const value: CompileRequest = { engine: b.engine as Engine, source: b.source as string, files, timeoutMs, mainPath, draft: b.draft === true };
+  if (typeof b.namespace === "string") value.namespace = b.namespace;
+  return { ok: true, value };
 }

@@ -89,7 +89,7 @@ describe("linear scans over hostile text", () => {
     const log = repeat("\\message{TEXPOOL-READY}", 8 * MiB);
     const t = timed(() => logTail(log, 64 * 1024));
     expect(t.ms).toBeLessThan(BOUND_MS);
-    const hidden = logTail("x\n\\message{TEXPOOL-READY}\\read /srv/secret \\input main.tex\ny", 1000);
+    const hidden = logTail("x\n\\message{TEXPOOL-READY}\\read /srv/secret \\batchmode\\texpoolgo\ny", 1000);
     expect(hidden).toBe("x\nmain.tex\ny");
   });
 

@@ -1,6 +1,6 @@
 import { sha256Hex } from "../platform/crypto.ts";
 import { type CompileInput, sleep } from "./compiler.ts";
-import type { Engine } from "./schemas.ts";
+import { DEFAULT_MAIN_PATH, type Engine } from "./schemas.ts";
 
 /**
  * Content-addressed cache of successful compiles in R2 (`cache/<key>.pdf`). Entries are scoped to
@@ -8,16 +8,17 @@ import type { Engine } from "./schemas.ts";
  * a given document. Expiry: `expiresAt` in the object's custom metadata, checked on every read (an
  * R2 lifecycle rule on `cache/` deletes the objects themselves; see the README's deploy steps).
  */
-const VERSION = "compile-cache/v1";
+const VERSION = "compile-cache/v2";
 
 /**
  * sha256 over a canonical encoding: a JSON array (fixed order, no object keys) of the version,
- * account, engine, source and the files sorted by path. `timeoutMs` is left out: it does not change
- * a successful result.
+ * account, engine, main file path, draft flag, source and the files sorted by path (`mainPath` and
+ * `draft` with their defaults filled in, so leaving them out and giving the defaults are one key).
+ * `timeoutMs` is left out: it does not change a successful result.
  */
 export async function cacheKey(accountId: string, input: CompileInput): Promise<string> {
   const files = [...(input.files ?? [])].sort((a, b) => (a.path < b.path ? -1 : a.path > b.path ? 1 : 0)).map((f) => [f.path, f.encoding, f.content]);
-  return sha256Hex(JSON.stringify([VERSION, accountId, input.engine, input.source, files]));
+  return sha256Hex(JSON.stringify([VERSION, accountId, input.engine, input.mainPath ?? DEFAULT_MAIN_PATH, input.draft === true, input.source, files]));
 }
 
 const objectKey = (key: string) => `cache/${key}.pdf`;

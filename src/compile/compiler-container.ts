@@ -1,5 +1,5 @@
 import { ApiError, errors } from "../platform/errors.ts";
-import { type CompiledPdf, type CompileInput, type Compiler, compilerBusy, compileRequestInit, compileTimeout, interpretServerAnswer, isServerAnswer, sleep, timeLimitOf, TRANSPORT_SLACK_MS } from "./compiler.ts";
+import { type CompileContext, type CompiledPdf, type CompileInput, type Compiler, compilerBusy, compileRequestInit, compileTimeout, interpretServerAnswer, isServerAnswer, sleep, timeLimitOf, TRANSPORT_SLACK_MS } from "./compiler.ts";
 import type { TexContainer } from "./container.ts";
 import { log } from "../platform/log.ts";
 
@@ -24,11 +24,13 @@ function withDeadline<T>(p: Promise<T>, ms: number): Promise<T> {
  * round-robin, so a burst from one isolate spreads over the pool and many isolates do not pile onto
  * the same container; a retry never returns to an instance already tried for this request.
  */
-export function instanceOrder(poolSize: number, tries: number, random = Math.random): string[] {
+export function instanceOrder(poolSize: number, tries: number, random = Math.random, namespace?: string): string[] {
   if (cursor < 0) cursor = Math.floor(random() * poolSize);
   cursor = (cursor + 1) % poolSize;
+  // an account's compiles go to one instance first, where its precompiled preambles are
+  const first = namespace ? Number.parseInt(namespace.slice(0, 8), 16) % poolSize : cursor;
   const out: string[] = [];
-  for (let i = 0; i < Math.min(tries, poolSize); i++) out.push(`tex-${(cursor + i) % poolSize}`);
+  for (let i = 0; i < Math.min(tries, poolSize); i++) out.push(`tex-${(first + i) % poolSize}`);
   return out;
 }
 
@@ -48,9 +50,9 @@ export class ContainerCompiler implements Compiler {
     private readonly slackMs = TRANSPORT_SLACK_MS,
   ) {}
 
-  async compile(input: CompileInput): Promise<CompiledPdf> {
+  async compile(input: CompileInput, context: CompileContext = {}): Promise<CompiledPdf> {
     const deadline = timeLimitOf(input) + this.slackMs;
-    const names = instanceOrder(this.poolSize, MAX_TRIES);
+    const names = instanceOrder(this.poolSize, MAX_TRIES, Math.random, context.namespace);
     let busyFor = 0;
     for (const [i, name] of names.entries()) {
       if (BACKOFF_MS[i]) await sleep(BACKOFF_MS[i]!);
@@ -58,7 +60,7 @@ export class ContainerCompiler implements Compiler {
       try {
         // A deadline by race rather than an AbortSignal, which does not cross the Durable Object boundary.
         const stub = this.ns.getByName(name);
-        res = await withDeadline(stub.fetch("http://tex.container/compile", compileRequestInit(input)), deadline);
+        res = await withDeadline(stub.fetch("http://tex.container/compile", compileRequestInit(input, context)), deadline);
       } catch (err) {
         if (err instanceof DeadlineExceeded) {
           log.warn("compile deadline passed; not retried", { instance: name, deadlineMs: deadline });

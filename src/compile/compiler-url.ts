@@ -1,5 +1,5 @@
 import { errors } from "../platform/errors.ts";
-import { type CompiledPdf, type CompileInput, type Compiler, compileRequestInit, compileTimeout, interpretServerAnswer, isServerAnswer, sleep, timeLimitOf, TRANSPORT_SLACK_MS } from "./compiler.ts";
+import { type CompileContext, type CompiledPdf, type CompileInput, type Compiler, compileRequestInit, compileTimeout, interpretServerAnswer, isServerAnswer, sleep, timeLimitOf, TRANSPORT_SLACK_MS } from "./compiler.ts";
 import { log } from "../platform/log.ts";
 
 const BACKOFF_MS = [100, 400];
@@ -19,12 +19,12 @@ export class UrlCompiler implements Compiler {
     this.endpoint = `${baseUrl.replace(/\/+$/, "")}/compile`;
   }
 
-  async compile(input: CompileInput): Promise<CompiledPdf> {
+  async compile(input: CompileInput, context: CompileContext = {}): Promise<CompiledPdf> {
     const deadline = timeLimitOf(input) + this.slackMs;
     for (let attempt = 0; ; attempt++) {
       let res: Response;
       try {
-        res = await fetch(this.endpoint, { ...compileRequestInit(input), signal: AbortSignal.timeout(deadline) });
+        res = await fetch(this.endpoint, { ...compileRequestInit(input, context), signal: AbortSignal.timeout(deadline) });
       } catch (err) {
         const timedOut = err instanceof Error && (err.name === "TimeoutError" || err.name === "AbortError");
         if (timedOut) throw compileTimeout(timeLimitOf(input));

@@ -1,3 +1,4 @@
+import { sha256Hex } from "../platform/crypto.ts";
 import { ApiError, errors } from "../platform/errors.ts";
 import { COMPILE_LIMITS } from "./limits.ts";
 import type { CompileFile, Engine } from "./schemas.ts";
@@ -9,6 +10,22 @@ export interface CompileInput {
   source: string;
   files?: CompileFile[] | undefined;
   timeoutMs?: number | undefined;
+  mainPath?: string | undefined;
+  draft?: boolean | undefined;
+}
+
+/** Per-request context for the compile server, not part of the document. */
+export interface CompileContext {
+  /** The account's scope for the server's per-account caches (precompiled preambles); see compileNamespace. */
+  namespace?: string | undefined;
+}
+
+/**
+ * The compile server keeps precompiled preambles per namespace. It gets a hash of the account id,
+ * not the id: the server needs to tell accounts apart, not to know them.
+ */
+export async function compileNamespace(accountId: string): Promise<string> {
+  return (await sha256Hex(`compile-namespace/v1\n${accountId}`)).slice(0, 32);
 }
 
 export interface CompiledPdf {
@@ -18,6 +35,8 @@ export interface CompiledPdf {
   durationMs: number;
   pages: number | null;
   passes: number | null;
+  /** The server started from this account's precompiled preamble ("hit"), or had none yet ("miss"). */
+  preamble: "hit" | "miss" | null;
 }
 
 /**
@@ -30,17 +49,25 @@ export interface CompiledPdf {
  * (infrastructure; safe to retry).
  */
 export interface Compiler {
-  compile(input: CompileInput): Promise<CompiledPdf>;
+  compile(input: CompileInput, context?: CompileContext): Promise<CompiledPdf>;
 }
 
 /** Slack over the compile time limit for the server's own queueing and the transfer. */
 export const TRANSPORT_SLACK_MS = 35_000;
 
-export function compileRequestInit(input: CompileInput): RequestInit {
+export function compileRequestInit(input: CompileInput, context: CompileContext = {}): RequestInit {
   return {
     method: "POST",
     headers: { "content-type": "application/json", accept: "application/pdf, application/json" },
-    body: JSON.stringify({ engine: input.engine, source: input.source, files: input.files ?? [], timeoutMs: timeLimitOf(input) }),
+    body: JSON.stringify({
+      engine: input.engine,
+      source: input.source,
+      files: input.files ?? [],
+      timeoutMs: timeLimitOf(input),
+      ...(input.mainPath !== undefined ? { mainPath: input.mainPath } : {}),
+      ...(input.draft ? { draft: true } : {}),
+      ...(context.namespace !== undefined ? { namespace: context.namespace } : {}),
+    }),
   };
 }
 
@@ -78,6 +105,7 @@ export async function interpretServerAnswer(res: Response, input: CompileInput):
       durationMs: intHeader(res, "x-compile-duration-ms") ?? 0,
       pages: intHeader(res, "x-compile-pages"),
       passes: intHeader(res, "x-compile-passes"),
+      preamble: ((p) => (p === "hit" || p === "miss" ? p : null))(res.headers.get("x-compile-preamble")),
     };
   }
   let body: { error?: { code?: unknown; message?: unknown; [k: string]: unknown } } = {};

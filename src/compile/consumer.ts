@@ -2,7 +2,7 @@ import { getDb } from "../db/client.ts";
 import { ApiError } from "../platform/errors.ts";
 import { cacheKey, readCache, writeCache } from "./cache.ts";
 import { deliverCallback } from "./callbacks.ts";
-import { type CompileInput, isInfrastructureError, TRANSPORT_SLACK_MS } from "./compiler.ts";
+import { type CompileInput, compileNamespace, isInfrastructureError, TRANSPORT_SLACK_MS } from "./compiler.ts";
 import { cacheTtlSeconds, compilerFor } from "./config.ts";
 import { claimJob, findJob, finishJob, jobInputKey, jobPdfKey, type JobOutcome, type JobRow, releaseJob, renewLease, takeStaleJobs } from "./jobs.ts";
 import { COMPILE_LIMITS, MAX_JOB_ATTEMPTS } from "./limits.ts";
@@ -61,7 +61,7 @@ export async function runCompileJob(env: Env, msg: { jobId: string; accountId: s
       if (!(await putPdf(env, claimed, pdf, attempt))) return;
       outcome = { status: "succeeded", durationMs: 0, pages: cached.pages, sizeBytes: pdf.byteLength };
     } else {
-      const out = await compilerFor(env).compile(input);
+      const out = await compilerFor(env).compile(input, { namespace: await compileNamespace(job.accountId) });
       if (!(await putPdf(env, claimed, out.pdf, attempt))) return;
       await writeCache(env.FILES, key, out.pdf, { engine: out.engine, pages: out.pages, ttlSeconds: cacheTtlSeconds(env) }).catch((err) =>
         log.error("compile cache write failed", { error: String(err) }),

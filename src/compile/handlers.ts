@@ -21,6 +21,7 @@ export const compileRoutes = createRouter()
       "Cache-Control": "private, no-store",
     };
     if (r.pages !== null) headers["X-Compile-Pages"] = String(r.pages);
+    if (r.preamble !== null) headers["X-Compile-Preamble"] = r.preamble;
     return c.body(r.body, 200, headers);
   })
   .openapi(compileAsyncRoute, async (c) => {

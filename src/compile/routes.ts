@@ -20,8 +20,9 @@ export const compileSyncRoute = createRoute({
   tags: ["Compile"],
   summary: "Compile LaTeX to PDF and answer the PDF",
   description:
-    "Answers the PDF bytes. A repeat of the same request (same engine, source and files) within the cache lifetime is served from the account's result cache (`X-Cache: HIT`, `X-Compile-Duration-Ms: 0`) without compiling. " +
+    "Answers the PDF bytes. A repeat of the same request (same engine, source, files, `mainPath` and `draft`) within the cache lifetime is served from the account's result cache (`X-Cache: HIT`, `X-Compile-Duration-Ms: 0`) without compiling. " +
     "A LaTeX failure is 422 `compile_error` with `line`, `file`, `errors` and the tail of the `log`; `compile_timeout` when `timeoutMs` ran out. 503 `compiler_busy`/`service_unavailable` with `Retry-After` when no compiler is free. " +
+    "The compiler keeps the account's recently compiled preambles (everything before `\\begin{document}` and the files it reads) precompiled: the next compile of a document with the same preamble skips it (`X-Compile-Preamble: hit`); the PDF is the same either way. " +
     `Accepts \`Idempotency-Key\`. ${LIMITS_TEXT}`,
   middleware: [idempotency()] as const,
   request: { body: jsonBody(CompileRequest) },
@@ -34,6 +35,7 @@ export const compileSyncRoute = createRoute({
         "X-Engine": header("Engine that produced the PDF."),
         "X-Cache": header("`HIT` (served from the result cache) or `MISS`."),
         "X-Compile-Pages": header("Pages in the PDF."),
+        "X-Compile-Preamble": header("`hit`: compiled from the account's precompiled preamble; `miss`: none yet (one is made in the background for the next compile). Absent on a cache hit and for documents whose preamble is not precompiled."),
         ETag: header("Content hash of the request (the cache key)."),
       },
     },

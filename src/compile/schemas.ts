@@ -10,8 +10,11 @@ export const BASE64 = /^(?:[A-Za-z0-9+/]{4})*(?:[A-Za-z0-9+/]{2}==|[A-Za-z0-9+/]
 /** Relative paths of plain segments (as the compile server takes them): no `..`, no absolute paths, no hidden files. */
 export const SEGMENT = /^[A-Za-z0-9_][A-Za-z0-9_.+-]*$/;
 const MAX_DEPTH = 8;
-/** The compile server writes `source` to this name. */
-const MAIN_FILE = "main.tex";
+/** Where `source` goes in the project unless `mainPath` says otherwise. */
+export const DEFAULT_MAIN_PATH = "main.tex";
+
+const projectPath = (p: string) => p.split("/").length <= MAX_DEPTH && p.split("/").every((s) => SEGMENT.test(s));
+const PATH_RULE = `a relative path of at most ${MAX_DEPTH} segments of letters, digits and \`_.+-\` (not starting with \`.\`, \`+\` or \`-\`), separated by \`/\``;
 
 export const CompileFile = z
   .strictObject({
@@ -19,10 +22,7 @@ export const CompileFile = z
       .string()
       .min(1, { abort: true })
       .max(L.maxPathLength, { abort: true })
-      .refine((p) => p.split("/").length <= MAX_DEPTH && p.split("/").every((s) => SEGMENT.test(s)), {
-        message: `must be a relative path of at most ${MAX_DEPTH} segments of letters, digits and \`_.+-\` (not starting with \`.\`, \`+\` or \`-\`), separated by \`/\``,
-      })
-      .refine((p) => p !== MAIN_FILE, { message: `${MAIN_FILE} is reserved for \`source\`` })
+      .refine(projectPath, { message: `must be ${PATH_RULE}` })
       .openapi({ example: "chapters/intro.tex" }),
     content: z.string().openapi({ description: "The file's content: text, or base64 when `encoding` is `base64` (whitespace ignored)." }),
     encoding: z.enum(["utf8", "base64"]).default("utf8"),
@@ -42,7 +42,23 @@ const compileFields = {
   files: z
     .array(CompileFile)
     .optional()
-    .openapi({ description: `Extra files next to the main document (at most ${L.maxFiles}; source and files together at most ${L.maxTotalBytes / 1024 / 1024} MiB decoded).` }),
+    .openapi({ description: `The project's other files, by path from the project root (at most ${L.maxFiles}; source and files together at most ${L.maxTotalBytes / 1024 / 1024} MiB decoded). No file may have the main file's path.` }),
+  mainPath: z
+    .string()
+    .min(1, { abort: true })
+    .max(L.maxPathLength, { abort: true })
+    .refine(projectPath, { message: `must be ${PATH_RULE}` })
+    .refine((p) => p.endsWith(".tex"), { message: "must name a .tex file" })
+    .optional()
+    .openapi({
+      description:
+        `Where \`source\` is placed in the project (default \`${DEFAULT_MAIN_PATH}\`). The engine runs in that file's folder: \`\\input\`, \`\\include\`, \`\\includegraphics\` and \`\\bibliography\` find files relative to it first, then relative to the project root. \`\\jobname\` is \`main\`.`,
+      example: "thesis/thesis.tex",
+    }),
+  draft: z
+    .boolean()
+    .optional()
+    .openapi({ description: "Fast draft compile: images are drawn as boxes with their file names and never read (the `draft` option of graphicx/graphics). Default false." }),
   timeoutMs: z
     .number()
     .int()
@@ -52,13 +68,23 @@ const compileFields = {
     .openapi({ description: `Compile time limit for all passes (default ${L.defaultTimeoutMs}).`, example: 30000 }),
 };
 
-function uniquePaths(body: { files?: CompileFile[] | undefined }, ctx: z.RefinementCtx) {
-  const seen = new Set<string>();
+function uniquePaths(body: { files?: CompileFile[] | undefined; mainPath?: string | undefined }, ctx: z.RefinementCtx) {
+  const main = (body.mainPath ?? DEFAULT_MAIN_PATH).toLowerCase();
+  const seen = new Set<string>([main]);
   body.files?.forEach((f, i) => {
     const key = f.path.toLowerCase(); // case-insensitive file systems must not see two files as one
-    if (seen.has(key)) ctx.addIssue({ code: "custom", path: ["files", i, "path"], message: "duplicates another file's path" });
+    if (key === main) ctx.addIssue({ code: "custom", path: ["files", i, "path"], message: `is the main file's path (mainPath): its content is \`source\`` });
+    else if (seen.has(key)) ctx.addIssue({ code: "custom", path: ["files", i, "path"], message: "duplicates another file's path" });
     seen.add(key);
   });
+  // a path cannot be both a file and a folder of another (the main file's included)
+  for (const p of seen) {
+    const parts = p.split("/");
+    for (let i = 1; i < parts.length; i++) {
+      const dir = parts.slice(0, i).join("/");
+      if (seen.has(dir)) ctx.addIssue({ code: "custom", path: ["files"], message: `${dir} is both a file and a folder` });
+    }
+  }
 }
 
 export const CompileRequest = z.strictObject(compileFields).superRefine(uniquePaths).openapi("CompileRequest");

@@ -4,12 +4,12 @@ import { errors } from "../platform/errors.ts";
 import { newId } from "../platform/ids.ts";
 import { checkTargetUrl } from "../platform/safe-url.ts";
 import { cacheKey, readCache, writeCache } from "./cache.ts";
-import type { CompileInput } from "./compiler.ts";
+import { type CompileInput, compileNamespace } from "./compiler.ts";
 import { cacheTtlSeconds, compilerFor } from "./config.ts";
 import { checkCompileLimits } from "./input.ts";
 import { deleteJob, insertJob, jobInputKey, type JobRow, REQUEUE_AFTER_MS } from "./jobs.ts";
 import type { CompileQueueMessage } from "./messages.ts";
-import type { AsyncCompileRequest, CompileRequest, Engine } from "./schemas.ts";
+import { type AsyncCompileRequest, type CompileRequest, DEFAULT_MAIN_PATH, type Engine } from "./schemas.ts";
 import { log } from "../platform/log.ts";
 import { config } from "../platform/config.ts";
 
@@ -21,11 +21,15 @@ export type SyncResult = {
   engine: Engine;
   durationMs: number;
   pages: number | null;
+  preamble: "hit" | "miss" | null;
   timing: Record<string, number>;
 };
 
 export function toInput(body: CompileRequest): CompileInput {
-  return { engine: body.engine, source: body.source, files: body.files, timeoutMs: body.timeoutMs };
+  const input: CompileInput = { engine: body.engine, source: body.source, files: body.files, timeoutMs: body.timeoutMs };
+  if (body.mainPath !== undefined && body.mainPath !== DEFAULT_MAIN_PATH) input.mainPath = body.mainPath;
+  if (body.draft) input.draft = true;
+  return input;
 }
 
 /** The R2 copy of a sync result is written this long after the response is handed back. */
@@ -43,16 +47,16 @@ export async function compileSync(env: Env, ctx: Pick<ExecutionContext, "waitUnt
   const t0 = Date.now();
   const hit = await readCache(env.FILES, key);
   const t1 = Date.now();
-  if (hit) return { body: hit.body, size: hit.size, etag: key, cache: "HIT", engine: hit.engine ?? input.engine, durationMs: 0, pages: hit.pages, timing: { cache: t1 - t0 } };
+  if (hit) return { body: hit.body, size: hit.size, etag: key, cache: "HIT", engine: hit.engine ?? input.engine, durationMs: 0, pages: hit.pages, preamble: null, timing: { cache: t1 - t0 } };
 
-  const out = await compilerFor(env).compile(input);
+  const out = await compilerFor(env).compile(input, { namespace: await compileNamespace(accountId) });
   const t2 = Date.now();
   ctx.waitUntil(
     writeCache(env.FILES, key, out.pdf, { engine: out.engine, pages: out.pages, ttlSeconds: cacheTtlSeconds(env), delayMs: CACHE_WRITE_DELAY_MS }).catch((err) =>
       log.error("compile cache write failed", { error: String(err) }),
     ),
   );
-  return { body: out.pdf, size: out.pdf.byteLength, etag: key, cache: "MISS", engine: out.engine, durationMs: out.durationMs, pages: out.pages, timing: { cache: t1 - t0, compile: t2 - t1 } };
+  return { body: out.pdf, size: out.pdf.byteLength, etag: key, cache: "MISS", engine: out.engine, durationMs: out.durationMs, pages: out.pages, preamble: out.preamble, timing: { cache: t1 - t0, compile: t2 - t1 } };
 }
 
 /**

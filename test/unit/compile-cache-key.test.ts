@@ -27,6 +27,13 @@ describe("compile cache key", () => {
     expect(new Set([a, ...keys]).size).toBe(variants.length + 1);
   });
 
+  it("changes with mainPath and draft; their defaults given or left out are one key", async () => {
+    const a = await cacheKey("acc", base);
+    expect(await cacheKey("acc", { ...base, mainPath: "main.tex", draft: false })).toBe(a);
+    const keys = await Promise.all([cacheKey("acc", { ...base, mainPath: "thesis/main.tex" }), cacheKey("acc", { ...base, mainPath: "other.tex" }), cacheKey("acc", { ...base, draft: true })]);
+    expect(new Set([a, ...keys]).size).toBe(4);
+  });
+
   it("ignores timeoutMs and the order of files", async () => {
     await fc.assert(
       fc.asyncProperty(

@@ -1,6 +1,6 @@
 import { describe, expect, it } from "vitest";
 import { retrySchedule } from "../../src/compile/callbacks.ts";
-import { interpretServerAnswer } from "../../src/compile/compiler.ts";
+import { compileNamespace, compileRequestInit, interpretServerAnswer } from "../../src/compile/compiler.ts";
 import { ContainerCompiler, instanceOrder } from "../../src/compile/compiler-container.ts";
 import { checkCompileLimits } from "../../src/compile/input.ts";
 import { COMPILE_LIMITS } from "../../src/compile/limits.ts";
@@ -72,6 +72,24 @@ describe("container transport", () => {
       firsts.add(order[0]!);
     }
     expect(firsts.size).toBe(4);
+  });
+
+  it("instanceOrder sends an account (namespace) to the same instance first, retries elsewhere", () => {
+    const ns = "00000007aaaaaaaaaaaaaaaaaaaaaaaa";
+    for (let i = 0; i < 5; i++) {
+      const order = instanceOrder(4, 3, Math.random, ns);
+      expect(order[0]).toBe("tex-3");
+      expect(new Set(order).size).toBe(3);
+    }
+  });
+
+  it("the request to the compile server carries mainPath, draft and the namespace, only when set", async () => {
+    const body = (init: RequestInit) => JSON.parse(init.body as string) as Record<string, unknown>;
+    expect(body(compileRequestInit(input))).toEqual({ engine: "pdflatex", source: "x", files: [], timeoutMs: COMPILE_LIMITS.defaultTimeoutMs });
+    const ns = await compileNamespace("acc_1");
+    expect(ns).toMatch(/^[0-9a-f]{32}$/);
+    expect(ns).not.toBe(await compileNamespace("acc_2"));
+    expect(body(compileRequestInit({ ...input, mainPath: "a/b.tex", draft: true }, { namespace: ns }))).toMatchObject({ mainPath: "a/b.tex", draft: true, namespace: ns });
   });
 
   it("a cold or failed instance is retried on another one", async () => {

@@ -99,6 +99,62 @@ describe("compile: sync", () => {
     await reordered.arrayBuffer();
   });
 
+  it("mainPath: a main file in a subfolder finds files from its folder and from the project root; mainPath and draft are in the cache key", async () => {
+    const k = await createKey("pro");
+    const tag = crypto.randomUUID();
+    // a 2x2 PNG at the project root, an \input from the main file's folder
+    const png = "iVBORw0KGgoAAAANSUhEUgAAAAIAAAACCAIAAAD91JpzAAAAEElEQVR4nGP4z8AARAwQCgAf7gP9i18U1AAAAABJRU5ErkJggg==";
+    const body = {
+      mainPath: "thesis/thesis.tex",
+      source: `\\documentclass{article}\\usepackage{graphicx}\\begin{document}\\input{chapters/one} ${tag} \\includegraphics[width=1cm]{figs/dot.png}\\end{document}`,
+      files: [
+        { path: "thesis/chapters/one.tex", content: "Chapter one." },
+        { path: "figs/dot.png", content: png, encoding: "base64" },
+      ],
+    };
+    const res = await compileSync(k.key, body);
+    expect(res.status).toBe(200);
+    const pdf = new TextDecoder("latin1").decode(await res.arrayBuffer());
+    expect(pdf).toContain("/Subtype /Image");
+    // the same request with the default spelled out is the same cache entry; draft is another
+    const again = await compileSync(k.key, { ...body, draft: false });
+    expect(again.headers.get("X-Cache")).toBe("HIT");
+    await again.arrayBuffer();
+    const draft = await compileSync(k.key, { ...body, draft: true });
+    expect(draft.status).toBe(200);
+    expect(draft.headers.get("X-Cache")).toBe("MISS");
+    // images as boxes: the image is never read into the PDF
+    expect(new TextDecoder("latin1").decode(await draft.arrayBuffer())).not.toContain("/Subtype /Image");
+    // from another folder, chapters/one.tex is found neither next to the main file nor at the root
+    const moved = await compileSync(k.key, { ...body, mainPath: "other/thesis.tex" });
+    expect(moved.status).toBe(422);
+    expect(((await moved.json()) as { error: { message: string } }).error.message).toContain("chapters/one");
+  });
+
+  it("the account's next compile with the same preamble starts from it (X-Compile-Preamble), another account's does not", { timeout: 120_000 }, async () => {
+    const a = await createKey("pro");
+    const b = await createKey("pro");
+    const preamble = `\\documentclass{article}\n\\usepackage{amsmath}\n% ${crypto.randomUUID()}\n`;
+    const doc = (body: string) => `${preamble}\\begin{document}\n${body}\n\\end{document}\n`;
+    const first = await compileSync(a.key, { source: doc("First.") });
+    expect(first.headers.get("X-Compile-Preamble")).toBe("miss");
+    await first.arrayBuffer();
+    // the format is made in the background after the first compile
+    let second: Response | undefined;
+    const until = Date.now() + 90_000; // other test files keep the compiler busy meanwhile
+    for (let i = 0; Date.now() < until; i++) {
+      second = await compileSync(a.key, { source: doc(`Second ${i}.`) });
+      await second.arrayBuffer();
+      if (second.headers.get("X-Compile-Preamble") === "hit") break;
+      await new Promise((r) => setTimeout(r, 500));
+    }
+    expect(second?.status).toBe(200);
+    expect(second?.headers.get("X-Compile-Preamble")).toBe("hit");
+    const other = await compileSync(b.key, { source: doc("Other account.") });
+    expect(other.headers.get("X-Compile-Preamble")).toBe("miss");
+    await other.arrayBuffer();
+  });
+
   it("Idempotency-Key replays the first PDF", async () => {
     const k = await createKey("pro");
     const body = { source: uniqueDoc("idem") };

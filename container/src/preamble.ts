@@ -1,0 +1,496 @@
+// Precompiled preambles: after a document compiled, its preamble (everything before
+// \begin{document}, with the project files it reads) is dumped into a format in the
+// background, the mylatexformat way; the next compile of the same preamble starts the
+// engine from that format and skips the preamble. Formats are per namespace (account),
+// content-addressed, bounded (count, bytes, age; least recently used go first), built
+// in the same sandbox and limits as compiles, and only used after one compile from the
+// format gave the same pages and text as the normal compile it was built from.
+import { execFile } from "node:child_process";
+import { createHash, randomBytes } from "node:crypto";
+import { constants, promises as fs } from "node:fs";
+import path from "node:path";
+import type { Config, Engine } from "./config.ts";
+import { DRAFT_OPTIONS, killGroup, LUA_SANDBOX, MAIN_BASENAME, spawnLimited, spawnOptions } from "./engine.ts";
+import { makeJobDir, prepareLuaCache, removeDir, spawnProcess, type WarmProcess } from "./pool.ts";
+import { SANDBOX_JOB_DIR, SANDBOX_LUA } from "./sandbox.ts";
+import type { CompileRequest } from "./validate.ts";
+
+const VERSION = "texpool-preamble/v1";
+const MAX_BACKGROUND_WAIT_MS = 2_000;
+const BEGIN_DOCUMENT = "\\begin{document}";
+
+/**
+ * Preambles the format path does not take: anything that writes (its output would
+ * happen once, at dump time), changes how the main file is read, or drives the dump.
+ * (\makeglossaries writes its makeindex style file at once.) A preamble that reads files
+ * the request did not bring (generated ones) is refused
+ * after the dump (recorder), and any other difference by the verification compile.
+ */
+const REFUSED = ["\\write", "\\immediate", "\\openout", "\\special", "\\everyjob", "\\dump", "\\endofdump", "\\catcode", "\\endinput", "filecontents", "\\directlua", "\\luaexec", "\\luadirect", "\\pdfobj", "\\pdfannot", "\\pdfcatalog", "\\pdfinfo", "\\makeglossaries"];
+
+/** The preamble of `source`: the text before the line holding `\begin{document}`, if the format path can take it. */
+export function preambleOf(source: string): string | undefined {
+  const at = source.indexOf(BEGIN_DOCUMENT);
+  if (at < 0) return undefined;
+  const lineStart = source.lastIndexOf("\n", at) + 1;
+  // the scanner re-runs the whole line of \begin{document}: nothing of the preamble may share it
+  if (source.slice(lineStart, at).trim() !== "") return undefined;
+  const pre = source.slice(0, lineStart);
+  if (!pre.includes("\\documentclass")) return undefined;
+  // a preamble without packages loads in a few milliseconds: a format would not pay for its dump
+  if (!pre.includes("\\usepackage") && !pre.includes("\\RequirePackage")) return undefined;
+  for (const word of REFUSED) if (pre.includes(word)) return undefined;
+  return pre;
+}
+
+type State = "dumping" | "ready" | "bad";
+
+interface Entry {
+  key: string;
+  state: State;
+  /** Project files the preamble read, with their sha256 (the main file's preamble is in the key). */
+  deps: Array<[string, string]>;
+  fmtFile?: string;
+  bytes: number;
+  createdAt: number;
+  lastUsed: number;
+  warm?: WarmProcess;
+  warmTimer?: NodeJS.Timeout;
+}
+
+export interface PreambleUse {
+  key: string;
+  fmtFile: string;
+  /** A process already started from the format, if one was kept warm. */
+  warm?: WarmProcess;
+}
+
+export interface PreambleStats {
+  entries: number;
+  ready: number;
+  bad: number;
+  bytes: number;
+  warm: number;
+  queued: number;
+  dumping: boolean;
+  dumped: number;
+  hits: number;
+  /** Why the last format was not made or not kept (operators: which documents miss out). */
+  lastRefusal?: string;
+}
+
+/** What the background work needs from job.ts (passed in to keep the modules acyclic). */
+export interface PreambleRunner {
+  writeInputs(dir: string, req: CompileRequest, cfg: Config): Promise<void>;
+  /** Compiles `req` from the format only (no fallback); the PDF or undefined. */
+  compileWithFormat(req: CompileRequest, use: PreambleUse): Promise<{ pdf: Buffer; pages: number } | undefined>;
+}
+
+interface Pending {
+  req: CompileRequest;
+  key: string;
+  pdf: Buffer;
+  pages: number;
+}
+
+const sha256 = (data: string | Buffer) => createHash("sha256").update(data).digest("hex");
+
+const ENGINE_BINARY: Record<Engine, string> = { pdflatex: "pdftex", xelatex: "xetex", lualatex: "luahbtex" };
+
+const run = (cmd: string, args: string[]) =>
+  new Promise<string>((resolve) => execFile(cmd, args, { encoding: "utf8", timeout: 10_000 }, (_err, stdout) => resolve(stdout ?? "")));
+
+/** Identity of the installed TeX: engine version line and the engine's own format file (size, mtime). */
+async function texVersion(engine: Engine): Promise<string> {
+  const [v, fmt] = await Promise.all([run(engine, ["--version"]), run("kpsewhich", [`-engine=${ENGINE_BINARY[engine]}`, `${engine}.fmt`])]);
+  const fmtPath = fmt.trim();
+  const st = fmtPath ? await fs.stat(fmtPath).catch(() => undefined) : undefined;
+  return `${v.split("\n")[0]}|${fmtPath}|${st ? `${st.size}:${st.mtimeMs}` : ""}`;
+}
+
+/** The first "! ..." line of a log (at most 64 KiB read from its end). */
+async function firstError(log: string): Promise<string> {
+  const fh = await fs.open(log, constants.O_RDONLY | constants.O_NOFOLLOW).catch(() => undefined);
+  if (!fh) return "no log";
+  try {
+    const { size } = await fh.stat();
+    const len = Math.min(size, 64 * 1024);
+    const buf = Buffer.alloc(len);
+    await fh.read(buf, 0, len, size - len);
+    const line = buf.toString("utf8").split("\n").find((l) => l.startsWith("!"));
+    return (line ?? "no error in the log").slice(0, 200);
+  } finally {
+    await fh.close();
+  }
+}
+
+export class Preambles {
+  private readonly cfg: Config;
+  private readonly dir: string;
+  private readonly entries = new Map<string, Entry>();
+  private readonly versions = new Map<Engine, string>();
+  private queue: Pending[] = [];
+  private working = false;
+  private closed = false;
+  private dumped = 0;
+  private hits = 0;
+  private lastRefusal: string | undefined;
+  private runner: PreambleRunner | undefined;
+  private readonly canRun: () => boolean;
+  private idleWaiters: Array<() => void> = [];
+
+  constructor(cfg: Config, canRun: () => boolean = () => true) {
+    this.cfg = cfg;
+    this.canRun = canRun;
+    this.dir = path.join(cfg.jobRoot, "preambles");
+    // the TeX version is part of every key; until it is known, no format is made or used
+    if (this.enabled) {
+      for (const e of cfg.engines) {
+        void texVersion(e).then((v) => {
+          if (v.split("|")[0]) this.versions.set(e, v);
+        });
+      }
+    }
+  }
+
+  setRunner(r: PreambleRunner): void {
+    this.runner = r;
+  }
+
+  get enabled(): boolean {
+    return this.cfg.preamble.maxEntries > 0;
+  }
+
+  /** The lookup key of a request, or undefined when it cannot use a format. */
+  keyOf(req: CompileRequest): string | undefined {
+    // pdflatex only. XeTeX cannot dump a format holding OpenType fonts, and every LaTeX class
+    // loads one. LuaTeX dumps one, but without luaotfload's Lua-side state: on the test corpus a
+    // fontspec document from such a format placed text differently once its body was edited,
+    // though the format had reproduced the original.
+    if (!this.enabled || req.namespace === undefined || req.engine !== "pdflatex") return undefined;
+    const pre = preambleOf(req.source);
+    const version = this.versions.get(req.engine);
+    if (pre === undefined || version === undefined) return undefined;
+    return sha256(JSON.stringify([VERSION, req.namespace, req.engine, req.draft, req.mainPath, version, pre]));
+  }
+
+  private depsMatch(e: Entry, req: CompileRequest): boolean {
+    for (const [p, hash] of e.deps) {
+      const f = req.files.find((x) => x.path === p);
+      if (!f || sha256(f.data) !== hash) return false;
+    }
+    return true;
+  }
+
+  /** A verified format for this request, if there is one. */
+  lookup(req: CompileRequest, now = Date.now()): PreambleUse | undefined {
+    const key = this.keyOf(req);
+    if (!key) return undefined;
+    const e = this.entries.get(key);
+    if (!e || e.state !== "ready" || !e.fmtFile) return undefined;
+    if (now - e.createdAt > this.cfg.preamble.maxAgeMs) {
+      void this.drop(e);
+      return undefined;
+    }
+    if (!this.depsMatch(e, req)) return undefined;
+    e.lastUsed = now;
+    this.hits++;
+    const warm = e.warm;
+    e.warm = undefined;
+    if (e.warmTimer) clearTimeout(e.warmTimer);
+    return { key, fmtFile: e.fmtFile, ...(warm && !warm.isDead ? { warm } : {}) };
+  }
+
+  /** A format compile failed where the normal path succeeded: never use this format again. */
+  reject(key: string): void {
+    const e = this.entries.get(key);
+    if (!e) return;
+    this.killWarm(e);
+    if (e.fmtFile) void fs.rm(e.fmtFile, { force: true });
+    e.fmtFile = undefined;
+    e.bytes = 0;
+    e.state = "bad";
+  }
+
+  /** An unused process started from a format: keep it for the next compile of that preamble. */
+  keepWarm(key: string, proc: WarmProcess): void {
+    const e = this.entries.get(key);
+    if (!e || e.state !== "ready" || this.closed || this.cfg.preamble.warm === 0) {
+      proc.kill();
+      void proc.exited.then(() => removeDir(proc.dir));
+      return;
+    }
+    this.killWarm(e);
+    e.warm = proc;
+    e.warmTimer = setTimeout(() => this.killWarm(e), this.cfg.preamble.warmIdleMs);
+    e.warmTimer.unref();
+    // at most `warm` processes kept, the most recently used entries' first
+    const warm = [...this.entries.values()].filter((x) => x.warm).sort((a, b) => b.lastUsed - a.lastUsed);
+    for (const x of warm.slice(this.cfg.preamble.warm)) this.killWarm(x);
+  }
+
+  private killWarm(e: Entry): void {
+    if (e.warmTimer) clearTimeout(e.warmTimer);
+    e.warmTimer = undefined;
+    const p = e.warm;
+    e.warm = undefined;
+    if (p) {
+      p.kill();
+      void p.exited.then(() => removeDir(p.dir));
+    }
+  }
+
+  /**
+   * After a successful compile on the normal path: queue a dump of its preamble unless
+   * one exists, is being made or was refused. The PDF is kept to verify the format.
+   */
+  afterCompile(req: CompileRequest, result: { pdf: Buffer; pages: number }): void {
+    if (this.closed) return;
+    const key = this.keyOf(req);
+    if (!key) return;
+    const e = this.entries.get(key);
+    if (e && (e.state === "dumping" || e.state === "bad" || (e.state === "ready" && this.depsMatch(e, req)))) return;
+    if (result.pdf.length > this.cfg.preamble.maxVerifyPdfBytes) return;
+    if (this.queue.some((q) => q.key === key)) return;
+    if (this.queue.length >= this.cfg.preamble.maxQueue) this.queue.shift(); // the newest wish wins
+    this.queue.push({ req, key, pdf: result.pdf, pages: result.pages });
+    void this.work();
+  }
+
+  /** Resolves when no dump is queued or running (tests, benchmark). */
+  idle(): Promise<void> {
+    if (!this.working && this.queue.length === 0) return Promise.resolve();
+    return new Promise((r) => this.idleWaiters.push(r));
+  }
+
+  private async work(): Promise<void> {
+    if (this.working) return;
+    this.working = true;
+    try {
+      while (!this.closed && this.queue.length > 0) {
+        // background work: while a compile slot is free, or after a bounded wait (a server that
+        // is always full would otherwise never get the formats that would make it less full)
+        const waitUntil = Date.now() + MAX_BACKGROUND_WAIT_MS;
+        while (!this.closed && !this.canRun() && Date.now() < waitUntil) await new Promise((r) => setTimeout(r, 20));
+        const job = this.queue.shift();
+        if (!job || this.closed) break;
+        await this.build(job).catch((err: unknown) => console.error("preamble dump failed unexpectedly:", err));
+      }
+    } finally {
+      this.working = false;
+      const ws = this.idleWaiters;
+      this.idleWaiters = [];
+      for (const w of ws) w();
+    }
+  }
+
+  private async build(job: Pending): Promise<void> {
+    const runner = this.runner;
+    if (!runner) return;
+    const now = Date.now();
+    const old = this.entries.get(job.key);
+    if (old) await this.drop(old);
+    const e: Entry = { key: job.key, state: "dumping", deps: [], bytes: 0, createdAt: now, lastUsed: now };
+    this.entries.set(job.key, e);
+    const made = await this.dump(job.req, runner);
+    if (typeof made === "string" || this.closed) {
+      e.state = "bad";
+      if (typeof made === "string") this.lastRefusal = `${job.req.engine}: ${made}`;
+      return;
+    }
+    e.deps = made.deps;
+    e.fmtFile = made.fmtFile;
+    e.bytes = made.bytes;
+    // verification: the same document from the format must give the same pages and text
+    const use: PreambleUse = { key: job.key, fmtFile: made.fmtFile };
+    const got = await runner.compileWithFormat(job.req, use).catch(() => undefined);
+    const same = got !== undefined && got.pages === job.pages && (await this.sameText(got.pdf, job.pdf));
+    if (!same || this.closed) {
+      this.lastRefusal = `${job.req.engine}: ${got === undefined ? "the compile from the format failed" : "the compile from the format gave another PDF"}`;
+      this.reject(job.key);
+      return;
+    }
+    e.state = "ready";
+    this.dumped++;
+    await this.evict();
+    // the author is likely to compile again soon: have a process ready
+    if (this.cfg.preamble.warm > 0 && e.fmtFile) {
+      const sub = path.posix.dirname(job.req.mainPath);
+      const p = await spawnProcess(this.cfg, job.req.engine, { subdir: sub === "." ? undefined : sub, fmtFile: e.fmtFile }).catch(() => undefined);
+      if (p) {
+        const ok = await p.ready;
+        if (ok) this.keepWarm(job.key, p);
+        else {
+          p.kill();
+          await removeDir(p.dir);
+        }
+      }
+    }
+  }
+
+  /** Dumps the format in a fresh job directory, sandboxed; else why not. */
+  private async dump(req: CompileRequest, runner: PreambleRunner): Promise<{ fmtFile: string; deps: Array<[string, string]>; bytes: number } | string> {
+    const cfg = this.cfg;
+    const dir = await makeJobDir(cfg);
+    try {
+      await runner.writeInputs(dir, req, cfg);
+      if (req.engine === "lualatex") await prepareLuaCache(dir, cfg);
+      const sub = path.posix.dirname(req.mainPath) === "." ? "" : path.posix.dirname(req.mainPath);
+      const mainFile = path.posix.basename(req.mainPath);
+      const jobDir = cfg.sandbox ? SANDBOX_JOB_DIR : dir;
+      const lua = req.engine === "lualatex" ? `\\directlua{TEXPOOL_JOBDIR="${jobDir}" dofile("${cfg.sandbox ? SANDBOX_LUA : LUA_SANDBOX}")}` : "";
+      // mylatexformat dumps at \begin{document}. Its last line \input's the main file; our \input
+      // wrapper runs first: the preamble is read with @ as other (as without a format), and
+      // xelatex skips the font preloading (XeTeX cannot dump OpenType fonts). Our \dump
+      // wrapper keeps its preamble scanner out of \everyjob: the go line calls it (engine.ts).
+      const driver =
+        lua +
+        (req.draft ? DRAFT_OPTIONS : "") +
+        "\\catcode`\\@=11 \\let\\texpool@dump\\dump \\def\\dump{\\global\\let\\texpoolscan\\MYLATEX@scanpreamble" +
+        "\\global\\let\\MYLATEX@scanpreamble\\relax\\global\\let\\texpoolinput\\@@input\\texpool@dump}" +
+        "\\let\\texpool@input\\input \\def\\input{\\let\\input\\texpool@input" +
+        (req.engine === "xelatex" ? "\\let\\MYLATEX@fontpreloading\\relax" : "") +
+        "\\catcode`\\@=12 \\input}" +
+        `\\texpool@input mylatexformat.ltx ${mainFile}`;
+      const args = ["-ini", `-jobname=${MAIN_BASENAME}`, "-interaction=batchmode", "-halt-on-error", "-recorder", "-no-shell-escape"];
+      if (req.engine === "lualatex") args.push("--nosocket");
+      args.push(`&${req.engine}`, driver);
+      const child = spawnLimited(req.engine, args, { ...spawnOptions(cfg, dir), subdir: sub || undefined });
+      child.stdin!.end();
+      child.stdout!.resume();
+      child.stderr!.resume();
+      const timer = setTimeout(() => killGroup(child), cfg.preamble.dumpTimeoutMs);
+      const code = await new Promise<number | null>((resolve) => {
+        child.on("close", (c) => resolve(c));
+        child.on("error", () => resolve(null));
+      });
+      clearTimeout(timer);
+      killGroup(child);
+      const cwd = path.join(dir, sub);
+      const fmtPath = path.join(cwd, `${MAIN_BASENAME}.fmt`);
+      if (code !== 0) return `the dump stopped (exit ${code}): ${await firstError(path.join(cwd, `${MAIN_BASENAME}.log`))}`;
+      const deps = await this.readDeps(path.join(cwd, `${MAIN_BASENAME}.fls`), dir, sub, req);
+      if (!deps) return "the preamble reads files the request did not bring";
+      const st = await fs.lstat(fmtPath).catch(() => undefined);
+      if (!st || !st.isFile() || st.size === 0 || st.size > cfg.preamble.maxBytes) return "no usable format file";
+      await fs.mkdir(this.dir, { recursive: true, mode: 0o711 });
+      const fmtFile = path.join(this.dir, `${randomBytes(16).toString("hex")}.fmt`);
+      // a copy owned by the server, read-only for everyone: no engine can change it
+      await fs.copyFile(fmtPath, fmtFile, constants.COPYFILE_EXCL);
+      await fs.chmod(fmtFile, 0o444);
+      return { fmtFile, deps, bytes: st.size };
+    } finally {
+      await removeDir(dir);
+    }
+  }
+
+  /**
+   * Project files the dump read (recorder INPUT lines inside the job directory), each
+   * with its hash; undefined when it read a file the request did not bring (generated).
+   */
+  private async readDeps(fls: string, dir: string, sub: string, req: CompileRequest): Promise<Array<[string, string]> | undefined> {
+    const fh = await fs.open(fls, constants.O_RDONLY | constants.O_NOFOLLOW).catch(() => undefined);
+    if (!fh) return undefined;
+    let text: string;
+    try {
+      const { size } = await fh.stat();
+      if (size > 4 * 1024 * 1024) return undefined;
+      text = (await fh.readFile()).toString("utf8");
+    } finally {
+      await fh.close();
+    }
+    const root = (this.cfg.sandbox ? SANDBOX_JOB_DIR : dir) + "/";
+    const deps = new Map<string, string>();
+    for (const line of text.split("\n")) {
+      if (!line.startsWith("INPUT ")) continue;
+      const p = line.slice(6).trim();
+      let rel: string;
+      if (p.startsWith("/")) {
+        if (!p.startsWith(root)) continue; // the TeX installation
+        rel = path.posix.normalize(p.slice(root.length));
+      } else rel = path.posix.normalize(path.posix.join(sub, p));
+      if (rel === req.mainPath || rel.startsWith(".texmf-var/")) continue; // the main file; lualatex's font caches
+      const f = req.files.find((x) => x.path === rel);
+      if (!f) return undefined;
+      deps.set(rel, sha256(f.data));
+    }
+    return [...deps].sort((a, b) => (a[0] < b[0] ? -1 : 1));
+  }
+
+  /** Same text (pdftotext, run in the sandbox: the PDFs come from user documents). */
+  private async sameText(a: Buffer, b: Buffer): Promise<boolean> {
+    const [ta, tb] = await Promise.all([this.pdfText(a), this.pdfText(b)]);
+    return ta !== undefined && ta === tb;
+  }
+
+  private async pdfText(pdf: Buffer): Promise<string | undefined> {
+    const dir = await makeJobDir(this.cfg);
+    try {
+      const file = path.join(dir, "in.pdf");
+      await fs.writeFile(file, pdf, { mode: 0o644 });
+      const child = spawnLimited("pdftotext", ["in.pdf", "-"], spawnOptions(this.cfg, dir));
+      child.stdin!.end();
+      let out = "";
+      let size = 0;
+      child.stdout!.on("data", (c: Buffer) => {
+        size += c.length;
+        if (size <= 16 * 1024 * 1024) out += c.toString("utf8");
+      });
+      child.stderr!.resume();
+      const timer = setTimeout(() => killGroup(child), 30_000);
+      const code = await new Promise<number | null>((resolve) => {
+        child.on("close", (c) => resolve(c));
+        child.on("error", () => resolve(null));
+      });
+      clearTimeout(timer);
+      return code === 0 && size <= 16 * 1024 * 1024 ? out : undefined;
+    } finally {
+      await removeDir(dir);
+    }
+  }
+
+  private drop(e: Entry): Promise<void> {
+    this.killWarm(e);
+    this.entries.delete(e.key);
+    return e.fmtFile ? fs.rm(e.fmtFile, { force: true }) : Promise.resolve();
+  }
+
+  /** Least recently used first, until within the count and byte budgets. */
+  private async evict(): Promise<void> {
+    const gone: Promise<void>[] = [];
+    const all = [...this.entries.values()].filter((e) => e.state !== "dumping").sort((a, b) => a.lastUsed - b.lastUsed);
+    let bytes = all.reduce((s, e) => s + e.bytes, 0);
+    let count = this.entries.size;
+    for (const e of all) {
+      if (count <= this.cfg.preamble.maxEntries && bytes <= this.cfg.preamble.maxBytes) break;
+      gone.push(this.drop(e));
+      count--;
+      bytes -= e.bytes;
+    }
+    await Promise.all(gone);
+  }
+
+  stats(): PreambleStats {
+    const all = [...this.entries.values()];
+    return {
+      entries: all.length,
+      ready: all.filter((e) => e.state === "ready").length,
+      bad: all.filter((e) => e.state === "bad").length,
+      bytes: all.reduce((s, e) => s + e.bytes, 0),
+      warm: all.filter((e) => e.warm).length,
+      queued: this.queue.length,
+      dumping: this.working,
+      dumped: this.dumped,
+      hits: this.hits,
+      ...(this.lastRefusal ? { lastRefusal: this.lastRefusal } : {}),
+    };
+  }
+
+  async close(): Promise<void> {
+    this.closed = true;
+    this.queue = [];
+    for (const e of this.entries.values()) this.killWarm(e);
+    await this.idle();
+    await fs.rm(this.dir, { recursive: true, force: true }).catch(() => {});
+  }
+}

@@ -1,0 +1,257 @@
+// Precompiled preambles: a document compiled from a dumped preamble gives the same PDF
+// (pages and text) as without, for every document of the test corpus; formats are per
+// namespace, follow the project files the preamble reads, and fall back when broken.
+import { existsSync, promises as fs, readdirSync, readFileSync, statSync } from "node:fs";
+import os from "node:os";
+import path from "node:path";
+import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { preambleOf } from "../src/preamble.ts";
+import type { RunningServer } from "../src/server.ts";
+import { compile, doc, expectPdf, fixture, FIXTURES, pdfPages, pdfText, testServer } from "./helpers.ts";
+
+let s: RunningServer;
+beforeAll(async () => {
+  s = await testServer({ poolSize: { pdflatex: 2, xelatex: 1, lualatex: 1 } as never });
+});
+afterAll(async () => {
+  await s?.close();
+});
+
+interface Case {
+  name: string;
+  body: Record<string, unknown>;
+  /** The format path is expected to take it (else: it must fall back, same output). */
+  hit: boolean;
+}
+
+const bib = fixture("refs.bib");
+const PNG = "iVBORw0KGgoAAAANSUhEUgAAAAIAAAACCAIAAAD91JpzAAAAEElEQVR4nGP4z8AARAwQCgAf7gP9i18U1AAAAABJRU5ErkJggg==";
+
+const cases: Case[] = [
+  { name: "hello (no packages: not worth a format)", body: { engine: "pdflatex", source: fixture("hello.tex") }, hit: false },
+  { name: "medium (toc, refs, tikz, hyperref)", body: { engine: "pdflatex", source: fixture("medium.tex") }, hit: true },
+  { name: "medium, xelatex", body: { engine: "xelatex", source: fixture("medium.tex") }, hit: false },
+  { name: "amsmath, lualatex", body: { engine: "lualatex", source: doc("Euler: $e^{i\\pi} + 1 = 0$ and \\[ \\sum_{k=1}^n k = \\frac{n(n+1)}{2} \\]", "\\usepackage{amsmath}\n") }, hit: false },
+  {
+    name: "bibtex",
+    body: { engine: "pdflatex", source: doc("See \\cite{knuth84}.\n\\bibliographystyle{plain}\n\\bibliography{refs}", "\\usepackage{amsmath}\n"), files: [{ path: "refs.bib", content: bib }] },
+    hit: true,
+  },
+  {
+    name: "biblatex + biber",
+    body: { engine: "pdflatex", source: doc("See \\cite{knuth84}.\n\\printbibliography", "\\usepackage[backend=biber]{biblatex}\n\\addbibresource{refs.bib}\n"), files: [{ path: "refs.bib", content: bib }] },
+    hit: true,
+  },
+  {
+    name: "preamble reads project files, main file in a subfolder",
+    body: {
+      engine: "pdflatex",
+      mainPath: "paper/paper.tex",
+      source: "\\documentclass{article}\n\\input{macros}\n\\usepackage{graphicx}\n\\begin{document}\n\\hello{} \\includegraphics[width=1cm]{figs/dot.png}\n\\end{document}\n",
+      files: [
+        { path: "paper/macros.tex", content: "\\newcommand\\hello{Hello from macros.}\n" },
+        { path: "figs/dot.png", content: PNG, encoding: "base64" },
+      ],
+    },
+    hit: true,
+  },
+  {
+    name: "draft",
+    body: { engine: "pdflatex", draft: true, source: doc("Figure \\includegraphics[width=2cm]{dot.png}", "\\usepackage{graphicx}\n"), files: [{ path: "dot.png", content: PNG, encoding: "base64" }] },
+    hit: true,
+  },
+  {
+    name: "makeindex opens its file in the preamble",
+    body: { engine: "pdflatex", source: doc("Apples\\index{apple} and pears\\index{pear}.\n\\printindex", "\\usepackage{makeidx}\n\\makeindex\n") },
+    hit: true,
+  },
+  { name: "fontspec, xelatex", body: { engine: "xelatex", source: doc("Unicode: äöü — ĳ", "\\usepackage{fontspec}\n\\setmainfont{DejaVu Serif}\n") }, hit: false },
+  { name: "fontspec, lualatex", body: { engine: "lualatex", source: doc("Unicode: äöü", "\\usepackage{fontspec}\n") }, hit: false },
+  { name: "preamble that writes a file", body: { engine: "pdflatex", source: doc("Body.", "\\newwrite\\f\\immediate\\openout\\f=x.txt\\immediate\\write\\f{hi}\\immediate\\closeout\\f\n") }, hit: false },
+];
+
+// the corpus of realistic documents (corpus/<name>/main.tex and its project files; engine from
+// "% !TEX program = ..."); PREAMBLE_CORPUS_ONLY=text runs only the folders whose name contains it
+const CORPUS = path.join(FIXTURES, "..", "corpus");
+function listFiles(dir: string, rel = ""): string[] {
+  return readdirSync(path.join(dir, rel)).flatMap((n) => {
+    const r = rel ? `${rel}/${n}` : n;
+    return statSync(path.join(dir, r)).isDirectory() ? listFiles(dir, r) : [r];
+  });
+}
+const corpusCases: Case[] = [];
+if (existsSync(CORPUS)) {
+  const only = process.env.PREAMBLE_CORPUS_ONLY ?? "";
+  for (const name of readdirSync(CORPUS).sort()) {
+    const dir = path.join(CORPUS, name);
+    if (!name.includes(only) || !existsSync(path.join(dir, "main.tex"))) continue;
+    const source = readFileSync(path.join(dir, "main.tex"), "utf8");
+    const engine = /^% !TEX program = (\w+)/.exec(source)?.[1] ?? "pdflatex";
+    const files = listFiles(dir)
+      .filter((f) => f !== "main.tex")
+      .map((f) => {
+        const data = readFileSync(path.join(dir, f));
+        const text = /\.(tex|sty|cls|bib|dat|csv|ist|bst|txt)$/.test(f);
+        return { path: f, content: text ? data.toString("utf8") : data.toString("base64"), encoding: text ? "utf8" : "base64" };
+      });
+    corpusCases.push({ name: `corpus/${name}`, body: { engine, source, files }, hit: false });
+  }
+}
+
+/** A small change in the body (after \begin{document}), as an author makes between compiles. */
+function editBody(source: string): string {
+  return source.replace("\\begin{document}", "\\begin{document}\nEdited line. ");
+}
+
+describe("same PDF with and without a precompiled preamble", () => {
+  cases.forEach((c, i) => {
+    it(c.name, { timeout: 180_000 }, async () => {
+      const ns = `corpus-${i}`;
+      const ref = await compile(s.url, c.body);
+      const first = await compile(s.url, { ...c.body, namespace: ns });
+      expect(first.status).toBe(ref.status);
+      await s.preambles.idle();
+      const second = await compile(s.url, { ...c.body, namespace: ns });
+      expect(second.status).toBe(ref.status);
+      if (ref.status !== 200) return;
+      if (c.hit) expect(second.headers.get("x-compile-preamble")).toBe("hit");
+      for (const r of [first, second]) {
+        expectPdf(r);
+        expect(pdfPages(r.body)).toBe(pdfPages(ref.body));
+        expect(pdfText(r.body)).toBe(pdfText(ref.body));
+      }
+      // the next compile, with an edited body, from the same format where there is one
+      const edited = { ...c.body, source: editBody(c.body.source as string) };
+      const refEdited = await compile(s.url, edited);
+      const third = await compile(s.url, { ...edited, namespace: ns });
+      expectPdf(third);
+      if (c.hit) expect(third.headers.get("x-compile-preamble")).toBe("hit");
+      expect(pdfText(third.body)).toContain("Edited line.");
+      expect(pdfPages(third.body)).toBe(pdfPages(refEdited.body));
+      expect(pdfText(third.body)).toBe(pdfText(refEdited.body));
+    });
+  });
+});
+
+describe("the corpus: same PDF with and without a precompiled preamble", () => {
+  corpusCases.forEach((c, i) => {
+    it(c.name, { timeout: 180_000 }, async () => {
+      const ns = `corpus-dir-${i}`;
+      const ref = await compile(s.url, c.body);
+      const first = await compile(s.url, { ...c.body, namespace: ns });
+      expect(first.status).toBe(ref.status);
+      await s.preambles.idle();
+      // the next compile with an edited body: from the format where one was made
+      const edited = { ...c.body, source: editBody(c.body.source as string) };
+      const refEdited = ref.status === 200 ? await compile(s.url, edited) : ref;
+      const second = await compile(s.url, { ...(ref.status === 200 ? edited : c.body), namespace: ns });
+      expect(second.status).toBe(refEdited.status);
+      if (refEdited.status !== 200) return;
+      expectPdf(second);
+      expect(pdfPages(second.body)).toBe(pdfPages(refEdited.body));
+      expect(pdfText(second.body)).toBe(pdfText(refEdited.body));
+    });
+  });
+});
+
+describe("scope and invalidation", () => {
+  const medium = fixture("medium.tex");
+
+  it("a format is never used for another namespace, nor without one", async () => {
+    await compile(s.url, { engine: "pdflatex", source: medium, namespace: "acct-a" });
+    await s.preambles.idle();
+    const a = await compile(s.url, { engine: "pdflatex", source: editBody(medium), namespace: "acct-a" });
+    expect(a.headers.get("x-compile-preamble")).toBe("hit");
+    const b = await compile(s.url, { engine: "pdflatex", source: editBody(medium), namespace: "acct-b" });
+    expect(b.headers.get("x-compile-preamble")).toBe("miss");
+    const none = await compile(s.url, { engine: "pdflatex", source: editBody(medium) });
+    expect(none.headers.get("x-compile-preamble")).toBeNull();
+  });
+
+  it("a changed project file read by the preamble is not served from the old format", async () => {
+    const body = (macro: string) => ({
+      engine: "pdflatex",
+      namespace: "acct-macros",
+      source: "\\documentclass{article}\n\\usepackage{amsmath}\n\\input{macros}\n\\begin{document}\n\\hello\n\\end{document}\n",
+      files: [{ path: "macros.tex", content: `\\newcommand\\hello{${macro}}\n` }],
+    });
+    await compile(s.url, body("Old macro."));
+    await s.preambles.idle();
+    const same = await compile(s.url, body("Old macro."));
+    expect(same.headers.get("x-compile-preamble")).toBe("hit");
+    const changed = await compile(s.url, body("New macro."));
+    expectPdf(changed);
+    expect(changed.headers.get("x-compile-preamble")).toBe("miss");
+    expect(pdfText(changed.body)).toContain("New macro.");
+  });
+
+  it("rejects a malformed namespace", async () => {
+    const r = await compile(s.url, { engine: "pdflatex", source: doc("x"), namespace: "../other" });
+    expect(r.status).toBe(400);
+    expect(r.json.error.message).toContain("namespace");
+  });
+});
+
+describe("bounded cache, fallback (no warm processes)", () => {
+  let small: RunningServer;
+  beforeAll(async () => {
+    // its own job root: the formats directory is counted below
+    const jobRoot = path.join(os.tmpdir(), `texcompile-small-${process.pid}`);
+    small = await testServer({ jobRoot, preamble: { maxEntries: 2, warm: 0 } as never, poolSize: { pdflatex: 1, xelatex: 0, lualatex: 0 } as never });
+  });
+  afterAll(async () => {
+    await small?.close();
+  });
+
+  it("keeps at most PREAMBLE_CACHE_ENTRIES formats, least recently used out first", async () => {
+    for (const pkg of ["amsmath", "amssymb", "xcolor"]) {
+      await compile(small.url, { engine: "pdflatex", source: doc("x", `\\usepackage{${pkg}}\n`), namespace: "n" });
+      await small.preambles.idle();
+    }
+    const st = small.preambles.stats();
+    expect(st.entries).toBeLessThanOrEqual(2);
+    expect(st.dumped).toBe(3);
+    const files = await fs.readdir(path.join(small.config.jobRoot, "preambles"));
+    expect(files.length).toBeLessThanOrEqual(2);
+    // the oldest (amsmath) went; the newest is still used
+    const newest = await compile(small.url, { engine: "pdflatex", source: doc("y", "\\usepackage{xcolor}\n"), namespace: "n" });
+    expect(newest.headers.get("x-compile-preamble")).toBe("hit");
+    const oldest = await compile(small.url, { engine: "pdflatex", source: doc("y", "\\usepackage{amsmath}\n"), namespace: "n" });
+    expect(oldest.headers.get("x-compile-preamble")).toBe("miss");
+  });
+
+  it("a format that fails falls back to the normal path and is dropped", async () => {
+    const src = doc("Fallback body.", "\\usepackage{amsmath}\n");
+    await compile(small.url, { engine: "pdflatex", source: src, namespace: "acct-broken" });
+    await small.preambles.idle();
+    // break the format on disk (as a disk fault or a TeX update would)
+    const dir = path.join(small.config.jobRoot, "preambles");
+    for (const f of await fs.readdir(dir)) {
+      await fs.chmod(path.join(dir, f), 0o644);
+      await fs.writeFile(path.join(dir, f), "not a format");
+    }
+    const r = await compile(small.url, { engine: "pdflatex", source: editBody(src), namespace: "acct-broken" });
+    expectPdf(r);
+    expect(pdfText(r.body)).toContain("Fallback body.");
+    expect(r.headers.get("x-compile-preamble")).toBeNull();
+    const again = await compile(small.url, { engine: "pdflatex", source: src, namespace: "acct-broken" });
+    expectPdf(again);
+    expect(again.headers.get("x-compile-preamble")).toBe("miss");
+  });
+
+});
+
+describe("preambleOf", () => {
+  it.each([
+    ["\\documentclass{article}\n\\usepackage{x}\n\\begin{document}\nx\n\\end{document}", "\\documentclass{article}\n\\usepackage{x}\n"],
+    ["\\documentclass{article}\n\\begin{document}\nx\n\\end{document}", undefined], // no packages
+    ["\\documentclass{article}\\usepackage{x}\\begin{document}x\\end{document}", undefined], // preamble shares the line
+    ["\\documentclass{article}\n\\usepackage{x}\n\\immediate\\write18{x}\n\\begin{document}\n", undefined],
+    ["\\documentclass{article}\n\\usepackage{x}\n\\begin{filecontents}{a.tex}\nx\n\\end{filecontents}\n\\begin{document}\n", undefined],
+    ["\\documentclass{article}\n\\usepackage{glossaries}\n\\makeglossaries\n\\begin{document}\n", undefined],
+    ["\\usepackage{x}\n\\begin{document}\n", undefined], // no \documentclass
+    ["\\documentclass{article}\n", undefined], // no \begin{document}
+  ])("%j", (source, expected) => {
+    expect(preambleOf(source)).toBe(expected);
+  });
+});
