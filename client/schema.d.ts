@@ -378,7 +378,7 @@ export interface paths {
         put?: never;
         /**
          * Compile LaTeX to PDF and answer the PDF
-         * @description Answers the PDF bytes. A repeat of the same request (same engine, source and files) within the cache lifetime is served from the account's result cache (`X-Cache: HIT`, `X-Compile-Duration-Ms: 0`) without compiling. A LaTeX failure is 422 `compile_error` with `line`, `file`, `errors` and the tail of the `log`; `compile_timeout` when `timeoutMs` ran out. 503 `compiler_busy`/`service_unavailable` with `Retry-After` when no compiler is free. Accepts `Idempotency-Key`. Limits: request body 10 MiB; `source` 2 MiB; 100 files; source and files 7 MiB decoded in all (over any of these: 413 `payload_too_large` naming the limit); `timeoutMs` 1000-60000 (default 30000); PDF 20 MiB (over: 422 `output_too_large`).
+         * @description Answers the PDF bytes. A repeat of the same request (same engine, source, files, `mainPath` and `draft`) within the cache lifetime is served from the account's result cache (`X-Cache: HIT`, `X-Compile-Duration-Ms: 0`) without compiling. A LaTeX failure is 422 `compile_error` with `line`, `file`, `errors` and the tail of the `log`; `compile_timeout` when `timeoutMs` ran out. 503 `compiler_busy`/`service_unavailable` with `Retry-After` when no compiler is free. The compiler keeps the account's recently compiled preambles (everything before `\begin{document}` and the files it reads) precompiled: the next compile of a document with the same preamble skips it (`X-Compile-Preamble: hit`); the PDF is the same either way. Accepts `Idempotency-Key`. Limits: request body 10 MiB; `source` 2 MiB; 100 files; source and files 7 MiB decoded in all (over any of these: 413 `payload_too_large` naming the limit); `timeoutMs` 1000-60000 (default 30000); PDF 20 MiB (over: 422 `output_too_large`).
          */
         post: {
             parameters: {
@@ -404,6 +404,8 @@ export interface paths {
                         "X-Cache"?: string;
                         /** @description Pages in the PDF. */
                         "X-Compile-Pages"?: string;
+                        /** @description `hit`: compiled from the account's precompiled preamble; `miss`: none yet (one is made in the background for the next compile). Absent on a cache hit and for documents whose preamble is not precompiled. */
+                        "X-Compile-Preamble"?: string;
                         /** @description Content hash of the request (the cache key). */
                         ETag?: string;
                         [name: string]: unknown;
@@ -4531,8 +4533,15 @@ export interface components {
              * @enum {string}
              */
             engine?: "pdflatex" | "xelatex" | "lualatex";
-            /** @description Extra files next to the main document (at most 100; source and files together at most 7 MiB decoded). */
+            /** @description The project's other files, by path from the project root (at most 100; source and files together at most 7 MiB decoded). No file may have the main file's path. */
             files?: components["schemas"]["CompileFile"][];
+            /**
+             * @description Where `source` is placed in the project (default `main.tex`). The engine runs in that file's folder: `\input`, `\include`, `\includegraphics` and `\bibliography` find files relative to it first, then relative to the project root. `\jobname` is `main`.
+             * @example thesis/thesis.tex
+             */
+            mainPath?: string;
+            /** @description Fast draft compile: images are drawn as boxes with their file names and never read (the `draft` option of graphicx/graphics). Default false. */
+            draft?: boolean;
             /**
              * @description Compile time limit for all passes (default 30000).
              * @example 30000
@@ -4615,8 +4624,15 @@ export interface components {
              * @enum {string}
              */
             engine?: "pdflatex" | "xelatex" | "lualatex";
-            /** @description Extra files next to the main document (at most 100; source and files together at most 7 MiB decoded). */
+            /** @description The project's other files, by path from the project root (at most 100; source and files together at most 7 MiB decoded). No file may have the main file's path. */
             files?: components["schemas"]["CompileFile"][];
+            /**
+             * @description Where `source` is placed in the project (default `main.tex`). The engine runs in that file's folder: `\input`, `\include`, `\includegraphics` and `\bibliography` find files relative to it first, then relative to the project root. `\jobname` is `main`.
+             * @example thesis/thesis.tex
+             */
+            mainPath?: string;
+            /** @description Fast draft compile: images are drawn as boxes with their file names and never read (the `draft` option of graphicx/graphics). Default false. */
+            draft?: boolean;
             /**
              * @description Compile time limit for all passes (default 30000).
              * @example 30000
