@@ -67,6 +67,8 @@ describe("platform: happy path", () => {
     expect(doc.components.securitySchemes.bearerAuth).toBeDefined();
     const docs = await api("/docs");
     expect(docs.status).toBe(200);
-    expect(await docs.text()).toContain("/openapi.json");
+    expect(await docs.text()).toContain('src="/docs/init.js"');
+    // the viewer's start-up script (a file: the page forbids inline scripts) loads this document
+    expect(await (await api("/docs/init.js")).text()).toContain("/openapi.json");
   });
 });
