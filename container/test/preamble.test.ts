@@ -87,6 +87,8 @@ if (existsSync(CORPUS)) {
     if (!name.includes(only) || !existsSync(path.join(dir, "main.tex"))) continue;
     const source = readFileSync(path.join(dir, "main.tex"), "utf8");
     const engine = /^% !TEX program = (\w+)/.exec(source)?.[1] ?? "pdflatex";
+    // formats are dumped for pdflatex only; the other engines' documents never take this path
+    if (engine !== "pdflatex") continue;
     const files = listFiles(dir)
       .filter((f) => f !== "main.tex")
       .map((f) => {
