@@ -1,4 +1,4 @@
-import { and, eq, inArray, isNull } from "drizzle-orm";
+import { and, eq, inArray, isNull, type SQL } from "drizzle-orm";
 import type { Db } from "../db/client.ts";
 import { accounts, apiKeys } from "../db/schema/index.ts";
 import { hashApiKey } from "./key-format.ts";
@@ -26,29 +26,28 @@ export async function resolveApiKey(db: Db, key: string, now = Date.now()): Prom
   const hash = await hashApiKey(key);
   const hit = cache.get(hash);
   if (hit && hit.expiresAt > now) return hit.auth;
-  const row = await db
-    .select({ keyId: apiKeys.id, revokedAt: apiKeys.revokedAt, accountId: accounts.id, name: accounts.name, createdAt: accounts.createdAt, plan: accounts.plan, custom: accounts.rateLimitPerMinute })
-    .from(apiKeys)
-    .innerJoin(accounts, eq(accounts.id, apiKeys.accountId))
-    .where(eq(apiKeys.hash, hash))
-    .get();
-  if (!row || row.revokedAt !== null) {
+  const auth = await authWhere(db, eq(apiKeys.hash, hash));
+  if (!auth) {
     cache.delete(hash);
     return null;
   }
-  const auth: AuthContext = { accountId: row.accountId, accountName: row.name, accountCreatedAt: row.createdAt, keyId: row.keyId, plan: row.plan as Plan, limitPerMinute: limitFor(row.plan as Plan, row.custom) };
   if (cache.size >= CACHE_MAX) cache.clear();
   cache.set(hash, { auth, expiresAt: now + AUTH_CACHE_TTL_MS });
   return auth;
 }
 
 /** The caller behind an API key id, or null once the key is revoked (not cached: used once per stream ticket). */
-export async function resolveApiKeyId(db: Db, keyId: string): Promise<AuthContext | null> {
+export function resolveApiKeyId(db: Db, keyId: string): Promise<AuthContext | null> {
+  return authWhere(db, eq(apiKeys.id, keyId));
+}
+
+/** The one key + account read both lookups share: null for no key or a revoked one. */
+async function authWhere(db: Db, where: SQL): Promise<AuthContext | null> {
   const row = await db
     .select({ keyId: apiKeys.id, revokedAt: apiKeys.revokedAt, accountId: accounts.id, name: accounts.name, createdAt: accounts.createdAt, plan: accounts.plan, custom: accounts.rateLimitPerMinute })
     .from(apiKeys)
     .innerJoin(accounts, eq(accounts.id, apiKeys.accountId))
-    .where(eq(apiKeys.id, keyId))
+    .where(where)
     .get();
   if (!row || row.revokedAt !== null) return null;
   return { accountId: row.accountId, accountName: row.name, accountCreatedAt: row.createdAt, keyId: row.keyId, plan: row.plan as Plan, limitPerMinute: limitFor(row.plan as Plan, row.custom) };
