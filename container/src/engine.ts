@@ -83,6 +83,8 @@ export function engineArgs(engine: Engine, jobDir: string, sandboxed = false, lu
     "-no-shell-escape",
   ];
   if (engine === "lualatex") args.push("--nosocket");
+  // xelatex writes main.xdv only; the server runs the PDF driver after the last pass (driver.ts)
+  if (engine === "xelatex") args.push("-no-pdf");
   args.push(sandboxed ? bootstrapLine(engine, SANDBOX_JOB_DIR, SANDBOX_LUA) : bootstrapLine(engine, jobDir, luaSandbox));
   return args;
 }
@@ -138,6 +140,13 @@ export interface SpawnOptions {
   gid?: number;
   /** Host path of the Lua sandbox (lualatex); default: the shipped one. */
   luaSandbox?: string;
+  /** Added to the engine environment (paths as the process sees them: see jobDirSeen). */
+  env?: Record<string, string> | undefined;
+}
+
+/** The job directory as its processes see it: /job in the sandbox. */
+export function jobDirSeen(hostDir: string, sandboxed: boolean): string {
+  return sandboxed ? SANDBOX_JOB_DIR : hostDir;
 }
 
 /**
@@ -154,7 +163,7 @@ export function spawnLimited(cmd: string, args: string[], o: SpawnOptions): Chil
   let env: Record<string, string>;
   const sub = o.subdir ?? "";
   if (o.sandbox) {
-    const inner = engineEnv(SANDBOX_JOB_DIR, sub);
+    const inner = { ...engineEnv(SANDBOX_JOB_DIR, sub), ...o.env };
     const bw = bwrapArgs({
       hostDir: o.cwd,
       env: inner,
@@ -166,7 +175,7 @@ export function spawnLimited(cmd: string, args: string[], o: SpawnOptions): Chil
     env = { PATH: inner.PATH ?? "/usr/bin:/bin", LANG: "C.UTF-8" };
   } else {
     argv = [...limits, cmd, ...args];
-    env = engineEnv(o.cwd, sub);
+    env = { ...engineEnv(o.cwd, sub), ...o.env };
   }
   return spawn("/usr/bin/prlimit", argv, {
     cwd: sub ? path.join(o.cwd, sub) : o.cwd,

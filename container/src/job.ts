@@ -5,9 +5,10 @@ import { constants, promises as fs } from "node:fs";
 import path from "node:path";
 import type { ChildProcess } from "node:child_process";
 import type { Config } from "./config.ts";
-import { goLine, killGroup, MAIN_BASENAME, normaliseExit, spawnLimited, spawnOptions } from "./engine.ts";
+import { DRIVER_DIR, DRIVER_MAP, driverArgs, fontMaps, writeLeanDriver } from "./driver.ts";
+import { engineEnv, goLine, jobDirSeen, killGroup, MAIN_BASENAME, normaliseExit, spawnLimited, spawnOptions } from "./engine.ts";
 import { checkJobDir, type JobCaps, type Overrun } from "./limits.ts";
-import { firstCause, logTail, parseLog, parseToolOutput, type LogError, type LogWarning } from "./log-parser.ts";
+import { DRIVER_FAILED, firstCause, logTail, parseLog, parseToolOutput, type LogError, type LogWarning } from "./log-parser.ts";
 import { needsRerun, planTools, snapshot, toolCommand, type Tool } from "./passes.ts";
 import { removeDir, spawnProcess, type EnginePool, type Pools, type ProcessSpec, type WarmProcess } from "./pool.ts";
 import type { PreambleUse, Preambles } from "./preamble.ts";
@@ -376,6 +377,16 @@ async function runPasses(req: CompileRequest, source: ProcessSource, cfg: Config
       before = after;
     }
 
+    if (req.engine === "xelatex") {
+      const d = await runDriver(dir, sub, deadline, cfg, signal);
+      if (d.ending !== "exit") return limitFail(d.ending, "The PDF driver (xdvipdfmx)");
+      if (d.code !== 0) {
+        lastLog = `${lastLog}\n${d.output}`;
+        const reason = d.output.split("\n").find((l) => l.includes("fatal"))?.trim();
+        return fail("compile_error", DRIVER_FAILED, [{ message: reason ? `${DRIVER_FAILED} (${reason})` : DRIVER_FAILED }]);
+      }
+    }
+
     const pdfPath = path.join(cwd, `${MAIN_BASENAME}.pdf`);
     const st = await fs.lstat(pdfPath).catch(() => undefined);
     if (!st || !st.isFile()) return fail("compile_error", "No PDF was produced (the document has no pages).", [{ message: "No pages of output." }]);
@@ -398,8 +409,28 @@ async function runPasses(req: CompileRequest, source: ProcessSource, cfg: Config
   }
 }
 
-async function runTool(cmd: string, args: string[], dir: string, deadline: number, cfg: Config, signal?: AbortSignal, sub = ""): Promise<RunOutcome & { output: string }> {
-  const child = spawnLimited(cmd, args, { ...spawnOptions(cfg, dir), subdir: sub || undefined });
+/**
+ * xelatex's PDF driver on the last pass's main.xdv (see driver.ts): with the job's own lean
+ * font map when it can have one, and when that fails, once more with the installation's maps.
+ */
+async function runDriver(dir: string, sub: string, deadline: number, cfg: Config, signal?: AbortSignal): Promise<RunOutcome & { output: string }> {
+  const xdv = `${MAIN_BASENAME}.xdv`;
+  const pdf = `${MAIN_BASENAME}.pdf`;
+  const own = async (p: string) => {
+    if (cfg.engineUid !== undefined) await fs.chown(p, cfg.engineUid, cfg.engineGid ?? cfg.engineUid);
+  };
+  const maps = await fontMaps(engineEnv(cfg.jobRoot));
+  if (await writeLeanDriver(dir, path.join(dir, sub, xdv), maps, own)) {
+    const seen = path.posix.join(jobDirSeen(dir, cfg.sandbox), DRIVER_DIR);
+    // an empty last component: kpathsea's default path follows (dvipdfmx.cfg's `i` includes)
+    const r = await runTool("xdvipdfmx", driverArgs(xdv, pdf, `${seen}/${DRIVER_MAP}`), dir, deadline, cfg, signal, sub, { DVIPDFMXINPUTS: `${seen}:` });
+    if (r.ending !== "exit" || r.code === 0) return r;
+  }
+  return runTool("xdvipdfmx", driverArgs(xdv, pdf), dir, deadline, cfg, signal, sub);
+}
+
+async function runTool(cmd: string, args: string[], dir: string, deadline: number, cfg: Config, signal?: AbortSignal, sub = "", env?: Record<string, string>): Promise<RunOutcome & { output: string }> {
+  const child = spawnLimited(cmd, args, { ...spawnOptions(cfg, dir), subdir: sub || undefined, env });
   child.stdin!.end();
   let output = "";
   const take = (c: Buffer) => {

@@ -181,7 +181,7 @@ function locate(lines: string[], from: number, e: LogError): void {
   }
 }
 
-const DRIVER_FAILED =
+export const DRIVER_FAILED =
   "The PDF driver (xdvipdfmx) failed: usually a font that has no Type 1 or OpenType version (bitmap fonts are not generated here) or an image it cannot read.";
 
 /**

@@ -7,7 +7,8 @@ import { fileURLToPath } from "node:url";
 import { loadConfig, type Config } from "./config.ts";
 import { BodyParser } from "./body.ts";
 import { createHandler } from "./http.ts";
-import { checkSandbox } from "./engine.ts";
+import { checkSandbox, engineEnv } from "./engine.ts";
+import { fontMaps } from "./driver.ts";
 import { RuntimeFilesUnreachable, stageRuntimeFiles } from "./sandbox.ts";
 import { Gate, LoopLagMonitor } from "./limits.ts";
 import { compileWithFormat, writeInputs } from "./job.ts";
@@ -46,6 +47,8 @@ export async function startServer(opts: StartOptions = {}): Promise<RunningServe
     throw e;
   });
   await verifySandbox(cfg);
+  // xelatex's driver reads the font maps once, now rather than during the first job
+  if (cfg.engines.includes("xelatex")) void fontMaps(engineEnv(cfg.jobRoot));
   const gate = new Gate(cfg.maxConcurrent, cfg.maxQueue, cfg.queueTimeoutMs);
   // Spare engines start when no job is running and the last answer has had time to reach the
   // caller: a format load is ~100 ms of CPU that would otherwise slow the response on its way out.

@@ -3,7 +3,8 @@
 // same page count through the compile server as the bare engine on this machine,
 // run outside the sandbox with a latexmk-like sequence computed here: engine
 // passes, and between them biber/bibtex, makeindex, makeglossaries and nomencl's
-// makeindex whenever their input changed, until the .aux-like files are stable.
+// makeindex whenever their input changed, until the .aux-like files are stable;
+// for xelatex documents also the same text (pdftotext).
 // The engine comes from the document's "% !TEX program = ..." line (else pdflatex).
 // CORPUS_ONLY=text runs only the documents whose folder name contains it.
 import { execFile } from "node:child_process";
@@ -14,7 +15,7 @@ import path from "node:path";
 import { fileURLToPath } from "node:url";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import type { RunningServer } from "../src/server.ts";
-import { compile, testServer } from "./helpers.ts";
+import { compile, pdfText, testServer } from "./helpers.ts";
 
 const CORPUS = path.join(path.dirname(fileURLToPath(import.meta.url)), "corpus");
 type Engine = "pdflatex" | "xelatex" | "lualatex";
@@ -50,6 +51,8 @@ function loadDoc(name: string): Doc {
 interface Outcome {
   ok: boolean;
   pages?: number;
+  /** pdftotext of the PDF (xelatex documents: the server runs their PDF driver itself). */
+  text?: string;
   detail?: string;
 }
 
@@ -115,7 +118,8 @@ async function bare(doc: Doc): Promise<Outcome> {
     }
     const info = await run("pdfinfo", ["main.pdf"], dir);
     const pages = Number(/^Pages:\s+(\d+)/m.exec(info.out)?.[1] ?? NaN);
-    return Number.isFinite(pages) ? { ok: true, pages } : { ok: false, detail: "no PDF" };
+    const text = doc.engine === "xelatex" ? pdfText(readFileSync(path.join(dir, "main.pdf"))) : undefined;
+    return Number.isFinite(pages) ? { ok: true, pages, text } : { ok: false, detail: "no PDF" };
   } finally {
     rmSync(dir, { recursive: true, force: true });
   }
@@ -123,7 +127,7 @@ async function bare(doc: Doc): Promise<Outcome> {
 
 async function served(url: string, doc: Doc): Promise<Outcome> {
   const r = await compile(url, { engine: doc.engine, source: doc.source, files: doc.files, timeoutMs: 30_000 });
-  if (r.status === 200) return { ok: true, pages: Number(r.headers.get("x-compile-pages")) };
+  if (r.status === 200) return { ok: true, pages: Number(r.headers.get("x-compile-pages")), text: doc.engine === "xelatex" ? pdfText(r.body) : undefined };
   return { ok: false, detail: `${r.status} ${r.json?.error?.message ?? ""}` };
 }
 
@@ -161,6 +165,7 @@ describe.concurrent("corpus: same outcome and page count as the bare engine", ()
       const same = api.ok === ref.ok && (!api.ok || api.pages === ref.pages);
       rows.push({ name: doc.name, same, api, bare: ref });
       expect({ ok: api.ok, pages: api.pages }, `API: ${api.detail ?? ""} / bare: ${ref.detail ?? ""}`).toEqual({ ok: ref.ok, pages: ref.pages });
+      expect(api.text, "the PDF's text").toBe(ref.text);
       // the corpus is meant to compile: only the documents named broken-* fail
       expect(ref.ok).toBe(!doc.name.startsWith("broken-"));
     }, 300_000);
