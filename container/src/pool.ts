@@ -88,12 +88,39 @@ export interface PoolStats {
   starting: number;
   spawned: number;
   served: number;
+  /** Takes that found no ready process (the job waited for one to start). */
+  cold: number;
   /** The last failed start, while starts keep failing. */
   lastError?: string;
 }
 
 /** The pools did not fill at start-up; the message names the engine and its error. */
 export class PoolNotReady extends Error {}
+
+/** The pool closed (the server is shutting down) while a job waited for an engine. */
+export class PoolClosed extends Error {}
+
+/** Processes starting at once to fill a pool (two cores' worth). */
+const MAX_STARTS = 2;
+/**
+ * Fairness between accounts: each take is charged 1 plus the job's input in MiB (what the
+ * server itself spends on a request grows with its size), and the charges decay with this time
+ * constant (ms). While another account is active too, the account charged most recently is
+ * "heavy": it does not get the last RESERVE ready processes (it waits for a start instead),
+ * and among jobs waiting for a start the lightest account is served first. Back-to-back jobs of
+ * one account then cannot leave another account only cold starts.
+ */
+const RECENT_TAU_MS = 3_000;
+const RESERVE = 1;
+/** Another account counts as active while its decayed charge is at least this. */
+const ACTIVE_MIN = 0.5;
+const MAX_ACCOUNTS = 1_000;
+
+interface Waiter {
+  account: string;
+  resolve: (p: WarmProcess) => void;
+  reject: (e: Error) => void;
+}
 
 export async function makeJobDir(cfg: Config): Promise<string> {
   const dir = path.join(cfg.jobRoot, randomBytes(16).toString("hex"));
@@ -180,6 +207,7 @@ export class EnginePool {
   private closed = false;
   private spawned = 0;
   private served = 0;
+  private cold = 0;
   private filling = false;
   private readonly busy: () => boolean;
   private readonly starting = new Set<WarmProcess>();
@@ -188,6 +216,10 @@ export class EnginePool {
   private lastError: string | undefined;
   /** Told of every failed start (Pools.warmUp). */
   onFailure?: (failuresInARow: number, reason: string) => void;
+  /** Jobs waiting for a process that is starting, one per start at most. */
+  private waiters: Waiter[] = [];
+  /** Per account, its recent takes (decaying): the lightest waiting account is served first. */
+  private recent = new Map<string, { score: number; at: number }>();
 
   constructor(engine: Engine, cfg: Config, busy: () => boolean = () => false) {
     this.engine = engine;
@@ -206,51 +238,26 @@ export class EnginePool {
     return p;
   }
 
-  /** Keeps `target` processes started; at most two start at once to leave CPU to jobs. */
+  /**
+   * Keeps `target` processes started, at most MAX_STARTS at once (a job waiting for a process
+   * may add one). Resolves when the pool is full and no start is under way.
+   */
   fill(): Promise<void> {
     if (this.filling || this.closed) return Promise.resolve();
     this.filling = true;
     const run = async () => {
       try {
-        while (!this.closed && this.idle.length + this.startingCount < this.target) {
-          // Refill in the background: while jobs are compiling, starting engines would
-          // only steal their CPU, so wait unless this pool has run dry.
-          while (!this.closed && this.busy() && this.idle.length > 0) await new Promise((r) => setTimeout(r, 10));
-          if (this.closed) break;
-          const n = Math.min(2, this.target - this.idle.length - this.startingCount);
-          const batch: Promise<void>[] = [];
-          for (let i = 0; i < n; i++) {
-            this.startingCount++;
-            batch.push(
-              this.spawnOne()
-                .then(async (p) => {
-                  this.starting.add(p);
-                  if (this.closed) p.kill();
-                  const ok = await p.ready;
-                  this.starting.delete(p);
-                  if (ok && !this.closed) {
-                    this.idle.push(p);
-                    this.failures = 0;
-                    this.lastError = undefined;
-                  } else {
-                    p.kill();
-                    await removeDir(p.dir);
-                    if (!this.closed) {
-                      this.failed(p.failure);
-                      await new Promise((r) => setTimeout(r, 1000));
-                    }
-                  }
-                })
-                .catch(async (e: unknown) => {
-                  this.failed(`could not start: ${(e as Error).message}`);
-                  await new Promise((r) => setTimeout(r, 1000));
-                })
-                .finally(() => {
-                  this.startingCount--;
-                }),
-            );
-          }
-          await Promise.all(batch);
+        while (!this.closed) {
+          if (this.idle.length + this.startingCount >= this.target) {
+            if (this.startingCount === 0) break;
+            await this.nextStartDone();
+          } else if (this.busy() && this.idle.length > 0 && this.waiters.length === 0) {
+            // Refill in the background: while jobs are compiling, starting engines would
+            // only steal their CPU, so wait unless this pool has run dry or a job waits.
+            await new Promise((r) => setTimeout(r, 10));
+          } else if (this.startingCount >= MAX_STARTS) {
+            await this.nextStartDone();
+          } else this.startOne();
         }
       } finally {
         this.filling = false;
@@ -259,27 +266,133 @@ export class EnginePool {
     return run();
   }
 
+  /** Starts one process for the pool: ready, it goes to a waiting job or the idle list. */
+  private startOne(): void {
+    this.startingCount++;
+    void this.spawnOne()
+      .then(async (p) => {
+        this.starting.add(p);
+        if (this.closed) p.kill();
+        const ok = await p.ready;
+        this.starting.delete(p);
+        if (ok && !this.closed) {
+          this.deliver(p);
+          this.failures = 0;
+          this.lastError = undefined;
+        } else {
+          p.kill();
+          await removeDir(p.dir);
+          if (!this.closed) {
+            this.failed(p.failure);
+            await new Promise((r) => setTimeout(r, 1000));
+          }
+        }
+      })
+      .catch(async (e: unknown) => {
+        this.failed(`could not start: ${(e as Error).message}`);
+        await new Promise((r) => setTimeout(r, 1000));
+      })
+      .finally(() => {
+        this.startingCount--;
+        this.rescueWaiters();
+        for (const w of this.startWatchers.splice(0)) w();
+      });
+  }
+
+  private readonly startWatchers: Array<() => void> = [];
+  private nextStartDone(): Promise<void> {
+    return new Promise((r) => this.startWatchers.push(r));
+  }
+
   private failed(reason: string): void {
     this.failures++;
     this.lastError = reason;
     this.onFailure?.(this.failures, this.lastError);
   }
 
-  /** A ready process if one is idle, else a freshly started one (cold). */
-  async take(): Promise<WarmProcess> {
+  /**
+   * A ready process if one is idle, else a freshly started one (cold). A heavy account (see
+   * RESERVE) leaves the last RESERVE ready ones to others and, finding none for itself, waits
+   * for a process that is starting rather than adding a start (see deliver). `account`: the
+   * request's namespace ("" for none); `cost`: its charge (1 + input MiB).
+   */
+  async take(account = "", cost = 1): Promise<WarmProcess> {
     this.served++;
+    const heavy = this.isHeavy(account);
+    this.noteTake(account, cost);
     let p: WarmProcess | undefined;
-    while ((p = this.idle.shift())) {
+    while (this.idle.length > (heavy ? RESERVE : 0) && (p = this.idle.shift())) {
       if (!p.isDead) break;
       await removeDir(p.dir);
+      p = undefined;
     }
     setImmediate(() => void this.fill());
     if (p) return p;
-    return this.spawnOne();
+    if (this.closed) throw new PoolClosed(`${this.engine} pool closed`);
+    this.cold++;
+    if (!heavy) return this.spawnOne();
+    // every waiting job has a start of its own under way (the pool's, or this one)
+    if (this.startingCount <= this.waiters.length) this.startOne();
+    return new Promise<WarmProcess>((resolve, reject) => this.waiters.push({ account, resolve, reject }));
+  }
+
+  /**
+   * A process that became ready: kept while the reserve is short, else to the lightest waiting
+   * job (waiting jobs are those of heavy accounts).
+   */
+  private deliver(p: WarmProcess): void {
+    if (this.waiters.length === 0 || this.idle.length < RESERVE) {
+      this.idle.push(p);
+      // the waiting jobs still need a start each; this one's is released after deliver
+      if (this.startingCount - 1 < this.waiters.length) this.startOne();
+      return;
+    }
+    let best = 0;
+    for (let i = 1; i < this.waiters.length; i++) if (this.weight(this.waiters[i]!.account) < this.weight(this.waiters[best]!.account)) best = i;
+    const [w] = this.waiters.splice(best, 1);
+    w!.resolve(p);
+  }
+
+  /** A start failed: waiters it would have served get a cold start of their own. */
+  private rescueWaiters(): void {
+    while (this.waiters.length > this.startingCount) {
+      const w = this.waiters.pop()!;
+      if (this.closed) w.reject(new PoolClosed(`${this.engine} pool closed`));
+      else this.spawnOne().then(w.resolve, w.reject);
+    }
+  }
+
+  private weight(account: string, now = Date.now()): number {
+    const r = this.recent.get(account);
+    return r ? r.score * Math.exp(-(now - r.at) / RECENT_TAU_MS) : 0;
+  }
+
+  /** Charged most of the accounts active now, while another one is active too. */
+  isHeavy(account: string, now = Date.now()): boolean {
+    const mine = this.weight(account, now);
+    let others = 0;
+    for (const a of this.recent.keys()) {
+      if (a === account) continue;
+      const w = this.weight(a, now);
+      if (w < ACTIVE_MIN) continue;
+      others++;
+      if (w >= mine) return false;
+    }
+    return others > 0;
+  }
+
+  private noteTake(account: string, cost: number): void {
+    const now = Date.now();
+    this.recent.set(account, { score: this.weight(account, now) + cost, at: now });
+    if (this.recent.size > MAX_ACCOUNTS) {
+      // keep the map bounded: forget accounts whose count has decayed (or, failing that, the oldest)
+      for (const [a] of this.recent) if (this.weight(a, now) < 0.05) this.recent.delete(a);
+      if (this.recent.size > MAX_ACCOUNTS) this.recent.delete(this.recent.keys().next().value!);
+    }
   }
 
   stats(): PoolStats {
-    const s: PoolStats = { target: this.target, ready: this.idle.length, starting: this.startingCount, spawned: this.spawned, served: this.served };
+    const s: PoolStats = { target: this.target, ready: this.idle.length, starting: this.startingCount, spawned: this.spawned, served: this.served, cold: this.cold };
     if (this.lastError) s.lastError = this.lastError;
     return s;
   }
@@ -290,6 +403,7 @@ export class EnginePool {
 
   async close(): Promise<void> {
     this.closed = true;
+    for (const w of this.waiters.splice(0)) w.reject(new PoolClosed(`${this.engine} pool closed`));
     const all = [...this.idle, ...this.starting]; // starting ones too: nothing outlives close()
     this.idle = [];
     this.starting.clear();

@@ -28,9 +28,16 @@ const BEGIN_DOCUMENT = "\\begin{document}";
  */
 const REFUSED = ["\\write", "\\immediate", "\\openout", "\\special", "\\everyjob", "\\dump", "\\endofdump", "\\catcode", "\\endinput", "filecontents", "\\directlua", "\\luaexec", "\\luadirect", "\\pdfobj", "\\pdfannot", "\\pdfcatalog", "\\pdfinfo", "\\makeglossaries"];
 
+/**
+ * Longer preambles (in characters) are not precompiled. Real ones are a few KiB; the scans below (one per
+ * refused word) and the key's hash run on the thread every account shares, on every request.
+ */
+export const MAX_PREAMBLE_CHARS = 256 * 1024;
+
 /** The preamble of `source`: the text before the line holding `\begin{document}`, if the format path can take it. */
 export function preambleOf(source: string): string | undefined {
-  const at = source.indexOf(BEGIN_DOCUMENT);
+  // searched in the first MAX_PREAMBLE_CHARS only (a slice is a view, not a copy)
+  const at = source.slice(0, MAX_PREAMBLE_CHARS + BEGIN_DOCUMENT.length).indexOf(BEGIN_DOCUMENT);
   if (at < 0) return undefined;
   const lineStart = source.lastIndexOf("\n", at) + 1;
   // the scanner re-runs the whole line of \begin{document}: nothing of the preamble may share it

@@ -5,7 +5,7 @@ import { existsSync, promises as fs, readdirSync, readFileSync, statSync } from 
 import os from "node:os";
 import path from "node:path";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { preambleOf } from "../src/preamble.ts";
+import { MAX_PREAMBLE_CHARS, preambleOf } from "../src/preamble.ts";
 import type { RunningServer } from "../src/server.ts";
 import { compile, doc, expectPdf, fixture, FIXTURES, pdfPages, pdfText, testServer } from "./helpers.ts";
 
@@ -255,5 +255,16 @@ describe("preambleOf", () => {
     ["\\documentclass{article}\n", undefined], // no \begin{document}
   ])("%j", (source, expected) => {
     expect(preambleOf(source)).toBe(expected);
+  });
+
+  it("leaves preambles longer than MAX_PREAMBLE_CHARS to the normal path (it scans no further)", () => {
+    const head = "\\documentclass{article}\n\\usepackage{x}\n";
+    const fill = (n: number) => `%${"\\usepackage{".repeat(Math.ceil(n / 12)).slice(0, n - 2)}\n`;
+    const justUnder = head + fill(MAX_PREAMBLE_CHARS - head.length);
+    expect(justUnder.length).toBe(MAX_PREAMBLE_CHARS);
+    expect(preambleOf(`${justUnder}\\begin{document}\nx\n\\end{document}\n`)).toBe(justUnder);
+    const over = head + fill(MAX_PREAMBLE_CHARS + 1 - head.length);
+    expect(preambleOf(`${over}\\begin{document}\nx\n\\end{document}\n`)).toBeUndefined();
+    expect(preambleOf(`${head}${fill(2 * 1024 * 1024)}\\begin{document}\nx\n\\end{document}\n`)).toBeUndefined();
   });
 });
