@@ -311,14 +311,16 @@ export class EnginePool {
   }
 
   /**
-   * A ready process if one is idle, else a freshly started one (cold). A heavy account (see
-   * RESERVE) leaves the last RESERVE ready ones to others and, finding none for itself, waits
-   * for a process that is starting rather than adding a start (see deliver). `account`: the
-   * request's namespace ("" for none); `cost`: its charge (1 + input MiB).
+   * A ready process if one is idle, else a freshly started one (cold). While another account is
+   * active too (see RESERVE), a heavy account leaves the last RESERVE ready ones to others, and
+   * a job that finds none waits for a process that is starting instead of adding a start of its
+   * own (see deliver: the lightest account is served first). `account`: the request's namespace
+   * ("" for none); `cost`: its charge (1 + input MiB).
    */
   async take(account = "", cost = 1): Promise<WarmProcess> {
     this.served++;
-    const heavy = this.isHeavy(account);
+    const others = this.othersActive(account);
+    const heavy = others.length > 0 && others.every((w) => w < this.weight(account));
     this.noteTake(account, cost);
     let p: WarmProcess | undefined;
     while (this.idle.length > (heavy ? RESERVE : 0) && (p = this.idle.shift())) {
@@ -330,25 +332,25 @@ export class EnginePool {
     if (p) return p;
     if (this.closed) throw new PoolClosed(`${this.engine} pool closed`);
     this.cold++;
-    if (!heavy) return this.spawnOne();
+    if (others.length === 0) return this.spawnOne();
     // every waiting job has a start of its own under way (the pool's, or this one)
     if (this.startingCount <= this.waiters.length) this.startOne();
     return new Promise<WarmProcess>((resolve, reject) => this.waiters.push({ account, resolve, reject }));
   }
 
   /**
-   * A process that became ready: kept while the reserve is short, else to the lightest waiting
-   * job (waiting jobs are those of heavy accounts).
+   * A process that became ready: to the lightest waiting job, unless that job's account is
+   * heavy and the reserve is short (then it is kept, and the job waits for another start).
    */
   private deliver(p: WarmProcess): void {
-    if (this.waiters.length === 0 || this.idle.length < RESERVE) {
+    let best = -1;
+    for (let i = 0; i < this.waiters.length; i++) if (best < 0 || this.weight(this.waiters[i]!.account) < this.weight(this.waiters[best]!.account)) best = i;
+    if (best < 0 || (this.idle.length < RESERVE && this.isHeavy(this.waiters[best]!.account))) {
       this.idle.push(p);
       // the waiting jobs still need a start each; this one's is released after deliver
       if (this.startingCount - 1 < this.waiters.length) this.startOne();
       return;
     }
-    let best = 0;
-    for (let i = 1; i < this.waiters.length; i++) if (this.weight(this.waiters[i]!.account) < this.weight(this.waiters[best]!.account)) best = i;
     const [w] = this.waiters.splice(best, 1);
     w!.resolve(p);
   }
@@ -367,18 +369,22 @@ export class EnginePool {
     return r ? r.score * Math.exp(-(now - r.at) / RECENT_TAU_MS) : 0;
   }
 
-  /** Charged most of the accounts active now, while another one is active too. */
-  isHeavy(account: string, now = Date.now()): boolean {
-    const mine = this.weight(account, now);
-    let others = 0;
+  /** The charges of the other accounts active now. */
+  private othersActive(account: string, now = Date.now()): number[] {
+    const out: number[] = [];
     for (const a of this.recent.keys()) {
       if (a === account) continue;
       const w = this.weight(a, now);
-      if (w < ACTIVE_MIN) continue;
-      others++;
-      if (w >= mine) return false;
+      if (w >= ACTIVE_MIN) out.push(w);
     }
-    return others > 0;
+    return out;
+  }
+
+  /** Charged more than every other account active now, while another one is active too. */
+  isHeavy(account: string, now = Date.now()): boolean {
+    const mine = this.weight(account, now);
+    const others = this.othersActive(account, now);
+    return others.length > 0 && others.every((w) => w < mine);
   }
 
   private noteTake(account: string, cost: number): void {
