@@ -1,12 +1,9 @@
 import { createRoute, z } from "@hono/zod-openapi";
-import { and, eq } from "drizzle-orm";
-import { getDb } from "../db/client.ts";
-import { messagingSessions } from "../db/schema/index.ts";
 import { readCapped } from "../platform/body-guard.ts";
 import { errors } from "../platform/errors.ts";
 import { errorResponses, type Router } from "../platform/openapi.ts";
 import { MEDIA_ID, verifyMediaSignature } from "./media/store.ts";
-import { sessionStub } from "./sessions/service.ts";
+import { isSessionOnNetwork, sessionStub } from "./sessions/service.ts";
 
 /** Meta's webhook bodies are small JSON documents; anything bigger is not from Meta. */
 export const MAX_HOOK_BODY = 1024 * 1024;
@@ -46,19 +43,10 @@ const mediaRoute = createRoute({
   responses: { 200: { description: "The file" }, ...errorResponses(404, 429) },
 });
 
-async function whatsappSession(env: Env, sessionId: string): Promise<boolean> {
-  const row = await getDb(env.DB)
-    .select({ id: messagingSessions.id })
-    .from(messagingSessions)
-    .where(and(eq(messagingSessions.id, sessionId), eq(messagingSessions.network, "whatsapp")))
-    .get();
-  return row !== undefined;
-}
-
 export function mountHooks(app: Router): void {
   app.openapi(verifyRoute, async (c) => {
     const { sessionId } = c.req.valid("param");
-    if (!(await whatsappSession(c.env, sessionId))) throw errors.notFound("session");
+    if (!(await isSessionOnNetwork(c.env, sessionId, "whatsapp"))) throw errors.notFound("session");
     const res = await sessionStub(c.env, sessionId).whatsappHook({ method: "GET", query: { ...c.req.query() }, rawBody: "", signature: null });
     if (res.status === 404) throw errors.notFound("session");
     if (res.status === 403) throw errors.forbidden("hub.verify_token does not match the session's verify token.");
@@ -68,7 +56,7 @@ export function mountHooks(app: Router): void {
   app.openapi(eventsRoute, async (c) => {
     const { sessionId } = c.req.valid("param");
     // The session first: a post for no session costs one D1 read, no body read and no Durable Object.
-    if (!(await whatsappSession(c.env, sessionId))) throw errors.notFound("session");
+    if (!(await isSessionOnNetwork(c.env, sessionId, "whatsapp"))) throw errors.notFound("session");
     if (Number(c.req.header("Content-Length") ?? 0) > MAX_HOOK_BODY) throw errors.payloadTooLarge(MAX_HOOK_BODY);
     // Counted as it streams (a chunked body declares no size): never more than the cap in memory.
     const body = c.req.raw.body;

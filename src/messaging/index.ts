@@ -6,7 +6,7 @@ import { mountSessions } from "./sessions/handlers.ts";
 
 export { SessionDO } from "./sessions/session-do.ts";
 export { sendMessage, queueMessages, type SendInput, type SendOptions } from "./messages/service.ts";
-export { registerSendJob, enqueueSendJobs, handleSendQueue, type SendJob } from "./queue/send-queue.ts";
+export { enqueueSendJobs, runBulkJob, sendQueueConsumer, type SendJob } from "./queue/send-queue.ts";
 
 /** /api/sessions, /api/messages, /api/contacts. */
 export const messagingRoutes = createRouter();

@@ -1,8 +1,8 @@
 import type { SessionStatus } from "./schemas.ts";
 
 /**
- * What the Session DO tells the campaigns module, registered by it at load time so the
- * messaging core does not import campaigns. All optional: without campaigns the DO works as before.
+ * What the Session DO tells the campaigns module. The entry point wires the campaigns' implementation
+ * into the DO (src/index.ts), so the messaging core does not import campaigns.
  */
 export interface CampaignHooks {
   /** Campaign messages of this session reached a final state (sent or failed): check completion. */
@@ -14,16 +14,6 @@ export interface CampaignHooks {
   interrupted(env: Env, sessionId: string, status: SessionStatus, reason: string | null, campaignIds?: string[]): Promise<string[]>;
   /** A scheduled start the DO's alarm kept for this campaign is due. */
   due(env: Env, campaignId: string): Promise<void>;
-}
-
-let hooks: CampaignHooks | null = null;
-
-export function setCampaignHooks(h: CampaignHooks): void {
-  hooks = h;
-}
-
-export function campaignHooks(): CampaignHooks | null {
-  return hooks;
 }
 
 /** Per-campaign pacing of queued sends; omitted = the session's own rate. */

@@ -7,7 +7,7 @@ import { toMessage } from "../messages/mapper.ts";
 import { advanceStatus, ID_CHUNK } from "../messages/store.ts";
 import type { HookRequest, InboundFromNetwork, NetworkDriver, SessionContext } from "../networks/driver.ts";
 import { createDriver } from "../networks/index.ts";
-import { campaignHooks, type EnqueueOptions } from "./campaign-hooks.ts";
+import type { CampaignHooks, EnqueueOptions } from "./campaign-hooks.ts";
 import { Outbox, type Pacing } from "./outbox.ts";
 import type { SessionStatus } from "./schemas.ts";
 import { Sender } from "./sender.ts";
@@ -27,8 +27,10 @@ const EVENT_FLUSH_MS = 100;
 /**
  * One per messaging session: the "phone". Owns the connection state machine and serialises sends
  * per chat; queued sends live in its Outbox, and what a network adds (receipts, webhooks) in its driver.
+ * src/index.ts exports the subclass wired to campaigns.
  */
-export class SessionDO extends DurableObject<Env> {
+export abstract class SessionDO extends DurableObject<Env> {
+  protected abstract campaignHooks(): CampaignHooks;
   private config: SessionConfig | null = null;
   private status: SessionStatus = "STOPPED";
   private readonly outbox: Outbox;
@@ -51,6 +53,7 @@ export class SessionDO extends DurableObject<Env> {
       config: () => this.config!,
       status: () => this.status,
       driver: () => this.driver(),
+      campaigns: () => this.campaignHooks(),
       queueEvents: (ids) => this.queueEvents(ids),
       fail: (reason) => this.transition("FAILED", reason),
     });
@@ -137,10 +140,9 @@ export class SessionDO extends DurableObject<Env> {
     this.status = next;
     await this.ctx.storage.put("status", next);
     await writeSessionStatus(this.env, cfg.accountId, cfg.sessionId, previous, next, reason, extra);
-    const hooks = campaignHooks();
-    if (hooks && previous === "WORKING" && next !== "WORKING") {
+    if (previous === "WORKING" && next !== "WORKING") {
       // Campaign sends wait for the session instead of failing: their campaigns pause with a reason.
-      const paused = await hooks.interrupted(this.env, cfg.sessionId, next, reason).catch((err) => {
+      const paused = await this.campaignHooks().interrupted(this.env, cfg.sessionId, next, reason).catch((err) => {
         log.error("campaign pause on session down failed", { error: String(err) });
         return [] as string[];
       });
@@ -205,10 +207,9 @@ export class SessionDO extends DurableObject<Env> {
   }
 
   private async fireCampaignTimers(): Promise<void> {
-    const hooks = campaignHooks();
     for (const campaignId of this.outbox.dueTimers(Date.now())) {
       try {
-        await hooks?.due(this.env, campaignId);
+        await this.campaignHooks().due(this.env, campaignId);
         this.outbox.cancelTimer(campaignId);
       } catch (err) {
         // Kept: the next alarm (or the cron) tries again.
@@ -219,9 +220,8 @@ export class SessionDO extends DurableObject<Env> {
 
   private async reportProgress(campaignIds: Iterable<string | null>): Promise<void> {
     const ids = [...new Set([...campaignIds].filter((id): id is string => !!id))];
-    const hooks = campaignHooks();
-    if (!hooks || ids.length === 0) return;
-    await hooks.progressed(this.env, ids).catch((err) => log.error("campaign progress hook failed", { error: String(err) }));
+    if (ids.length === 0) return;
+    await this.campaignHooks().progressed(this.env, ids).catch((err) => log.error("campaign progress hook failed", { error: String(err) }));
   }
 
   /** Puts recorded events on the queue with the others of the next EVENT_FLUSH_MS (see there). */
