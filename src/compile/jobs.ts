@@ -3,6 +3,7 @@ import type { Db } from "../db/client.ts";
 import { compileJobs } from "../db/schema/index.ts";
 import { errors } from "../platform/errors.ts";
 import type { CompileErrorInfo, CompileJob, JobStatus } from "./schemas.ts";
+import { iso } from "../platform/time.ts";
 
 export type JobRow = typeof compileJobs.$inferSelect;
 
@@ -12,8 +13,6 @@ export const REQUEUE_AFTER_MS = 5 * 60 * 1000;
 export const jobPdfKey = (accountId: string, jobId: string) => `jobs/${accountId}/${jobId}.pdf`;
 export const jobInputKey = (accountId: string, jobId: string) => `jobs/${accountId}/${jobId}.input.json`;
 export const jobPath = (jobId: string) => `/v1/compile/jobs/${jobId}`;
-
-const iso = (ms: number | null) => (ms === null ? null : new Date(ms).toISOString());
 
 export function toJobView(row: JobRow): CompileJob {
   return {

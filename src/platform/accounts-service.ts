@@ -5,6 +5,7 @@ import { generateApiKey, hashApiKey } from "./api-keys.ts";
 import { errors } from "./errors.ts";
 import { newId } from "./ids.ts";
 import type { AuthContext } from "./types.ts";
+import { iso } from "./time.ts";
 
 export interface KeyView {
   id: string;
@@ -13,8 +14,6 @@ export interface KeyView {
   createdAt: string;
   revokedAt: string | null;
 }
-
-const iso = (ms: number | null) => (ms === null ? null : new Date(ms).toISOString());
 
 export function toKeyView(row: typeof apiKeys.$inferSelect): KeyView {
   return { id: row.id, name: row.name, prefix: row.prefix, createdAt: iso(row.createdAt)!, revokedAt: iso(row.revokedAt) };

@@ -9,12 +9,11 @@ import { errors } from "../../platform/errors.ts";
 import { newId } from "../../platform/ids.ts";
 import { checkTargetUrl } from "../../platform/safe-url.ts";
 import type { CreateWebhookInput, DeliveryView, UpdateWebhookInput, WebhookView } from "./schemas.ts";
+import { iso } from "../../platform/time.ts";
 
 type WebhookRow = typeof webhooks.$inferSelect;
 type DeliveryRow = typeof webhookDeliveries.$inferSelect;
 type AttemptRow = typeof webhookAttempts.$inferSelect;
-
-const iso = (ms: number | null) => (ms === null ? null : new Date(ms).toISOString());
 
 export function toWebhookView(row: WebhookRow, now = Date.now()): WebhookView {
   return {

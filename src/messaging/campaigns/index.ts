@@ -1,14 +1,11 @@
-import { createRouter } from "../../platform/openapi.ts";
 import type { SendJobHandler } from "../queue/send-queue.ts";
 import type { CampaignHooks } from "../sessions/campaign-hooks.ts";
 import { announceMissedCompletions, maybeComplete } from "./completion.ts";
 import { runCampaignJob, type CampaignJob } from "./fanout.ts";
-import { mountCampaigns } from "./handlers.ts";
 import { kickStalled, pauseForSession, startDue, startDueScheduled } from "./service.ts";
 
 /** /api/campaigns routes. */
-export const campaignRoutes = createRouter();
-mountCampaigns(campaignRoutes);
+export { campaignRoutes } from "./router.ts";
 
 /** The `campaign` kind of SEND_QUEUE jobs (wired in src/queues.ts). */
 export const runCampaignSendJob: SendJobHandler = (job, env) => runCampaignJob(env, job as CampaignJob);

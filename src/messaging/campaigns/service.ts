@@ -20,6 +20,7 @@ import { pacingOf, toCampaign, type CampaignRow } from "./mapper.ts";
 import type { Audience, Campaign, CampaignMessage, CreateCampaignBody, Recipient, RecipientStatus, UpdateCampaignBody } from "./schemas.ts";
 import { statsOf } from "./stats.ts";
 import { config } from "../../platform/config.ts";
+import { iso } from "../../platform/time.ts";
 
 async function present(env: Env, row: CampaignRow): Promise<Campaign> {
   return toCampaign(row, (await statsOf(env, [row])).get(row.id)!);
@@ -281,8 +282,6 @@ export async function pauseForSession(env: Env, sessionId: string, status: Sessi
 }
 
 // ---- recipients ------------------------------------------------------------------------------
-
-const iso = (ms: number | null) => (ms === null ? null : new Date(ms).toISOString());
 
 export async function listRecipients(env: Env, accountId: string, id: string, q: { status?: RecipientStatus; limit: number; cursor?: string }): Promise<{ data: Recipient[]; nextCursor: string | null }> {
   await loadRow(env, accountId, id);

@@ -107,9 +107,10 @@ export async function updateContact(
   return toContact(row);
 }
 
-export async function deleteContact(env: Env, accountId: string, id: string): Promise<void> {
+export async function deleteContact(env: Env, accountId: string, id: string): Promise<{ id: string; deleted: true }> {
   const [row] = await getDb(env.DB).delete(contacts).where(and(eq(contacts.accountId, accountId), eq(contacts.id, id))).returning({ id: contacts.id });
   if (!row) throw errors.notFound("contact");
+  return { id, deleted: true };
 }
 
 export async function listContacts(

@@ -146,6 +146,12 @@ export async function queueMessages(env: Env, accountId: string, sessionId: stri
   return { batchId, accepted: drafts.length, messageIds, rejected };
 }
 
+/** `POST /api/messages/bulk`: the queued result without the message ids. */
+export async function sendBulk(env: Env, accountId: string, body: { sessionId: string; messages: unknown[] }, opts: SendOptions): Promise<Omit<QueuedResult, "messageIds">> {
+  const { batchId, accepted, rejected } = await queueMessages(env, accountId, body.sessionId, body.messages, opts);
+  return { batchId, accepted, rejected };
+}
+
 export async function getBatch(env: Env, accountId: string, batchId: string) {
   const db = getDb(env.DB);
   const batch = await db.select().from(messageBatches).where(and(eq(messageBatches.accountId, accountId), eq(messageBatches.id, batchId))).get();

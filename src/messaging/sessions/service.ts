@@ -143,7 +143,7 @@ export async function deleteSession(env: Env, accountId: string, id: string): Pr
   return toSession(await loadSession(env, accountId, id));
 }
 
-export async function simulateSandboxInbound(env: Env, accountId: string, id: string, from: string, text: string): Promise<Message> {
+export async function simulateSandboxInbound(env: Env, accountId: string, id: string, { from, text }: { from: string; text: string }): Promise<Message> {
   const digits = parseAddress(from);
   if (!digits) throw errors.invalidRequest(`from must be ${ACCEPTED_ADDRESS_FORMS}.`, [{ path: "from", message: "not a valid address" }]);
   // The session's DO checks network and state itself.
