@@ -2,7 +2,7 @@ import { compileRoutes } from "./compile/index.ts";
 import { STREAM_PATH, streamRoutes, streamTicketAuth, webhookRoutes } from "./events/index.ts";
 import { campaignRoutes } from "./messaging/campaigns/index.ts";
 import { messagingHookRoutes, messagingRoutes } from "./messaging/index.ts";
-import { accountRoutes } from "./platform/account-routes.ts";
+import { accountRoutes } from "./platform/accounts/router.ts";
 import { apiVersion } from "./platform/api-version.ts";
 import { requireAuth, resolveAuth } from "./platform/auth.ts";
 import { bodyGuard } from "./platform/body-guard.ts";

@@ -1,6 +1,6 @@
 import { createApp } from "./app.ts";
 import { campaignHooks } from "./messaging/campaigns/index.ts";
-import { SessionDO as UnwiredSessionDO } from "./messaging/index.ts";
+import { wireCampaignHooks } from "./messaging/index.ts";
 import { createQueueHandler, type QueueConsumers } from "./queues.ts";
 import { handleScheduled } from "./scheduled.ts";
 
@@ -8,12 +8,11 @@ export { RateLimiter } from "./platform/rate-limiter.ts";
 export { TexContainer } from "./compile/index.ts";
 export { EventStreamDO } from "./events/index.ts";
 
-/** The Session DO, wired to campaigns here so that no import side effect decides whether it can pause them. */
-export class SessionDO extends UnwiredSessionDO {
-  protected campaignHooks() {
-    return campaignHooks;
-  }
-}
+export { SessionDO } from "./messaging/index.ts";
+
+// The Session DO tells campaigns when a session goes down, its campaign sends progress, or a scheduled
+// start is due: wired here, not by importing campaigns for a side effect (the DO throws if it is not).
+wireCampaignHooks(campaignHooks);
 
 /** The Worker's handlers; tests build one with their own queue consumers. */
 export function createWorker(consumers?: QueueConsumers) {

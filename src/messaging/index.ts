@@ -4,6 +4,7 @@ import { messageRoutes } from "./messages/router.ts";
 import { sessionRoutes } from "./sessions/router.ts";
 
 export { SessionDO } from "./sessions/session-do.ts";
+export { wireCampaignHooks } from "./sessions/campaign-hooks.ts";
 export { sendMessage, queueMessages, type SendInput, type SendOptions } from "./messages/service.ts";
 export { enqueueSendJobs, runBulkJob, sendQueueConsumer, type SendJob } from "./queue/send-queue.ts";
 

@@ -7,25 +7,8 @@ import { newId } from "../../platform/ids.ts";
 import { decodeCursor, IdCursor, toPage } from "../../platform/pagination.ts";
 import { ACCEPTED_ADDRESS_FORMS, chatIdOf, e164Of, parseAddress } from "../chat-id.ts";
 import { CreateContactBody, type Contact } from "./schemas.ts";
+import { toContact, type ContactRow as Row } from "./mapper.ts";
 import { itemsPerStatement } from "../../platform/d1.ts";
-
-type Row = typeof contacts.$inferSelect;
-
-export function toContact(row: Row): Contact {
-  const digits = row.phone.slice(1);
-  return {
-    id: row.id,
-    phone: row.phone,
-    chatId: chatIdOf(digits),
-    name: row.name,
-    email: row.email,
-    tags: JSON.parse(row.tags) as string[],
-    attributes: JSON.parse(row.attributes) as Record<string, unknown>,
-    optedOut: row.optedOut,
-    createdAt: new Date(row.createdAt).toISOString(),
-    updatedAt: new Date(row.updatedAt).toISOString(),
-  };
-}
 
 export interface ContactInput {
   phone: string;

@@ -1,7 +1,7 @@
-import { createRoute, z } from "@hono/zod-openapi";
+import { createRoute } from "@hono/zod-openapi";
+import { MediaParam, MediaQuery, SessionParam } from "./schemas.ts";
 import { errorResponses } from "../../platform/openapi.ts";
 
-const SessionParam = z.object({ sessionId: z.string().max(64).openapi({ param: { name: "sessionId", in: "path" } }) });
 
 export const verifyRoute = createRoute({
   method: "get",
@@ -30,8 +30,8 @@ export const mediaRoute = createRoute({
   summary: "Uploaded media, by a signed and expiring URL (how networks fetch base64 uploads)",
   security: [],
   request: {
-    params: z.object({ mediaId: z.string().max(64).openapi({ param: { name: "mediaId", in: "path" } }) }),
-    query: z.object({ exp: z.string().max(16).optional(), sig: z.string().max(128).optional() }),
+    params: MediaParam,
+    query: MediaQuery,
   },
   responses: { 200: { description: "The file" }, ...errorResponses(404, 429) },
 });

@@ -16,6 +16,19 @@ export interface CampaignHooks {
   due(env: Env, campaignId: string): Promise<void>;
 }
 
+let wired: CampaignHooks | null = null;
+
+/** Wires the campaigns' hooks into the Session DO: called once by the Worker's entry point (src/index.ts). */
+export function wireCampaignHooks(hooks: CampaignHooks): void {
+  wired = hooks;
+}
+
+/** The wired hooks; throws when the entry point did not wire them (a DO that cannot pause campaigns must not run). */
+export function campaignHooks(): CampaignHooks {
+  if (!wired) throw new Error("SessionDO: campaign hooks are not wired (src/index.ts calls wireCampaignHooks)");
+  return wired;
+}
+
 /** Per-campaign pacing of queued sends; omitted = the session's own rate. */
 export interface EnqueueOptions {
   campaignId?: string;

@@ -3,7 +3,7 @@ import { prepareEvents } from "../../events/emit.ts";
 import { toMessage, type MessageRow } from "../messages/mapper.ts";
 import { advanceStatus, insertMessage, insertStatement, messageById, outboundRow, pendingOfSession, setExternalId, type NewOutbound } from "../messages/store.ts";
 import type { FailureReason, NetworkDriver, NetworkSendResult } from "../networks/driver.ts";
-import type { CampaignHooks } from "./campaign-hooks.ts";
+import { campaignHooks } from "./campaign-hooks.ts";
 import type { DueSend, Outbox } from "./outbox.ts";
 import type { SessionStatus } from "./schemas.ts";
 import { draftOfRow, KeyedSerial, outboundWithMedia, toOutbound, type Draft, type MessageOutcome, type SessionConfig } from "./types.ts";
@@ -20,7 +20,6 @@ export interface SenderHost {
   config(): SessionConfig;
   status(): SessionStatus;
   driver(): NetworkDriver;
-  campaigns(): CampaignHooks;
   queueEvents(ids: string[]): void;
   /** The network says the session itself is broken. */
   fail(reason: string): Promise<void>;
@@ -118,7 +117,7 @@ export class Sender {
     const campaignIds = [...new Set(due.flatMap((r) => (r.campaign_id ? [r.campaign_id] : [])))];
     if (campaignIds.length) {
       this.host.outbox.hold(campaignIds);
-      await this.host.campaigns().interrupted(this.host.env, cfg.sessionId, status, `session_${status.toLowerCase()}`, campaignIds);
+      await campaignHooks().interrupted(this.host.env, cfg.sessionId, status, `session_${status.toLowerCase()}`, campaignIds);
     }
     const others = due.filter((r) => !r.campaign_id).map((r) => r.message_id);
     if (others.length) {

@@ -7,7 +7,7 @@ import { toMessage } from "../messages/mapper.ts";
 import { advanceStatus, ID_CHUNK } from "../messages/store.ts";
 import type { HookRequest, InboundFromNetwork, NetworkDriver, SessionContext } from "../networks/driver.ts";
 import { createDriver } from "../networks/index.ts";
-import type { CampaignHooks, EnqueueOptions } from "./campaign-hooks.ts";
+import { campaignHooks, type EnqueueOptions } from "./campaign-hooks.ts";
 import { Outbox, type Pacing } from "./outbox.ts";
 import type { SessionStatus } from "./schemas.ts";
 import { Sender } from "./sender.ts";
@@ -27,10 +27,9 @@ const EVENT_FLUSH_MS = 100;
 /**
  * One per messaging session: the "phone". Owns the connection state machine and serialises sends
  * per chat; queued sends live in its Outbox, and what a network adds (receipts, webhooks) in its driver.
- * src/index.ts exports the subclass wired to campaigns.
+ * src/index.ts wires it to campaigns (wireCampaignHooks).
  */
-export abstract class SessionDO extends DurableObject<Env> {
-  protected abstract campaignHooks(): CampaignHooks;
+export class SessionDO extends DurableObject<Env> {
   private config: SessionConfig | null = null;
   private status: SessionStatus = "STOPPED";
   private readonly outbox: Outbox;
@@ -53,7 +52,6 @@ export abstract class SessionDO extends DurableObject<Env> {
       config: () => this.config!,
       status: () => this.status,
       driver: () => this.driver(),
-      campaigns: () => this.campaignHooks(),
       queueEvents: (ids) => this.queueEvents(ids),
       fail: (reason) => this.transition("FAILED", reason),
     });
@@ -142,7 +140,7 @@ export abstract class SessionDO extends DurableObject<Env> {
     await writeSessionStatus(this.env, cfg.accountId, cfg.sessionId, previous, next, reason, extra);
     if (previous === "WORKING" && next !== "WORKING") {
       // Campaign sends wait for the session instead of failing: their campaigns pause with a reason.
-      const paused = await this.campaignHooks().interrupted(this.env, cfg.sessionId, next, reason).catch((err) => {
+      const paused = await campaignHooks().interrupted(this.env, cfg.sessionId, next, reason).catch((err) => {
         log.error("campaign pause on session down failed", { error: String(err) });
         return [] as string[];
       });
@@ -209,7 +207,7 @@ export abstract class SessionDO extends DurableObject<Env> {
   private async fireCampaignTimers(): Promise<void> {
     for (const campaignId of this.outbox.dueTimers(Date.now())) {
       try {
-        await this.campaignHooks().due(this.env, campaignId);
+        await campaignHooks().due(this.env, campaignId);
         this.outbox.cancelTimer(campaignId);
       } catch (err) {
         // Kept: the next alarm (or the cron) tries again.
@@ -221,7 +219,7 @@ export abstract class SessionDO extends DurableObject<Env> {
   private async reportProgress(campaignIds: Iterable<string | null>): Promise<void> {
     const ids = [...new Set([...campaignIds].filter((id): id is string => !!id))];
     if (ids.length === 0) return;
-    await this.campaignHooks().progressed(this.env, ids).catch((err) => log.error("campaign progress hook failed", { error: String(err) }));
+    await campaignHooks().progressed(this.env, ids).catch((err) => log.error("campaign progress hook failed", { error: String(err) }));
   }
 
   /** Puts recorded events on the queue with the others of the next EVENT_FLUSH_MS (see there). */
