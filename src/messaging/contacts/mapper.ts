@@ -20,3 +20,18 @@ export function toContact(row: ContactRow): Contact {
     updatedAt: iso(row.updatedAt),
   };
 }
+
+/** A new contact's row from its fields (tags deduplicated). */
+export function newContactRow(
+  id: string,
+  accountId: string,
+  phone: string,
+  c: { name?: string; email?: string; tags?: string[]; attributes?: Record<string, unknown>; optedOut?: boolean },
+  now: number,
+): ContactRow {
+  return {
+    ...{ id, accountId, phone, name: c.name ?? null, email: c.email ?? null },
+    ...{ tags: JSON.stringify([...new Set(c.tags ?? [])]), attributes: JSON.stringify(c.attributes ?? {}), optedOut: c.optedOut ?? false },
+    ...{ createdAt: now, updatedAt: now },
+  };
+}
