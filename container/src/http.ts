@@ -4,7 +4,7 @@ import type { IncomingMessage, ServerResponse } from "node:http";
 import type { Config } from "./config.ts";
 import { JobAborted, runJob } from "./job.ts";
 import { Busy, type Gate, type LoopLagMonitor } from "./limits.ts";
-import { PoolClosed, type Pools } from "./pool.ts";
+import type { Pools } from "./pool.ts";
 import type { BodyParser, Parsed } from "./body.ts";
 import type { Preambles } from "./preamble.ts";
 import type { Issue } from "./validate.ts";
@@ -100,7 +100,7 @@ async function compile(req: IncomingMessage, res: ServerResponse, st: AppState):
     if (st.shutdown.aborted) throw shuttingDown();
     result = await runJob(v.value, st.pools, st.cfg, st.shutdown, st.preambles);
   } catch (e) {
-    throw e instanceof JobAborted || e instanceof PoolClosed ? shuttingDown() : e;
+    throw e instanceof JobAborted ? shuttingDown() : e;
   } finally {
     release();
   }

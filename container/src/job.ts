@@ -201,10 +201,8 @@ interface ProcessSource {
 }
 
 /** The warm pool: engines started in a job directory's root from the engine's own format. */
-function poolSource(pool: EnginePool, req: CompileRequest): ProcessSource {
-  // charged per take: 1 + the input in MiB (see EnginePool.take)
-  const cost = 1 + (Buffer.byteLength(req.source) + req.files.reduce((n, f) => n + f.data.length, 0)) / (1024 * 1024);
-  return { take: () => pool.take(req.namespace ?? "", cost), close: () => {} };
+function poolSource(pool: EnginePool): ProcessSource {
+  return { take: () => pool.take(), close: () => {} };
 }
 
 /**
@@ -252,7 +250,7 @@ export async function runJob(req: CompileRequest, pools: Pools, cfg: Config, sig
   const pool = pools.get(req.engine);
   if (!pool) throw new Error(`engine ${req.engine} not enabled`);
   const { sub } = mainParts(req.mainPath);
-  const normal = () => (sub ? dedicatedSource(cfg, req.engine, { subdir: sub }) : poolSource(pool, req));
+  const normal = () => (sub ? dedicatedSource(cfg, req.engine, { subdir: sub }) : poolSource(pool));
   const use = preambles?.lookup(req);
   if (use) {
     const r = await runPasses(req, formatSource(cfg, req, use, preambles), cfg, started, deadline, true, signal);

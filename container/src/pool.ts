@@ -88,7 +88,7 @@ export interface PoolStats {
   starting: number;
   spawned: number;
   served: number;
-  /** Takes that found no ready process (the job waited for one to start). */
+  /** Takes that found no ready process (the job started one of its own). */
   cold: number;
   /** The last failed start, while starts keep failing. */
   lastError?: string;
@@ -96,31 +96,6 @@ export interface PoolStats {
 
 /** The pools did not fill at start-up; the message names the engine and its error. */
 export class PoolNotReady extends Error {}
-
-/** The pool closed (the server is shutting down) while a job waited for an engine. */
-export class PoolClosed extends Error {}
-
-/** Processes starting at once to fill a pool (two cores' worth). */
-const MAX_STARTS = 2;
-/**
- * Fairness between accounts: each take is charged 1 plus the job's input in MiB (what the
- * server itself spends on a request grows with its size), and the charges decay with this time
- * constant (ms). While another account is active too, the account charged most recently is
- * "heavy": it does not get the last RESERVE ready processes (it waits for a start instead),
- * and among jobs waiting for a start the lightest account is served first. Back-to-back jobs of
- * one account then cannot leave another account only cold starts.
- */
-const RECENT_TAU_MS = 3_000;
-const RESERVE = 1;
-/** Another account counts as active while its decayed charge is at least this. */
-const ACTIVE_MIN = 0.5;
-const MAX_ACCOUNTS = 1_000;
-
-interface Waiter {
-  account: string;
-  resolve: (p: WarmProcess) => void;
-  reject: (e: Error) => void;
-}
 
 export async function makeJobDir(cfg: Config): Promise<string> {
   const dir = path.join(cfg.jobRoot, randomBytes(16).toString("hex"));
@@ -216,10 +191,6 @@ export class EnginePool {
   private lastError: string | undefined;
   /** Told of every failed start (Pools.warmUp). */
   onFailure?: (failuresInARow: number, reason: string) => void;
-  /** Jobs waiting for a process that is starting, one per start at most. */
-  private waiters: Waiter[] = [];
-  /** Per account, its recent takes (decaying): the lightest waiting account is served first. */
-  private recent = new Map<string, { score: number; at: number }>();
 
   constructor(engine: Engine, cfg: Config, busy: () => boolean = () => false) {
     this.engine = engine;
@@ -238,26 +209,51 @@ export class EnginePool {
     return p;
   }
 
-  /**
-   * Keeps `target` processes started, at most MAX_STARTS at once (a job waiting for a process
-   * may add one). Resolves when the pool is full and no start is under way.
-   */
+  /** Keeps `target` processes started; at most two start at once to leave CPU to jobs. */
   fill(): Promise<void> {
     if (this.filling || this.closed) return Promise.resolve();
     this.filling = true;
     const run = async () => {
       try {
-        while (!this.closed) {
-          if (this.idle.length + this.startingCount >= this.target) {
-            if (this.startingCount === 0) break;
-            await this.nextStartDone();
-          } else if (this.busy() && this.idle.length > 0 && this.waiters.length === 0) {
-            // Refill in the background: while jobs are compiling, starting engines would
-            // only steal their CPU, so wait unless this pool has run dry or a job waits.
-            await new Promise((r) => setTimeout(r, 10));
-          } else if (this.startingCount >= MAX_STARTS) {
-            await this.nextStartDone();
-          } else this.startOne();
+        while (!this.closed && this.idle.length + this.startingCount < this.target) {
+          // Refill in the background: while jobs are compiling, starting engines would
+          // only steal their CPU, so wait unless this pool has run dry.
+          while (!this.closed && this.busy() && this.idle.length > 0) await new Promise((r) => setTimeout(r, 10));
+          if (this.closed) break;
+          const n = Math.min(2, this.target - this.idle.length - this.startingCount);
+          const batch: Promise<void>[] = [];
+          for (let i = 0; i < n; i++) {
+            this.startingCount++;
+            batch.push(
+              this.spawnOne()
+                .then(async (p) => {
+                  this.starting.add(p);
+                  if (this.closed) p.kill();
+                  const ok = await p.ready;
+                  this.starting.delete(p);
+                  if (ok && !this.closed) {
+                    this.idle.push(p);
+                    this.failures = 0;
+                    this.lastError = undefined;
+                  } else {
+                    p.kill();
+                    await removeDir(p.dir);
+                    if (!this.closed) {
+                      this.failed(p.failure);
+                      await new Promise((r) => setTimeout(r, 1000));
+                    }
+                  }
+                })
+                .catch(async (e: unknown) => {
+                  this.failed(`could not start: ${(e as Error).message}`);
+                  await new Promise((r) => setTimeout(r, 1000));
+                })
+                .finally(() => {
+                  this.startingCount--;
+                }),
+            );
+          }
+          await Promise.all(batch);
         }
       } finally {
         this.filling = false;
@@ -266,135 +262,24 @@ export class EnginePool {
     return run();
   }
 
-  /** Starts one process for the pool: ready, it goes to a waiting job or the idle list. */
-  private startOne(): void {
-    this.startingCount++;
-    void this.spawnOne()
-      .then(async (p) => {
-        this.starting.add(p);
-        if (this.closed) p.kill();
-        const ok = await p.ready;
-        this.starting.delete(p);
-        if (ok && !this.closed) {
-          this.deliver(p);
-          this.failures = 0;
-          this.lastError = undefined;
-        } else {
-          p.kill();
-          await removeDir(p.dir);
-          if (!this.closed) {
-            this.failed(p.failure);
-            await new Promise((r) => setTimeout(r, 1000));
-          }
-        }
-      })
-      .catch(async (e: unknown) => {
-        this.failed(`could not start: ${(e as Error).message}`);
-        await new Promise((r) => setTimeout(r, 1000));
-      })
-      .finally(() => {
-        this.startingCount--;
-        this.rescueWaiters();
-        for (const w of this.startWatchers.splice(0)) w();
-      });
-  }
-
-  private readonly startWatchers: Array<() => void> = [];
-  private nextStartDone(): Promise<void> {
-    return new Promise((r) => this.startWatchers.push(r));
-  }
-
   private failed(reason: string): void {
     this.failures++;
     this.lastError = reason;
     this.onFailure?.(this.failures, this.lastError);
   }
 
-  /**
-   * A ready process if one is idle, else a freshly started one (cold). While another account is
-   * active too (see RESERVE), a heavy account leaves the last RESERVE ready ones to others, and
-   * a job that finds none waits for a process that is starting instead of adding a start of its
-   * own (see deliver: the lightest account is served first). `account`: the request's namespace
-   * ("" for none); `cost`: its charge (1 + input MiB).
-   */
-  async take(account = "", cost = 1): Promise<WarmProcess> {
+  /** A ready process if one is idle, else a freshly started one (cold). */
+  async take(): Promise<WarmProcess> {
     this.served++;
-    const others = this.othersActive(account);
-    const heavy = others.length > 0 && others.every((w) => w < this.weight(account));
-    this.noteTake(account, cost);
     let p: WarmProcess | undefined;
-    while (this.idle.length > (heavy ? RESERVE : 0) && (p = this.idle.shift())) {
+    while ((p = this.idle.shift())) {
       if (!p.isDead) break;
       await removeDir(p.dir);
-      p = undefined;
     }
     setImmediate(() => void this.fill());
     if (p) return p;
-    if (this.closed) throw new PoolClosed(`${this.engine} pool closed`);
     this.cold++;
-    if (others.length === 0) return this.spawnOne();
-    // every waiting job has a start of its own under way (the pool's, or this one)
-    if (this.startingCount <= this.waiters.length) this.startOne();
-    return new Promise<WarmProcess>((resolve, reject) => this.waiters.push({ account, resolve, reject }));
-  }
-
-  /**
-   * A process that became ready: to the lightest waiting job, unless that job's account is
-   * heavy and the reserve is short (then it is kept, and the job waits for another start).
-   */
-  private deliver(p: WarmProcess): void {
-    let best = -1;
-    for (let i = 0; i < this.waiters.length; i++) if (best < 0 || this.weight(this.waiters[i]!.account) < this.weight(this.waiters[best]!.account)) best = i;
-    if (best < 0 || (this.idle.length < RESERVE && this.isHeavy(this.waiters[best]!.account))) {
-      this.idle.push(p);
-      // the waiting jobs still need a start each; this one's is released after deliver
-      if (this.startingCount - 1 < this.waiters.length) this.startOne();
-      return;
-    }
-    const [w] = this.waiters.splice(best, 1);
-    w!.resolve(p);
-  }
-
-  /** A start failed: waiters it would have served get a cold start of their own. */
-  private rescueWaiters(): void {
-    while (this.waiters.length > this.startingCount) {
-      const w = this.waiters.pop()!;
-      if (this.closed) w.reject(new PoolClosed(`${this.engine} pool closed`));
-      else this.spawnOne().then(w.resolve, w.reject);
-    }
-  }
-
-  private weight(account: string, now = Date.now()): number {
-    const r = this.recent.get(account);
-    return r ? r.score * Math.exp(-(now - r.at) / RECENT_TAU_MS) : 0;
-  }
-
-  /** The charges of the other accounts active now. */
-  private othersActive(account: string, now = Date.now()): number[] {
-    const out: number[] = [];
-    for (const a of this.recent.keys()) {
-      if (a === account) continue;
-      const w = this.weight(a, now);
-      if (w >= ACTIVE_MIN) out.push(w);
-    }
-    return out;
-  }
-
-  /** Charged more than every other account active now, while another one is active too. */
-  isHeavy(account: string, now = Date.now()): boolean {
-    const mine = this.weight(account, now);
-    const others = this.othersActive(account, now);
-    return others.length > 0 && others.every((w) => w < mine);
-  }
-
-  private noteTake(account: string, cost: number): void {
-    const now = Date.now();
-    this.recent.set(account, { score: this.weight(account, now) + cost, at: now });
-    if (this.recent.size > MAX_ACCOUNTS) {
-      // keep the map bounded: forget accounts whose count has decayed (or, failing that, the oldest)
-      for (const [a] of this.recent) if (this.weight(a, now) < 0.05) this.recent.delete(a);
-      if (this.recent.size > MAX_ACCOUNTS) this.recent.delete(this.recent.keys().next().value!);
-    }
+    return this.spawnOne();
   }
 
   stats(): PoolStats {
@@ -409,7 +294,6 @@ export class EnginePool {
 
   async close(): Promise<void> {
     this.closed = true;
-    for (const w of this.waiters.splice(0)) w.reject(new PoolClosed(`${this.engine} pool closed`));
     const all = [...this.idle, ...this.starting]; // starting ones too: nothing outlives close()
     this.idle = [];
     this.starting.clear();

@@ -17,6 +17,7 @@ describe("http", () => {
     expect(b.ok).toBe(true);
     expect(Object.keys(b.pools).sort()).toEqual(["lualatex", "pdflatex", "xelatex"]);
     expect(b.pools.pdflatex.ready).toBeGreaterThanOrEqual(1);
+    expect(b.pools.pdflatex.cold).toBe(0); // no take has found the pool empty yet
   });
   it("400 invalid_request with details.issues", async () => {
     const r = await compile(s.url, { engine: "latex", source: "x", files: [{ path: "/abs", content: "" }] });
