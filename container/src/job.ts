@@ -349,19 +349,24 @@ async function runPasses(req: CompileRequest, source: ProcessSource, cfg: Config
 
       // bibtex/biber (only when the request brought a .bib), makeindex for indexes,
       // glossaries and nomenclature: each only when its input changed
-      const plan = await planTools(cwd, lastLog, toolsDone, hasBib);
-      if (!plan.ok) return fail("compile_error", plan.message, [{ message: plan.message, file: plan.file }], { file: plan.file });
-      for (const t of plan.runs) {
-        const [cmd, args] = toolCommand(t);
-        const r = await runTool(cmd, args, dir, deadline, cfg, signal, sub);
-        if (r.ending !== "exit") return limitFail(r.ending, t.tool);
-        // bibtex: 1 means warnings only
-        if (r.code !== 0 && !(t.tool === "bibtex" && r.code === 1)) return toolFail(t.tool, (t.logFile ? await readLog(cwd, t.logFile) : "") || r.output);
-        toolsDone.set(t.id, t.key);
-        if (t.tool !== "makeindex") bibTool = t.tool;
-        toolsRun.add(t.tool);
+      let toolRan = false;
+      for (let round = 0; round < 2; round++) {
+        const plan = await planTools(cwd, lastLog, toolsDone, hasBib);
+        if (!plan.ok) return fail("compile_error", plan.message, [{ message: plan.message, file: plan.file }], { file: plan.file });
+        for (const t of plan.runs) {
+          const [cmd, args] = toolCommand(t);
+          const r = await runTool(cmd, args, dir, deadline, cfg, signal, sub);
+          if (r.ending !== "exit") return limitFail(r.ending, t.tool);
+          // bibtex: 1 means warnings only
+          if (r.code !== 0 && !(t.tool === "bibtex" && r.code === 1)) return toolFail(t.tool, (t.logFile ? await readLog(cwd, t.logFile) : "") || r.output);
+          toolsDone.set(t.id, t.key);
+          if (t.tool === "bibtex" || t.tool === "biber") bibTool = t.tool;
+          toolsRun.add(t.tool);
+        }
+        toolRan ||= plan.runs.length > 0;
+        // splitindex wrote the raw indexes of splitidx: make them now rather than after another pass
+        if (!plan.runs.some((t) => t.tool === "splitindex")) break;
       }
-      const toolRan = plan.runs.length > 0;
       if (toolRan) after = await snapshot(dir);
 
       const again = toolRan || needsRerun(before, after, lastLog);
