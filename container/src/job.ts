@@ -351,7 +351,7 @@ async function runPasses(req: CompileRequest, source: ProcessSource, cfg: Config
       // glossaries and nomenclature: each only when its input changed
       let toolRan = false;
       for (let round = 0; round < 2; round++) {
-        const plan = await planTools(cwd, lastLog, toolsDone, hasBib);
+        const plan = await planTools(cwd, lastLog, toolsDone, hasBib, dir);
         if (!plan.ok) return fail("compile_error", plan.message, [{ message: plan.message, file: plan.file }], { file: plan.file });
         for (const t of plan.runs) {
           const [cmd, args] = toolCommand(t);

@@ -314,9 +314,9 @@ function bibLines(aux: string): { lines: string[]; data: boolean; cites: boolean
 /**
  * The tool runs the job needs after a successful pass, given what ran before
  * (`done`: id -> key of the input it processed). Bibliography tools only when
- * `bib` (the request brought a .bib file).
+ * `bib` (the request brought a .bib file). `dir` is the main file's folder, `root` the project root.
  */
-export async function planTools(dir: string, log: string, done: Map<string, string>, bib: boolean): Promise<ToolPlan> {
+export async function planTools(dir: string, log: string, done: Map<string, string>, bib: boolean, root = dir): Promise<ToolPlan> {
   const runs: ToolRun[] = [];
   const add = (r: ToolRun) => {
     if (done.get(r.id) !== r.key && runs.length < MAX_RUNS) runs.push(r);
@@ -326,7 +326,7 @@ export async function planTools(dir: string, log: string, done: Map<string, stri
   if (bib) {
     const bcf = await readJobFile(dir, `${MAIN_BASENAME}.bcf`);
     if (bcf) {
-      const src = await biberSources(dir);
+      const src = await biberSources(dir, root);
       if (!src.ok) return { ok: false, message: `biber data source "${src.bad}" is not one of the request's files.`, file: `${MAIN_BASENAME}.bcf` };
       add({ tool: "biber", args: ["--noconf", "--nolog", MAIN_BASENAME], id: `biber ${MAIN_BASENAME}`, key: sha1(bcf) });
     } else {
@@ -450,20 +450,27 @@ export function bcfDatasources(bcf: string): { attrs: string; src: string }[] | 
   }
 }
 
-/** Data sources a .bcf names; biber only runs when all are plain files of the job. */
-export async function biberSources(dir: string): Promise<{ ok: boolean; bad?: string }> {
+/**
+ * Data sources a .bcf names; biber only runs when all are plain files of the job.
+ * `dir` is the main file's folder (biber's working directory), `root` the project
+ * root: a name is found from the main file's folder (also with "..", staying in
+ * the project), else from the root (biber asks kpsewhich, whose BIBINPUTS lists
+ * the root when the main file is in a subfolder; see engineEnv).
+ */
+export async function biberSources(dir: string, root = dir): Promise<{ ok: boolean; bad?: string }> {
   const bcf = await fs.readFile(path.join(dir, `${MAIN_BASENAME}.bcf`), "utf8").catch(() => "");
   const sources = bcfDatasources(bcf);
   if (!sources) return { ok: false, bad: `more than ${MAX_DATASOURCES} data sources` };
   const seen = new Set<string>();
+  const inProject = (p: string) => p === root || p.startsWith(root + path.sep);
+  const isFile = async (p: string) => inProject(p) && ((await fs.lstat(p).catch(() => undefined))?.isFile() ?? false);
   for (const { attrs, src } of sources) {
     if (seen.has(src)) continue;
     seen.add(src);
-    if (!attrs.includes('type="file"') || src.includes("://") || src.startsWith("/") || src.split(/[\\/]/).includes("..")) {
-      return { ok: false, bad: src };
-    }
-    const st = await fs.lstat(path.join(dir, src)).catch(() => undefined);
-    if (!st || !st.isFile()) return { ok: false, bad: src };
+    if (!attrs.includes('type="file"') || src.includes("://") || src.startsWith("/") || src.includes("\\")) return { ok: false, bad: src };
+    const fromMain = path.resolve(dir, src);
+    const found = (await isFile(fromMain)) || (!src.split("/").includes("..") && (await isFile(path.resolve(root, src))));
+    if (!found) return { ok: false, bad: src };
   }
   return { ok: true };
 }
