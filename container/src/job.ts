@@ -249,6 +249,9 @@ export async function runJob(req: CompileRequest, pools: Pools, cfg: Config, sig
   const pool = pools.get(req.engine);
   if (!pool) throw new Error(`engine ${req.engine} not enabled`);
   const { sub } = mainParts(req.mainPath);
+  // the warm pool's engines have shell escape off (it is a command-line choice): a shell-escape
+  // job starts its own, and skips precompiled preambles (their processes have it off too)
+  if (req.shellEscape) return runPasses(req, dedicatedSource(cfg, req.engine, { subdir: sub || undefined, shellEscape: true }), cfg, started, deadline, false, signal);
   const normal = () => (sub ? dedicatedSource(cfg, req.engine, { subdir: sub }) : poolSource(pool));
   const use = preambles?.lookup(req);
   if (use) {
@@ -343,7 +346,8 @@ async function runPasses(req: CompileRequest, source: ProcessSource, cfg: Config
         if (parsed.missingEnd && first.file === "main.tex") first.file = mainFile;
         // file names in the log are relative to the main file's folder: name them from the project root
         if (sub) for (const e of errors) if (e.file !== undefined && !e.file.startsWith("/")) e.file = path.posix.normalize(path.posix.join(sub, e.file));
-        return fail("compile_error", first.message, errors, { line: first.line, file: first.file });
+        const message = req.shellEscape ? first.message : shellEscapeHint(first.message);
+        return fail("compile_error", message, errors, { line: first.line, file: first.file });
       }
       let after = await snapshot(dir);
 
@@ -414,6 +418,15 @@ async function runTool(cmd: string, args: string[], dir: string, deadline: numbe
   child.stderr!.on("data", take);
   const r = await runToExit(child, exitedOf(child), dir, deadline, cfg, signal);
   return { ...r, output };
+}
+
+/**
+ * Packages that need to run a program say so ("You must invoke LaTeX with the -shell-escape
+ * flag", minted) or fail on its missing output (an EPS figure epstopdf did not convert).
+ */
+export function shellEscapeHint(message: string): string {
+  const needs = message.includes("-shell-escape") || message.includes("shell escape") || message.includes("-eps-converted-to.pdf");
+  return needs ? `${message} The document runs a program: set "shellEscape": true in the request to allow it (in the sandbox).` : message;
 }
 
 /** Fallback page count straight from the PDF (the log normally has it). */
