@@ -94,6 +94,21 @@ describe("shellEscape", () => {
     expect(t).not.toContain("ABOVE[]");
   });
 
+  it("a symlink a program plants where the server reads (the PDF, an index) is never followed", async () => {
+    const source = [
+      "\\documentclass{article}",
+      "\\begin{document}",
+      "Text.\\clearpage", // the PDF is open now: the engine goes on writing to the unlinked file
+      "\\immediate\\write18{ln -sf /etc/passwd x.idx; rm -f main.pdf; ln -s /etc/passwd main.pdf}",
+      "More text.",
+      "\\end{document}",
+    ].join("\n");
+    const r = await compile(s.url, { engine: "pdflatex", source, shellEscape: true });
+    expect(r.status).toBe(422);
+    expect(r.json.error.message).toContain("No PDF was produced");
+    expect(JSON.stringify(r.json)).not.toContain("root:");
+  });
+
   it("is a boolean; turned off by COMPILE_SHELL_ESCAPE=off, and always without the sandbox", async () => {
     const bad = await compile(s.url, { engine: "pdflatex", source: minted, shellEscape: "yes" });
     expect(bad.status).toBe(400);
