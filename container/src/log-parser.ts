@@ -119,6 +119,9 @@ function packageContinuation(l: string): string | undefined {
 /** Joins a message split by TeX's own message wrapping (continuation lines of packages). */
 function continuation(lines: string[], i: number, first: string): string {
   let msg = first;
+  // "FancyVerb Error:" and other \PackageError-less messages put their text on the next, indented line
+  const next = lines[i + 1] ?? "";
+  if (first.endsWith("Error:") && next.startsWith("  ") && next.trim() !== "") return clip(`${first} ${next.trim()}`);
   for (let j = i + 1; j < lines.length && j < i + 8; j++) {
     const c = packageContinuation(lines[j] ?? "");
     if (c === undefined) break;

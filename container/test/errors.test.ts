@@ -34,6 +34,7 @@ const TABLE: [string, string, string | undefined, number | undefined][] = [
   ["missing-dollar.pdflatex", "Missing $ inserted.", "main.tex", 3],
   ["undefined-env.pdflatex", "LaTeX Error: Environment theorem undefined.", "main.tex", 3],
   ["extra-brace.pdflatex", "Too many }'s.", "main.tex", 3],
+  ["fancyvrb-extraneous.pdflatex", "FancyVerb Error: Extraneous input ` trailing\\end{}' between \\end{Verbatim} and line end", "main.tex", 6],
 ];
 
 describe("the first real cause of a failed run (real logs)", () => {
