@@ -84,12 +84,20 @@ export function engineArgs(engine: Engine, jobDir: string, sandboxed = false, lu
     "-interaction=scrollmode",
     "-halt-on-error",
     "-file-line-error",
-    shellEscape ? "-shell-escape" : "-no-shell-escape",
+    // otherwise restricted shell escape: only the programs of RESTRICTED_COMMANDS (engineEnv)
+    shellEscape ? "-shell-escape" : "-shell-restricted",
   ];
   if (engine === "lualatex") args.push("--nosocket");
   args.push(sandboxed ? bootstrapLine(engine, SANDBOX_JOB_DIR, SANDBOX_LUA, shellEscape) : bootstrapLine(engine, jobDir, luaSandbox));
   return args;
 }
+
+/**
+ * What a document may run without shellEscape (TeX Live's restricted shell escape, with a
+ * shorter list than its default): repstopdf, so EPS figures work in pdflatex as with a
+ * bare TeX Live. It runs in the job's sandbox like everything else.
+ */
+export const RESTRICTED_COMMANDS = "repstopdf";
 
 /**
  * The complete environment of an engine or bib process: nothing inherited. When the
@@ -113,8 +121,8 @@ export function engineEnv(jobDir: string, subdir = "", shellEscape = false): Rec
     // paths (ifplatform, which minted uses, tells Unix by \IfFileExists{/dev/null})
     openin_any: shellEscape ? "a" : "p",
     openout_any: "p",
-    shell_escape: shellEscape ? "t" : "f",
-    shell_escape_commands: "",
+    shell_escape: shellEscape ? "t" : "p",
+    shell_escape_commands: RESTRICTED_COMMANDS,
     parse_first_line: "f",
     MKTEXTEX: "0",
     MKTEXTFM: "0",

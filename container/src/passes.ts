@@ -176,6 +176,9 @@ function words(s: string): string[] {
   return s.split(" ").filter((w) => w.length > 0);
 }
 
+const RUNSYSTEM = "runsystem(";
+const REFUSED = ")...disabled (restricted).";
+
 /** The program and options imakeidx asked for one index; options `undefined` when not allowed. */
 export interface IndexCommand {
   program: "makeindex" | "texindy" | "xindy";
@@ -192,12 +195,17 @@ export function imakeidxCommands(log: string): Map<string, IndexCommand> {
   const lines = splitLines(log);
   for (let i = 0; i < lines.length; i++) {
     const l = lines[i] ?? "";
-    if (!l.startsWith("(imakeidx)")) continue;
-    const a = l.indexOf("`");
-    if (a < 0) continue;
-    const b = l.indexOf("'", a);
-    if (b < 0) continue;
-    const w = words(l.slice(a + 1, b));
+    let cmd: string | undefined;
+    if (l.startsWith("(imakeidx)")) {
+      const a = l.indexOf("`");
+      const b = a < 0 ? -1 : l.indexOf("'", a);
+      if (b >= 0) cmd = l.slice(a + 1, b);
+    } else if (l.startsWith(RUNSYSTEM) && l.endsWith(REFUSED)) {
+      // with restricted shell escape imakeidx tries the command itself; the engine logs its refusal
+      cmd = l.slice(RUNSYSTEM.length, -REFUSED.length);
+    }
+    if (cmd === undefined) continue;
+    const w = words(cmd);
     const program = w[0];
     const idx = w[w.length - 1] ?? "";
     if (program !== "makeindex" && program !== "texindy" && program !== "xindy") continue;

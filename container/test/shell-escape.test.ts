@@ -50,16 +50,22 @@ describe("shellEscape", () => {
     expect(pdfText(r.body)).toContain("def greet(name):");
   });
 
-  it("epstopdf converts an EPS figure for pdflatex with shellEscape; without it the figure is only its name", async () => {
+  it("an EPS figure is converted for pdflatex (repstopdf, the restricted list) with and without shellEscape", async () => {
     const source = "\\documentclass{article}\\usepackage{graphicx}\\begin{document}Figure: \\includegraphics{fig.eps}\\end{document}";
     const files = [{ path: "fig.eps", content: EPS }];
-    const on = await compile(s.url, { engine: "pdflatex", source, files, shellEscape: true });
-    expectPdf(on);
-    expect(pdfText(on.body)).not.toContain("fig.eps");
-    expect(on.body.toString("latin1")).toContain("/Subtype /Form"); // the converted figure, embedded
-    const off = await compile(s.url, { engine: "pdflatex", source, files });
-    expectPdf(off);
-    expect(pdfText(off.body)).toContain("fig.eps");
+    for (const shellEscape of [true, false]) {
+      const r = await compile(s.url, { engine: "pdflatex", source, files, shellEscape });
+      expectPdf(r);
+      expect(pdfText(r.body)).not.toContain("fig.eps"); // not the placeholder with the file's name
+      expect(r.body.toString("latin1")).toContain("/Subtype /Form"); // the converted figure, embedded
+    }
+  });
+
+  it("without shellEscape only the restricted list runs: other programs are refused", async () => {
+    const source = "\\documentclass{article}\\begin{document}\\immediate\\write18{echo ran > ran.txt}\\IfFileExists{ran.txt}{RAN}{REFUSED} \\the\\pdfshellescape\\end{document}";
+    const r = await compile(s.url, { engine: "pdflatex", source });
+    expectPdf(r);
+    expect(pdfText(r.body)).toMatch(/REFUSED\s+2/);
   });
 
   it("programs (gnuplot, curl) run, get no network and see nothing of the host outside the job and the TeX installation", async () => {
