@@ -4716,10 +4716,23 @@ export interface components {
             /** @enum {string} */
             direction: "inbound" | "outbound";
             /** @enum {string} */
-            type: "text" | "template" | "image" | "video" | "audio" | "document";
+            type: "text" | "template" | "image" | "video" | "audio" | "document" | "sticker" | "location" | "contacts" | "interactive" | "button" | "reaction" | "order" | "unsupported";
             text?: string;
             template?: components["schemas"]["TemplateSpec"];
             media?: components["schemas"]["MediaInfo"];
+            location?: components["schemas"]["Location"];
+            contacts?: components["schemas"]["ContactCard"][];
+            interactive?: components["schemas"]["Interactive"];
+            button?: components["schemas"]["ButtonReply"];
+            reaction?: components["schemas"]["Reaction"];
+            order?: components["schemas"]["Order"];
+            unsupported?: components["schemas"]["UnsupportedContent"];
+            /** @description Reactions on this message, one per person (`me`: this session's). */
+            reactions?: {
+                /** @example 16505551234@c.us */
+                from: string;
+                emoji: string;
+            }[];
             /**
              * @description Outbound: `pending -> sent -> delivered -> read`, or `failed`. Inbound: `received`.
              * @enum {string}
@@ -4755,6 +4768,129 @@ export interface components {
             caption: string | null;
             /** @description Bytes, for uploaded media. */
             size: number | null;
+            /** @description audio: a voice note recorded in the app. */
+            voice?: boolean;
+            /** @description sticker: an animated sticker. */
+            animated?: boolean;
+        };
+        /**
+         * @example {
+         *       "latitude": 37.44221496582,
+         *       "longitude": -122.16165924072,
+         *       "name": "Philz Coffee",
+         *       "address": "101 Forest Ave, Palo Alto, CA 94301"
+         *     }
+         */
+        Location: {
+            latitude: number;
+            longitude: number;
+            name?: string;
+            address?: string;
+            url?: string;
+        };
+        ContactCard: {
+            name: {
+                formattedName: string;
+                firstName?: string;
+                lastName?: string;
+                middleName?: string;
+                prefix?: string;
+                suffix?: string;
+            };
+            phones?: {
+                phone: string;
+                waId?: string;
+                /** @enum {string} */
+                type?: "HOME" | "WORK";
+            }[];
+            emails?: {
+                email: string;
+                /** @enum {string} */
+                type?: "HOME" | "WORK";
+            }[];
+            urls?: {
+                url: string;
+                /** @enum {string} */
+                type?: "HOME" | "WORK";
+            }[];
+            org?: {
+                company?: string;
+                department?: string;
+                title?: string;
+            };
+            /** @example 1999-01-23 */
+            birthday?: string;
+        };
+        Interactive: components["schemas"]["InteractiveReply"] | components["schemas"]["InteractiveButtons"] | components["schemas"]["InteractiveList"];
+        InteractiveReply: {
+            /** @enum {string} */
+            type: "button_reply" | "list_reply";
+            id: string;
+            title: string;
+            description?: string;
+        };
+        InteractiveButtons: {
+            /** @enum {string} */
+            type: "button";
+            header?: string;
+            body: string;
+            footer?: string;
+            buttons: {
+                id: string;
+                title: string;
+            }[];
+        };
+        InteractiveList: {
+            /** @enum {string} */
+            type: "list";
+            header?: string;
+            body: string;
+            footer?: string;
+            /** @description Label of the button that opens the list. */
+            button: string;
+            sections: {
+                title?: string;
+                rows: {
+                    id: string;
+                    title: string;
+                    description?: string;
+                }[];
+            }[];
+        };
+        ButtonReply: {
+            payload: string;
+            text: string;
+        };
+        Reaction: {
+            /** @description The message reacted to (ours), when it is known. */
+            messageId: string | null;
+            /**
+             * @description Empty when a reaction was removed.
+             * @example 👍
+             */
+            emoji: string;
+        };
+        Order: {
+            catalogId: string;
+            text: string;
+            items: {
+                productRetailerId: string;
+                quantity: number;
+                itemPrice: number;
+                currency: string;
+            }[];
+        };
+        UnsupportedContent: {
+            /** @description The type the network gave it. */
+            originalType: string;
+            errors?: {
+                code: number;
+                title: string;
+            }[];
+            /** @description The network's message object as received (null when over 8192 bytes as JSON). */
+            raw: {
+                [key: string]: unknown;
+            } | null;
         };
         MessageError: {
             /** @example no_account */

@@ -1,4 +1,5 @@
 import type { messages } from "../../db/schema/index.ts";
+import type { Content } from "./content.ts";
 import type { MediaInfo, Message, TemplateSpec } from "./schemas.ts";
 
 export type MessageRow = typeof messages.$inferSelect;
@@ -8,6 +9,9 @@ export interface StoredMedia extends MediaInfo {
   mediaId: string | null;
   /** Origin of the API that stored it, to build signed URLs from a queue or alarm. */
   origin: string | null;
+  /** Inbound: the network's id of the file (the Cloud API's media id), to download it. */
+  networkMediaId?: string | null;
+  sha256?: string | null;
 }
 
 const iso = (ms: number | null) => (ms === null ? null : new Date(ms).toISOString());
@@ -33,6 +37,13 @@ export function toMessage(row: MessageRow): Message {
   if (row.media !== null) {
     const m = JSON.parse(row.media) as StoredMedia;
     out.media = { url: m.url, mimetype: m.mimetype, filename: m.filename, caption: m.caption, size: m.size };
+    if (m.voice !== undefined) out.media.voice = m.voice;
+    if (m.animated !== undefined) out.media.animated = m.animated;
+  }
+  if (row.content !== null) Object.assign(out, JSON.parse(row.content) as Content);
+  if (row.reactions !== null) {
+    const reactions = Object.entries(JSON.parse(row.reactions) as Record<string, string>).map(([from, emoji]) => ({ from, emoji }));
+    if (reactions.length > 0) out.reactions = reactions;
   }
   if (row.errorCode !== null) out.error = { code: row.errorCode, message: row.errorMessage ?? "" };
   return out;

@@ -4,6 +4,7 @@ import { PaginationQuery } from "../../platform/pagination.ts";
 import { ACCEPTED_ADDRESS_FORMS } from "../chat-id.ts";
 import { MEDIA_TYPES } from "../media/limits.ts";
 import { MESSAGE_STATUSES } from "../status.ts";
+import { ContentFields, MESSAGE_TYPES, ReactionsField } from "./content.ts";
 
 export const MAX_BULK_ITEMS = 1000;
 export const MAX_TEXT = 4096;
@@ -99,6 +100,8 @@ export const MediaInfo = z
     filename: z.string().nullable(),
     caption: z.string().nullable(),
     size: z.number().int().nullable().openapi({ description: "Bytes, for uploaded media." }),
+    voice: z.boolean().optional().openapi({ description: "audio: a voice note recorded in the app." }),
+    animated: z.boolean().optional().openapi({ description: "sticker: an animated sticker." }),
   })
   .openapi("MediaInfo");
 export type MediaInfo = z.infer<typeof MediaInfo>;
@@ -109,10 +112,12 @@ export const Message = z
     sessionId: z.string(),
     chatId: z.string().openapi({ example: "14155550123@c.us" }),
     direction: z.enum(["inbound", "outbound"]),
-    type: z.enum(["text", "template", "image", "video", "audio", "document"]),
+    type: z.enum(MESSAGE_TYPES),
     text: z.string().optional(),
     template: TemplateSpec.optional(),
     media: MediaInfo.optional(),
+    ...ContentFields,
+    reactions: ReactionsField.optional(),
     status: z.enum(MESSAGE_STATUSES).openapi({ description: "Outbound: `pending -> sent -> delivered -> read`, or `failed`. Inbound: `received`." }),
     error: MessageError.optional(),
     replyTo: z.string().nullable(),

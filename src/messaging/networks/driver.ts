@@ -1,3 +1,5 @@
+import type { MessageType } from "../message-types.ts";
+import type { Content } from "../messages/content.ts";
 import type { MessageRow } from "../messages/mapper.ts";
 import type { TemplateSpec } from "../messages/schemas.ts";
 
@@ -5,10 +7,13 @@ import type { TemplateSpec } from "../messages/schemas.ts";
 export interface OutboundMessage {
   /** Recipient digits (E.164 without "+"). */
   to: string;
-  type: "text" | "template" | "image" | "video" | "audio" | "document";
+  type: MessageType;
   text?: string;
   template?: TemplateSpec;
   media?: { link: string; caption?: string | null; filename?: string | null };
+  /** The typed body of the other types (a reaction's target as the network's id: `reactionToExternalId`). */
+  content?: Content;
+  reactionToExternalId?: string | null;
   /** The network's id of the message replied to. */
   replyToExternalId?: string | null;
 }
@@ -36,12 +41,27 @@ export interface InboundFromNetwork {
   externalId: string;
   from: string;
   timestamp: number;
-  type: "text" | "template" | "image" | "video" | "audio" | "document";
+  type: MessageType;
   text?: string;
   template?: TemplateSpec;
-  media?: { mimetype: string | null; filename: string | null; caption: string | null };
+  media?: InboundMedia;
+  /** The typed body of the other types (messages/content.ts). */
+  content?: Content;
+  /** reaction: the network's id of the message reacted to. */
+  reactionToExternalId?: string;
   profileName?: string;
   contextExternalId?: string;
+}
+
+/** A file as a network announces it: bytes are fetched separately (by `networkMediaId`) or carried inline. */
+export interface InboundMedia {
+  mimetype: string | null;
+  filename: string | null;
+  caption: string | null;
+  networkMediaId?: string | null;
+  sha256?: string | null;
+  voice?: boolean;
+  animated?: boolean;
 }
 
 /** A call of a network's webhook, as the Worker hands it to the session. */

@@ -3,6 +3,7 @@ import type { TemplateSpec } from "../messages/schemas.ts";
 import type { WhatsappCredentials } from "../sessions/schemas.ts";
 import type { ConnectResult, FailureReason, HookRequest, InboundFromNetwork, NetworkDriver, NetworkSendResult, OutboundMessage, SessionContext } from "./driver.ts";
 import { handleWhatsappWebhook } from "./whatsapp-hook.ts";
+import { inboundBody } from "./whatsapp-inbound.ts";
 
 const TIMEOUT_MS = 15_000;
 
@@ -127,12 +128,10 @@ export interface StatusFromNetwork {
   error?: FailureReason;
 }
 
-const MEDIA_KINDS = new Set(["image", "video", "audio", "document"]);
-
 export interface ParsedWebhook {
   messages: InboundFromNetwork[];
   statuses: StatusFromNetwork[];
-  /** Items of this number that were not understood. */
+  /** Items of this number without the fields every item has (a message's id, sender and type; a status's id and status). */
   skipped: number;
   /** Changes for another phone number (one Meta app may serve several): not this session's. */
   otherNumber: number;
@@ -159,7 +158,7 @@ export function parseWebhook(payload: unknown, phoneNumberId: string): ParsedWeb
         const id = raw?.id;
         const from = raw?.from;
         const type = raw?.type;
-        if (typeof id !== "string" || typeof from !== "string" || typeof type !== "string") {
+        if (typeof id !== "string" || typeof from !== "string" || typeof type !== "string" || id.length > 256 || from.length > 64) {
           out.skipped++;
           continue;
         }
@@ -170,12 +169,11 @@ export function parseWebhook(payload: unknown, phoneNumberId: string): ParsedWeb
           profileName: contacts.find((c) => c.wa_id === from)?.profile?.name ?? contacts[0]?.profile?.name,
           contextExternalId: (raw.context as { id?: string } | undefined)?.id,
         };
-        if (type === "text") {
-          out.messages.push({ ...base, type: "text", text: String((raw.text as { body?: string } | undefined)?.body ?? "") });
-        } else if (MEDIA_KINDS.has(type)) {
-          const m = (raw[type] ?? {}) as { mime_type?: string; filename?: string; caption?: string };
-          out.messages.push({ ...base, type: type as InboundFromNetwork["type"], media: { mimetype: m.mime_type ?? null, filename: m.filename ?? null, caption: m.caption ?? null } });
-        } else out.skipped++;
+        if (!base.from) {
+          out.skipped++;
+          continue;
+        }
+        out.messages.push({ ...base, ...inboundBody(type, raw) });
       }
       for (const raw of (Array.isArray(value.statuses) ? value.statuses : []) as Record<string, unknown>[]) {
         const status = raw?.status;

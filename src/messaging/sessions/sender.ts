@@ -45,6 +45,7 @@ export class Sender {
       const base = {
         ...{ id: draft.id, accountId: cfg.accountId, sessionId: cfg.sessionId, chatId: chatIdOf(draft.to), direction: "outbound" as const, type: draft.type },
         ...{ text: draft.text ?? null, template: draft.template ? JSON.stringify(draft.template) : null, media: draft.media ? JSON.stringify(draft.media) : null },
+        ...{ content: draft.content ? JSON.stringify(draft.content) : null, reactions: null },
         ...{ replyTo: draft.replyTo ?? null, batchId: draft.batchId ?? null, campaignId: draft.campaignId ?? null, createdAt: now },
       };
       if (driver.sendAtOnce) {
