@@ -1,4 +1,5 @@
 import { createRouter } from "../platform/openapi.ts";
+import { chatsRouter } from "./chats/router.ts";
 import { mountContacts } from "./contacts/handlers.ts";
 import { mountHooks } from "./hooks.ts";
 import { mountMessages } from "./messages/handlers.ts";
@@ -8,11 +9,12 @@ export { SessionDO } from "./sessions/session-do.ts";
 export { sendMessage, queueMessages, type SendInput, type SendOptions } from "./messages/service.ts";
 export { registerSendJob, enqueueSendJobs, handleSendQueue, type SendJob } from "./queue/send-queue.ts";
 
-/** /api/sessions, /api/messages, /api/contacts. */
+/** /api/sessions, /api/messages, /api/contacts, /api/chats. */
 export const messagingRoutes = createRouter();
 mountSessions(messagingRoutes);
 mountMessages(messagingRoutes);
 mountContacts(messagingRoutes);
+messagingRoutes.route("/", chatsRouter);
 
 /** Public, unauthenticated network callbacks under /hooks/ (Meta's webhook, signed media URLs). */
 export const messagingHookRoutes = createRouter();

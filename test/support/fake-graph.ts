@@ -103,6 +103,7 @@ export async function startFakeGraph(referenceFile: string): Promise<{ url: stri
           const e = graphError(failure);
           return send(e.status, e.body);
         }
+        if ((json as { status?: string }).status === "read") return send(200, { success: true });
         const to = String((json as { to?: string }).to);
         return send(200, { messaging_product: "whatsapp", contacts: [{ input: to, wa_id: to }], messages: [{ id: `wamid.${randomBytes(12).toString("hex")}` }] });
       }

@@ -90,6 +90,8 @@ export interface SessionContext {
 export interface NetworkDriver {
   connect(): Promise<ConnectResult>;
   send(message: OutboundMessage): Promise<NetworkSendResult>;
+  /** Tells the network the message it knows as `externalId` (and the chat's earlier ones) was read. */
+  markRead?(externalId: string): Promise<NetworkSendResult>;
   /** Networks that answer at once, without I/O: the message is then recorded once, in its final state. */
   sendAtOnce?(message: OutboundMessage): NetworkSendResult;
   /** Messages the network has just accepted (status `sent`). */

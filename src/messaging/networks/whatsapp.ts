@@ -92,6 +92,20 @@ export class WhatsappDriver implements NetworkDriver {
     const err = (res.json as GraphError | null)?.error;
     return { ok: false, ...mapGraphError(res.status, err?.code, err?.message) };
   }
+
+  async markRead(externalId: string): Promise<NetworkSendResult> {
+    if (!this.creds) return { ok: false, error: { code: "credentials_missing", message: "The session has no WhatsApp credentials." }, sessionFailure: "credentials_missing" };
+    const res = await this.call("POST", `${this.creds.phoneNumberId}/messages`, graphReadBody(externalId));
+    if (res.status === 0) return { ok: false, error: { code: "network_unavailable", message: "The WhatsApp Cloud API could not be reached." }, retryAfterMs: 30_000 };
+    if (res.status === 200) return { ok: true, externalId };
+    const err = (res.json as GraphError | null)?.error;
+    return { ok: false, ...mapGraphError(res.status, err?.code, err?.message) };
+  }
+}
+
+/** The Cloud API's read receipt for an inbound message (schema `MarkMessageRequestPayload`). */
+export function graphReadBody(externalId: string): Record<string, unknown> {
+  return { messaging_product: "whatsapp", status: "read", message_id: externalId };
 }
 
 /** The Cloud API request body (schema `Message` of the reference OpenAPI document). */

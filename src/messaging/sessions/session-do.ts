@@ -247,6 +247,15 @@ export class SessionDO extends DurableObject<Env> {
     return { ok: true, message: toMessage(row!) };
   }
 
+  /** POST /api/chats/{chatId}/read: the network is told that the chat was read up to `externalId`. */
+  async markRead(accountId: string, externalId: string): Promise<{ ok: true } | { ok: false; code: string; message: string; retry?: boolean }> {
+    if (!this.config || this.config.accountId !== accountId) return { ok: false, code: "not_found", message: "No session was found at this address." };
+    if (this.status !== "WORKING") return { ok: false, code: "session_not_working", message: `The session is ${this.status}; it must be WORKING to mark messages read.` };
+    const res = await this.driver().markRead?.(externalId);
+    if (!res || res.ok) return { ok: true };
+    return { ok: false, code: res.error.code, message: res.error.message, retry: res.retryAfterMs !== undefined };
+  }
+
   /** The network's webhook for this session (Meta's, for WhatsApp); 404 where the network has none. */
   async whatsappHook(req: HookRequest): Promise<{ status: number; body: string }> {
     if (!this.config) return { status: 404, body: "" };
