@@ -5129,7 +5129,9 @@ export interface components {
             from: string;
             text: string;
         };
+        /** @description Exactly one of `text`, `template`, `location`, `contacts`, `interactive` (reply buttons or a list) or `reaction`. */
         SendMessage: {
+            text: string;
             /** @example ses_0m3x9k2a1b2c3d4e5f6g7h8 */
             sessionId: string;
             /**
@@ -5137,7 +5139,51 @@ export interface components {
              * @example +14155550123
              */
             to: string;
-            text: string;
+            /** @description Id of a message of this chat to quote. */
+            replyTo?: string;
+        } | {
+            template: components["schemas"]["TemplateSpec"];
+            /** @example ses_0m3x9k2a1b2c3d4e5f6g7h8 */
+            sessionId: string;
+            /**
+             * @description The recipient: a phone number in E.164 form (`+14155550123`), `<digits>@c.us` or `<digits>@s.whatsapp.net`.
+             * @example +14155550123
+             */
+            to: string;
+            /** @description Id of a message of this chat to quote. */
+            replyTo?: string;
+        } | {
+            location: components["schemas"]["Location"];
+            /** @example ses_0m3x9k2a1b2c3d4e5f6g7h8 */
+            sessionId: string;
+            /**
+             * @description The recipient: a phone number in E.164 form (`+14155550123`), `<digits>@c.us` or `<digits>@s.whatsapp.net`.
+             * @example +14155550123
+             */
+            to: string;
+            /** @description Id of a message of this chat to quote. */
+            replyTo?: string;
+        } | {
+            /** @description 1 to 5 contact cards. */
+            contacts: components["schemas"]["ContactCard"][];
+            /** @example ses_0m3x9k2a1b2c3d4e5f6g7h8 */
+            sessionId: string;
+            /**
+             * @description The recipient: a phone number in E.164 form (`+14155550123`), `<digits>@c.us` or `<digits>@s.whatsapp.net`.
+             * @example +14155550123
+             */
+            to: string;
+            /** @description Id of a message of this chat to quote. */
+            replyTo?: string;
+        } | {
+            interactive: components["schemas"]["InteractiveButtons"] | components["schemas"]["InteractiveList"];
+            /** @example ses_0m3x9k2a1b2c3d4e5f6g7h8 */
+            sessionId: string;
+            /**
+             * @description The recipient: a phone number in E.164 form (`+14155550123`), `<digits>@c.us` or `<digits>@s.whatsapp.net`.
+             * @example +14155550123
+             */
+            to: string;
             /** @description Id of a message of this chat to quote. */
             replyTo?: string;
         } | {
@@ -5148,9 +5194,16 @@ export interface components {
              * @example +14155550123
              */
             to: string;
-            template: components["schemas"]["TemplateSpec"];
-            /** @description Id of a message of this chat to quote. */
-            replyTo?: string;
+            reaction: components["schemas"]["ReactionSend"];
+        };
+        ReactionSend: {
+            /** @description Id of a message of this chat (either direction). */
+            messageId: string;
+            /**
+             * @description One emoji; an empty string removes this session's reaction.
+             * @example 👍
+             */
+            emoji: string;
         };
         SendMedia: {
             /** @example ses_0m3x9k2a1b2c3d4e5f6g7h8 */
@@ -5161,9 +5214,9 @@ export interface components {
              */
             to: string;
             /** @enum {string} */
-            type: "image" | "video" | "audio" | "document";
+            type: "image" | "video" | "audio" | "document" | "sticker";
             media: components["schemas"]["MediaInput"];
-            /** @description Not allowed for audio. */
+            /** @description Not allowed for audio and stickers. */
             caption?: string;
             /** @description Document file name shown to the recipient. */
             filename?: string;
@@ -5344,7 +5397,7 @@ export interface components {
             template: components["schemas"]["TemplateSpec"];
         } | {
             /** @enum {string} */
-            type: "image" | "video" | "audio" | "document";
+            type: "image" | "video" | "audio" | "document" | "sticker";
             media: {
                 /**
                  * Format: uri

@@ -13,17 +13,23 @@ import type { SessionRow } from "../sessions/mapper.ts";
 import type { Draft } from "../sessions/types.ts";
 import { enqueueSendJobs } from "../queue/send-queue.ts";
 import { toMessage, type StoredMedia } from "./mapper.ts";
+import type { ContactCard, InteractiveSend, Location } from "./content.ts";
+import { reactionStatement } from "./inbound.ts";
 import { BulkItem, type MediaInput, type Message, type TemplateSpec } from "./schemas.ts";
 import { chunk } from "../../platform/batching.ts";
 import { config } from "../../platform/config.ts";
 
-/** What can be sent: text, a template, or media (exactly one). */
+/** What can be sent: text, a template, a location, contact cards, an interactive message, or media (exactly one). */
 export type MessageContent =
   | { text: string }
   | { template: TemplateSpec }
+  | { location: Location }
+  | { contacts: ContactCard[] }
+  | { interactive: InteractiveSend }
   | { type: MediaType; media: MediaInput; caption?: string; filename?: string };
 
-export type SendInput = { sessionId: string; to: string; replyTo?: string } & MessageContent;
+/** A reaction names a message of the chat: resolved by `sendMessage` (not in bulk). */
+export type SendInput = { sessionId: string; to: string; replyTo?: string } & (MessageContent | { reaction: { messageId: string; emoji: string } });
 
 export interface SendOptions {
   campaignId?: string | null;
@@ -49,8 +55,11 @@ async function buildDraft(env: Env, accountId: string, to: string, content: Mess
   const draft: Draft = { id: newId("msg"), to: digits, type: "text", campaignId: opts.campaignId ?? null, batchId: opts.batchId ?? null };
   if ("text" in content) return { ...draft, type: "text", text: content.text };
   if ("template" in content) return { ...draft, type: "template", template: content.template };
+  if ("location" in content) return { ...draft, type: "location", content: { location: content.location } };
+  if ("contacts" in content) return { ...draft, type: "contacts", content: { contacts: content.contacts } };
+  if ("interactive" in content) return { ...draft, type: "interactive", content: { interactive: content.interactive } };
   const { type, media, caption, filename } = content;
-  if (type === "audio" && caption) throw errors.invalidRequest("Audio messages cannot have a caption.", [{ path: `${prefix}caption`, message: "not allowed for audio" }]);
+  if ((type === "audio" || type === "sticker") && caption) throw errors.invalidRequest(`${type === "audio" ? "Audio messages" : "Stickers"} cannot have a caption.`, [{ path: `${prefix}caption`, message: `not allowed for ${type}` }]);
   const stored: StoredMedia = { url: null, mimetype: null, filename: filename ?? null, caption: caption ?? null, size: null, mediaId: null, origin: null };
   if ("url" in media) {
     const check = checkTargetUrl(media.url, { allowLoopback: config(env).allowLoopbackUrls });
@@ -74,13 +83,13 @@ async function buildDraft(env: Env, accountId: string, to: string, content: Mess
   return { ...draft, type, media: stored };
 }
 
-async function resolveReplyTo(env: Env, accountId: string, sessionId: string, chatDigits: string, replyTo: string): Promise<{ replyTo: string; replyToExternalId: string | null }> {
+async function resolveReplyTo(env: Env, accountId: string, sessionId: string, chatDigits: string, replyTo: string, path = "replyTo"): Promise<{ replyTo: string; replyToExternalId: string | null }> {
   const row = await getDb(env.DB)
     .select({ id: messages.id, externalId: messages.externalId })
     .from(messages)
     .where(and(eq(messages.accountId, accountId), eq(messages.sessionId, sessionId), eq(messages.chatId, chatIdOf(chatDigits)), eq(messages.id, replyTo)))
     .get();
-  if (!row) throw errors.invalidRequest("replyTo must be the id of a message in this chat.", [{ path: "replyTo", message: "no such message in this chat" }]);
+  if (!row) throw errors.invalidRequest(`${path} must be the id of a message in this chat.`, [{ path, message: "no such message in this chat" }]);
   return { replyTo: row.id, replyToExternalId: row.externalId };
 }
 
@@ -92,11 +101,22 @@ export async function sendMessage(env: Env, accountId: string, input: SendInput,
   const { sessionId, to, replyTo, ...content } = input;
   // Uploads are stored before the send: make sure the session is ours first, not to keep orphans.
   if ("media" in content && "data" in content.media) ensureWorking(await loadSession(env, accountId, sessionId));
-  let draft = await buildDraft(env, accountId, to, content as MessageContent, opts);
+  let draft: Draft;
+  if ("reaction" in content) {
+    const digits = parseAddress(to);
+    if (!digits) throw errors.invalidRequest(`\`to\` must be ${ACCEPTED_ADDRESS_FORMS}.`, [{ path: "to", message: `must be ${ACCEPTED_ADDRESS_FORMS}` }]);
+    const target = await resolveReplyTo(env, accountId, sessionId, digits, content.reaction.messageId, "reaction.messageId");
+    draft = { id: newId("msg"), to: digits, type: "reaction", content: { reaction: { messageId: target.replyTo, emoji: content.reaction.emoji } }, reactionToExternalId: target.replyToExternalId };
+  } else draft = await buildDraft(env, accountId, to, content as MessageContent, opts);
   if (replyTo) draft = { ...draft, ...(await resolveReplyTo(env, accountId, sessionId, draft.to, replyTo)) };
   // The session's DO checks ownership and state itself; the lookup (cached per isolate) only keeps unknown ids from creating objects.
   const outcome = await (await ownedSessionStub(env, accountId, sessionId)).send(accountId, draft);
-  if ("message" in outcome) return outcome.message as Message;
+  if ("message" in outcome) {
+    const reaction = draft.content?.reaction;
+    // The session's own reaction shows on the message it reacts to once the network took it.
+    if (reaction?.messageId && (outcome.message as Message).status !== "failed") await reactionStatement(env, reaction.messageId, "me", reaction.emoji, draft.id);
+    return outcome.message as Message;
+  }
   if (outcome.code === "not_found") throw errors.notFound("session");
   throw errors.conflict("session_not_working", `The session is ${outcome.status}; it must be WORKING to send. Restart it with POST /api/sessions/${sessionId}/restart.`, {
     status: outcome.status,
@@ -149,6 +169,7 @@ export async function queueMessages(env: Env, accountId: string, sessionId: stri
       text: d.text ?? null,
       template: d.template ? JSON.stringify(d.template) : null,
       media: d.media ? JSON.stringify(d.media) : null,
+      content: d.content ? JSON.stringify(d.content) : null,
       status: "pending",
       batchId,
       campaignId: opts.campaignId ?? null,

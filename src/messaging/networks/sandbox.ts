@@ -6,6 +6,7 @@ import { config } from "../../platform/config.ts";
 import { log } from "../../platform/log.ts";
 import { digitsOfChatId } from "../chat-id.ts";
 import type { MessageRow, StoredMedia } from "../messages/mapper.ts";
+import type { Content } from "../messages/content.ts";
 import type { TemplateSpec } from "../messages/schemas.ts";
 import { advanceStatus, ID_CHUNK } from "../messages/store.ts";
 import type { ConnectResult, InboundFromNetwork, NetworkDriver, NetworkSendResult, OutboundMessage, SessionContext } from "./driver.ts";
@@ -184,6 +185,15 @@ export class SandboxDriver implements NetworkDriver {
     this.sweptAfterStart = true;
   }
 
+  /**
+   * How the peer knows one of our messages: one it sent us by its own id (our row's external id),
+   * one we sent it by ours (its row's external id).
+   */
+  private async peerIdOf(messageId: string): Promise<string> {
+    const row = await getDb(this.ctx().env.DB).select({ direction: messages.direction, externalId: messages.externalId }).from(messages).where(eq(messages.id, messageId)).get();
+    return row?.direction === "inbound" && row.externalId ? row.externalId : messageId;
+  }
+
   /** Messages to the number of another sandbox session of the same account arrive there. */
   private async deliverToPeers(rows: MessageRow[]): Promise<void> {
     const { env } = this.ctx();
@@ -204,6 +214,7 @@ export class SandboxDriver implements NetworkDriver {
       const peer = peers.get(digitsOfChatId(row.chatId));
       if (!peer || row.status === "failed") continue;
       const media = row.media ? (JSON.parse(row.media) as StoredMedia) : undefined;
+      const content = row.content ? (JSON.parse(row.content) as Content) : undefined;
       const inbound: InboundFromNetwork = {
         externalId: row.id,
         from: this.phoneNumber,
@@ -212,6 +223,8 @@ export class SandboxDriver implements NetworkDriver {
         ...(row.text !== null ? { text: row.text } : {}),
         ...(row.template !== null ? { template: JSON.parse(row.template) as TemplateSpec } : {}),
         ...(media ? { media: { mimetype: media.mimetype, filename: media.filename, caption: media.caption } } : {}),
+        ...(content ? { content } : {}),
+        ...(content?.reaction?.messageId ? { reactionToExternalId: await this.peerIdOf(content.reaction.messageId) } : {}),
       };
       await (env.SESSIONS.getByName(peer) as unknown as PeerStub).receive(inbound);
     }

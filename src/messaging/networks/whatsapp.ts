@@ -1,5 +1,5 @@
 import { hmacSha256, timingSafeEqual, toHex } from "../../platform/crypto.ts";
-import type { TemplateSpec } from "../messages/schemas.ts";
+import type { Interactive, InteractiveSend } from "../messages/content.ts";
 import type { WhatsappCredentials } from "../sessions/schemas.ts";
 import type { ConnectResult, FailureReason, HookRequest, InboundFromNetwork, NetworkDriver, NetworkSendResult, OutboundMessage, SessionContext } from "./driver.ts";
 import { handleWhatsappWebhook } from "./whatsapp-hook.ts";
@@ -111,7 +111,8 @@ export function graphReadBody(externalId: string): Record<string, unknown> {
 /** The Cloud API request body (schema `Message` of the reference OpenAPI document). */
 export function graphMessageBody(m: OutboundMessage): Record<string, unknown> {
   const body: Record<string, unknown> = { messaging_product: "whatsapp", recipient_type: "individual", to: m.to, type: m.type };
-  if (m.replyToExternalId) body.context = { message_id: m.replyToExternalId };
+  if (m.replyToExternalId && m.type !== "reaction") body.context = { message_id: m.replyToExternalId };
+  const c = m.content ?? {};
   if (m.type === "text") body.text = { body: m.text, preview_url: false };
   else if (m.type === "template" && m.template) {
     body.template = {
@@ -119,6 +120,37 @@ export function graphMessageBody(m: OutboundMessage): Record<string, unknown> {
       language: { policy: "deterministic", code: m.template.language },
       ...(m.template.components ? { components: m.template.components } : {}),
     };
+  } else if (m.type === "location" && c.location) {
+    // The send schema has the coordinates as strings and no url.
+    const { latitude, longitude, name, address } = c.location;
+    body.location = compact({ latitude: String(latitude), longitude: String(longitude), name, address });
+  } else if (m.type === "contacts" && c.contacts) {
+    body.contacts = c.contacts.map((card) =>
+      compact({
+        name: compact({ formatted_name: card.name.formattedName, first_name: card.name.firstName, last_name: card.name.lastName, middle_name: card.name.middleName, prefix: card.name.prefix, suffix: card.name.suffix }),
+        phones: card.phones?.map((p) => compact({ phone: p.phone, wa_id: p.waId, type: p.type })),
+        emails: card.emails?.map((e) => compact({ email: e.email, type: e.type })),
+        urls: card.urls?.map((u) => compact({ url: u.url, type: u.type })),
+        org: card.org ? compact({ ...card.org }) : undefined,
+        birthday: card.birthday,
+      }),
+    );
+  } else if (m.type === "interactive" && c.interactive && isInteractiveSend(c.interactive)) {
+    const i = c.interactive;
+    body.interactive = compact({
+      type: i.type,
+      header: i.header ? { type: "text", text: i.header } : undefined,
+      body: { text: i.body },
+      footer: i.footer ? { text: i.footer } : undefined,
+      action:
+        i.type === "button"
+          ? { buttons: i.buttons.map((b) => ({ type: "reply", reply: { id: b.id, title: b.title } })) }
+          : { button: i.button, sections: i.sections.map((s) => compact({ title: s.title, rows: s.rows.map((r) => compact({ id: r.id, title: r.title, description: r.description })) })) },
+    });
+  } else if (m.type === "reaction" && c.reaction) {
+    body.reaction = { message_id: m.reactionToExternalId ?? "", emoji: c.reaction.emoji };
+  } else if (m.type === "sticker" && m.media) {
+    body.sticker = { link: m.media.link };
   } else if (m.media) {
     const media: Record<string, unknown> = { link: m.media.link };
     if (m.media.caption && m.type !== "audio") media.caption = m.media.caption;
@@ -126,6 +158,15 @@ export function graphMessageBody(m: OutboundMessage): Record<string, unknown> {
     body[m.type] = media;
   }
   return body;
+}
+
+function isInteractiveSend(i: Interactive): i is InteractiveSend {
+  return i.type === "button" || i.type === "list";
+}
+
+function compact<T extends Record<string, unknown>>(o: T): T {
+  for (const k of Object.keys(o)) if (o[k] === undefined) delete o[k];
+  return o;
 }
 
 /** `X-Hub-Signature-256: sha256=<hex HMAC-SHA256 of the raw body with the app secret>`. */
