@@ -118,6 +118,7 @@ export async function sendMessage(env: Env, accountId: string, input: SendInput,
     return outcome.message as Message;
   }
   if (outcome.code === "not_found") throw errors.notFound("session");
+  if (outcome.code === "reengagement_window_closed") throw errors.conflict(outcome.code, outcome.reason);
   throw errors.conflict("session_not_working", `The session is ${outcome.status}; it must be WORKING to send. Restart it with POST /api/sessions/${sessionId}/restart.`, {
     status: outcome.status,
   });

@@ -18,6 +18,12 @@ export interface OutboundMessage {
   replyToExternalId?: string | null;
 }
 
+/** The failure of a free-form send into a closed customer-service window (see `closedWindows`). */
+export const WINDOW_CLOSED: FailureReason = {
+  code: "reengagement_window_closed",
+  message: "More than 24 hours have passed since the recipient last wrote (or they never did): only a template message can be sent.",
+};
+
 export interface FailureReason {
   code: string;
   message: string;
@@ -90,6 +96,12 @@ export interface SessionContext {
 export interface NetworkDriver {
   connect(): Promise<ConnectResult>;
   send(message: OutboundMessage): Promise<NetworkSendResult>;
+  /**
+   * Of these recipients (digits), those a free-form message (anything but a template) may not be
+   * sent to now: the WhatsApp Cloud API's 24-hour customer-service window is closed. Checked before
+   * a send reaches the network.
+   */
+  closedWindows?(recipients: string[]): Promise<Set<string>>;
   /** Tells the network the message it knows as `externalId` (and the chat's earlier ones) was read. */
   markRead?(externalId: string): Promise<NetworkSendResult>;
   /** Networks that answer at once, without I/O: the message is then recorded once, in its final state. */

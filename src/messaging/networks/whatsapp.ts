@@ -1,4 +1,11 @@
+import { and, eq, gt, inArray } from "drizzle-orm";
+import { getDb } from "../../db/client.ts";
+import { chats } from "../../db/schema/index.ts";
+import { chunk } from "../../platform/batching.ts";
 import { hmacSha256, timingSafeEqual, toHex } from "../../platform/crypto.ts";
+import { chatIdOf, digitsOfChatId } from "../chat-id.ts";
+import { SERVICE_WINDOW_MS } from "../chats/schemas.ts";
+import { ID_CHUNK } from "../messages/store.ts";
 import type { Interactive, InteractiveSend } from "../messages/content.ts";
 import type { WhatsappCredentials } from "../sessions/schemas.ts";
 import type { ConnectResult, FailureReason, HookRequest, InboundFromNetwork, NetworkDriver, NetworkSendResult, OutboundMessage, SessionContext } from "./driver.ts";
@@ -91,6 +98,23 @@ export class WhatsappDriver implements NetworkDriver {
     }
     const err = (res.json as GraphError | null)?.error;
     return { ok: false, ...mapGraphError(res.status, err?.code, err?.message) };
+  }
+
+  async closedWindows(recipients: string[]): Promise<Set<string>> {
+    if (!this.session || recipients.length === 0) return new Set();
+    const { sessionId } = this.session.identity();
+    const wanted = [...new Set(recipients)];
+    const open = new Set<string>();
+    const since = Date.now() - SERVICE_WINDOW_MS;
+    for (const part of chunk(wanted, ID_CHUNK)) {
+      const rows = await getDb(this.session.env.DB)
+        .select({ chatId: chats.chatId })
+        .from(chats)
+        .where(and(eq(chats.sessionId, sessionId), inArray(chats.chatId, part.map(chatIdOf)), gt(chats.lastInboundAt, since)))
+        .all();
+      for (const r of rows) open.add(digitsOfChatId(r.chatId));
+    }
+    return new Set(wanted.filter((to) => !open.has(to)));
   }
 
   async markRead(externalId: string): Promise<NetworkSendResult> {

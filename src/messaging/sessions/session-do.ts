@@ -12,7 +12,7 @@ import { Outbox, type Pacing } from "./outbox.ts";
 import type { SessionStatus } from "./schemas.ts";
 import { Sender } from "./sender.ts";
 import { writeSessionStatus } from "./state.ts";
-import { EventFlush, type Draft, type MessageOutcome, type RpcResult, type SessionConfig } from "./types.ts";
+import { EventFlush, type Draft, type MessageOutcome, type RpcResult, type SendOutcome, type SessionConfig } from "./types.ts";
 
 /** How long one alarm may work before yielding to a fresh alarm. */
 const ALARM_BUDGET_MS = 20_000;
@@ -151,7 +151,7 @@ export class SessionDO extends DurableObject<Env> {
   // ---- sending -------------------------------------------------------------------------------
 
   /** Sends one message now (API sends). Serialised per chat so a chat's messages keep their order. */
-  async send(accountId: string, draft: Draft): Promise<MessageOutcome> {
+  async send(accountId: string, draft: Draft): Promise<SendOutcome> {
     // The DO knows its owner: checking here saves the Worker a D1 read on the hot path.
     if (!this.config || this.config.accountId !== accountId) return { ok: false, code: "not_found" };
     if (this.status !== "WORKING") return { ok: false, code: "session_not_working", status: this.status };

@@ -110,4 +110,34 @@ describe("messaging: richer sends", () => {
     }, 10_000, "reaction at the sender");
     expect(reacted.reactions).toEqual([{ from: `${to.slice(1)}@c.us`, emoji: "🎉" }]);
   });
+
+  it("whatsapp: a free-form send into a closed 24-hour window is 409 before reaching Meta; templates go; queued ones fail with the reason", async () => {
+    const k = await createKey("pro");
+    const { phone, session } = await whatsappSession(k.key);
+    const posts = async () => (await fakeRequests(phone.phoneNumberId)).filter((r) => r.method === "POST").length;
+    // Never wrote, and wrote 25 hours ago: both closed.
+    await postHook(session.id, webhookOf(phone.phoneNumberId, [{ from: "16505550000", id: "wamid.old-1", timestamp: String(Math.floor(Date.now() / 1000) - 25 * 3600), type: "text", text: { body: "long ago" } }]));
+    for (const to of ["+16505551234", "+16505550000"]) {
+      for (const body of [{ text: "hi" }, { location: LOCATION }, { interactive: BUTTONS }]) {
+        const res = await send(k.key, { sessionId: session.id, to, ...body });
+        expect(res.status).toBe(409);
+        expect(await json(res)).toMatchObject({ error: { code: "reengagement_window_closed" } });
+      }
+    }
+    expect(await posts()).toBe(0);
+    const tpl = await send(k.key, { sessionId: session.id, to: "+16505551234", template: { name: "hello_world", language: "en_US" } });
+    expect(tpl.status).toBe(201);
+    expect(await posts()).toBe(1);
+    const { env } = await import("cloudflare:workers");
+    await env.DB.prepare("UPDATE messaging_sessions SET send_rate_per_minute = NULL WHERE id = ?").bind(session.id).run();
+    const bulk = await json<{ batchId: string }>(await api("/api/messages/send-bulk", { method: "POST", key: k.key, json: { sessionId: session.id, messages: [{ to: "+16505551234", text: "a" }, { to: "+16505551234", template: { name: "hello_world", language: "en_US" } }] } }));
+    const done = await waitFor(async () => {
+      const b = await json<{ done: boolean; failed: number; sent: number }>(await api(`/api/messages/batches/${bulk.batchId}`, { key: k.key }));
+      return b.done ? b : undefined;
+    }, 10_000, "batch");
+    expect(done).toMatchObject({ failed: 1, sent: 1 });
+    const failed = (await json<{ data: MessageJson[] }>(await api(`/api/messages/16505551234@c.us?sessionId=${session.id}`, { key: k.key }))).data.find((m) => m.status === "failed");
+    expect(failed).toMatchObject({ text: "a", error: { code: "reengagement_window_closed" } });
+    expect(await posts()).toBe(2);
+  });
 });

@@ -45,3 +45,14 @@ export function webhookOf(phoneNumberId: string, messages: Record<string, unknow
     ],
   };
 }
+
+/**
+ * Each of these numbers writes to the session (a text through the signed webhook), which opens its
+ * 24-hour customer-service window: free-form sends to it are then allowed.
+ */
+export async function openWindows(sessionId: string, phoneNumberId: string, numbers: string[], secret = APP_SECRET): Promise<void> {
+  const now = Math.floor(Date.now() / 1000);
+  const messages = numbers.map((n, i) => ({ from: n.replace(/\D/g, ""), id: `wamid.open-${sessionId}-${n.replace(/\D/g, "")}-${i}`, timestamp: String(now), type: "text", text: { body: "hello" } }));
+  const res = await postHook(sessionId, webhookOf(phoneNumberId, messages), secret);
+  expect(res.status).toBe(200);
+}
