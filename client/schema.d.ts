@@ -1872,6 +1872,99 @@ export interface paths {
         patch?: never;
         trace?: never;
     };
+    "/api/messages/{id}/media": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * The file of a message: a redirect to a signed URL that expires in an hour
+         * @description Inbound files are fetched from the network into storage on receipt: until then 409 `media_pending`; if that finally failed, 409 `media_failed` with the reason (also in the message's `media.reason`). Link media redirect to their link.
+         */
+        get: {
+            parameters: {
+                query?: never;
+                header?: never;
+                path: {
+                    id: string;
+                };
+                cookie?: never;
+            };
+            requestBody?: never;
+            responses: {
+                /** @description `Location`: the file */
+                302: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content?: never;
+                };
+                /** @description Invalid request (`invalid_request`, with `details.issues` naming each bad field) */
+                400: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["Error"];
+                    };
+                };
+                /** @description Missing, malformed, unknown or revoked API key */
+                401: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["Error"];
+                    };
+                };
+                /** @description Not found (or owned by another account) */
+                404: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["Error"];
+                    };
+                };
+                /** @description Conflict with the resource's current state */
+                409: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["Error"];
+                    };
+                };
+                /** @description Rate limited (`Retry-After`) */
+                429: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["Error"];
+                    };
+                };
+                /** @description Internal error */
+                500: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["Error"];
+                    };
+                };
+            };
+        };
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
     "/api/messages/{chatId}": {
         parameters: {
             query?: never;
@@ -4999,6 +5092,13 @@ export interface components {
             voice?: boolean;
             /** @description sticker: an animated sticker. */
             animated?: boolean;
+            /**
+             * @description Inbound media: `pending` while the file is fetched from the network, `stored` once `GET /api/messages/{id}/media` serves it, `failed` with `reason`.
+             * @enum {string}
+             */
+            status?: "pending" | "stored" | "failed";
+            /** @description Why the file could not be stored. */
+            reason?: string;
         };
         /**
          * @example {
@@ -5124,10 +5224,71 @@ export interface components {
             code: string;
             message: string;
         };
+        /** @description `from` and exactly one of `text`, `location`, `contacts`, `interactive` (a reply), `button`, `reaction`, `order`, `unsupported`, or `type` + `media`. */
         SandboxInbound: {
             /** @example 15550001111@c.us */
             from: string;
             text: string;
+        } | {
+            /** @example 15550001111@c.us */
+            from: string;
+            location: components["schemas"]["Location"];
+        } | {
+            /** @example 15550001111@c.us */
+            from: string;
+            contacts: components["schemas"]["ContactCard"][];
+        } | {
+            /** @example 15550001111@c.us */
+            from: string;
+            interactive: components["schemas"]["InteractiveReply"];
+        } | {
+            /** @example 15550001111@c.us */
+            from: string;
+            button: components["schemas"]["ButtonReply"];
+        } | {
+            /** @example 15550001111@c.us */
+            from: string;
+            reaction: {
+                /** @description Id of a message of this chat. */
+                messageId: string;
+                emoji: string;
+            };
+        } | {
+            /** @example 15550001111@c.us */
+            from: string;
+            order: components["schemas"]["Order"];
+        } | {
+            /** @example 15550001111@c.us */
+            from: string;
+            unsupported: {
+                originalType: string;
+                raw?: {
+                    [key: string]: unknown;
+                };
+            };
+        } | {
+            /** @example 15550001111@c.us */
+            from: string;
+            /** @enum {string} */
+            type: "image" | "video" | "audio" | "document" | "sticker";
+            media: components["schemas"]["MediaInput"];
+            caption?: string;
+            filename?: string;
+            voice?: boolean;
+            animated?: boolean;
+        };
+        MediaInput: {
+            /**
+             * Format: uri
+             * @description A public https URL the network fetches.
+             */
+            url: string;
+        } | {
+            /** @description Base64 of the file (size and type limits per media type: see the README). */
+            data: string;
+            /** @example image/png */
+            mimetype: string;
+            filename?: string;
         };
         /** @description Exactly one of `text`, `template`, `location`, `contacts`, `interactive` (reply buttons or a list) or `reaction`. */
         SendMessage: {
@@ -5222,19 +5383,6 @@ export interface components {
             filename?: string;
             /** @description Id of a message of this chat to quote. */
             replyTo?: string;
-        };
-        MediaInput: {
-            /**
-             * Format: uri
-             * @description A public https URL the network fetches.
-             */
-            url: string;
-        } | {
-            /** @description Base64 of the file (size and type limits per media type: see the README). */
-            data: string;
-            /** @example image/png */
-            mimetype: string;
-            filename?: string;
         };
         BulkAccepted: {
             batchId: string;

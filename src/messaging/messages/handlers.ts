@@ -1,6 +1,6 @@
 import type { Router } from "../../platform/openapi.ts";
-import { getBatchRoute, historyRoute, sendBulkRoute, sendMediaRoute, sendRoute } from "./routes.ts";
-import { chatHistory, getBatch, queueMessages, sendMessage, type SendInput } from "./service.ts";
+import { getBatchRoute, historyRoute, mediaRoute, sendBulkRoute, sendMediaRoute, sendRoute } from "./routes.ts";
+import { chatHistory, getBatch, mediaUrl, queueMessages, sendMessage, type SendInput } from "./service.ts";
 
 export function mountMessages(app: Router): void {
   app.openapi(sendRoute, async (c) => {
@@ -18,5 +18,6 @@ export function mountMessages(app: Router): void {
     return c.json({ batchId, accepted, rejected }, 202);
   });
   app.openapi(getBatchRoute, async (c) => c.json(await getBatch(c.env, c.get("auth").accountId, c.req.valid("param").id), 200));
+  app.openapi(mediaRoute, async (c) => c.redirect(await mediaUrl(c.env, c.get("auth").accountId, c.req.valid("param").id, new URL(c.req.url).origin), 302));
   app.openapi(historyRoute, async (c) => c.json(await chatHistory(c.env, c.get("auth").accountId, c.req.valid("param").chatId, c.req.valid("query")), 200));
 }

@@ -5,8 +5,9 @@ import { enqueueEvents, prepareEventAfterChange } from "../../events/emit.ts";
 import { newId } from "../../platform/ids.ts";
 import { chatIdOf } from "../chat-id.ts";
 import { ensureContactStatements } from "../contacts/service.ts";
-import type { InboundFromNetwork } from "../networks/driver.ts";
-import { toMessage, type MessageRow } from "./mapper.ts";
+import { enqueueMediaFetch, needsFetch } from "../media/inbound.ts";
+import type { InboundFromNetwork, InboundMedia } from "../networks/driver.ts";
+import { toMessage, type MessageRow, type StoredMedia } from "./mapper.ts";
 
 /** A whole-message `STOP` (any case, surrounding spaces ignored) opts the sender out. */
 export function isStop(text: string | undefined): boolean {
@@ -35,7 +36,7 @@ export async function recordInbound(env: Env, accountId: string, sessionId: stri
     type: m.type,
     text: m.text ?? null,
     template: m.template ? JSON.stringify(m.template) : null,
-    media: m.media ? JSON.stringify({ url: null, size: null, mediaId: null, origin: null, ...m.media }) : null,
+    media: m.media ? JSON.stringify(inboundMedia(m.media)) : null,
     content: content ? JSON.stringify(content) : null,
     reactions: null,
     status: "received",
@@ -63,7 +64,16 @@ export async function recordInbound(env: Env, accountId: string, sessionId: stri
     if (opts.enqueue) opts.enqueue(ids);
     else await enqueueEvents(env, ids);
   }
-  return inserted.length > 0 ? row : null;
+  if (inserted.length === 0) return null;
+  // Network download URLs expire within minutes: the file is fetched now, through the queue.
+  if (m.media && needsFetch(m.media)) await enqueueMediaFetch(env, sessionId, [row.id]);
+  return row;
+}
+
+/** The media column of an inbound file: `pending` until fetched, `stored` when already in R2. */
+function inboundMedia(m: InboundMedia): StoredMedia {
+  const status = m.mediaId ? "stored" : needsFetch(m) ? "pending" : "failed";
+  return { url: null, size: null, mediaId: null, origin: null, ...m, status, ...(status === "failed" ? { reason: "The network named no file." } : {}) };
 }
 
 /**

@@ -12,6 +12,8 @@ export interface StoredMedia extends MediaInfo {
   /** Inbound: the network's id of the file (the Cloud API's media id), to download it. */
   networkMediaId?: string | null;
   sha256?: string | null;
+  /** Inbound: a public URL to fetch the bytes from (sandbox). */
+  sourceUrl?: string | null;
 }
 
 const iso = (ms: number | null) => (ms === null ? null : new Date(ms).toISOString());
@@ -39,6 +41,8 @@ export function toMessage(row: MessageRow): Message {
     out.media = { url: m.url, mimetype: m.mimetype, filename: m.filename, caption: m.caption, size: m.size };
     if (m.voice !== undefined) out.media.voice = m.voice;
     if (m.animated !== undefined) out.media.animated = m.animated;
+    if (m.status !== undefined) out.media.status = m.status;
+    if (m.reason) out.media.reason = m.reason;
   }
   if (row.content !== null) Object.assign(out, JSON.parse(row.content) as Content);
   if (row.reactions !== null) {

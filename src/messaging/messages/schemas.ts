@@ -126,6 +126,8 @@ export const MediaInfo = z
     size: z.number().int().nullable().openapi({ description: "Bytes, for uploaded media." }),
     voice: z.boolean().optional().openapi({ description: "audio: a voice note recorded in the app." }),
     animated: z.boolean().optional().openapi({ description: "sticker: an animated sticker." }),
+    status: z.enum(["pending", "stored", "failed"]).optional().openapi({ description: "Inbound media: `pending` while the file is fetched from the network, `stored` once `GET /api/messages/{id}/media` serves it, `failed` with `reason`." }),
+    reason: z.string().optional().openapi({ description: "Why the file could not be stored." }),
   })
   .openapi("MediaInfo");
 export type MediaInfo = z.infer<typeof MediaInfo>;

@@ -7,7 +7,8 @@ import { decodeCursor, IdCursor, toPage } from "../../platform/pagination.ts";
 import { checkTargetUrl } from "../../platform/safe-url.ts";
 import { ACCEPTED_ADDRESS_FORMS, chatIdOf, parseAddress } from "../chat-id.ts";
 import { base64Size, MEDIA_LIMITS, type MediaType } from "../media/limits.ts";
-import { putMedia } from "../media/store.ts";
+import { signedMediaUrl } from "../media/store.ts";
+import { storeUpload } from "../media/upload.ts";
 import { loadSession, ownedSessionStub } from "../sessions/service.ts";
 import type { SessionRow } from "../sessions/mapper.ts";
 import type { Draft } from "../sessions/types.ts";
@@ -46,7 +47,7 @@ function ensureWorking(session: SessionRow): void {
   }
 }
 
-export const BASE64 = /^[A-Za-z0-9+/]*={0,2}$/;
+export { BASE64 } from "../media/upload.ts";
 
 /** Validates the address and content of one message and stores uploaded media. Throws ApiError. */
 async function buildDraft(env: Env, accountId: string, to: string, content: MessageContent, opts: SendOptions, prefix = ""): Promise<Draft> {
@@ -66,22 +67,11 @@ async function buildDraft(env: Env, accountId: string, to: string, content: Mess
     if (!check.ok) throw errors.invalidRequest(`media.url ${check.reason}.`, [{ path: `${prefix}media.url`, message: check.reason }]);
     stored.url = check.url.toString();
   } else {
-    const limits = MEDIA_LIMITS[type];
-    const mimetype = media.mimetype.toLowerCase().split(";")[0]!.trim();
-    if (!limits.mimetypes.includes(mimetype)) {
-      throw errors.invalidRequest(`${type} accepts ${limits.mimetypes.join(", ")}.`, [{ path: `${prefix}media.mimetype`, message: `not accepted for ${type}` }]);
-    }
-    const data = media.data.replace(/\s+/g, "");
-    if (data.length % 4 !== 0 || !BASE64.test(data)) throw errors.invalidRequest("media.data must be base64.", [{ path: `${prefix}media.data`, message: "not base64" }]);
-    const size = base64Size(data);
-    if (size > limits.maxBytes) {
-      throw new ApiError(413, "media_too_large", `${type} files are limited to ${limits.maxBytes} bytes; this one has ${size}.`, { limitBytes: limits.maxBytes, path: `${prefix}media.data` });
-    }
-    const put = await putMedia(env, accountId, data, mimetype, media.filename ?? filename);
-    Object.assign(stored, { mimetype, size: put.size, mediaId: put.mediaId, origin: opts.origin ?? null, filename: media.filename ?? filename ?? null });
+    Object.assign(stored, await storeUpload(env, accountId, type, media, filename, prefix), { origin: opts.origin ?? null });
   }
   return { ...draft, type, media: stored };
 }
+
 
 async function resolveReplyTo(env: Env, accountId: string, sessionId: string, chatDigits: string, replyTo: string, path = "replyTo"): Promise<{ replyTo: string; replyToExternalId: string | null }> {
   const row = await getDb(env.DB)
@@ -236,4 +226,16 @@ export async function chatHistory(env: Env, accountId: string, chatId: string, q
     .limit(q.limit + 1);
   const page = toPage(rows, q.limit, (r) => ({ id: r.id }));
   return { data: page.data.map(toMessage), nextCursor: page.nextCursor };
+}
+
+/** Where the file of a message can be fetched: a signed, expiring URL of ours, or the link it was sent with. */
+export async function mediaUrl(env: Env, accountId: string, id: string, origin: string): Promise<string> {
+  const row = await getDb(env.DB).select({ media: messages.media }).from(messages).where(and(eq(messages.accountId, accountId), eq(messages.id, id))).get();
+  if (!row?.media) throw errors.notFound("message with media");
+  const media = JSON.parse(row.media) as StoredMedia;
+  if (media.mediaId) return signedMediaUrl(env, origin, media.mediaId);
+  if (media.status === "pending") throw errors.conflict("media_pending", "The file is still being fetched from the network; try again in a few seconds.");
+  if (media.status === "failed") throw errors.conflict("media_failed", `The file could not be stored: ${media.reason ?? "unknown reason"}`, { reason: media.reason ?? null });
+  if (media.url) return media.url;
+  throw errors.notFound("message with media");
 }

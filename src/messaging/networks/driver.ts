@@ -1,5 +1,6 @@
 import type { MessageType } from "../message-types.ts";
 import type { Content } from "../messages/content.ts";
+import type { NetworkFile } from "../media/inbound.ts";
 import type { MessageRow } from "../messages/mapper.ts";
 import type { TemplateSpec } from "../messages/schemas.ts";
 
@@ -68,7 +69,15 @@ export interface InboundMedia {
   sha256?: string | null;
   voice?: boolean;
   animated?: boolean;
+  /** Bytes already in our store (sandbox uploads). */
+  mediaId?: string | null;
+  size?: number | null;
+  /** Bytes to fetch from a public URL (sandbox). */
+  sourceUrl?: string | null;
 }
+
+/** An inbound message without its envelope (id, sender, time). */
+export type InboundBody = Omit<InboundFromNetwork, "externalId" | "from" | "timestamp" | "profileName">;
 
 /** A call of a network's webhook, as the Worker hands it to the session. */
 export interface HookRequest {
@@ -102,6 +111,8 @@ export interface NetworkDriver {
    * a send reaches the network.
    */
   closedWindows?(recipients: string[]): Promise<Set<string>>;
+  /** The bytes of a file the network holds for an inbound message (the Cloud API's media id). */
+  fetchMedia?(networkMediaId: string): Promise<NetworkFile>;
   /** Tells the network the message it knows as `externalId` (and the chat's earlier ones) was read. */
   markRead?(externalId: string): Promise<NetworkSendResult>;
   /** Networks that answer at once, without I/O: the message is then recorded once, in its final state. */

@@ -222,7 +222,8 @@ export class SandboxDriver implements NetworkDriver {
         type: row.type,
         ...(row.text !== null ? { text: row.text } : {}),
         ...(row.template !== null ? { template: JSON.parse(row.template) as TemplateSpec } : {}),
-        ...(media ? { media: { mimetype: media.mimetype, filename: media.filename, caption: media.caption } } : {}),
+        // The peer gets the same file: uploaded bytes are shared (same account), a link is fetched.
+        ...(media ? { media: { mimetype: media.mimetype, filename: media.filename, caption: media.caption, mediaId: media.mediaId, size: media.size, sourceUrl: media.mediaId ? null : media.url } } : {}),
         ...(content ? { content } : {}),
         ...(content?.reaction?.messageId ? { reactionToExternalId: await this.peerIdOf(content.reaction.messageId) } : {}),
       };

@@ -6,6 +6,7 @@ import { hmacSha256, timingSafeEqual, toHex } from "../../platform/crypto.ts";
 import { chatIdOf, digitsOfChatId } from "../chat-id.ts";
 import { SERVICE_WINDOW_MS } from "../chats/schemas.ts";
 import { ID_CHUNK } from "../messages/store.ts";
+import type { NetworkFile } from "../media/inbound.ts";
 import type { Interactive, InteractiveSend } from "../messages/content.ts";
 import type { WhatsappCredentials } from "../sessions/schemas.ts";
 import type { ConnectResult, FailureReason, HookRequest, InboundFromNetwork, NetworkDriver, NetworkSendResult, OutboundMessage, SessionContext } from "./driver.ts";
@@ -115,6 +116,34 @@ export class WhatsappDriver implements NetworkDriver {
       for (const r of rows) open.add(digitsOfChatId(r.chatId));
     }
     return new Set(wanted.filter((to) => !open.has(to)));
+  }
+
+  /** Media id -> a short-lived URL (GET /{media-id}) -> the bytes, both with the session's token. */
+  async fetchMedia(networkMediaId: string): Promise<NetworkFile> {
+    if (!this.creds) return { ok: false, reason: "The session has no WhatsApp credentials.", transient: false };
+    if (!/^[0-9A-Za-z_.-]{1,128}$/.test(networkMediaId)) return { ok: false, reason: "The media id is not valid.", transient: false };
+    const meta = await this.call("GET", encodeURIComponent(networkMediaId));
+    if (meta.status === 0) return { ok: false, reason: "The WhatsApp Cloud API could not be reached.", transient: true };
+    if (meta.status !== 200) {
+      const err = (meta.json as GraphError | null)?.error;
+      const mapped = mapGraphError(meta.status, err?.code, err?.message);
+      return { ok: false, reason: mapped.error.message, transient: mapped.retryAfterMs !== undefined };
+    }
+    const info = meta.json as { url?: unknown; mime_type?: unknown; file_size?: unknown };
+    if (typeof info.url !== "string" || !/^https?:\/\//.test(info.url)) return { ok: false, reason: "The Cloud API gave no download URL for the media.", transient: true };
+    let res: Response;
+    try {
+      // The URL is Meta's and needs the token; redirects are not followed (the token must not travel elsewhere).
+      res = await fetch(info.url, { headers: { Authorization: `Bearer ${this.creds.accessToken}` }, redirect: "manual", signal: AbortSignal.timeout(TIMEOUT_MS * 2) });
+    } catch {
+      return { ok: false, reason: "The media download could not be reached.", transient: true };
+    }
+    if (!res.ok || !res.body) {
+      await res.body?.cancel();
+      return { ok: false, reason: `The media download answered HTTP ${res.status}.`, transient: res.status >= 500 || res.status === 429 || res.status === 404 };
+    }
+    const size = typeof info.file_size === "number" ? info.file_size : Number(res.headers.get("Content-Length") ?? NaN);
+    return { ok: true, body: res.body, mimetype: typeof info.mime_type === "string" ? info.mime_type : res.headers.get("Content-Type"), size: Number.isFinite(size) ? size : null };
   }
 
   async markRead(externalId: string): Promise<NetworkSendResult> {

@@ -8,8 +8,5 @@ export function mountSessions(app: Router): void {
   app.openapi(getSessionRoute, async (c) => c.json(await getSession(c.env, c.get("auth").accountId, c.req.valid("param").id), 200));
   app.openapi(deleteSessionRoute, async (c) => c.json(await deleteSession(c.env, c.get("auth").accountId, c.req.valid("param").id), 200));
   app.openapi(restartSessionRoute, async (c) => c.json(await restartSession(c.env, c.get("auth").accountId, c.req.valid("param").id), 200));
-  app.openapi(sandboxInboundRoute, async (c) => {
-    const { from, text } = c.req.valid("json");
-    return c.json(await simulateSandboxInbound(c.env, c.get("auth").accountId, c.req.valid("param").id, from, text), 201);
-  });
+  app.openapi(sandboxInboundRoute, async (c) => c.json(await simulateSandboxInbound(c.env, c.get("auth").accountId, c.req.valid("param").id, c.req.valid("json")), 201));
 }

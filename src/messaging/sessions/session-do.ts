@@ -2,10 +2,11 @@ import { DurableObject } from "cloudflare:workers";
 import { enqueueEvents } from "../../events/emit.ts";
 import { newId } from "../../platform/ids.ts";
 import { log } from "../../platform/log.ts";
+import { fetchInboundMedia, type FetchOutcome } from "../media/inbound.ts";
 import { recordInbound } from "../messages/inbound.ts";
 import { toMessage } from "../messages/mapper.ts";
 import { advanceStatus, ID_CHUNK } from "../messages/store.ts";
-import type { HookRequest, InboundFromNetwork, NetworkDriver, SessionContext } from "../networks/driver.ts";
+import type { HookRequest, InboundBody, InboundFromNetwork, NetworkDriver, SessionContext } from "../networks/driver.ts";
 import { createDriver } from "../networks/index.ts";
 import { campaignHooks, type EnqueueOptions } from "./campaign-hooks.ts";
 import { Outbox, type Pacing } from "./outbox.ts";
@@ -239,12 +240,18 @@ export class SessionDO extends DurableObject<Env> {
   }
 
   /** POST /api/sessions/:id/sandbox/inbound. The DO knows its owner, network and state: checking here saves the Worker a D1 read. */
-  async simulateInbound(accountId: string, from: string, text: string): Promise<MessageOutcome> {
+  async simulateInbound(accountId: string, from: string, body: InboundBody): Promise<MessageOutcome> {
     const cfg = this.config;
     if (!cfg || cfg.accountId !== accountId || !this.driver().simulatesInbound) return { ok: false, code: "not_found" };
     if (this.status !== "WORKING") return { ok: false, code: "session_not_working", status: this.status };
-    const row = await recordInbound(this.env, cfg.accountId, cfg.sessionId, { externalId: newId("sbx"), from, timestamp: Date.now(), type: "text", text }, { enqueue: (ids) => this.queueEvents(ids) });
+    const row = await recordInbound(this.env, cfg.accountId, cfg.sessionId, { ...body, externalId: newId("sbx"), from, timestamp: Date.now() }, { enqueue: (ids) => this.queueEvents(ids) });
     return { ok: true, message: toMessage(row!) };
+  }
+
+  /** A `media` job: one attempt at storing an inbound message's file (the driver holds the credentials). */
+  async fetchMedia(messageId: string, lastAttempt: boolean): Promise<FetchOutcome> {
+    if (!this.config) return { ok: false, reason: "The session no longer exists.", transient: false };
+    return fetchInboundMedia(this.env, this.driver(), this.config.accountId, messageId, lastAttempt);
   }
 
   /** POST /api/chats/{chatId}/read: the network is told that the chat was read up to `externalId`. */

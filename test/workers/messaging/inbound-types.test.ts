@@ -5,7 +5,9 @@ import { postHook, webhookOf, whatsappSession } from "./whatsapp-support.ts";
 
 const FROM = "16505551234";
 const CHAT = `${FROM}@c.us`;
-const base = (id: string) => ({ from: FROM, id: `wamid.${id}`, timestamp: "1749416383" });
+// Recent: the customer's messages keep the 24-hour window open for the reply sent below.
+const NOW = Math.floor(Date.now() / 1000);
+const base = (id: string) => ({ from: FROM, id: `wamid.${id}`, timestamp: String(NOW) });
 
 /**
  * One real-shaped Cloud API message object per inbound type (the reference document's examples),
@@ -103,20 +105,31 @@ describe("messaging: every inbound Cloud API message type is stored and announce
     expect(event.data).toMatchObject(expected);
   });
 
+  it("the media of the file types are settled (their ids are unknown to the network: failed with the reason)", async () => {
+    const settled = await waitFor(async () => {
+      const page = await json<{ data: MessageJson[] }>(await api(`/api/messages/${CHAT}?limit=100&sessionId=${sessionId}`, { key }));
+      const files = page.data.filter((m) => m.media);
+      return files.every((m) => (m.media as { status: string }).status === "failed") ? files : undefined;
+    }, 20_000, "media failed");
+    expect(settled).toHaveLength(5);
+  });
+
   it("a reaction is stored and lands on the message it reacts to; an empty emoji removes it", async () => {
-    const sent = await json<MessageJson>(await api("/api/messages/send", { method: "POST", key, json: { sessionId, to: `+${FROM}`, text: "our offer" } }));
+    const res = await api("/api/messages/send", { method: "POST", key, json: { sessionId, to: `+${FROM}`, text: "our offer" } });
+    expect(res.status).toBe(201);
+    const sent = await json<MessageJson>(res);
     const { env } = await import("cloudflare:workers");
     const wamid = (await env.DB.prepare("SELECT external_id FROM messages WHERE id = ?").bind(sent.id).first<{ external_id: string }>())!.external_id;
-    await postHook(sessionId, webhookOf(phoneNumberId, [{ ...base("r1"), timestamp: "1749419544", type: "reaction", reaction: { message_id: wamid, emoji: "👍" } }]));
+    await postHook(sessionId, webhookOf(phoneNumberId, [{ ...base("r1"), timestamp: String(NOW + 1), type: "reaction", reaction: { message_id: wamid, emoji: "👍" } }]));
     const history = async () => (await json<{ data: MessageJson[] }>(await api(`/api/messages/${CHAT}?limit=100&sessionId=${sessionId}`, { key }))).data;
     let all = await history();
     expect(all.find((m) => m.id === sent.id)).toMatchObject({ reactions: [{ from: CHAT, emoji: "👍" }] });
     expect(all.find((m) => m.type === "reaction")).toMatchObject({ reaction: { messageId: sent.id, emoji: "👍" } });
-    await postHook(sessionId, webhookOf(phoneNumberId, [{ ...base("r2"), timestamp: "1749419600", type: "reaction", reaction: { message_id: wamid, emoji: "" } }]));
+    await postHook(sessionId, webhookOf(phoneNumberId, [{ ...base("r2"), timestamp: String(NOW + 2), type: "reaction", reaction: { message_id: wamid, emoji: "" } }]));
     all = await history();
     expect(all.find((m) => m.id === sent.id)!.reactions).toBeUndefined();
     // A replay of the first reaction is a duplicate: it does not put the removed reaction back.
-    await postHook(sessionId, webhookOf(phoneNumberId, [{ ...base("r1"), timestamp: "1749419544", type: "reaction", reaction: { message_id: wamid, emoji: "👍" } }]));
+    await postHook(sessionId, webhookOf(phoneNumberId, [{ ...base("r1"), timestamp: String(NOW + 1), type: "reaction", reaction: { message_id: wamid, emoji: "👍" } }]));
     expect((await history()).find((m) => m.id === sent.id)!.reactions).toBeUndefined();
   });
 });

@@ -1,0 +1,133 @@
+import { and, eq, sql } from "drizzle-orm";
+import { getDb } from "../../db/client.ts";
+import { messages } from "../../db/schema/index.ts";
+import { readCapped } from "../../platform/body-guard.ts";
+import { config } from "../../platform/config.ts";
+import { newId } from "../../platform/ids.ts";
+import { log } from "../../platform/log.ts";
+import { checkTargetUrl } from "../../platform/safe-url.ts";
+import { isFileType } from "../message-types.ts";
+import type { StoredMedia } from "../messages/mapper.ts";
+import type { NetworkDriver } from "../networks/driver.ts";
+import { enqueueSendJobs, registerSendJob, type SendJob } from "../queue/send-queue.ts";
+import { MEDIA_LIMITS } from "./limits.ts";
+
+/**
+ * Inbound files are fetched at once: the network's download URLs expire within minutes. Receipt
+ * puts a `media` job on the sends queue; the job asks the session's Durable Object (which holds the
+ * network credentials) to download the file into R2, then the message's media says `stored` (or
+ * `failed` with the reason). Transient failures are retried with backoff, MAX_ATTEMPTS in all.
+ */
+export const MAX_ATTEMPTS = 5;
+const TIMEOUT_MS = 30_000;
+
+export interface MediaJob extends SendJob {
+  kind: "media";
+  sessionId: string;
+  messageId: string;
+  attempt: number;
+}
+
+/** The outcome of one download attempt. */
+export type FetchOutcome = { ok: true } | { ok: false; reason: string; transient: boolean };
+
+/** What a network answers for a file it holds: the bytes as a response, or why not. */
+export type NetworkFile = { ok: true; body: ReadableStream<Uint8Array>; mimetype: string | null; size: number | null } | { ok: false; reason: string; transient: boolean };
+
+export async function enqueueMediaFetch(env: Env, sessionId: string, messageIds: string[]): Promise<void> {
+  if (messageIds.length === 0) return;
+  await enqueueSendJobs(env, messageIds.map((messageId): MediaJob => ({ kind: "media", sessionId, messageId, attempt: 1 })));
+}
+
+/** Whether this inbound media still has to be fetched (it names a network file or a URL, not yet stored). */
+export function needsFetch(media: { mediaId?: string | null; networkMediaId?: string | null; sourceUrl?: string | null }): boolean {
+  return !media.mediaId && !!(media.networkMediaId || media.sourceUrl);
+}
+
+async function setMedia(env: Env, messageId: string, media: StoredMedia): Promise<void> {
+  // Only a pending file moves: a retried job never overwrites a stored (or failed) one.
+  await getDb(env.DB)
+    .update(messages)
+    .set({ media: JSON.stringify(media) })
+    .where(and(eq(messages.id, messageId), sql`json_extract(${messages.media}, '$.status') = 'pending'`));
+}
+
+/** A plain public URL (sandbox): checked again at fetch time, redirects not followed. */
+async function fetchUrl(env: Env, url: string): Promise<NetworkFile> {
+  const check = checkTargetUrl(url, { allowLoopback: config(env).allowLoopbackUrls });
+  if (!check.ok) return { ok: false, reason: `The media URL ${check.reason}.`, transient: false };
+  let res: Response;
+  try {
+    res = await fetch(check.url.toString(), { redirect: "manual", signal: AbortSignal.timeout(TIMEOUT_MS) });
+  } catch {
+    return { ok: false, reason: "The media URL could not be reached.", transient: true };
+  }
+  if (!res.ok || !res.body) {
+    await res.body?.cancel();
+    return { ok: false, reason: `The media URL answered HTTP ${res.status}.`, transient: res.status >= 500 || res.status === 429 };
+  }
+  const length = Number(res.headers.get("Content-Length") ?? NaN);
+  return { ok: true, body: res.body, mimetype: res.headers.get("Content-Type"), size: Number.isFinite(length) ? length : null };
+}
+
+/**
+ * One attempt at storing the file of an inbound message (run in the session's Durable Object,
+ * with its driver). Answers what happened; the row is updated for `stored` and final failures.
+ */
+export async function fetchInboundMedia(env: Env, driver: NetworkDriver, accountId: string, messageId: string, lastAttempt: boolean): Promise<FetchOutcome> {
+  const row = await getDb(env.DB).select({ type: messages.type, media: messages.media }).from(messages).where(and(eq(messages.id, messageId), eq(messages.accountId, accountId))).get();
+  if (!row?.media || !isFileType(row.type)) return { ok: true };
+  const media = JSON.parse(row.media) as StoredMedia;
+  if (media.status !== "pending") return { ok: true };
+  const fail = async (reason: string, transient: boolean): Promise<FetchOutcome> => {
+    if (!transient || lastAttempt) await setMedia(env, messageId, { ...media, status: "failed", reason });
+    return { ok: false, reason, transient };
+  };
+  const limit = MEDIA_LIMITS[row.type].maxBytes;
+  let file: NetworkFile;
+  if (media.networkMediaId) {
+    if (!driver.fetchMedia) return fail("The network of this session cannot download media.", false);
+    file = await driver.fetchMedia(media.networkMediaId);
+  } else if (media.sourceUrl) file = await fetchUrl(env, media.sourceUrl);
+  else return fail("The message names no file.", false);
+  if (!file.ok) return fail(file.reason, file.transient);
+  const tooLarge = () => new Error("too large");
+  if (file.size !== null && file.size > limit) {
+    await file.body.cancel();
+    return fail(`${row.type} files are limited to ${limit} bytes; this one has ${file.size}.`, false);
+  }
+  let bytes: Uint8Array;
+  try {
+    bytes = await readCapped(file.body, limit, tooLarge);
+  } catch (err) {
+    if (err instanceof Error && err.message === "too large") return fail(`${row.type} files are limited to ${limit} bytes.`, false);
+    return fail("The download was interrupted.", true);
+  }
+  const mimetype = media.mimetype ?? file.mimetype?.split(";")[0]?.trim() ?? "application/octet-stream";
+  const storedId = newId("med");
+  await env.FILES.put(`media/${storedId}`, bytes, {
+    httpMetadata: { contentType: mimetype, ...(media.filename ? { contentDisposition: `attachment; filename="${media.filename.replace(/["\\\r\n]/g, "_")}"` } : {}) },
+    customMetadata: { accountId },
+  });
+  await setMedia(env, messageId, { ...media, mimetype, mediaId: storedId, size: bytes.byteLength, status: "stored" });
+  return { ok: true };
+}
+
+/** Backoff between attempts: 2, 4, 8, 16 s. */
+const delayOf = (attempt: number) => 2 ** attempt;
+
+/** Wired by the messaging module's entry (not on import: the queue module is part of an import cycle). */
+export function registerMediaJob(): void {
+  registerSendJob("media", runMediaJob);
+}
+
+async function runMediaJob(job: SendJob, env: Env): Promise<void> {
+  const { sessionId, messageId, attempt } = job as MediaJob;
+  const stub = env.SESSIONS.getByName(sessionId) as unknown as { fetchMedia(messageId: string, lastAttempt: boolean): Promise<FetchOutcome> };
+  const outcome = await stub.fetchMedia(messageId, attempt >= MAX_ATTEMPTS);
+  if (outcome.ok || !outcome.transient || attempt >= MAX_ATTEMPTS) {
+    if (!outcome.ok) log.warn("inbound media not stored", { sessionId, messageId, attempt, reason: outcome.reason });
+    return;
+  }
+  await env.SEND_QUEUE.send({ ...(job as MediaJob), attempt: attempt + 1 } satisfies MediaJob, { contentType: "json", delaySeconds: delayOf(attempt) });
+}
