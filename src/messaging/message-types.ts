@@ -1,8 +1,11 @@
 /**
  * Message types, in both directions (docs/contracts.md §3). Text, templates and media keep their own
- * columns; every other type's body is one JSON document (messages/content.ts).
+ * columns; every other type's body is one JSON document (messages/content.ts). The list itself lives
+ * with the table's schema.
  */
-export const MESSAGE_TYPES = ["text", "template", "image", "video", "audio", "document", "sticker", "location", "contacts", "interactive", "button", "reaction", "order", "unsupported"] as const;
+import { MESSAGE_TYPES } from "../db/schema/messaging.ts";
+
+export { MESSAGE_TYPES };
 export type MessageType = (typeof MESSAGE_TYPES)[number];
 
 /** Types whose body is a file. */

@@ -1,5 +1,4 @@
 import { index, integer, primaryKey, sqliteTable, text, uniqueIndex } from "drizzle-orm/sqlite-core";
-import { MESSAGE_TYPES } from "../../messaging/message-types.ts";
 
 /**
  * Messaging sessions: the queryable mirror of each Session Durable Object. Network credentials live
@@ -24,6 +23,9 @@ export const messagingSessions = sqliteTable(
   },
   (t) => [index("msg_sessions_account_idx").on(t.accountId, t.id), index("msg_sessions_phone_idx").on(t.accountId, t.phoneNumber)],
 );
+
+/** Message types, in both directions (messaging/message-types.ts gives their meaning). */
+export const MESSAGE_TYPES = ["text", "template", "image", "video", "audio", "document", "sticker", "location", "contacts", "interactive", "button", "reaction", "order", "unsupported"] as const;
 
 export const messages = sqliteTable(
   "messages",

@@ -1,11 +1,13 @@
-import { and, desc, eq, gte, inArray, isNull, lt, or, sql } from "drizzle-orm";
+import { and, desc, eq, lt, or, sql } from "drizzle-orm";
 import { getDb } from "../../db/client.ts";
-import { chats, contacts, messages } from "../../db/schema/index.ts";
+import { chats } from "../../db/schema/index.ts";
 import { ApiError, errors } from "../../platform/errors.ts";
 import { decodeCursor, toPage } from "../../platform/pagination.ts";
 import { ACCEPTED_ADDRESS_FORMS, chatIdOf, digitsOfChatId, e164Of, parseAddress } from "../chat-id.ts";
-import { toContact } from "../contacts/service.ts";
+import { toContact } from "../contacts/mapper.ts";
+import { contactsByPhonesQuery } from "../contacts/service.ts";
 import { toMessage } from "../messages/mapper.ts";
+import { markInboundReadStatement, messageById, messagesByIdsQuery } from "../messages/store.ts";
 import { loadSession, sessionStub } from "../sessions/service.ts";
 import { toChat, type ChatRow } from "./mapper.ts";
 import { ChatCursor, type Chat } from "./schemas.ts";
@@ -15,8 +17,8 @@ async function withDetails(env: Env, accountId: string, rows: ChatRow[]): Promis
   if (rows.length === 0) return [];
   const db = getDb(env.DB);
   const [lastMessages, people] = await db.batch([
-    db.select().from(messages).where(and(eq(messages.accountId, accountId), inArray(messages.id, rows.map((r) => r.lastMessageId)))),
-    db.select().from(contacts).where(and(eq(contacts.accountId, accountId), inArray(contacts.phone, [...new Set(rows.map((r) => e164Of(digitsOfChatId(r.chatId))))]))),
+    messagesByIdsQuery(env, accountId, rows.map((r) => r.lastMessageId)),
+    contactsByPhonesQuery(env, accountId, [...new Set(rows.map((r) => e164Of(digitsOfChatId(r.chatId))))]),
   ]);
   const byId = new Map(lastMessages.map((m) => [m.id, toMessage(m)]));
   const byPhone = new Map(people.map((p) => [p.phone, toContact(p)]));
@@ -57,7 +59,7 @@ export async function markChatRead(env: Env, accountId: string, rawChatId: strin
   if (!row) throw errors.notFound("chat");
   if (row.unreadCount === 0 || !row.firstUnreadId) return (await withDetails(env, accountId, [row]))[0]!;
   if (session.network === "whatsapp" && row.lastInboundId) {
-    const last = await db.select({ externalId: messages.externalId }).from(messages).where(eq(messages.id, row.lastInboundId)).get();
+    const last = await messageById(env, row.lastInboundId);
     if (last?.externalId) {
       const res = await sessionStub(env, sessionId).markRead(accountId, last.externalId);
       if (!res.ok) {
@@ -69,10 +71,7 @@ export async function markChatRead(env: Env, accountId: string, rawChatId: strin
   }
   const now = Date.now();
   const [, updated] = await db.batch([
-    db
-      .update(messages)
-      .set({ readAt: now })
-      .where(and(eq(messages.accountId, accountId), eq(messages.sessionId, sessionId), eq(messages.chatId, row.chatId), gte(messages.id, row.firstUnreadId), eq(messages.direction, "inbound"), isNull(messages.readAt))),
+    markInboundReadStatement(env, accountId, sessionId, row.chatId, row.firstUnreadId, now),
     // Messages that arrived since `row` was read stay unread.
     db
       .update(chats)

@@ -1,6 +1,3 @@
-import { and, eq, sql } from "drizzle-orm";
-import { getDb } from "../../db/client.ts";
-import { messages } from "../../db/schema/index.ts";
 import { readCapped } from "../../platform/body-guard.ts";
 import { config } from "../../platform/config.ts";
 import { newId } from "../../platform/ids.ts";
@@ -8,8 +5,9 @@ import { log } from "../../platform/log.ts";
 import { checkTargetUrl } from "../../platform/safe-url.ts";
 import { isFileType } from "../message-types.ts";
 import type { StoredMedia } from "../messages/mapper.ts";
+import { messageById, settlePendingMedia } from "../messages/store.ts";
 import type { NetworkDriver } from "../networks/driver.ts";
-import { enqueueSendJobs, registerSendJob, type SendJob } from "../queue/send-queue.ts";
+import { enqueueSendJobs, type SendJob, type SendJobHandler } from "../queue/send-queue.ts";
 import { MEDIA_LIMITS } from "./limits.ts";
 
 /**
@@ -39,19 +37,6 @@ export async function enqueueMediaFetch(env: Env, sessionId: string, messageIds:
   await enqueueSendJobs(env, messageIds.map((messageId): MediaJob => ({ kind: "media", sessionId, messageId, attempt: 1 })));
 }
 
-/** Whether this inbound media still has to be fetched (it names a network file or a URL, not yet stored). */
-export function needsFetch(media: { mediaId?: string | null; networkMediaId?: string | null; sourceUrl?: string | null }): boolean {
-  return !media.mediaId && !!(media.networkMediaId || media.sourceUrl);
-}
-
-async function setMedia(env: Env, messageId: string, media: StoredMedia): Promise<void> {
-  // Only a pending file moves: a retried job never overwrites a stored (or failed) one.
-  await getDb(env.DB)
-    .update(messages)
-    .set({ media: JSON.stringify(media) })
-    .where(and(eq(messages.id, messageId), sql`json_extract(${messages.media}, '$.status') = 'pending'`));
-}
-
 /** A plain public URL (sandbox): checked again at fetch time, redirects not followed. */
 async function fetchUrl(env: Env, url: string): Promise<NetworkFile> {
   const check = checkTargetUrl(url, { allowLoopback: config(env).allowLoopbackUrls });
@@ -75,12 +60,12 @@ async function fetchUrl(env: Env, url: string): Promise<NetworkFile> {
  * with its driver). Answers what happened; the row is updated for `stored` and final failures.
  */
 export async function fetchInboundMedia(env: Env, driver: NetworkDriver, accountId: string, messageId: string, lastAttempt: boolean): Promise<FetchOutcome> {
-  const row = await getDb(env.DB).select({ type: messages.type, media: messages.media }).from(messages).where(and(eq(messages.id, messageId), eq(messages.accountId, accountId))).get();
-  if (!row?.media || !isFileType(row.type)) return { ok: true };
+  const row = await messageById(env, messageId);
+  if (!row?.media || row.accountId !== accountId || !isFileType(row.type)) return { ok: true };
   const media = JSON.parse(row.media) as StoredMedia;
   if (media.status !== "pending") return { ok: true };
   const fail = async (reason: string, transient: boolean): Promise<FetchOutcome> => {
-    if (!transient || lastAttempt) await setMedia(env, messageId, { ...media, status: "failed", reason });
+    if (!transient || lastAttempt) await settlePendingMedia(env, messageId, { ...media, status: "failed", reason });
     return { ok: false, reason, transient };
   };
   const limit = MEDIA_LIMITS[row.type].maxBytes;
@@ -109,19 +94,15 @@ export async function fetchInboundMedia(env: Env, driver: NetworkDriver, account
     httpMetadata: { contentType: mimetype, ...(media.filename ? { contentDisposition: `attachment; filename="${media.filename.replace(/["\\\r\n]/g, "_")}"` } : {}) },
     customMetadata: { accountId },
   });
-  await setMedia(env, messageId, { ...media, mimetype, mediaId: storedId, size: bytes.byteLength, status: "stored" });
+  await settlePendingMedia(env, messageId, { ...media, mimetype, mediaId: storedId, size: bytes.byteLength, status: "stored" });
   return { ok: true };
 }
 
 /** Backoff between attempts: 2, 4, 8, 16 s. */
 const delayOf = (attempt: number) => 2 ** attempt;
 
-/** Wired by the messaging module's entry (not on import: the queue module is part of an import cycle). */
-export function registerMediaJob(): void {
-  registerSendJob("media", runMediaJob);
-}
-
-async function runMediaJob(job: SendJob, env: Env): Promise<void> {
+/** The `media` job of SEND_QUEUE: one attempt, then a delayed retry while the failure is transient. */
+export const runMediaJob: SendJobHandler = async (job, env) => {
   const { sessionId, messageId, attempt } = job as MediaJob;
   const stub = env.SESSIONS.getByName(sessionId) as unknown as { fetchMedia(messageId: string, lastAttempt: boolean): Promise<FetchOutcome> };
   const outcome = await stub.fetchMedia(messageId, attempt >= MAX_ATTEMPTS);
@@ -130,4 +111,4 @@ async function runMediaJob(job: SendJob, env: Env): Promise<void> {
     return;
   }
   await env.SEND_QUEUE.send({ ...(job as MediaJob), attempt: attempt + 1 } satisfies MediaJob, { contentType: "json", delaySeconds: delayOf(attempt) });
-}
+};

@@ -36,3 +36,8 @@ export function base64Size(b64: string): number {
   const pad = b64.endsWith("==") ? 2 : b64.endsWith("=") ? 1 : 0;
   return Math.floor((len * 3) / 4) - pad;
 }
+
+/** Whether inbound media still has to be fetched: it names a network file or a URL, and is not stored yet. */
+export function needsFetch(media: { mediaId?: string | null; networkMediaId?: string | null; sourceUrl?: string | null }): boolean {
+  return !media.mediaId && !!(media.networkMediaId || media.sourceUrl);
+}

@@ -1,6 +1,7 @@
 import type { messages } from "../../db/schema/index.ts";
 import type { Content } from "./content.ts";
 import type { MediaInfo, Message, TemplateSpec } from "./schemas.ts";
+import { iso } from "../../platform/time.ts";
 
 export type MessageRow = typeof messages.$inferSelect;
 
@@ -15,8 +16,6 @@ export interface StoredMedia extends MediaInfo {
   /** Inbound: a public URL to fetch the bytes from (sandbox). */
   sourceUrl?: string | null;
 }
-
-const iso = (ms: number | null) => (ms === null ? null : new Date(ms).toISOString());
 
 export function toMessage(row: MessageRow): Message {
   const out: Message = {

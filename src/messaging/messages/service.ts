@@ -1,11 +1,11 @@
-import { and, count, desc, eq, lt } from "drizzle-orm";
+import { and, eq } from "drizzle-orm";
 import { getDb } from "../../db/client.ts";
-import { messageBatches, messages } from "../../db/schema/index.ts";
+import { messageBatches } from "../../db/schema/index.ts";
 import { ApiError, errors } from "../../platform/errors.ts";
 import { newId } from "../../platform/ids.ts";
 import { decodeCursor, IdCursor, toPage } from "../../platform/pagination.ts";
 import { checkTargetUrl } from "../../platform/safe-url.ts";
-import { ACCEPTED_ADDRESS_FORMS, chatIdOf, parseAddress } from "../chat-id.ts";
+import { ACCEPTED_ADDRESS_FORMS, parseAddress } from "../chat-id.ts";
 import { base64Size, MEDIA_LIMITS, type MediaType } from "../media/limits.ts";
 import { signedMediaUrl } from "../media/store.ts";
 import { storeUpload } from "../media/upload.ts";
@@ -15,7 +15,8 @@ import type { Draft } from "../sessions/types.ts";
 import { enqueueSendJobs } from "../queue/send-queue.ts";
 import { toMessage, type StoredMedia } from "./mapper.ts";
 import type { ContactCard, InteractiveSend, Location } from "./content.ts";
-import { reactionStatement } from "./inbound.ts";
+import { batchStatusCounts, chatMessages, insertStatement, messageById, messageInChat, outboundRow, reactionStatement } from "./store.ts";
+import type { MessageStatus } from "../status.ts";
 import { BulkItem, type MediaInput, type Message, type TemplateSpec } from "./schemas.ts";
 import { chunk } from "../../platform/batching.ts";
 import { config } from "../../platform/config.ts";
@@ -41,9 +42,7 @@ export interface SendOptions {
 
 function ensureWorking(session: SessionRow): void {
   if (session.status !== "WORKING") {
-    throw errors.conflict("session_not_working", `The session is ${session.status}; it must be WORKING to send. Restart it with POST /api/sessions/${session.id}/restart.`, {
-      status: session.status,
-    });
+    throw errors.sessionNotWorking(session.id, session.status);
   }
 }
 
@@ -72,13 +71,8 @@ async function buildDraft(env: Env, accountId: string, to: string, content: Mess
   return { ...draft, type, media: stored };
 }
 
-
 async function resolveReplyTo(env: Env, accountId: string, sessionId: string, chatDigits: string, replyTo: string, path = "replyTo"): Promise<{ replyTo: string; replyToExternalId: string | null }> {
-  const row = await getDb(env.DB)
-    .select({ id: messages.id, externalId: messages.externalId })
-    .from(messages)
-    .where(and(eq(messages.accountId, accountId), eq(messages.sessionId, sessionId), eq(messages.chatId, chatIdOf(chatDigits)), eq(messages.id, replyTo)))
-    .get();
+  const row = await messageInChat(env, accountId, sessionId, chatDigits, replyTo);
   if (!row) throw errors.invalidRequest(`${path} must be the id of a message in this chat.`, [{ path, message: "no such message in this chat" }]);
   return { replyTo: row.id, replyToExternalId: row.externalId };
 }
@@ -109,9 +103,7 @@ export async function sendMessage(env: Env, accountId: string, input: SendInput,
   }
   if (outcome.code === "not_found") throw errors.notFound("session");
   if (outcome.code === "reengagement_window_closed") throw errors.conflict(outcome.code, outcome.reason);
-  throw errors.conflict("session_not_working", `The session is ${outcome.status}; it must be WORKING to send. Restart it with POST /api/sessions/${sessionId}/restart.`, {
-    status: outcome.status,
-  });
+  throw errors.sessionNotWorking(sessionId, outcome.status);
 }
 
 export interface QueuedResult {
@@ -149,24 +141,7 @@ export async function queueMessages(env: Env, accountId: string, sessionId: stri
   }
   const now = Date.now();
   const db = getDb(env.DB);
-  const inserts = drafts.map((d) =>
-    db.insert(messages).values({
-      id: d.id,
-      accountId,
-      sessionId,
-      chatId: chatIdOf(d.to),
-      direction: "outbound",
-      type: d.type,
-      text: d.text ?? null,
-      template: d.template ? JSON.stringify(d.template) : null,
-      media: d.media ? JSON.stringify(d.media) : null,
-      content: d.content ? JSON.stringify(d.content) : null,
-      status: "pending",
-      batchId,
-      campaignId: opts.campaignId ?? null,
-      createdAt: now,
-    }),
-  );
+  const inserts = drafts.map((d) => insertStatement(env, outboundRow({ ...d, accountId, sessionId, replyTo: null, batchId, campaignId: opts.campaignId ?? null, createdAt: now }, { status: "pending" })));
   const batchRow = db.insert(messageBatches).values({ id: batchId, accountId, sessionId, total: drafts.length, createdAt: now }).onConflictDoNothing();
   for (const [i, part] of chunk(inserts, 500).entries()) {
     await db.batch(i === 0 ? [batchRow, ...part] : (part as [typeof part[0], ...typeof part]));
@@ -180,17 +155,18 @@ export async function queueMessages(env: Env, accountId: string, sessionId: stri
   return { batchId, accepted: drafts.length, messageIds, rejected };
 }
 
+/** `POST /api/messages/bulk`: the queued result without the message ids. */
+export async function sendBulk(env: Env, accountId: string, body: { sessionId: string; messages: unknown[] }, opts: SendOptions): Promise<Omit<QueuedResult, "messageIds">> {
+  const { batchId, accepted, rejected } = await queueMessages(env, accountId, body.sessionId, body.messages, opts);
+  return { batchId, accepted, rejected };
+}
+
 export async function getBatch(env: Env, accountId: string, batchId: string) {
   const db = getDb(env.DB);
   const batch = await db.select().from(messageBatches).where(and(eq(messageBatches.accountId, accountId), eq(messageBatches.id, batchId))).get();
   if (!batch) throw errors.notFound("batch");
-  const counts = await db
-    .select({ status: messages.status, n: count() })
-    .from(messages)
-    .where(and(eq(messages.batchId, batchId), eq(messages.accountId, accountId)))
-    .groupBy(messages.status)
-    .all();
-  const by = (s: string) => counts.find((c) => c.status === s)?.n ?? 0;
+  const counts = await batchStatusCounts(env, accountId, batchId);
+  const by = (s: MessageStatus) => counts.get(s) ?? 0;
   const pending = by("pending");
   return {
     id: batch.id,
@@ -211,27 +187,15 @@ export async function chatHistory(env: Env, accountId: string, chatId: string, q
   if (!digits) throw errors.invalidRequest(`The chat id must be ${ACCEPTED_ADDRESS_FORMS}.`, [{ path: "chatId", message: "not a valid chat id" }]);
   if (q.sessionId) await loadSession(env, accountId, q.sessionId);
   const cursor = decodeCursor(q.cursor, IdCursor);
-  const rows = await getDb(env.DB)
-    .select()
-    .from(messages)
-    .where(
-      and(
-        eq(messages.accountId, accountId),
-        eq(messages.chatId, chatIdOf(digits)),
-        q.sessionId ? eq(messages.sessionId, q.sessionId) : undefined,
-        cursor ? lt(messages.id, cursor.id) : undefined,
-      ),
-    )
-    .orderBy(desc(messages.id))
-    .limit(q.limit + 1);
+  const rows = await chatMessages(env, accountId, digits, { sessionId: q.sessionId, beforeId: cursor?.id, limit: q.limit + 1 });
   const page = toPage(rows, q.limit, (r) => ({ id: r.id }));
   return { data: page.data.map(toMessage), nextCursor: page.nextCursor };
 }
 
 /** Where the file of a message can be fetched: a signed, expiring URL of ours, or the link it was sent with. */
 export async function mediaUrl(env: Env, accountId: string, id: string, origin: string): Promise<string> {
-  const row = await getDb(env.DB).select({ media: messages.media }).from(messages).where(and(eq(messages.accountId, accountId), eq(messages.id, id))).get();
-  if (!row?.media) throw errors.notFound("message with media");
+  const row = await messageById(env, id);
+  if (!row?.media || row.accountId !== accountId) throw errors.notFound("message with media");
   const media = JSON.parse(row.media) as StoredMedia;
   if (media.mediaId) return signedMediaUrl(env, origin, media.mediaId);
   if (media.status === "pending") throw errors.conflict("media_pending", "The file is still being fetched from the network; try again in a few seconds.");
