@@ -7,14 +7,15 @@ import { isFileType } from "../message-types.ts";
 import type { StoredMedia } from "../messages/mapper.ts";
 import { messageById, settlePendingMedia } from "../messages/store.ts";
 import type { NetworkDriver } from "../networks/driver.ts";
-import { enqueueSendJobs, type SendJob, type SendJobHandler } from "../queue/send-queue.ts";
+import type { SendJob, SendJobHandler } from "../queue/send-queue.ts";
 import { MEDIA_LIMITS } from "./limits.ts";
 
 /**
- * Inbound files are fetched at once: the network's download URLs expire within minutes. Receipt
- * puts a `media` job on the sends queue; the job asks the session's Durable Object (which holds the
- * network credentials) to download the file into R2, then the message's media says `stored` (or
- * `failed` with the reason). Transient failures are retried with backoff, MAX_ATTEMPTS in all.
+ * Inbound files are fetched at once: the network's download URLs expire within minutes. On receipt
+ * the session's Durable Object (which holds the network credentials) starts downloading the file
+ * into R2, and a `media` job on the sends queue is the durable backstop: it asks the DO again if the
+ * file is still pending, retrying transient failures with backoff (MAX_ATTEMPTS in all). The
+ * message's media then says `stored`, or `failed` with the reason.
  */
 export const MAX_ATTEMPTS = 5;
 const TIMEOUT_MS = 30_000;
@@ -32,9 +33,44 @@ export type FetchOutcome = { ok: true } | { ok: false; reason: string; transient
 /** What a network answers for a file it holds: the bytes as a response, or why not. */
 export type NetworkFile = { ok: true; body: ReadableStream<Uint8Array>; mimetype: string | null; size: number | null } | { ok: false; reason: string; transient: boolean };
 
-export async function enqueueMediaFetch(env: Env, sessionId: string, messageIds: string[]): Promise<void> {
+/** When the file is also being fetched at once, the queued job waits this long before checking. */
+export const BACKSTOP_DELAY_S = 5;
+
+export async function enqueueMediaFetch(env: Env, sessionId: string, messageIds: string[], delaySeconds = 0): Promise<void> {
   if (messageIds.length === 0) return;
-  await enqueueSendJobs(env, messageIds.map((messageId): MediaJob => ({ kind: "media", sessionId, messageId, attempt: 1 })));
+  await env.SEND_QUEUE.sendBatch(messageIds.map((messageId) => ({ body: { kind: "media", sessionId, messageId, attempt: 1 } satisfies MediaJob, contentType: "json" as const, ...(delaySeconds ? { delaySeconds } : {}) })));
+}
+
+/**
+ * The Session DO's immediate fetches: a few at a time, in memory. One lost with the memory (or
+ * failing) is done by the queued backstop job.
+ */
+export class MediaFetcher {
+  private readonly waiting: string[] = [];
+  private running = 0;
+
+  constructor(
+    private readonly attempt: (messageId: string) => Promise<unknown>,
+    private readonly concurrency = 6,
+  ) {}
+
+  add(messageId: string): void {
+    this.waiting.push(messageId);
+    this.pump();
+  }
+
+  private pump(): void {
+    while (this.running < this.concurrency && this.waiting.length > 0) {
+      const id = this.waiting.shift()!;
+      this.running++;
+      void this.attempt(id)
+        .catch((err) => log.warn("inbound media fetch failed; the queue retries it", { messageId: id, error: String(err) }))
+        .finally(() => {
+          this.running--;
+          this.pump();
+        });
+    }
+  }
 }
 
 /** A plain public URL (sandbox): checked again at fetch time, redirects not followed. */

@@ -3,7 +3,7 @@ import { enqueueEvents, prepareEventAfterChange } from "../../events/emit.ts";
 import { newId } from "../../platform/ids.ts";
 import { chatIdOf } from "../chat-id.ts";
 import { ensureContactStatements } from "../contacts/service.ts";
-import { enqueueMediaFetch } from "../media/inbound.ts";
+import { BACKSTOP_DELAY_S, enqueueMediaFetch } from "../media/inbound.ts";
 import { needsFetch } from "../media/limits.ts";
 import type { InboundFromNetwork } from "../networks/driver.ts";
 import { toMessage, type MessageRow } from "./mapper.ts";
@@ -21,7 +21,17 @@ export function isStop(text: string | undefined): boolean {
  * recorded only if the row was. Returns the stored row, or null for a duplicate.
  * `enqueue` takes the recorded events' ids (the Session DO coalesces them); default: enqueue now.
  */
-export async function recordInbound(env: Env, accountId: string, sessionId: string, m: InboundFromNetwork, opts: { enqueue?: (eventIds: string[]) => void } = {}): Promise<MessageRow | null> {
+export async function recordInbound(
+  env: Env,
+  accountId: string,
+  sessionId: string,
+  m: InboundFromNetwork,
+  opts: {
+    enqueue?: (eventIds: string[]) => void;
+    /** Starts fetching a file now (the Session DO); the queued job is then only the backstop. */
+    fetchNow?: (messageId: string) => void;
+  } = {},
+): Promise<MessageRow | null> {
   const db = getDb(env.DB);
   const chatId = chatIdOf(m.from);
   const refs = await referencedIds(env, sessionId, chatId, [m.contextExternalId, m.reactionToExternalId]);
@@ -39,7 +49,11 @@ export async function recordInbound(env: Env, accountId: string, sessionId: stri
     else await enqueueEvents(env, ids);
   }
   if (inserted.length === 0) return null;
-  // Network download URLs expire within minutes: the file is fetched now, through the queue.
-  if (m.media && needsFetch(m.media)) await enqueueMediaFetch(env, sessionId, [row.id]);
+  // Network download URLs expire within minutes: the file is fetched now, and a queued job (a
+  // no-op once the file is stored) retries it if this attempt fails or is lost.
+  if (m.media && needsFetch(m.media)) {
+    await enqueueMediaFetch(env, sessionId, [row.id], opts.fetchNow ? BACKSTOP_DELAY_S : 0);
+    opts.fetchNow?.(row.id);
+  }
   return row;
 }

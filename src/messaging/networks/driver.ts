@@ -94,6 +94,8 @@ export interface SessionContext {
   identity(): { accountId: string; sessionId: string; phoneNumber: string | null };
   /** Puts recorded events on the queue with the session's next flush. */
   queueEvents(ids: string[]): void;
+  /** Starts fetching an inbound message's file now (see media/inbound.ts). */
+  fetchMediaNow(messageId: string): void;
   /** The session's durable alarm fires no later than `at`. */
   wakeAt(at: number): Promise<void>;
 }

@@ -2,7 +2,7 @@ import { DurableObject } from "cloudflare:workers";
 import { enqueueEvents } from "../../events/emit.ts";
 import { newId } from "../../platform/ids.ts";
 import { log } from "../../platform/log.ts";
-import { fetchInboundMedia, type FetchOutcome } from "../media/inbound.ts";
+import { fetchInboundMedia, MediaFetcher, type FetchOutcome } from "../media/inbound.ts";
 import { recordInbound } from "../messages/inbound.ts";
 import { toMessage } from "../messages/mapper.ts";
 import { advanceStatus, ID_CHUNK } from "../messages/store.ts";
@@ -41,6 +41,8 @@ export class SessionDO extends DurableObject<Env> {
   private readonly inFlight = new Set<string>();
   /** Campaigns cancelled while the alarm may hold some of their sends in hand. */
   private readonly droppedCampaigns = new Set<string>();
+  /** Inbound files being fetched at once (the queue's `media` job is the backstop). */
+  private readonly media = new MediaFetcher((id) => this.fetchMedia(id, false));
   private readonly events = new EventFlush((ids) => this.ctx.waitUntil(enqueueEvents(this.env, ids)), EVENT_FLUSH_MS);
 
   constructor(ctx: DurableObjectState, env: Env) {
@@ -117,6 +119,7 @@ export class SessionDO extends DurableObject<Env> {
       env: this.env,
       identity: () => ({ accountId: this.config!.accountId, sessionId: this.config!.sessionId, phoneNumber: this.config!.phoneNumber }),
       queueEvents: (ids) => this.queueEvents(ids),
+      fetchMediaNow: (id) => this.media.add(id),
       wakeAt: (at) => this.ensureAlarm(at),
     };
   }
@@ -233,7 +236,7 @@ export class SessionDO extends DurableObject<Env> {
   /** An inbound message from the sandbox network (another session of the account). */
   async receive(inbound: InboundFromNetwork): Promise<RpcResult<boolean>> {
     if (!this.config || this.status !== "WORKING") return { ok: false, code: "session_not_working", message: "The session is not WORKING." };
-    const row = await recordInbound(this.env, this.config.accountId, this.config.sessionId, inbound, { enqueue: (ids) => this.queueEvents(ids) });
+    const row = await recordInbound(this.env, this.config.accountId, this.config.sessionId, inbound, { enqueue: (ids) => this.queueEvents(ids), fetchNow: (id) => this.media.add(id) });
     return { ok: true, value: row !== null };
   }
 
@@ -242,7 +245,7 @@ export class SessionDO extends DurableObject<Env> {
     const cfg = this.config;
     if (!cfg || cfg.accountId !== accountId || !this.driver().simulatesInbound) return { ok: false, code: "not_found" };
     if (this.status !== "WORKING") return { ok: false, code: "session_not_working", status: this.status };
-    const row = await recordInbound(this.env, cfg.accountId, cfg.sessionId, { ...body, externalId: newId("sbx"), from, timestamp: Date.now() }, { enqueue: (ids) => this.queueEvents(ids) });
+    const row = await recordInbound(this.env, cfg.accountId, cfg.sessionId, { ...body, externalId: newId("sbx"), from, timestamp: Date.now() }, { enqueue: (ids) => this.queueEvents(ids), fetchNow: (id) => this.media.add(id) });
     return { ok: true, message: toMessage(row!) };
   }
 
