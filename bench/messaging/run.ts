@@ -96,34 +96,41 @@ try {
   const mediaStart = Date.now();
   let next = 0;
   let posted = 0;
+  let lastId = "";
   const receive = async () => {
     for (let i = next++; i < MEDIA; i = next++) {
       const t0 = Date.now();
       const m = await post<{ id: string }>(`/api/sessions/${mediaSession.id}/sandbox/inbound`, { from: `+1651${String(1_000_000 + (i % 50))}`, type: "image", media: { url: `${filesUrl}/f/${i}` } });
       received.set(m.id, t0);
+      lastId = m.id;
       posted++;
     }
   };
+  // Polled by chat (50 senders): a message is downloadable once its media says `stored`, which is
+  // when GET /api/messages/{id}/media answers the redirect (checked for one at the end).
   const poll = async () => {
     while ((posted < MEDIA || received.size > 0) && Date.now() - mediaStart < 180_000) {
-      const ids = [...received.keys()];
-      for (let i = 0; i < ids.length; i += 50) {
-        await Promise.all(
-          ids.slice(i, i + 50).map(async (id) => {
-            const res = await fetch(`${baseUrl}/api/messages/${id}/media`, { headers, redirect: "manual" });
-            await res.body?.cancel();
-            if (res.status === 302) {
-              ready.push(Date.now() - received.get(id)!);
-              received.delete(id);
+      await Promise.all(
+        Array.from({ length: 50 }, async (_, c) => {
+          const res = await fetch(`${baseUrl}/api/messages/1651${1_000_000 + c}@c.us?sessionId=${mediaSession.id}&limit=100`, { headers });
+          const page = (await res.json()) as { data: { id: string; media?: { status?: string } }[] };
+          const now = Date.now();
+          for (const m of page.data) {
+            const t0 = received.get(m.id);
+            if (t0 !== undefined && m.media?.status === "stored") {
+              ready.push(now - t0);
+              received.delete(m.id);
             }
-          }),
-        );
-      }
+          }
+        }),
+      );
       await new Promise((res) => setTimeout(res, 50));
     }
   };
   await Promise.all([...Array.from({ length: 10 }, receive), poll()]);
   files.close();
+  const sample = await fetch(`${baseUrl}/api/messages/${lastId}/media`, { headers, redirect: "manual" });
+  if (sample.status !== 302) throw new Error(`GET media of a stored message answered ${sample.status}`);
   ready.sort((a, b) => a - b);
   const pct = (p: number) => (ready.length ? ready[Math.min(ready.length - 1, Math.floor((p / 100) * ready.length))]! : NaN);
   const mediaP50 = pct(50);

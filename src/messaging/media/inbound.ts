@@ -51,7 +51,7 @@ export class MediaFetcher {
 
   constructor(
     private readonly attempt: (messageId: string) => Promise<unknown>,
-    private readonly concurrency = 6,
+    private readonly concurrency = 12,
   ) {}
 
   add(messageId: string): void {
