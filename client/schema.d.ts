@@ -5541,12 +5541,18 @@ export interface components {
             createdAt: string;
             updatedAt: string;
         };
-        /** @description `{text}`, `{template}` (a WhatsApp template) or `{type, media: {url}, caption?, filename?}`. */
+        /** @description `{text}`, `{template}` (a WhatsApp template), `{location}`, `{contacts}`, `{interactive}` (buttons or a list) or `{type, media: {url}, caption?, filename?}`. */
         CampaignMessage: {
             /** @description May use `{{name}}`, `{{phone}}`, `{{email}}` and `{{attributes.KEY}}`, each with an optional default: `{{name|there}}`. */
             text: string;
         } | {
             template: components["schemas"]["TemplateSpec"];
+        } | {
+            location: components["schemas"]["Location"];
+        } | {
+            contacts: components["schemas"]["ContactCard"][];
+        } | {
+            interactive: components["schemas"]["InteractiveButtons"] | components["schemas"]["InteractiveList"];
         } | {
             /** @enum {string} */
             type: "image" | "video" | "audio" | "document" | "sticker";

@@ -349,11 +349,13 @@ export interface CampaignClaim {
   campaignId: string;
   type: MessageRow["type"];
   template: TemplateSpec | null;
+  /** The same typed body for every recipient (location, contacts, interactive). */
+  content: Content | null;
   createdAt: number;
 }
 
-/** Rows per INSERT: 3 parameters each beside the statement's 7 shared ones. */
-const ROWS_PER_CLAIM_INSERT = itemsPerStatement(3, 7);
+/** Rows per INSERT: 3 parameters each beside the statement's 8 shared ones. */
+const ROWS_PER_CLAIM_INSERT = itemsPerStatement(3, 8);
 
 /**
  * INSERTs of one campaign claim (for the caller's transaction): a `pending` message per listed
@@ -364,15 +366,15 @@ export function claimCampaignMessagesStatements(env: Env, c: CampaignClaim, rows
   const statements: D1PreparedStatement[] = [];
   for (let i = 0; i < rows.length; i += ROWS_PER_CLAIM_INSERT) {
     const part = rows.slice(i, i + ROWS_PER_CLAIM_INSERT);
-    const params: unknown[] = [c.idBase, c.accountId, c.sessionId, c.type, c.template ? JSON.stringify(c.template) : null, c.campaignId, c.createdAt];
+    const params: unknown[] = [c.idBase, c.accountId, c.sessionId, c.type, c.template ? JSON.stringify(c.template) : null, c.campaignId, c.createdAt, c.content ? JSON.stringify(c.content) : null];
     const values = part.map((r) => {
       const n = params.push(r.seq, r.text, r.media ? JSON.stringify(r.media) : null);
       return `(?${n - 2}, ?${n - 1}, ?${n})`;
     });
     statements.push(
       env.DB.prepare(
-        `INSERT INTO messages (id, account_id, session_id, chat_id, direction, type, text, template, media, status, campaign_id, created_at)
-         SELECT ${idExpr}, ?2, ?3, substr(r.phone, 2) || '@c.us', 'outbound', ?4, v.column2, ?5, v.column3, 'pending', ?6, ?7
+        `INSERT INTO messages (id, account_id, session_id, chat_id, direction, type, text, template, media, content, status, campaign_id, created_at)
+         SELECT ${idExpr}, ?2, ?3, substr(r.phone, 2) || '@c.us', 'outbound', ?4, v.column2, ?5, v.column3, ?8, 'pending', ?6, ?7
            FROM (VALUES ${values.join(", ")}) v
            JOIN campaign_recipients r ON r.campaign_id = ?6 AND r.seq = v.column1 AND r.status = 'pending'`,
       ).bind(...params),

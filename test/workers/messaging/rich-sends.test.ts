@@ -2,6 +2,7 @@ import { describe, expect, it } from "vitest";
 import { api, createKey } from "../helpers.ts";
 import { fakeRequests, json, sandboxSession, waitFor, type MessageJson } from "./support.ts";
 import { postHook, webhookOf, whatsappSession } from "./whatsapp-support.ts";
+import { action, createCampaign, importContacts, uniquePhone, watch } from "../campaigns/support.ts";
 
 const LOCATION = { latitude: 37.44221496582, longitude: -122.16165924072, name: "Philz Coffee", address: "101 Forest Ave, Palo Alto, CA 94301" };
 const CONTACTS = [{ name: { formattedName: "Lucía Gómez", firstName: "Lucía", lastName: "Gómez" }, phones: [{ phone: "+19835552319", waId: "19835552319", type: "WORK" }], emails: [{ email: "lucia@example.com" }], org: { company: "Google" } }];
@@ -139,5 +140,21 @@ describe("messaging: richer sends", () => {
     const failed = (await json<{ data: MessageJson[] }>(await api(`/api/messages/16505551234@c.us?sessionId=${session.id}`, { key: k.key }))).data.find((m) => m.status === "failed");
     expect(failed).toMatchObject({ text: "a", error: { code: "reengagement_window_closed" } });
     expect(await posts()).toBe(2);
+  });
+
+  it("campaigns: a list message goes to every recipient with its typed body", async () => {
+    const k = await createKey("pro");
+    const s = await sandboxSession(k.key);
+    const phones = [uniquePhone(), uniquePhone()];
+    await importContacts(k.key, phones.map((phone) => ({ phone, tags: ["rich"] })));
+    const c = await createCampaign(k.key, { sessionId: s.id, message: { interactive: LIST }, audience: { tags: ["rich"] } });
+    expect((await action(k.key, c.id, "start")).status).toBe(200);
+    await watch(k.key, c.id, (x) => x.status === "completed");
+    for (const phone of phones) {
+      const m = (await json<{ data: MessageJson[] }>(await api(`/api/messages/${phone.slice(1)}@c.us?sessionId=${s.id}`, { key: k.key }))).data[0];
+      expect(m).toMatchObject({ type: "interactive", interactive: LIST, campaignId: c.id });
+    }
+    const bad = await api("/api/campaigns", { method: "POST", key: k.key, json: { sessionId: s.id, message: { interactive: { ...BUTTONS, buttons: [] } }, audience: { all: true } } });
+    expect(bad.status).toBe(400);
   });
 });
