@@ -5329,7 +5329,7 @@ export interface components {
             /** @description Id of a message of this chat to quote. */
             replyTo?: string;
         } | {
-            /** @description 1 to 5 contact cards. */
+            /** @description 1 to 5 contact cards, at most 32 KiB as JSON. */
             contacts: components["schemas"]["ContactCard"][];
             /** @example ses_0m3x9k2a1b2c3d4e5f6g7h8 */
             sessionId: string;
@@ -5550,6 +5550,7 @@ export interface components {
         } | {
             location: components["schemas"]["Location"];
         } | {
+            /** @description 1 to 5 contact cards, at most 32 KiB as JSON. */
             contacts: components["schemas"]["ContactCard"][];
         } | {
             interactive: components["schemas"]["InteractiveButtons"] | components["schemas"]["InteractiveList"];

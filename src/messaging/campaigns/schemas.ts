@@ -2,7 +2,7 @@ import { z } from "@hono/zod-openapi";
 import { idParam } from "../../platform/openapi.ts";
 import { PaginationQuery } from "../../platform/pagination.ts";
 import { MEDIA_TYPES } from "../media/limits.ts";
-import { ContactCard, InteractiveSend, Location, MAX_SEND_CONTACTS } from "../messages/content.ts";
+import { ContactsToSend, InteractiveSend, Location } from "../messages/content.ts";
 import { MAX_TEXT, TemplateSpec } from "../messages/schemas.ts";
 import { CAMPAIGN_STATUSES } from "./lifecycle.ts";
 import { parseTemplate, TemplateError } from "./template.ts";
@@ -34,7 +34,7 @@ export const CampaignMessage = z
     z.strictObject({ text: PersonalisedText(MAX_TEXT) }),
     z.strictObject({ template: TemplateSpec }),
     z.strictObject({ location: Location }),
-    z.strictObject({ contacts: z.array(ContactCard).min(1).max(MAX_SEND_CONTACTS) }),
+    z.strictObject({ contacts: ContactsToSend }),
     z.strictObject({ interactive: InteractiveSend }),
     z.strictObject({
       type: z.enum(MEDIA_TYPES),

@@ -1,4 +1,5 @@
 import { z } from "@hono/zod-openapi";
+import { boundedJson } from "../../platform/json-bounds.ts";
 
 /**
  * The typed bodies of the message types beyond text, templates and media, in both directions: what
@@ -42,7 +43,10 @@ export type ContactCard = z.infer<typeof ContactCard>;
 
 /** Shared contact cards: the Cloud API sends at most 5 at once; more received are cut to 20. */
 export const MAX_SEND_CONTACTS = 5;
-export const Contacts = z.array(ContactCard).min(1).max(20);
+/** Cards travel in the message's events: bounded as a whole, not only per field. */
+export const MAX_CONTACTS_BYTES = 32 * 1024;
+export const Contacts = boundedJson(z.array(ContactCard).min(1).max(20), MAX_CONTACTS_BYTES, 6);
+export const ContactsToSend = boundedJson(z.array(ContactCard).min(1).max(MAX_SEND_CONTACTS), MAX_CONTACTS_BYTES, 6).openapi({ description: `1 to ${MAX_SEND_CONTACTS} contact cards, at most ${MAX_CONTACTS_BYTES / 1024} KiB as JSON.` });
 
 /** A tap on a reply button or a list row (inbound). */
 export const InteractiveReply = z

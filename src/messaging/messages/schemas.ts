@@ -4,7 +4,7 @@ import { PaginationQuery } from "../../platform/pagination.ts";
 import { ACCEPTED_ADDRESS_FORMS } from "../chat-id.ts";
 import { MEDIA_TYPES } from "../media/limits.ts";
 import { MESSAGE_STATUSES } from "../status.ts";
-import { ContactCard, ContentFields, InteractiveSend, Location, MAX_SEND_CONTACTS, MESSAGE_TYPES, ReactionsField } from "./content.ts";
+import { ContactsToSend, ContentFields, InteractiveSend, Location, MESSAGE_TYPES, ReactionsField } from "./content.ts";
 
 export const MAX_BULK_ITEMS = 1000;
 export const MAX_TEXT = 4096;
@@ -39,7 +39,7 @@ export const MediaInput = z
   .openapi("MediaInput");
 export type MediaInput = z.infer<typeof MediaInput>;
 
-const ContactsSend = z.array(ContactCard).min(1).max(MAX_SEND_CONTACTS).openapi({ description: `1 to ${MAX_SEND_CONTACTS} contact cards.` });
+const ContactsSend = ContactsToSend;
 const ReactionSend = z
   .strictObject({
     messageId: z.string().min(1).max(64).openapi({ description: "Id of a message of this chat (either direction)." }),

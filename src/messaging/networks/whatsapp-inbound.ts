@@ -1,5 +1,5 @@
 import { isFileType } from "../message-types.ts";
-import { ButtonReply, ContactCard, InteractiveReply, Location, MAX_UNSUPPORTED_RAW, Order, Reaction, Unsupported, type Content } from "../messages/content.ts";
+import { ButtonReply, Contacts, InteractiveReply, Location, MAX_UNSUPPORTED_RAW, Order, Reaction, Unsupported, type Content } from "../messages/content.ts";
 import type { InboundFromNetwork, InboundMedia } from "./driver.ts";
 
 /**
@@ -77,9 +77,9 @@ function known(type: string, raw: Raw): Body | null {
     if (!loc.success) return null;
     content = { location: loc.data };
   } else if (type === "contacts") {
-    const cards = arr(raw.contacts, 20).map((c) => ContactCard.safeParse(contactCard(obj(c))));
-    if (cards.length === 0 || cards.some((c) => !c.success)) return null;
-    content = { contacts: cards.map((c) => c.data!) };
+    const cards = Contacts.safeParse(arr(raw.contacts, 20).map((c) => contactCard(obj(c))));
+    if (!cards.success) return null;
+    content = { contacts: cards.data };
   } else if (type === "interactive") {
     const kind = body.type;
     if (kind !== "button_reply" && kind !== "list_reply") return null;

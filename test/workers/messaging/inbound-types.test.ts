@@ -70,6 +70,11 @@ const CASES: { name: string; object: Record<string, unknown>; expected: Record<s
     expected: { type: "unsupported", unsupported: { originalType: "location", raw: expect.objectContaining({ location: { name: "no coordinates" } }) } },
   },
   {
+    name: "contact cards too big as a whole (kept as unsupported, raw dropped)",
+    object: { ...base("x3"), type: "contacts", contacts: Array.from({ length: 10 }, (_, i) => ({ name: { formatted_name: `C${i}` }, urls: Array.from({ length: 10 }, () => ({ url: `https://example.com/${"u".repeat(1000)}` })) })) },
+    expected: { type: "unsupported", unsupported: { originalType: "contacts", raw: null } },
+  },
+  {
     name: "unsupported, too big to keep raw",
     object: { ...base("x2"), type: "hologram", hologram: { blob: "x".repeat(9000) } },
     expected: { type: "unsupported", unsupported: { originalType: "hologram", raw: null } },
