@@ -1,0 +1,269 @@
+import { useEffect, useMemo, useRef, useState } from "preact/hooks";
+import { api, must, type Schemas } from "../api.ts";
+import { ErrorBox, navigate, useAction, useEvents, useLoad, when } from "../ui.tsx";
+import { listSessions } from "./sessions.tsx";
+
+type Message = Schemas["Message"];
+
+/** `+1 415 555 0123`, `14155550123` or `14155550123@c.us` -> `14155550123@c.us`. */
+export function toChatId(input: string): string {
+  const t = input.trim();
+  if (t.includes("@")) return t;
+  return `${t.replace(/[^0-9]/g, "")}@c.us`;
+}
+
+const TICKS: Record<string, { mark: string; label: string }> = {
+  pending: { mark: "🕓", label: "pending" },
+  sent: { mark: "✓", label: "sent" },
+  delivered: { mark: "✓✓", label: "delivered" },
+  read: { mark: "✓✓", label: "read" },
+  failed: { mark: "!", label: "failed" },
+};
+
+function Ticks({ status }: { status: string }) {
+  const t = TICKS[status];
+  if (!t) return null;
+  return (
+    <span class={`ticks ticks-${status}`} data-status={status} title={t.label} aria-label={t.label}>
+      {t.mark}
+    </span>
+  );
+}
+
+function Bubble({ m }: { m: Message }) {
+  const body = m.text ?? m.media?.caption ?? (m.template ? `[template ${m.template.name}]` : "");
+  return (
+    <li class={`bubble ${m.direction === "inbound" ? "in" : "out"}`} data-message={m.id}>
+      {m.type !== "text" && m.type !== "template" && (
+        <span class="media-tag">
+          [{m.type}
+          {m.media?.filename ? `: ${m.media.filename}` : ""}]
+        </span>
+      )}
+      <span class="text">{body}</span>
+      <span class="meta">
+        {when(m.createdAt)} {m.direction !== "inbound" && <Ticks status={m.status} />}
+        {m.error && <span class="error"> {m.error.message}</span>}
+      </span>
+    </li>
+  );
+}
+
+function mediaType(mime: string): "image" | "video" | "audio" | "document" {
+  if (mime.startsWith("image/")) return "image";
+  if (mime.startsWith("video/")) return "video";
+  if (mime.startsWith("audio/")) return "audio";
+  return "document";
+}
+
+function base64Of(file: File): Promise<string> {
+  return new Promise((res, rej) => {
+    const r = new FileReader();
+    r.onload = () => res(String(r.result).slice(String(r.result).indexOf(",") + 1));
+    r.onerror = () => rej(r.error);
+    r.readAsDataURL(file);
+  });
+}
+
+export function Chat() {
+  const params = new URLSearchParams(location.search);
+  const sessionId = params.get("session") ?? "";
+  const chatId = params.get("chat") ?? "";
+  const sessions = useLoad(listSessions);
+  const session = sessions.data?.data.find((s) => s.id === sessionId);
+  // Chats of this session seen in this tab (history of each is loaded from the API when opened).
+  const [seen, setSeen] = useState<string[]>([]);
+  const [messages, setMessages] = useState<Message[]>([]);
+  const [loadError, setLoadError] = useState<unknown>(null);
+  const [openWith, setOpenWith] = useState("");
+  const [text, setText] = useState("");
+  const [inFrom, setInFrom] = useState("");
+  const [inText, setInText] = useState("");
+  const fileRef = useRef<HTMLInputElement>(null);
+  const act = useAction();
+  const listRef = useRef<HTMLOListElement>(null);
+
+  const go = (s: string, c: string) => navigate(`/chat?${new URLSearchParams({ ...(s ? { session: s } : {}), ...(c ? { chat: c } : {}) })}`);
+
+  useEffect(() => {
+    setMessages([]);
+    setLoadError(null);
+    if (!sessionId || !chatId) return;
+    setSeen((cur) => (cur.includes(chatId) ? cur : [chatId, ...cur]));
+    let alive = true;
+    must(api().GET("/api/messages/{chatId}", { params: { path: { chatId }, query: { sessionId, limit: 100 } } })).then(
+      (page) => alive && setMessages((cur) => merge(page.data.slice().reverse(), cur)),
+      (e) => alive && setLoadError(e),
+    );
+    return () => {
+      alive = false;
+    };
+  }, [sessionId, chatId]);
+
+  useEffect(() => {
+    listRef.current?.lastElementChild?.scrollIntoView({ block: "nearest" });
+  }, [messages.length]);
+
+  useEvents(
+    (e) => {
+      if (!e.type.startsWith("message.")) return;
+      const m = e.data as unknown as Message;
+      if (m.sessionId !== sessionId || typeof m.chatId !== "string") return;
+      setSeen((cur) => (cur.includes(m.chatId) ? cur : [...cur, m.chatId]));
+      if (m.chatId === chatId) setMessages((cur) => merge(cur, [m]));
+    },
+    [sessionId, chatId],
+  );
+
+  async function send(e: Event) {
+    e.preventDefault();
+    const m = await act.run(() => must(api().POST("/api/messages/send", { body: { sessionId, to: chatId, text } })));
+    if (m) {
+      setText("");
+      setMessages((cur) => merge(cur, [m]));
+    }
+  }
+
+  async function sendFile() {
+    const file = fileRef.current?.files?.[0];
+    if (!file) return;
+    const mimetype = file.type || "application/octet-stream";
+    const m = await act.run(async () =>
+      must(
+        api().POST("/api/messages/send-media", {
+          body: { sessionId, to: chatId, type: mediaType(mimetype), media: { data: await base64Of(file), mimetype, filename: file.name } },
+        }),
+      ),
+    );
+    if (m) {
+      if (fileRef.current) fileRef.current.value = "";
+      setMessages((cur) => merge(cur, [m]));
+    }
+  }
+
+  async function simulate(e: Event) {
+    e.preventDefault();
+    const m = await act.run(() => must(api().POST("/api/sessions/{id}/sandbox/inbound", { params: { path: { id: sessionId } }, body: { from: toChatId(inFrom), text: inText } })));
+    if (m) {
+      setInText("");
+      if (m.chatId === chatId) setMessages((cur) => merge(cur, [m]));
+      setSeen((cur) => (cur.includes(m.chatId) ? cur : [...cur, m.chatId]));
+    }
+  }
+
+  const chats = useMemo(() => (chatId && !seen.includes(chatId) ? [chatId, ...seen] : seen), [seen, chatId]);
+
+  return (
+    <section>
+      <h1>Chat</h1>
+      <div class="row wrap">
+        <label for="chat-session">Session</label>
+        <select id="chat-session" value={sessionId} onChange={(e) => go(e.currentTarget.value, "")}>
+          <option value="">Choose a session…</option>
+          {sessions.data?.data.map((s) => (
+            <option key={s.id} value={s.id}>
+              {s.name} ({s.network}, {s.status})
+            </option>
+          ))}
+        </select>
+      </div>
+      <ErrorBox error={sessions.error} />
+      {session && (
+        <div class="chat-layout">
+          <aside aria-label="Chats">
+            <form
+              class="stack"
+              onSubmit={(e) => {
+                e.preventDefault();
+                if (openWith.trim()) go(sessionId, toChatId(openWith));
+                setOpenWith("");
+              }}
+            >
+              <label for="chat-open">Open a chat with</label>
+              <input id="chat-open" inputMode="tel" placeholder="+14155550123" value={openWith} onInput={(e) => setOpenWith(e.currentTarget.value)} />
+              <button type="submit" class="secondary">
+                Open
+              </button>
+            </form>
+            <ul class="chat-list">
+              {chats.map((c) => (
+                <li key={c}>
+                  <button type="button" class={c === chatId ? "chat-item current" : "chat-item"} aria-current={c === chatId ? "true" : undefined} onClick={() => go(sessionId, c)}>
+                    {c}
+                  </button>
+                </li>
+              ))}
+            </ul>
+            {session.network === "sandbox" && (
+              <form class="stack card" onSubmit={simulate} aria-labelledby="sim-title">
+                <h2 id="sim-title">Simulate an incoming message</h2>
+                <label for="sim-from">From</label>
+                <input id="sim-from" required inputMode="tel" placeholder="+15550001111" value={inFrom} onInput={(e) => setInFrom(e.currentTarget.value)} />
+                <label for="sim-text">Text</label>
+                <textarea id="sim-text" required maxLength={4096} value={inText} onInput={(e) => setInText(e.currentTarget.value)} />
+                <button type="submit" disabled={act.busy}>
+                  Receive
+                </button>
+              </form>
+            )}
+          </aside>
+          <div class="conversation">
+            {chatId ? (
+              <>
+                <h2>{chatId}</h2>
+                <ErrorBox error={loadError} />
+                <ol class="messages" ref={listRef} aria-live="polite" aria-label={`Messages with ${chatId}`}>
+                  {messages.map((m) => (
+                    <Bubble key={m.id} m={m} />
+                  ))}
+                </ol>
+                <form class="composer" onSubmit={send}>
+                  <label for="msg-text" class="sr-only">
+                    Message
+                  </label>
+                  <textarea
+                    id="msg-text"
+                    required
+                    maxLength={4096}
+                    placeholder="Type a message"
+                    value={text}
+                    onInput={(e) => setText(e.currentTarget.value)}
+                    onKeyDown={(e) => {
+                      if (e.key === "Enter" && (e.ctrlKey || e.metaKey)) void send(e);
+                    }}
+                  />
+                  <button type="submit" disabled={act.busy || !text.trim()}>
+                    Send
+                  </button>
+                </form>
+                <div class="row wrap">
+                  <label for="msg-file">Attach a file</label>
+                  <input id="msg-file" type="file" ref={fileRef} />
+                  <button type="button" class="secondary" disabled={act.busy} onClick={() => void sendFile()}>
+                    Send file
+                  </button>
+                </div>
+              </>
+            ) : (
+              <p>Open a chat on the left.</p>
+            )}
+            <ErrorBox error={act.error} />
+          </div>
+        </div>
+      )}
+    </section>
+  );
+}
+
+/** Adds or replaces messages by id (a status event carries the whole message), oldest first. */
+function merge(cur: Message[], more: Message[]): Message[] {
+  const byId = new Map(cur.map((m) => [m.id, m]));
+  const RANK: Record<string, number> = { pending: 0, sent: 1, delivered: 2, read: 3, failed: 4, received: 0 };
+  for (const m of more) {
+    const old = byId.get(m.id);
+    // Events can arrive out of order: never move a tick backwards.
+    if (old && (RANK[old.status] ?? 0) > (RANK[m.status] ?? 0)) continue;
+    byId.set(m.id, m);
+  }
+  return [...byId.values()].sort((a, b) => (a.createdAt < b.createdAt ? -1 : a.createdAt > b.createdAt ? 1 : a.id < b.id ? -1 : 1));
+}
