@@ -31,8 +31,24 @@ export interface LatexEditor {
   destroy(): void;
 }
 
-export function createEditor(parent: HTMLElement, doc: string, label: string, onChange: () => void): LatexEditor {
+/** Styles through CodeMirror's theme (constructed style sheets), as the page's CSP allows no inline style. */
+const theme = EditorView.theme({
+  "&": { backgroundColor: "#fff", fontSize: "14px", maxHeight: "70vh" },
+  ".cm-scroller": { fontFamily: 'ui-monospace, "SFMono-Regular", Menlo, monospace' },
+  ".cm-error-line": { backgroundColor: "#fee4e2" },
+});
+
+/**
+ * The editor lives in a shadow root: there CodeMirror adds its styles as constructed style sheets
+ * (adoptedStyleSheets), which a `style-src 'self'` CSP allows; in the document itself it would insert
+ * a <style> element, which that CSP blocks.
+ */
+export function createEditor(host: HTMLElement, doc: string, label: string, onChange: () => void): LatexEditor {
+  const root = host.shadowRoot ?? host.attachShadow({ mode: "open" });
+  const parent = document.createElement("div");
+  root.replaceChildren(parent);
   const extensions: Extension[] = [
+    theme,
     lineNumbers(),
     history(),
     drawSelection(),
@@ -49,7 +65,7 @@ export function createEditor(parent: HTMLElement, doc: string, label: string, on
       if (u.docChanged) onChange();
     }),
   ];
-  const view = new EditorView({ state: EditorState.create({ doc, extensions }), parent });
+  const view = new EditorView({ state: EditorState.create({ doc, extensions }), parent, root });
   return {
     view,
     text: () => view.state.doc.toString(),
