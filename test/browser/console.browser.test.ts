@@ -144,6 +144,12 @@ describe("browser console (Chromium against npm run dev)", () => {
     await page.getByRole("button", { name: "Receive" }).click();
     await expect.poll(() => page.locator(".bubble.in .text").last().textContent(), { timeout: 15_000 }).toBe(`inbound ${XSS}`);
     await noXss();
+
+    // A picture, uploaded from the file picker (base64 to send-media).
+    const png = Buffer.from("iVBORw0KGgoAAAANSUhEUgAAAAEAAAABCAYAAAAfFcSJAAAADUlEQVR42mP8z8BQDwAEhQGAhKmMIQAAAABJRU5ErkJggg==", "base64");
+    await page.locator("#msg-file").setInputFiles({ name: "dot.png", mimeType: "image/png", buffer: png });
+    await page.getByRole("button", { name: "Send file" }).click();
+    await expect.poll(() => page.locator(".bubble.out .media-tag").last().textContent()).toBe("[image: dot.png]");
     await shot("03-chat");
   });
 
@@ -250,12 +256,20 @@ describe("browser console (Chromium against npm run dev)", () => {
 
   it("works at 375 px wide, and ran without CSP violations or page errors", async () => {
     await page.setViewportSize({ width: 375, height: 812 });
-    for (const [label, name] of [
-      ["Overview", "09-mobile-overview"],
-      ["Chat", "10-mobile-chat"],
-      ["Campaigns", "11-mobile-campaigns"],
+    for (const [label, name, loaded] of [
+      ["Overview", "09-mobile-overview", "tbody tr"],
+      ["Contacts", "10-mobile-contacts", "tr[data-contact]"],
+      ["Campaigns", "11-mobile-campaigns", "tbody tr"],
     ] as const) {
       await go(label);
+      await expect.poll(() => page.locator(loaded).count()).toBeGreaterThan(0);
+      const wide = await page.evaluate(() =>
+        [...document.querySelectorAll("body *")]
+          .filter((e) => e.getBoundingClientRect().right > 376 && !e.closest(".table-wrap"))
+          .map((e) => `${e.tagName}.${e.className}`)
+          .slice(0, 5),
+      );
+      expect(wide, label).toEqual([]);
       expect(await page.evaluate(() => document.documentElement.scrollWidth), label).toBeLessThanOrEqual(375);
       await shot(name);
     }

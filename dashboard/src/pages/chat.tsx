@@ -2,6 +2,8 @@ import { useEffect, useMemo, useRef, useState } from "preact/hooks";
 import { api, must, type Schemas } from "../api.ts";
 import { ErrorBox, navigate, useAction, useEvents, useLoad, when } from "../ui.tsx";
 import { listSessions } from "./sessions.tsx";
+// The server's own limits: a file it would refuse is refused here before it is read into memory.
+import { MEDIA_LIMITS } from "../../../src/messaging/media/limits.ts";
 
 type Message = Schemas["Message"];
 
@@ -128,10 +130,16 @@ export function Chat() {
     const file = fileRef.current?.files?.[0];
     if (!file) return;
     const mimetype = file.type || "application/octet-stream";
+    const type = mediaType(mimetype);
+    const limit = MEDIA_LIMITS[type];
+    if (!limit.mimetypes.includes(mimetype) || file.size > limit.maxBytes) {
+      act.setError(new Error(`${file.name}: ${type} files must be ${limit.mimetypes.join(", ")} and at most ${limit.maxBytes / 1024 / 1024} MiB.`));
+      return;
+    }
     const m = await act.run(async () =>
       must(
         api().POST("/api/messages/send-media", {
-          body: { sessionId, to: chatId, type: mediaType(mimetype), media: { data: await base64Of(file), mimetype, filename: file.name } },
+          body: { sessionId, to: chatId, type, media: { data: await base64Of(file), mimetype, filename: file.name } },
         }),
       ),
     );
