@@ -264,7 +264,7 @@ describe("browser console (Chromium against npm run dev)", () => {
       await go(label);
       await expect.poll(() => page.locator(loaded).count()).toBeGreaterThan(0);
       const wide = await page.evaluate(() =>
-        [...document.querySelectorAll("body *")]
+        Array.from(document.querySelectorAll("body *"))
           .filter((e) => e.getBoundingClientRect().right > 376 && !e.closest(".table-wrap"))
           .map((e) => `${e.tagName}.${e.className}`)
           .slice(0, 5),
