@@ -1,11 +1,11 @@
 // `npm test`: TeX and Chromium check/install, then every suite in turn (the runner's own tests, Workers
-// runtime, Node unit tests, compile server, end to end, browser), each run even if an earlier one failed, and one closing line with the
-// totals: `N passed, N failed, N skipped`, where a suite that did not start, did not finish or failed
-// outside its tests counts as one more failure and is listed just above that line.
+// runtime, Node unit tests, compile server, end to end, browser), each run even if an earlier one failed,
+// and one closing line with the totals: `N passed, N failed, N skipped`, where a suite that did not start,
+// did not finish or failed outside its tests counts as one more failure and is listed just above that line.
 //
 // A watchdog ends a suite that prints nothing and finishes no test for TEST_WATCHDOG_SECONDS (default
 // 300): its whole process tree is killed and it is reported with the test files it was running.
-// TEST_SUITES=name:config,... runs other suites (no TeX check); TEST_OUT_DIR (default .tmp) holds
+// TEST_SUITES=name:config,... runs other suites (no TeX or Chromium check); TEST_OUT_DIR (default .tmp) holds
 // each suite's results; extra arguments go to every vitest.
 import { spawn, spawnSync } from "node:child_process";
 import { mkdirSync, readdirSync, readFileSync, rmSync, statSync } from "node:fs";
