@@ -273,6 +273,10 @@ describe("browser console (Chromium against npm run dev)", () => {
       expect(await page.evaluate(() => document.documentElement.scrollWidth), label).toBeLessThanOrEqual(375);
       await shot(name);
     }
+    // A reload of a client-side route is the page again (the Worker's fallback), still signed in (same tab).
+    await page.reload();
+    await expect.poll(() => page.locator("h1").textContent()).toBe("Campaigns");
+    expect(new URL(page.url()).pathname).toBe("/campaigns");
     expect(cspViolations).toEqual([]);
     expect(pageErrors).toEqual([]);
   });
