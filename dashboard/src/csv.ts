@@ -2,7 +2,8 @@
 // MAX_ROWS rows (the import endpoint takes 1,000 contacts a call).
 export const MAX_ROWS = 1000;
 
-export function parseCsv(text: string, maxRows = MAX_ROWS + 1): string[][] {
+/** At most `maxRows` non-empty rows; reading stops there. */
+export function parseCsv(text: string, maxRows: number): string[][] {
   const rows: string[][] = [];
   let row: string[] = [];
   let field = "";
@@ -44,7 +45,8 @@ export interface CsvContact {
 
 /** Rows to contacts by the header's column names (phone required; name, email, tags optional; tags split on `;`). */
 export function contactsFromCsv(text: string): { contacts: CsvContact[]; errors: Array<{ line: number; message: string }> } {
-  const rows = parseCsv(text);
+  // the header, the rows taken, and one more to know there were too many
+  const rows = parseCsv(text, MAX_ROWS + 2);
   const errors: Array<{ line: number; message: string }> = [];
   const header = (rows[0] ?? []).map((h) => h.trim().toLowerCase());
   const col = (n: string) => header.indexOf(n);
