@@ -235,6 +235,17 @@ describe("browser console (Chromium against npm run dev)", () => {
     expect(inked).toBeGreaterThan(100);
     await shot("07-latex");
 
+    // An extra file, sent along and \input by the main one (a missing file would be a 422).
+    await page.getByText(/^Extra files/).click();
+    await page.getByRole("button", { name: "Add a file" }).click();
+    await page.locator("#xf-path-0").fill("greeting.tex");
+    await page.locator("#xf-content-0").fill("Hello from an extra file.");
+    await pasteIntoEditor("\\documentclass{article}\n\\begin{document}\n\\input{greeting}\n\\end{document}\n");
+    await page.getByRole("button", { name: "Compile", exact: true }).click();
+    await expect.poll(() => page.getByTestId("pdf").getAttribute("data-renders"), { timeout: 45_000 }).toBe("2");
+    expect(await page.getByTestId("compile-error").count()).toBe(0);
+    await page.getByRole("button", { name: "Remove greeting.tex" }).click();
+
     await pasteIntoEditor(`\\documentclass{article}\n\\begin{document}\nfine\n\\undefinedmacro ${XSS}\n\\end{document}\n`);
     await page.getByRole("button", { name: "Compile", exact: true }).click();
     const err = page.getByTestId("compile-error");

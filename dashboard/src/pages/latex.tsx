@@ -46,6 +46,7 @@ export function Latex() {
   const [problem, setProblem] = useState<CompileProblem | null>(null);
   const [pages, setPages] = useState<number | null>(null);
   const [ms, setMs] = useState<number | null>(null);
+  const [renders, setRenders] = useState(0);
   const act = useAction();
   const jobs = useLoad(() => must(api().GET("/v1/compile/jobs", { params: { query: { limit: 20 } } })));
 
@@ -61,7 +62,9 @@ export function Latex() {
   }
 
   async function show(pdf: ArrayBuffer) {
-    if (pdfHost.current) setPages(await renderPdf(pdf, pdfHost.current));
+    if (!pdfHost.current) return;
+    setPages(await renderPdf(pdf, pdfHost.current));
+    setRenders((n) => n + 1);
   }
 
   async function compile() {
@@ -150,7 +153,7 @@ export function Latex() {
           <p role="status" aria-live="polite">
             {pages !== null ? `${pages} page(s)${ms !== null ? ` in ${ms} ms` : ""}` : "Compile to see the PDF."}
           </p>
-          <div ref={pdfHost} class="pdf" data-testid="pdf" />
+          <div ref={pdfHost} class="pdf" data-testid="pdf" data-renders={renders} />
         </div>
       </div>
       <h2>Background jobs</h2>

@@ -39,7 +39,17 @@ function Deliveries({ webhookId }: { webhookId: string }) {
   }
 
   async function retry(d: Schemas["WebhookDelivery"]) {
-    await act.run(() => must(api().POST("/api/webhooks/{id}/deliveries/{deliveryId}/retry", { params: { path: { id: webhookId, deliveryId: d.id } } })));
+    const path = { params: { path: { id: webhookId, deliveryId: d.id } } };
+    const ok = await act.run(() => must(api().POST("/api/webhooks/{id}/deliveries/{deliveryId}/retry", path)));
+    log.reload();
+    if (!ok) return;
+    // The attempt runs on the delivery queue and no stream event announces it: look at this one
+    // delivery a few times (bounded, backing off) until its new attempt is there.
+    for (let i = 1; i <= 8; i++) {
+      await new Promise((r) => setTimeout(r, 250 * i));
+      const now = await must(api().GET("/api/webhooks/{id}/deliveries/{deliveryId}", path)).catch(() => null);
+      if (now && now.attemptCount > d.attemptCount) break;
+    }
     log.reload();
   }
 
