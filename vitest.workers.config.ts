@@ -13,7 +13,8 @@ export default defineConfig(async () => {
   return {
     plugins: [
       cloudflareTest(async ({ inject }) => ({
-        main: "./src/index.ts",
+        // The real Worker (src/index.ts) with its events consumer tapped for the tests.
+        main: "./test/workers/worker.ts",
         wrangler: { configPath: "./wrangler.toml" },
         miniflare: {
           bindings: {

@@ -2,12 +2,12 @@ import { compileRoutes } from "./compile/index.ts";
 import { STREAM_PATH, streamRoutes, streamTicketAuth, webhookRoutes } from "./events/index.ts";
 import { campaignRoutes } from "./messaging/campaigns/index.ts";
 import { messagingHookRoutes, messagingRoutes } from "./messaging/index.ts";
-import { accountRoutes } from "./platform/account-routes.ts";
+import { accountRoutes } from "./platform/accounts/router.ts";
 import { apiVersion } from "./platform/api-version.ts";
 import { requireAuth, resolveAuth } from "./platform/auth.ts";
 import { bodyGuard } from "./platform/body-guard.ts";
 import { consoleOr } from "./platform/console.ts";
-import { mountDocs } from "./platform/docs.ts";
+import { docsRoutes } from "./platform/docs.ts";
 import { handleError } from "./platform/error-handler.ts";
 import { VERSION, healthRoutes } from "./platform/health.ts";
 import { notFoundOrMethodNotAllowed } from "./platform/not-found.ts";
@@ -59,7 +59,7 @@ export function createApp() {
     },
     security: [{ bearerAuth: [] }],
   });
-  mountDocs(app);
+  app.route("/", docsRoutes);
   return app;
 }
 

@@ -1,29 +1,39 @@
 import { handleCompileQueue } from "./compile/index.ts";
 import { handleDeliveryQueue, handleEventsQueue, onEventsDeadLetter } from "./events/index.ts";
-import { handleSendQueue } from "./messaging/index.ts";
+import { runCampaignSendJob } from "./messaging/campaigns/index.ts";
+import { runBulkJob, sendQueueConsumer } from "./messaging/index.ts";
 import { recordDeadLetters } from "./platform/dead-letters.ts";
 import { log } from "./platform/log.ts";
 
 /** The dead-letter queue: recorded by the platform, then each owning area settles its own messages. */
 export const handleDeadLetters = (batch: MessageBatch<unknown>, env: Env): Promise<void> => recordDeadLetters(batch, env, [onEventsDeadLetter]);
 
-type Consumer = (batch: MessageBatch<never>, env: Env, ctx: ExecutionContext) => Promise<void>;
+export type Consumer = (batch: MessageBatch<never>, env: Env, ctx: ExecutionContext) => Promise<void>;
 
-/** Queue name (wrangler.toml) to consumer. A queue renamed in wrangler.toml must be renamed here. */
-export const QUEUE_CONSUMERS: Record<string, Consumer> = {
+/** The queues of wrangler.toml. A queue renamed there must be renamed here. */
+export type QueueName = "texmsg-compile-jobs" | "texmsg-events" | "texmsg-webhook-deliveries" | "texmsg-sends" | "texmsg-dlq";
+export type QueueConsumers = Readonly<Record<QueueName, Consumer>>;
+
+/** Queue name to consumer, with SEND_QUEUE's job kinds wired to their modules. */
+export const QUEUE_CONSUMERS: QueueConsumers = Object.freeze({
   "texmsg-compile-jobs": handleCompileQueue,
   "texmsg-events": handleEventsQueue,
   "texmsg-webhook-deliveries": handleDeliveryQueue,
-  "texmsg-sends": handleSendQueue,
+  "texmsg-sends": sendQueueConsumer({ bulk: runBulkJob, campaign: runCampaignSendJob }),
   "texmsg-dlq": handleDeadLetters,
-};
+});
 
-export async function handleQueue(batch: MessageBatch<unknown>, env: Env, ctx: ExecutionContext): Promise<void> {
-  const consumer = QUEUE_CONSUMERS[batch.queue];
-  if (!consumer) {
-    log.error("no consumer for queue", { queue: batch.queue });
-    batch.retryAll({ delaySeconds: 60 });
-    return;
-  }
-  await consumer(batch as MessageBatch<never>, env, ctx);
+/** The Worker's `queue` handler over the given consumers (tests pass their own). */
+export function createQueueHandler(consumers: QueueConsumers = QUEUE_CONSUMERS): (batch: MessageBatch<unknown>, env: Env, ctx: ExecutionContext) => Promise<void> {
+  return async (batch, env, ctx) => {
+    const consumer = (consumers as Record<string, Consumer | undefined>)[batch.queue];
+    if (!consumer) {
+      log.error("no consumer for queue", { queue: batch.queue });
+      batch.retryAll({ delaySeconds: 60 });
+      return;
+    }
+    await consumer(batch as MessageBatch<never>, env, ctx);
+  };
 }
+
+export const handleQueue = createQueueHandler();

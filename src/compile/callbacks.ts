@@ -3,7 +3,8 @@ import { MAX_QUEUE_DELAY_SECONDS, retrySchedule as webhookRetrySchedule } from "
 import { decideOutcome } from "../events/retry-policy.ts";
 import { sendAttempt } from "../events/send-attempt.ts";
 import { checkTargetUrl } from "../platform/safe-url.ts";
-import { claimCallback, findJob, settleCallback, toJobView } from "./jobs.ts";
+import { claimCallback, findJob, settleCallback } from "./jobs.ts";
+import { toJobView } from "./mapper.ts";
 import type { CompileQueueMessage } from "./messages.ts";
 import { log } from "../platform/log.ts";
 import { config } from "../platform/config.ts";

@@ -2,7 +2,7 @@ import { and, asc, desc, eq, gt, inArray, lt, or, sql } from "drizzle-orm";
 import type { Db } from "../db/client.ts";
 import { compileJobs } from "../db/schema/index.ts";
 import { errors } from "../platform/errors.ts";
-import type { CompileErrorInfo, CompileJob, JobStatus } from "./schemas.ts";
+import type { CompileErrorInfo, JobStatus } from "./schemas.ts";
 
 export type JobRow = typeof compileJobs.$inferSelect;
 
@@ -12,28 +12,6 @@ export const REQUEUE_AFTER_MS = 5 * 60 * 1000;
 export const jobPdfKey = (accountId: string, jobId: string) => `jobs/${accountId}/${jobId}.pdf`;
 export const jobInputKey = (accountId: string, jobId: string) => `jobs/${accountId}/${jobId}.input.json`;
 export const jobPath = (jobId: string) => `/v1/compile/jobs/${jobId}`;
-
-const iso = (ms: number | null) => (ms === null ? null : new Date(ms).toISOString());
-
-export function toJobView(row: JobRow): CompileJob {
-  return {
-    id: row.id,
-    status: row.status,
-    engine: row.engine,
-    createdAt: iso(row.createdAt)!,
-    startedAt: iso(row.startedAt),
-    completedAt: iso(row.completedAt),
-    durationMs: row.durationMs,
-    pages: row.pages,
-    sizeBytes: row.sizeBytes,
-    attempts: row.attempt,
-    ...(row.error ? { error: JSON.parse(row.error) as CompileErrorInfo } : {}),
-    statusUrl: jobPath(row.id),
-    pdfUrl: `${jobPath(row.id)}/pdf`,
-    callbackUrl: row.callbackUrl,
-    callbackStatus: row.callbackStatus,
-  };
-}
 
 export async function insertJob(db: Db, row: typeof compileJobs.$inferInsert): Promise<JobRow> {
   const [inserted] = await db.insert(compileJobs).values(row).returning();

@@ -7,9 +7,12 @@ import { cacheKey, readCache, writeCache } from "./cache.ts";
 import { type CompileInput, compileNamespace } from "./compiler.ts";
 import { cacheTtlSeconds, compilerFor } from "./config.ts";
 import { checkCompileLimits } from "./input.ts";
-import { deleteJob, insertJob, jobInputKey, type JobRow, REQUEUE_AFTER_MS } from "./jobs.ts";
+import { deleteJob, getJob, insertJob, jobInputKey, jobPdfKey, listJobs, REQUEUE_AFTER_MS } from "./jobs.ts";
+import { toJobView } from "./mapper.ts";
+import { ApiError } from "../platform/errors.ts";
+import { decodeCursor, IdCursor, toPage, type Page } from "../platform/pagination.ts";
 import type { CompileQueueMessage } from "./messages.ts";
-import { type AsyncCompileRequest, type CompileRequest, DEFAULT_MAIN_PATH, type Engine } from "./schemas.ts";
+import { type AsyncCompileRequest, type CompileJob, type CompileRequest, DEFAULT_MAIN_PATH, type Engine, type JobStatus } from "./schemas.ts";
 import { log } from "../platform/log.ts";
 import { config } from "../platform/config.ts";
 
@@ -64,7 +67,7 @@ export async function compileSync(env: Env, ctx: Pick<ExecutionContext, "waitUnt
  * job row to D1, then a message to COMPILE_QUEUE. If the queue refuses, the job is removed and the
  * client gets 503 (nothing was accepted).
  */
-export async function submitJob(env: Env, accountId: string, body: AsyncCompileRequest, now = Date.now()): Promise<{ row: JobRow; callbackSecret?: string }> {
+export async function submitJob(env: Env, accountId: string, body: AsyncCompileRequest, now = Date.now()): Promise<CompileJob & { callbackSecret?: string }> {
   const { callbackUrl, ...rest } = body;
   const input = toInput(rest);
   checkCompileLimits(input);
@@ -94,5 +97,51 @@ export async function submitJob(env: Env, accountId: string, body: AsyncCompileR
     await env.FILES.delete(jobInputKey(accountId, id));
     throw errors.unavailable("The job queue is unavailable. Retry shortly.", 5);
   }
-  return callbackSecret ? { row, callbackSecret } : { row };
+  return { ...toJobView(row), ...(callbackSecret ? { callbackSecret } : {}) };
+}
+
+export async function getJobView(env: Env, accountId: string, id: string): Promise<CompileJob> {
+  return toJobView(await getJob(getDb(env.DB), accountId, id));
+}
+
+export async function listJobViews(env: Env, accountId: string, q: { limit: number; cursor?: string; status?: JobStatus }): Promise<Page<CompileJob>> {
+  const after = decodeCursor(q.cursor, IdCursor);
+  const rows = await listJobs(getDb(env.DB), accountId, q.limit, after?.id, q.status);
+  const page = toPage(rows, q.limit, (r) => ({ id: r.id }));
+  return { data: page.data.map(toJobView), nextCursor: page.nextCursor };
+}
+
+/** A succeeded job's PDF with its download headers; 409 for a failed job, 404 before success or once expired. */
+export async function jobPdf(env: Env, accountId: string, id: string): Promise<{ body: ReadableStream; headers: Record<string, string> }> {
+  const row = await getJob(getDb(env.DB), accountId, id);
+  if (row.status === "failed") throw new ApiError(409, "job_failed", "This job failed, so it has no PDF; its `error` says why.", { status: row.status });
+  if (row.status !== "succeeded") throw new ApiError(404, "pdf_not_ready", `The job is ${row.status}; its PDF exists once it has succeeded.`, { status: row.status });
+  const obj = await env.FILES.get(jobPdfKey(row.accountId, row.id));
+  if (!obj) throw new ApiError(404, "pdf_expired", "This job's PDF is no longer stored.");
+  return {
+    body: obj.body,
+    headers: {
+      "Content-Type": "application/pdf",
+      "Content-Length": String(obj.size),
+      "Content-Disposition": `attachment; filename="${row.id}.pdf"`,
+      ETag: obj.httpEtag,
+      "Cache-Control": "private, max-age=3600",
+    },
+  };
+}
+
+/** The headers of a synchronous compile's PDF answer. */
+export function syncPdfHeaders(r: SyncResult): Record<string, string> {
+  const headers: Record<string, string> = {
+    "Content-Type": "application/pdf",
+    "Content-Length": String(r.size),
+    ETag: `"${r.etag}"`,
+    "X-Cache": r.cache,
+    "X-Compile-Duration-Ms": String(r.durationMs),
+    "X-Engine": r.engine,
+    "Cache-Control": "private, no-store",
+  };
+  if (r.pages !== null) headers["X-Compile-Pages"] = String(r.pages);
+  if (r.preamble !== null) headers["X-Compile-Preamble"] = r.preamble;
+  return headers;
 }

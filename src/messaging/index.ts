@@ -1,21 +1,17 @@
 import { createRouter } from "../platform/openapi.ts";
-import { mountContacts } from "./contacts/handlers.ts";
-import { mountHooks } from "./hooks.ts";
-import { mountMessages } from "./messages/handlers.ts";
-import { mountSessions } from "./sessions/handlers.ts";
+import { contactRoutes } from "./contacts/router.ts";
+import { messageRoutes } from "./messages/router.ts";
+import { sessionRoutes } from "./sessions/router.ts";
 
 export { SessionDO } from "./sessions/session-do.ts";
+export { wireCampaignHooks } from "./sessions/campaign-hooks.ts";
 export { sendMessage, queueMessages, type SendInput, type SendOptions } from "./messages/service.ts";
-export { registerSendJob, enqueueSendJobs, handleSendQueue, type SendJob } from "./queue/send-queue.ts";
+export { enqueueSendJobs, runBulkJob, sendQueueConsumer, type SendJob } from "./queue/send-queue.ts";
 
 /** /api/sessions, /api/messages, /api/contacts. */
-export const messagingRoutes = createRouter();
-mountSessions(messagingRoutes);
-mountMessages(messagingRoutes);
-mountContacts(messagingRoutes);
+export const messagingRoutes = createRouter().route("/", sessionRoutes).route("/", messageRoutes).route("/", contactRoutes);
 
 /** Public, unauthenticated network callbacks under /hooks/ (Meta's webhook, signed media URLs). */
-export const messagingHookRoutes = createRouter();
-mountHooks(messagingHookRoutes);
+export { hookRoutes as messagingHookRoutes } from "./hooks/router.ts";
 
 export async function onCronMessaging(_env: Env, _now: number): Promise<void> {}

@@ -1,4 +1,4 @@
-import type { Hono } from "hono";
+import { Hono } from "hono";
 import type { AppEnv } from "./types.ts";
 
 // The interactive reference: Swagger UI from the pinned swagger-ui-dist package, copied into the
@@ -31,19 +31,19 @@ export const DOCS_CSP = [
   "frame-ancestors 'none'",
 ].join("; ");
 
-export function mountDocs(app: Hono<AppEnv>): void {
-  app.get("/docs", (c) => {
+/** /docs: the viewer page and its static files (outside the OpenAPI document). */
+export const docsRoutes = new Hono<AppEnv>()
+  .get("/docs", (c) => {
     c.header("Content-Security-Policy", DOCS_CSP);
     c.header("X-Content-Type-Options", "nosniff");
     c.header("Referrer-Policy", "no-referrer");
     return c.html(PAGE);
-  });
+  })
   // The viewer's files (static assets); anything else under /docs is the usual JSON 404.
-  app.get("/docs/*", async (c, next) => {
+  .get("/docs/*", async (c, next) => {
     const res = await c.env.ASSETS.fetch(c.req.raw);
     if (res.status === 404) return next();
     const out = new Response(res.body, res);
     out.headers.set("X-Content-Type-Options", "nosniff");
     return out;
   });
-}

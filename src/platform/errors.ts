@@ -48,6 +48,9 @@ export const errors = {
   methodNotAllowed: (allow: string[]) =>
     new ApiError(405, "method_not_allowed", `This route does not accept that method. Allowed: ${allow.join(", ")}.`, {}, { Allow: allow.join(", ") }),
   conflict: (code: string, message: string, details: Record<string, unknown> = {}) => new ApiError(409, code, message, details),
+  /** The one wording of `session_not_working`, wherever a session must be WORKING (`status` null: no such session any more). */
+  sessionNotWorking: (sessionId: string, status: string | null) =>
+    new ApiError(409, "session_not_working", `The session is ${status ?? "gone"}; it must be WORKING. Restart it with POST /api/sessions/${sessionId}/restart.`, { status }),
   payloadTooLarge: (limitBytes: number) =>
     new ApiError(413, "payload_too_large", `The request body is larger than the limit of ${limitBytes} bytes for this route.`, { limitBytes }),
   eventTooLarge: (type: string, bytes: number, limitBytes: number) =>

@@ -44,7 +44,13 @@ export function decodeCursor<S extends z.ZodType<Record<string, string | number>
 }
 
 /** Fetch limit + 1 rows, then cut: tells whether there is a next page without a count query. */
-export function toPage<T>(rows: T[], limit: number, cursorOf: (last: T) => Record<string, string | number>): { data: T[]; nextCursor: string | null } {
+/** One page of a list, as every list endpoint answers it. */
+export interface Page<T> {
+  data: T[];
+  nextCursor: string | null;
+}
+
+export function toPage<T>(rows: T[], limit: number, cursorOf: (last: T) => Record<string, string | number>): Page<T> {
   const hasMore = rows.length > limit;
   const data = hasMore ? rows.slice(0, limit) : rows;
   return { data, nextCursor: hasMore && data.length > 0 ? encodeCursor(cursorOf(data[data.length - 1]!)) : null };

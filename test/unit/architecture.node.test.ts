@@ -68,3 +68,63 @@ describe("architecture: no module imports upward", () => {
     expect(violations).toEqual([]);
   });
 });
+
+/** Folders under src/ that hold a resource: an HTTP surface (routes.ts) over its own service. */
+function resourceFolders(dir: string): string[] {
+  const entries = readdirSync(dir, { withFileTypes: true });
+  const here = entries.some((e) => e.isFile() && e.name === "routes.ts") ? [dir] : [];
+  return [...here, ...entries.filter((e) => e.isDirectory()).flatMap((e) => resourceFolders(join(dir, e.name)))];
+}
+
+/** Resources that map no rows (a WebSocket, network callbacks): no mapper.ts. */
+const WITHOUT_ROWS = new Set(["events/stream", "messaging/hooks"]);
+
+describe("architecture: one template per resource", () => {
+  it("each resource folder has schemas.ts, routes.ts, router.ts, service.ts and mapper.ts, and no handlers.ts anywhere", () => {
+    const folders = resourceFolders(SRC).map((d) => relative(SRC, d));
+    expect(folders).toEqual(expect.arrayContaining(["compile", "events/webhooks", "events/stream", "messaging/campaigns", "messaging/contacts", "messaging/messages", "messaging/sessions", "messaging/hooks", "platform/accounts"]));
+    const missing: string[] = [];
+    for (const folder of folders) {
+      const names = new Set(readdirSync(join(SRC, folder)));
+      const files = ["schemas.ts", "routes.ts", "router.ts", "service.ts", ...(WITHOUT_ROWS.has(folder) ? [] : ["mapper.ts"])];
+      for (const file of files) if (!names.has(file)) missing.push(`${folder}/${file}`);
+    }
+    expect(missing).toEqual([]);
+    expect(sourceFiles(SRC).filter((f) => f.endsWith("/handlers.ts")).map((f) => relative(ROOT, f))).toEqual([]);
+  });
+
+  it("every router is one chain (no mountX(app) style)", () => {
+    const mounted = sourceFiles(SRC).filter((f) => readFileSync(f, "utf8").includes("export function mount"));
+    expect(mounted.map((f) => relative(ROOT, f))).toEqual([]);
+  });
+});
+
+/** Lines of a source file that reach the `messages` table: SQL text, or the drizzle table imported from the schema. */
+export function messagesTableUses(text: string): number[] {
+  const out: number[] = [];
+  const isWordChar = (ch: string | undefined) => ch !== undefined && /[A-Za-z0-9_]/.test(ch);
+  text.split("\n").forEach((line, i) => {
+    const sql = ["FROM messages", "INTO messages", "UPDATE messages", "JOIN messages", 'table: "messages"'].some((kw) => {
+      const at = line.indexOf(kw);
+      return at >= 0 && !isWordChar(line[at + kw.length]);
+    });
+    // A type-only import (the row type) reads nothing.
+    const drizzle = line.startsWith("import ") && !line.startsWith("import type") && line.includes("db/schema") && line.split(/[\s{},]+/).includes("messages");
+    if (sql || drizzle) out.push(i + 1);
+  });
+  return out;
+}
+
+describe("architecture: owners of tables", () => {
+  it("finds the uses it checks", () => {
+    expect(messagesTableUses('x\nconst q = "SELECT 1 FROM messages m";\nJOIN messages_old\nimport { messages } from "../../db/schema/index.ts";')).toEqual([2, 4]);
+  });
+
+  it("only messaging/messages/store.ts reads or writes messages rows", () => {
+    const owner = join(SRC, "messaging/messages/store.ts");
+    const others = sourceFiles(SRC).filter((f) => f !== owner && !f.startsWith(join(SRC, "db") + "/"));
+    const uses = others.flatMap((f) => messagesTableUses(readFileSync(f, "utf8")).map((line) => `${relative(ROOT, f)}:${line}`));
+    expect(uses).toEqual([]);
+    expect(messagesTableUses(readFileSync(owner, "utf8")).length).toBeGreaterThan(0);
+  });
+});

@@ -1,1 +1,1 @@
-export { webhookRoutes } from "./handlers.ts";
+export { webhookRoutes } from "./router.ts";

@@ -9,44 +9,12 @@ import { errors } from "../../platform/errors.ts";
 import { newId } from "../../platform/ids.ts";
 import { checkTargetUrl } from "../../platform/safe-url.ts";
 import type { CreateWebhookInput, DeliveryView, UpdateWebhookInput, WebhookView } from "./schemas.ts";
+import { toDeliveryView, toWebhookView } from "./mapper.ts";
+import { decodeCursor, IdCursor, toPage, type Page } from "../../platform/pagination.ts";
 
 type WebhookRow = typeof webhooks.$inferSelect;
 type DeliveryRow = typeof webhookDeliveries.$inferSelect;
 type AttemptRow = typeof webhookAttempts.$inferSelect;
-
-const iso = (ms: number | null) => (ms === null ? null : new Date(ms).toISOString());
-
-export function toWebhookView(row: WebhookRow, now = Date.now()): WebhookView {
-  return {
-    id: row.id,
-    url: row.url,
-    events: row.events as WebhookView["events"],
-    description: row.description,
-    sessionId: row.sessionId,
-    enabled: row.enabled,
-    disabledReason: row.disabledReason,
-    previousSecretExpiresAt: row.previousSecret && (row.previousSecretExpiresAt ?? 0) > now ? iso(row.previousSecretExpiresAt) : null,
-    createdAt: iso(row.createdAt)!,
-    updatedAt: iso(row.updatedAt)!,
-  };
-}
-
-function toDeliveryView(row: DeliveryRow, attempts: AttemptRow[]): DeliveryView {
-  return {
-    id: row.id,
-    webhookId: row.webhookId,
-    eventId: row.eventId,
-    eventType: row.eventType,
-    status: row.status,
-    attemptCount: row.attempts,
-    nextAttemptAt: iso(row.nextAttemptAt),
-    lastStatusCode: row.lastStatusCode,
-    lastError: row.lastError,
-    attempts: attempts.map((a) => ({ attempt: a.attempt, statusCode: a.statusCode, durationMs: a.durationMs, error: a.error, responseBody: a.responseBody, nextAttemptAt: iso(a.nextAttemptAt), createdAt: iso(a.createdAt)! })),
-    createdAt: iso(row.createdAt)!,
-    updatedAt: iso(row.updatedAt)!,
-  };
-}
 
 /** The URL rules of docs/contracts.md §4 / src/platform/safe-url.ts, as a 400 naming the field. */
 function assertTargetUrl(env: Env, url: string): void {
@@ -93,9 +61,12 @@ export async function createWebhook(env: Env, accountId: string, input: CreateWe
   return { ...toWebhookView(row, now), secret: row.secret };
 }
 
-export async function listWebhooks(env: Env, accountId: string, limit: number, before?: string) {
+export async function listWebhooks(env: Env, accountId: string, q: { limit: number; cursor?: string }): Promise<Page<WebhookView>> {
+  const before = decodeCursor(q.cursor, IdCursor)?.id;
   const where = before ? and(eq(webhooks.accountId, accountId), lt(webhooks.id, before)) : eq(webhooks.accountId, accountId);
-  return getDb(env.DB).select().from(webhooks).where(where).orderBy(desc(webhooks.id)).limit(limit + 1).all();
+  const rows = await getDb(env.DB).select().from(webhooks).where(where).orderBy(desc(webhooks.id)).limit(q.limit + 1).all();
+  const page = toPage(rows, q.limit, (r) => ({ id: r.id }));
+  return { data: page.data.map((r) => toWebhookView(r)), nextCursor: page.nextCursor };
 }
 
 export async function getWebhook(env: Env, accountId: string, id: string): Promise<WebhookView> {
@@ -131,7 +102,7 @@ export async function updateWebhook(env: Env, accountId: string, id: string, inp
 }
 
 /** Deletes the webhook and its delivery log; pending deliveries stop (their next attempt finds nothing). */
-export async function deleteWebhook(env: Env, accountId: string, id: string): Promise<void> {
+export async function deleteWebhook(env: Env, accountId: string, id: string): Promise<null> {
   await findWebhook(env, accountId, id);
   const db = getDb(env.DB);
   const ofHook = db.select({ id: webhookDeliveries.id }).from(webhookDeliveries).where(and(eq(webhookDeliveries.accountId, accountId), eq(webhookDeliveries.webhookId, id)));
@@ -140,18 +111,21 @@ export async function deleteWebhook(env: Env, accountId: string, id: string): Pr
     db.delete(webhookDeliveries).where(and(eq(webhookDeliveries.accountId, accountId), eq(webhookDeliveries.webhookId, id))),
     db.delete(webhooks).where(and(eq(webhooks.accountId, accountId), eq(webhooks.id, id))),
   ]);
+  return null;
 }
 
 /** Newest first, each with its attempts. */
-export async function listDeliveries(env: Env, accountId: string, webhookId: string, opts: { limit: number; before?: string; status?: DeliveryRow["status"] }) {
+export async function listDeliveries(env: Env, accountId: string, webhookId: string, q: { limit: number; cursor?: string; status?: DeliveryRow["status"] }): Promise<Page<DeliveryView>> {
   await findWebhook(env, accountId, webhookId);
+  const opts = { ...q, before: decodeCursor(q.cursor, IdCursor)?.id };
   const db = getDb(env.DB);
   const conditions = [eq(webhookDeliveries.accountId, accountId), eq(webhookDeliveries.webhookId, webhookId)];
   if (opts.before) conditions.push(lt(webhookDeliveries.id, opts.before));
   if (opts.status) conditions.push(eq(webhookDeliveries.status, opts.status));
   const rows = await db.select().from(webhookDeliveries).where(and(...conditions)).orderBy(desc(webhookDeliveries.id)).limit(opts.limit + 1).all();
   const attempts = await attemptsOf(env, accountId, rows.slice(0, opts.limit).map((r) => r.id));
-  return rows.map((r) => ({ row: r, view: toDeliveryView(r, attempts.get(r.id) ?? []) }));
+  const page = toPage(rows, opts.limit, (r) => ({ id: r.id }));
+  return { data: page.data.map((r) => toDeliveryView(r, attempts.get(r.id) ?? [])), nextCursor: page.nextCursor };
 }
 
 async function attemptsOf(env: Env, accountId: string, deliveryIds: string[]): Promise<Map<string, AttemptRow[]>> {

@@ -4,6 +4,7 @@ import { campaigns } from "../../db/schema/index.ts";
 import { enqueueEvents, prepareEventAfterChange } from "../../events/emit.ts";
 import { eachItem } from "../../platform/cron-loop.ts";
 import { ApiError } from "../../platform/errors.ts";
+import { messagesSql } from "../messages/store.ts";
 import { toCampaign } from "./mapper.ts";
 import { statsOf } from "./stats.ts";
 
@@ -18,7 +19,7 @@ export async function maybeComplete(env: Env, campaignId: string): Promise<boole
     `UPDATE campaigns SET status = 'completed', status_reason = NULL, completed_at = ?1, updated_at = ?1
       WHERE id = ?2 AND status = 'running'
         AND NOT EXISTS (SELECT 1 FROM campaign_recipients WHERE campaign_id = ?2 AND status = 'pending')
-        AND NOT EXISTS (SELECT 1 FROM messages WHERE campaign_id = ?2 AND status = 'pending')
+        AND NOT ${messagesSql.campaignHasPending("?2")}
       RETURNING id`,
   )
     .bind(now, campaignId)

@@ -5,14 +5,12 @@ import type { StoredMedia } from "../messages/mapper.ts";
 import { pacingOf, type CampaignRow } from "./mapper.ts";
 import type { CampaignMessage } from "./schemas.ts";
 import { renderTemplate } from "./template.ts";
-import { itemsPerStatement } from "../../platform/d1.ts";
+import { campaignBlocksToSend, claimCampaignMessagesStatements, queuedCampaignMessageIds } from "../messages/store.ts";
 
 /** Recipients per SEND_QUEUE job. */
 export const JOB_SIZE = 100;
 /** Message ids of a job: a time-ordered base plus the recipient's seq in this many digits. */
 const SEQ_DIGITS = 7;
-/** Rows per INSERT: 3 parameters each beside the statement's 7 shared ones. */
-const ROWS_PER_INSERT = itemsPerStatement(3, 7);
 
 export interface CampaignJob extends SendJob {
   kind: "campaign";
@@ -36,14 +34,8 @@ export function allBlocks(total: number): number[] {
  * Blocks that still have recipients to send: not yet claimed, or (unless `unclaimedOnly`) claimed
  * with the message unsent.
  */
-export async function remainingBlocks(env: Env, campaignId: string, opts: { unclaimedOnly?: boolean } = {}): Promise<number[]> {
-  const res = await env.DB.prepare(
-    `SELECT DISTINCT (r.seq - 1) / ?2 AS b FROM campaign_recipients r LEFT JOIN messages m ON m.id = r.message_id
-      WHERE r.campaign_id = ?1 AND (r.status = 'pending' ${opts.unclaimedOnly ? "" : "OR (r.status = 'queued' AND m.status = 'pending')"}) ORDER BY b`,
-  )
-    .bind(campaignId, JOB_SIZE)
-    .all<{ b: number }>();
-  return res.results.map((r) => r.b);
+export function remainingBlocks(env: Env, campaignId: string, opts: { unclaimedOnly?: boolean } = {}): Promise<number[]> {
+  return campaignBlocksToSend(env, campaignId, JOB_SIZE, opts.unclaimedOnly ?? false);
 }
 
 interface PendingRecipient {
@@ -54,7 +46,7 @@ interface PendingRecipient {
   attributes: string;
 }
 
-function contentOf(message: CampaignMessage, r: PendingRecipient): { text: string | null; media: string | null } {
+function contentOf(message: CampaignMessage, r: PendingRecipient): { text: string | null; media: StoredMedia | null } {
   const contact = { name: r.name, phone: r.phone, email: r.email, attributes: JSON.parse(r.attributes) as Record<string, unknown> };
   if ("text" in message) return { text: renderTemplate(message.text, contact), media: null };
   if ("media" in message) {
@@ -67,7 +59,7 @@ function contentOf(message: CampaignMessage, r: PendingRecipient): { text: strin
       mediaId: null,
       origin: null,
     };
-    return { text: null, media: JSON.stringify(media) };
+    return { text: null, media };
   }
   return { text: null, media: null };
 }
@@ -98,14 +90,7 @@ export async function runCampaignJob(env: Env, job: CampaignJob): Promise<void> 
   ).results;
   if (pending.length > 0) await claim(env, campaign, pending);
 
-  const queued = (
-    await env.DB.prepare(
-      `SELECT r.message_id AS id FROM campaign_recipients r JOIN messages m ON m.id = r.message_id
-        WHERE r.campaign_id = ? AND r.seq BETWEEN ? AND ? AND r.status = 'queued' AND m.status = 'pending' ORDER BY r.seq`,
-    )
-      .bind(campaign.id, job.from, job.to)
-      .all<{ id: string }>()
-  ).results.map((r) => r.id);
+  const queued = await queuedCampaignMessageIds(env, campaign.id, job.from, job.to);
   if (queued.length === 0) return;
   await sessionStub(env, campaign.sessionId).enqueue(queued, {
     campaignId: campaign.id,
@@ -121,26 +106,12 @@ async function claim(
   const now = Date.now();
   const base = newId("msg", now).slice(0, -SEQ_DIGITS);
   const type = "text" in c.message ? "text" : "template" in c.message ? "template" : c.message.type;
-  const template = "template" in c.message ? JSON.stringify(c.message.template) : null;
-  const idExpr = `?1 || printf('%0${SEQ_DIGITS}d', v.column1)`;
-  const statements: D1PreparedStatement[] = [];
-  for (let i = 0; i < pending.length; i += ROWS_PER_INSERT) {
-    const part = pending.slice(i, i + ROWS_PER_INSERT);
-    const params: unknown[] = [base, c.accountId, c.sessionId, type, template, c.id, now];
-    const values = part.map((r) => {
-      const { text, media } = contentOf(c.message, r);
-      const n = params.push(r.seq, text, media);
-      return `(?${n - 2}, ?${n - 1}, ?${n})`;
-    });
-    statements.push(
-      env.DB.prepare(
-        `INSERT INTO messages (id, account_id, session_id, chat_id, direction, type, text, template, media, status, campaign_id, created_at)
-         SELECT ${idExpr}, ?2, ?3, substr(r.phone, 2) || '@c.us', 'outbound', ?4, v.column2, ?5, v.column3, 'pending', ?6, ?7
-           FROM (VALUES ${values.join(", ")}) v
-           JOIN campaign_recipients r ON r.campaign_id = ?6 AND r.seq = v.column1 AND r.status = 'pending'`,
-      ).bind(...params),
-    );
-  }
+  const template = "template" in c.message ? c.message.template : null;
+  const statements = claimCampaignMessagesStatements(
+    env,
+    { idBase: base, seqDigits: SEQ_DIGITS, accountId: c.accountId, sessionId: c.sessionId, campaignId: c.id, type, template, createdAt: now },
+    pending.map((r) => ({ seq: r.seq, ...contentOf(c.message, r) })),
+  );
   // Every row still pending in [first, last] was read above, so it got its message just now.
   statements.push(
     env.DB.prepare(

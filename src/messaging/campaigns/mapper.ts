@@ -1,9 +1,8 @@
 import type { campaigns } from "../../db/schema/index.ts";
 import type { Audience, Campaign, CampaignMessage, CampaignStats, Pacing } from "./schemas.ts";
+import { iso } from "../../platform/time.ts";
 
 export type CampaignRow = typeof campaigns.$inferSelect;
-
-const iso = (ms: number | null) => (ms === null ? null : new Date(ms).toISOString());
 
 export function pacingOf(row: CampaignRow): Pacing | null {
   return row.pacing ? (JSON.parse(row.pacing) as Pacing) : null;

@@ -1,6 +1,6 @@
 import { and, asc, desc, eq, inArray, lt, sql } from "drizzle-orm";
 import { getDb } from "../../db/client.ts";
-import { campaigns, contacts, messagingSessions } from "../../db/schema/index.ts";
+import { campaigns, contacts } from "../../db/schema/index.ts";
 import { assertEventFits } from "../../events/emit.ts";
 import { eachItem } from "../../platform/cron-loop.ts";
 import { errors } from "../../platform/errors.ts";
@@ -8,9 +8,9 @@ import { newId } from "../../platform/ids.ts";
 import { decodeCursor, IdCursor, SeqCursor, toPage } from "../../platform/pagination.ts";
 import { checkTargetUrl } from "../../platform/safe-url.ts";
 import { chatIdOf } from "../chat-id.ts";
-import { ID_CHUNK } from "../messages/store.ts";
+import { deletePendingOfCampaignStatement, ID_CHUNK, messagesSql, recipientsWithMessages } from "../messages/store.ts";
 import { chunk } from "../../platform/batching.ts";
-import { sessionStub } from "../sessions/service.ts";
+import { findSession, sessionStub } from "../sessions/service.ts";
 import type { SessionStatus } from "../sessions/schemas.ts";
 import { launch } from "./audience.ts";
 import { maybeComplete } from "./completion.ts";
@@ -20,6 +20,7 @@ import { pacingOf, toCampaign, type CampaignRow } from "./mapper.ts";
 import type { Audience, Campaign, CampaignMessage, CreateCampaignBody, Recipient, RecipientStatus, UpdateCampaignBody } from "./schemas.ts";
 import { statsOf } from "./stats.ts";
 import { config } from "../../platform/config.ts";
+import { iso } from "../../platform/time.ts";
 
 async function present(env: Env, row: CampaignRow): Promise<Campaign> {
   return toCampaign(row, (await statsOf(env, [row])).get(row.id)!);
@@ -39,24 +40,13 @@ function ensureAllowed(row: CampaignRow, action: CampaignAction): CampaignStatus
 }
 
 async function ensureSessionOwned(env: Env, accountId: string, sessionId: string): Promise<void> {
-  const row = await getDb(env.DB)
-    .select({ id: messagingSessions.id })
-    .from(messagingSessions)
-    .where(and(eq(messagingSessions.accountId, accountId), eq(messagingSessions.id, sessionId)))
-    .get();
-  if (!row) throw errors.invalidRequest("sessionId is not a session of this account.", [{ path: "sessionId", message: "no such session" }]);
+  if (!(await findSession(env, accountId, sessionId))) throw errors.invalidRequest("sessionId is not a session of this account.", [{ path: "sessionId", message: "no such session" }]);
 }
 
 async function ensureSessionWorking(env: Env, accountId: string, sessionId: string): Promise<void> {
-  const row = await getDb(env.DB)
-    .select({ status: messagingSessions.status })
-    .from(messagingSessions)
-    .where(and(eq(messagingSessions.accountId, accountId), eq(messagingSessions.id, sessionId)))
-    .get();
+  const row = await findSession(env, accountId, sessionId);
   if (row?.status !== "WORKING") {
-    throw errors.conflict("session_not_working", `The campaign's session is ${row?.status ?? "gone"}; it must be WORKING to send. Restart it with POST /api/sessions/${sessionId}/restart.`, {
-      status: row?.status ?? null,
-    });
+    throw errors.sessionNotWorking(sessionId, row?.status ?? null);
   }
 }
 
@@ -265,13 +255,11 @@ export async function cancelCampaign(env: Env, accountId: string, id: string): P
   if (row.status === "scheduled") await sessionStub(env, row.sessionId).cancelCampaignStart(id);
   if (row.status === "running" || row.status === "paused") {
     const { inFlight } = await sessionStub(env, row.sessionId).dropCampaign(id);
-    const keep = inFlight.slice(0, ID_CHUNK);
-    const notIn = keep.length ? `AND id NOT IN (${keep.map((_, i) => `?${i + 3}`).join(",")})` : "";
     await env.DB.batch([
-      env.DB.prepare(`DELETE FROM messages WHERE campaign_id = ?1 AND account_id = ?2 AND status = 'pending' ${notIn}`).bind(id, accountId, ...keep),
+      deletePendingOfCampaignStatement(env, id, accountId, inFlight.slice(0, ID_CHUNK)),
       env.DB.prepare(
         `UPDATE campaign_recipients SET status = 'skipped', reason = 'cancelled', message_id = NULL
-          WHERE campaign_id = ?1 AND (status = 'pending' OR (status = 'queued' AND NOT EXISTS (SELECT 1 FROM messages m WHERE m.id = campaign_recipients.message_id)))`,
+          WHERE campaign_id = ?1 AND (status = 'pending' OR (status = 'queued' AND NOT ${messagesSql.exists("campaign_recipients.message_id")}))`,
       ).bind(id),
       env.DB.prepare("UPDATE campaigns SET skipped = (SELECT count(*) FROM campaign_recipients WHERE campaign_id = ?1 AND status = 'skipped') WHERE id = ?1").bind(id),
     ]);
@@ -295,38 +283,11 @@ export async function pauseForSession(env: Env, sessionId: string, status: Sessi
 
 // ---- recipients ------------------------------------------------------------------------------
 
-const RECIPIENT_STATUS_SQL = "CASE WHEN r.status = 'skipped' THEN 'skipped' WHEN m.status IS NULL OR m.status = 'pending' THEN 'pending' ELSE m.status END";
-
-interface RecipientRow {
-  seq: number;
-  contact_id: string;
-  phone: string;
-  name: string | null;
-  reason: string | null;
-  message_id: string | null;
-  live: RecipientStatus;
-  error_code: string | null;
-  error_message: string | null;
-  sent_at: number | null;
-  delivered_at: number | null;
-  read_at: number | null;
-}
-
-const iso = (ms: number | null) => (ms === null ? null : new Date(ms).toISOString());
-
 export async function listRecipients(env: Env, accountId: string, id: string, q: { status?: RecipientStatus; limit: number; cursor?: string }): Promise<{ data: Recipient[]; nextCursor: string | null }> {
   await loadRow(env, accountId, id);
   const cursor = decodeCursor(q.cursor, SeqCursor);
-  const res = await env.DB.prepare(
-    `SELECT r.seq, r.contact_id, r.phone, r.name, r.reason, r.message_id, ${RECIPIENT_STATUS_SQL} AS live,
-            m.error_code, m.error_message, m.sent_at, m.delivered_at, m.read_at
-       FROM campaign_recipients r LEFT JOIN messages m ON m.id = r.message_id
-      WHERE r.campaign_id = ?1 AND r.account_id = ?2 AND r.seq > ?3 ${q.status ? `AND ${RECIPIENT_STATUS_SQL} = ?5` : ""}
-      ORDER BY r.seq LIMIT ?4`,
-  )
-    .bind(id, accountId, Number(cursor?.seq ?? 0), q.limit + 1, ...(q.status ? [q.status] : []))
-    .all<RecipientRow>();
-  const page = toPage(res.results, q.limit, (r) => ({ seq: r.seq }));
+  const rows = await recipientsWithMessages(env, accountId, id, { afterSeq: Number(cursor?.seq ?? 0), limit: q.limit + 1, status: q.status });
+  const page = toPage(rows, q.limit, (r) => ({ seq: r.seq }));
   return {
     data: page.data.map((r) => ({
       seq: r.seq,

@@ -7,25 +7,8 @@ import { newId } from "../../platform/ids.ts";
 import { decodeCursor, IdCursor, toPage } from "../../platform/pagination.ts";
 import { ACCEPTED_ADDRESS_FORMS, chatIdOf, e164Of, parseAddress } from "../chat-id.ts";
 import { CreateContactBody, type Contact } from "./schemas.ts";
+import { newContactRow, toContact, type ContactRow as Row } from "./mapper.ts";
 import { itemsPerStatement } from "../../platform/d1.ts";
-
-type Row = typeof contacts.$inferSelect;
-
-export function toContact(row: Row): Contact {
-  const digits = row.phone.slice(1);
-  return {
-    id: row.id,
-    phone: row.phone,
-    chatId: chatIdOf(digits),
-    name: row.name,
-    email: row.email,
-    tags: JSON.parse(row.tags) as string[],
-    attributes: JSON.parse(row.attributes) as Record<string, unknown>,
-    optedOut: row.optedOut,
-    createdAt: new Date(row.createdAt).toISOString(),
-    updatedAt: new Date(row.updatedAt).toISOString(),
-  };
-}
 
 export interface ContactInput {
   phone: string;
@@ -40,18 +23,7 @@ export async function createContact(env: Env, accountId: string, input: ContactI
   const digits = parseAddress(input.phone);
   if (!digits) throw errors.invalidRequest(`phone must be ${ACCEPTED_ADDRESS_FORMS}.`, [{ path: "phone", message: "not a valid phone number" }]);
   const now = Date.now();
-  const row: Row = {
-    id: newId("con"),
-    accountId,
-    phone: e164Of(digits),
-    name: input.name ?? null,
-    email: input.email ?? null,
-    tags: JSON.stringify([...new Set(input.tags ?? [])]),
-    attributes: JSON.stringify(input.attributes ?? {}),
-    optedOut: input.optedOut ?? false,
-    createdAt: now,
-    updatedAt: now,
-  };
+  const row = newContactRow(newId("con"), accountId, e164Of(digits), input, now);
   const contact = toContact(row);
   // The row and its contact.created in one batch: both are written or neither (an event that does
   // not fit is refused here, before anything is written).
@@ -107,9 +79,10 @@ export async function updateContact(
   return toContact(row);
 }
 
-export async function deleteContact(env: Env, accountId: string, id: string): Promise<void> {
+export async function deleteContact(env: Env, accountId: string, id: string): Promise<{ id: string; deleted: true }> {
   const [row] = await getDb(env.DB).delete(contacts).where(and(eq(contacts.accountId, accountId), eq(contacts.id, id))).returning({ id: contacts.id });
   if (!row) throw errors.notFound("contact");
+  return { id, deleted: true };
 }
 
 export async function listContacts(
@@ -155,18 +128,7 @@ export async function importContacts(env: Env, accountId: string, items: unknown
       return;
     }
     const c = parsed.data;
-    const row: Row = {
-      id: newId("con", now),
-      accountId,
-      phone,
-      name: c.name ?? null,
-      email: c.email ?? null,
-      tags: JSON.stringify([...new Set(c.tags ?? [])]),
-      attributes: JSON.stringify(c.attributes ?? {}),
-      optedOut: c.optedOut ?? false,
-      createdAt: now,
-      updatedAt: now,
-    };
+    const row = newContactRow(newId("con", now), accountId, phone, c, now);
     try {
       // Its contact.created is emitted after the insert: an event that could not be recorded is
       // refused now, with the item, rather than leave a contact that was never announced.

@@ -1,11 +1,10 @@
 import { getDb } from "../../db/client.ts";
-import { messages } from "../../db/schema/index.ts";
 import { enqueueEvents, prepareEventAfterChange } from "../../events/emit.ts";
 import { newId } from "../../platform/ids.ts";
-import { chatIdOf } from "../chat-id.ts";
 import { ensureContactStatements } from "../contacts/service.ts";
 import type { InboundFromNetwork } from "../networks/driver.ts";
 import { toMessage, type MessageRow } from "./mapper.ts";
+import { inboundRow, insertInboundStatement } from "./store.ts";
 
 /** A whole-message `STOP` (any case, surrounding spaces ignored) opts the sender out. */
 export function isStop(text: string | undefined): boolean {
@@ -21,31 +20,10 @@ export function isStop(text: string | undefined): boolean {
  */
 export async function recordInbound(env: Env, accountId: string, sessionId: string, m: InboundFromNetwork, opts: { enqueue?: (eventIds: string[]) => void } = {}): Promise<MessageRow | null> {
   const db = getDb(env.DB);
-  const row: MessageRow = {
-    id: newId("msg"),
-    accountId,
-    sessionId,
-    chatId: chatIdOf(m.from),
-    direction: "inbound",
-    type: m.type,
-    text: m.text ?? null,
-    template: m.template ? JSON.stringify(m.template) : null,
-    media: m.media ? JSON.stringify({ url: null, size: null, mediaId: null, origin: null, ...m.media }) : null,
-    status: "received",
-    errorCode: null,
-    errorMessage: null,
-    externalId: m.externalId,
-    replyTo: null,
-    batchId: null,
-    campaignId: null,
-    createdAt: m.timestamp,
-    sentAt: null,
-    deliveredAt: null,
-    readAt: null,
-  };
+  const row = inboundRow(newId("msg"), accountId, sessionId, m);
   const contact = ensureContactStatements(env, accountId, m.from, m.profileName, isStop(m.text), sessionId);
   const received = prepareEventAfterChange(env, { type: "message.received", accountId, sessionId, data: toMessage(row) });
-  const [contactInserted, , ...rest] = await db.batch([...contact.statements, db.insert(messages).values(row).onConflictDoNothing().returning({ id: messages.id }), received.statement]);
+  const [contactInserted, , ...rest] = await db.batch([...contact.statements, insertInboundStatement(env, row), received.statement]);
   const inserted = rest[rest.length - 2] as { id: string }[];
   const ids = [contact.created(contactInserted), inserted.length > 0 ? received.event.id : null].filter((id): id is string => id !== null);
   if (ids.length > 0) {

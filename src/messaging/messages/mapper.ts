@@ -1,5 +1,6 @@
 import type { messages } from "../../db/schema/index.ts";
 import type { MediaInfo, Message, TemplateSpec } from "./schemas.ts";
+import { iso } from "../../platform/time.ts";
 
 export type MessageRow = typeof messages.$inferSelect;
 
@@ -9,8 +10,6 @@ export interface StoredMedia extends MediaInfo {
   /** Origin of the API that stored it, to build signed URLs from a queue or alarm. */
   origin: string | null;
 }
-
-const iso = (ms: number | null) => (ms === null ? null : new Date(ms).toISOString());
 
 export function toMessage(row: MessageRow): Message {
   const out: Message = {

@@ -1,11 +1,11 @@
-import { and, count, desc, eq, lt } from "drizzle-orm";
+import { and, eq } from "drizzle-orm";
 import { getDb } from "../../db/client.ts";
-import { messageBatches, messages } from "../../db/schema/index.ts";
+import { messageBatches } from "../../db/schema/index.ts";
 import { ApiError, errors } from "../../platform/errors.ts";
 import { newId } from "../../platform/ids.ts";
 import { decodeCursor, IdCursor, toPage } from "../../platform/pagination.ts";
 import { checkTargetUrl } from "../../platform/safe-url.ts";
-import { ACCEPTED_ADDRESS_FORMS, chatIdOf, parseAddress } from "../chat-id.ts";
+import { ACCEPTED_ADDRESS_FORMS, parseAddress } from "../chat-id.ts";
 import { base64Size, MEDIA_LIMITS, type MediaType } from "../media/limits.ts";
 import { putMedia } from "../media/store.ts";
 import { loadSession, ownedSessionStub } from "../sessions/service.ts";
@@ -13,6 +13,8 @@ import type { SessionRow } from "../sessions/mapper.ts";
 import type { Draft } from "../sessions/types.ts";
 import { enqueueSendJobs } from "../queue/send-queue.ts";
 import { toMessage, type StoredMedia } from "./mapper.ts";
+import { batchStatusCounts, chatMessages, insertStatement, messageInChat, outboundRow } from "./store.ts";
+import type { MessageStatus } from "../status.ts";
 import { BulkItem, type MediaInput, type Message, type TemplateSpec } from "./schemas.ts";
 import { chunk } from "../../platform/batching.ts";
 import { config } from "../../platform/config.ts";
@@ -34,9 +36,7 @@ export interface SendOptions {
 
 function ensureWorking(session: SessionRow): void {
   if (session.status !== "WORKING") {
-    throw errors.conflict("session_not_working", `The session is ${session.status}; it must be WORKING to send. Restart it with POST /api/sessions/${session.id}/restart.`, {
-      status: session.status,
-    });
+    throw errors.sessionNotWorking(session.id, session.status);
   }
 }
 
@@ -75,11 +75,7 @@ async function buildDraft(env: Env, accountId: string, to: string, content: Mess
 }
 
 async function resolveReplyTo(env: Env, accountId: string, sessionId: string, chatDigits: string, replyTo: string): Promise<{ replyTo: string; replyToExternalId: string | null }> {
-  const row = await getDb(env.DB)
-    .select({ id: messages.id, externalId: messages.externalId })
-    .from(messages)
-    .where(and(eq(messages.accountId, accountId), eq(messages.sessionId, sessionId), eq(messages.chatId, chatIdOf(chatDigits)), eq(messages.id, replyTo)))
-    .get();
+  const row = await messageInChat(env, accountId, sessionId, chatDigits, replyTo);
   if (!row) throw errors.invalidRequest("replyTo must be the id of a message in this chat.", [{ path: "replyTo", message: "no such message in this chat" }]);
   return { replyTo: row.id, replyToExternalId: row.externalId };
 }
@@ -98,9 +94,7 @@ export async function sendMessage(env: Env, accountId: string, input: SendInput,
   const outcome = await (await ownedSessionStub(env, accountId, sessionId)).send(accountId, draft);
   if ("message" in outcome) return outcome.message as Message;
   if (outcome.code === "not_found") throw errors.notFound("session");
-  throw errors.conflict("session_not_working", `The session is ${outcome.status}; it must be WORKING to send. Restart it with POST /api/sessions/${sessionId}/restart.`, {
-    status: outcome.status,
-  });
+  throw errors.sessionNotWorking(sessionId, outcome.status);
 }
 
 export interface QueuedResult {
@@ -138,23 +132,7 @@ export async function queueMessages(env: Env, accountId: string, sessionId: stri
   }
   const now = Date.now();
   const db = getDb(env.DB);
-  const inserts = drafts.map((d) =>
-    db.insert(messages).values({
-      id: d.id,
-      accountId,
-      sessionId,
-      chatId: chatIdOf(d.to),
-      direction: "outbound",
-      type: d.type,
-      text: d.text ?? null,
-      template: d.template ? JSON.stringify(d.template) : null,
-      media: d.media ? JSON.stringify(d.media) : null,
-      status: "pending",
-      batchId,
-      campaignId: opts.campaignId ?? null,
-      createdAt: now,
-    }),
-  );
+  const inserts = drafts.map((d) => insertStatement(env, outboundRow({ ...d, accountId, sessionId, replyTo: null, batchId, campaignId: opts.campaignId ?? null, createdAt: now }, { status: "pending" })));
   const batchRow = db.insert(messageBatches).values({ id: batchId, accountId, sessionId, total: drafts.length, createdAt: now }).onConflictDoNothing();
   for (const [i, part] of chunk(inserts, 500).entries()) {
     await db.batch(i === 0 ? [batchRow, ...part] : (part as [typeof part[0], ...typeof part]));
@@ -168,17 +146,18 @@ export async function queueMessages(env: Env, accountId: string, sessionId: stri
   return { batchId, accepted: drafts.length, messageIds, rejected };
 }
 
+/** `POST /api/messages/bulk`: the queued result without the message ids. */
+export async function sendBulk(env: Env, accountId: string, body: { sessionId: string; messages: unknown[] }, opts: SendOptions): Promise<Omit<QueuedResult, "messageIds">> {
+  const { batchId, accepted, rejected } = await queueMessages(env, accountId, body.sessionId, body.messages, opts);
+  return { batchId, accepted, rejected };
+}
+
 export async function getBatch(env: Env, accountId: string, batchId: string) {
   const db = getDb(env.DB);
   const batch = await db.select().from(messageBatches).where(and(eq(messageBatches.accountId, accountId), eq(messageBatches.id, batchId))).get();
   if (!batch) throw errors.notFound("batch");
-  const counts = await db
-    .select({ status: messages.status, n: count() })
-    .from(messages)
-    .where(and(eq(messages.batchId, batchId), eq(messages.accountId, accountId)))
-    .groupBy(messages.status)
-    .all();
-  const by = (s: string) => counts.find((c) => c.status === s)?.n ?? 0;
+  const counts = await batchStatusCounts(env, accountId, batchId);
+  const by = (s: MessageStatus) => counts.get(s) ?? 0;
   const pending = by("pending");
   return {
     id: batch.id,
@@ -199,19 +178,7 @@ export async function chatHistory(env: Env, accountId: string, chatId: string, q
   if (!digits) throw errors.invalidRequest(`The chat id must be ${ACCEPTED_ADDRESS_FORMS}.`, [{ path: "chatId", message: "not a valid chat id" }]);
   if (q.sessionId) await loadSession(env, accountId, q.sessionId);
   const cursor = decodeCursor(q.cursor, IdCursor);
-  const rows = await getDb(env.DB)
-    .select()
-    .from(messages)
-    .where(
-      and(
-        eq(messages.accountId, accountId),
-        eq(messages.chatId, chatIdOf(digits)),
-        q.sessionId ? eq(messages.sessionId, q.sessionId) : undefined,
-        cursor ? lt(messages.id, cursor.id) : undefined,
-      ),
-    )
-    .orderBy(desc(messages.id))
-    .limit(q.limit + 1);
+  const rows = await chatMessages(env, accountId, digits, { sessionId: q.sessionId, beforeId: cursor?.id, limit: q.limit + 1 });
   const page = toPage(rows, q.limit, (r) => ({ id: r.id }));
   return { data: page.data.map(toMessage), nextCursor: page.nextCursor };
 }

@@ -1,12 +1,22 @@
-import { and, eq, inArray, sql } from "drizzle-orm";
+import { and, count, desc, eq, inArray, lt, lte, sql } from "drizzle-orm";
 import { getDb } from "../../db/client.ts";
 import { messages } from "../../db/schema/index.ts";
 import { prepareEvents, type EmitInput } from "../../events/emit.ts";
-import type { FailureReason } from "../networks/driver.ts";
+import { chatIdOf } from "../chat-id.ts";
+import type { FailureReason, InboundFromNetwork } from "../networks/driver.ts";
 import type { MessageStatus } from "../status.ts";
-import { toMessage, type MessageRow } from "./mapper.ts";
+import { toMessage, type MessageRow, type StoredMedia } from "./mapper.ts";
+import type { TemplateSpec } from "./schemas.ts";
 import { chunk } from "../../platform/batching.ts";
 import { itemsPerStatement } from "../../platform/d1.ts";
+import { oldestExpired } from "../../platform/retention.ts";
+
+/**
+ * The one reader and writer of `messages` rows: every module reaches them through these functions
+ * (a test in test/unit/architecture.node.test.ts keeps it so). Rows are built here from typed
+ * inputs; functions named `...Statement(s)` answer statements for the caller's own D1 batch.
+ */
+export type { MessageRow } from "./mapper.ts";
 
 /** Ids per `IN (...)` list, with room for the statement's own parameters. */
 export const ID_CHUNK = itemsPerStatement(1, 20);
@@ -77,4 +87,316 @@ export async function advanceStatus(
   if (opts.enqueue) opts.enqueue(prepared.events.map((e) => e.id));
   else await prepared.enqueue();
   return changed;
+}
+
+// ---- rows ---------------------------------------------------------------------------------------
+
+/** An outbound message as its sender knows it (`to`: the recipient's digits). */
+export interface NewOutbound {
+  id: string;
+  accountId: string;
+  sessionId: string;
+  to: string;
+  type: MessageRow["type"];
+  text?: string | null;
+  template?: TemplateSpec | null;
+  media?: StoredMedia | null;
+  replyTo?: string | null;
+  batchId?: string | null;
+  campaignId?: string | null;
+  createdAt: number;
+}
+
+/** Where an outbound row starts: `pending` (queued or sending over I/O), or its final send state. */
+export type OutboundState = { status: "pending" } | { status: "sent"; sentAt: number } | { status: "failed"; error: FailureReason };
+
+export function outboundRow(m: NewOutbound, state: OutboundState): MessageRow {
+  return {
+    id: m.id,
+    accountId: m.accountId,
+    sessionId: m.sessionId,
+    chatId: chatIdOf(m.to),
+    direction: "outbound",
+    type: m.type,
+    text: m.text ?? null,
+    template: m.template ? JSON.stringify(m.template) : null,
+    media: m.media ? JSON.stringify(m.media) : null,
+    status: state.status,
+    errorCode: state.status === "failed" ? state.error.code : null,
+    errorMessage: state.status === "failed" ? state.error.message : null,
+    externalId: null,
+    replyTo: m.replyTo ?? null,
+    batchId: m.batchId ?? null,
+    campaignId: m.campaignId ?? null,
+    createdAt: m.createdAt,
+    sentAt: state.status === "sent" ? state.sentAt : null,
+    deliveredAt: null,
+    readAt: null,
+  };
+}
+
+/** An inbound message as received from its network. */
+export function inboundRow(id: string, accountId: string, sessionId: string, m: InboundFromNetwork): MessageRow {
+  return {
+    id,
+    accountId,
+    sessionId,
+    chatId: chatIdOf(m.from),
+    direction: "inbound",
+    type: m.type,
+    text: m.text ?? null,
+    template: m.template ? JSON.stringify(m.template) : null,
+    media: m.media ? JSON.stringify({ url: null, size: null, mediaId: null, origin: null, ...m.media }) : null,
+    status: "received",
+    errorCode: null,
+    errorMessage: null,
+    externalId: m.externalId,
+    replyTo: null,
+    batchId: null,
+    campaignId: null,
+    createdAt: m.timestamp,
+    sentAt: null,
+    deliveredAt: null,
+    readAt: null,
+  };
+}
+
+/** Inserts one row (for the caller's batch). */
+export function insertStatement(env: Env, row: MessageRow) {
+  return getDb(env.DB).insert(messages).values(row);
+}
+
+/** Inserts an inbound row unless the session already has its network id; answers `[{ id }]` when inserted (for the caller's batch). */
+export function insertInboundStatement(env: Env, row: MessageRow) {
+  return getDb(env.DB).insert(messages).values(row).onConflictDoNothing().returning({ id: messages.id });
+}
+
+export async function insertMessage(env: Env, row: MessageRow): Promise<void> {
+  await insertStatement(env, row);
+}
+
+/** Records the network's id of a sent message. */
+export async function setExternalId(env: Env, id: string, externalId: string): Promise<void> {
+  await getDb(env.DB).update(messages).set({ externalId }).where(eq(messages.id, id));
+}
+
+// ---- reads --------------------------------------------------------------------------------------
+
+export async function messageById(env: Env, id: string): Promise<MessageRow | undefined> {
+  return getDb(env.DB).select().from(messages).where(eq(messages.id, id)).get();
+}
+
+/** The rows among `ids` of this session still `pending`. */
+export async function pendingOfSession(env: Env, sessionId: string, ids: string[]): Promise<MessageRow[]> {
+  return getDb(env.DB)
+    .select()
+    .from(messages)
+    .where(and(eq(messages.sessionId, sessionId), inArray(messages.id, ids), eq(messages.status, "pending")))
+    .all();
+}
+
+/** A message of one chat of one session (for replies), or undefined. */
+export async function messageInChat(env: Env, accountId: string, sessionId: string, chatDigits: string, id: string): Promise<{ id: string; externalId: string | null } | undefined> {
+  return getDb(env.DB)
+    .select({ id: messages.id, externalId: messages.externalId })
+    .from(messages)
+    .where(and(eq(messages.accountId, accountId), eq(messages.sessionId, sessionId), eq(messages.chatId, chatIdOf(chatDigits)), eq(messages.id, id)))
+    .get();
+}
+
+/** A chat's messages, newest first: at most `limit` rows with ids below `beforeId`. */
+export async function chatMessages(env: Env, accountId: string, chatDigits: string, q: { sessionId?: string; beforeId?: string; limit: number }): Promise<MessageRow[]> {
+  return getDb(env.DB)
+    .select()
+    .from(messages)
+    .where(
+      and(
+        eq(messages.accountId, accountId),
+        eq(messages.chatId, chatIdOf(chatDigits)),
+        q.sessionId ? eq(messages.sessionId, q.sessionId) : undefined,
+        q.beforeId ? lt(messages.id, q.beforeId) : undefined,
+      ),
+    )
+    .orderBy(desc(messages.id))
+    .limit(q.limit);
+}
+
+/** How many messages of a batch are in each status. */
+export async function batchStatusCounts(env: Env, accountId: string, batchId: string): Promise<Map<MessageStatus, number>> {
+  const rows = await getDb(env.DB)
+    .select({ status: messages.status, n: count() })
+    .from(messages)
+    .where(and(eq(messages.batchId, batchId), eq(messages.accountId, accountId)))
+    .groupBy(messages.status)
+    .all();
+  return new Map(rows.map((r) => [r.status, r.n]));
+}
+
+/** Ids of this session's messages sent or delivered at or before `cutoff` (at most `limit`). */
+export async function unreadSentBefore(env: Env, sessionId: string, cutoff: number, limit: number): Promise<string[]> {
+  const rows = await getDb(env.DB)
+    .select({ id: messages.id })
+    .from(messages)
+    .where(and(eq(messages.sessionId, sessionId), inArray(messages.status, ["sent", "delivered"]), lte(messages.sentAt, cutoff)))
+    .limit(limit)
+    .all();
+  return rows.map((r) => r.id);
+}
+
+// ---- retention ----------------------------------------------------------------------------------
+
+/** Ids per DELETE, with room for the statement's own parameters. */
+const IDS_PER_DELETE = itemsPerStatement(1, 10);
+
+/** The oldest messages created before `before` and no longer pending, with the upload each refers to. */
+export async function oldestSettled(env: Env, before: number): Promise<{ id: string; media_id: string | null }[]> {
+  return oldestExpired<{ id: string; media_id: string | null }>(
+    env.DB,
+    { table: "messages", prefix: "msg", before, where: "status <> 'pending'" },
+    "id, json_extract(media, '$.mediaId') AS media_id",
+  );
+}
+
+export async function deleteMessages(env: Env, ids: string[]): Promise<void> {
+  for (const part of chunk(ids, IDS_PER_DELETE)) {
+    await env.DB.prepare(`DELETE FROM messages WHERE id IN (${part.map(() => "?").join(", ")})`)
+      .bind(...part)
+      .run();
+  }
+}
+
+// ---- campaigns' messages (set-based: one statement per range, never one per recipient) -------
+
+/** What every message of one campaign claim shares; ids are `idBase` plus the recipient's seq in `seqDigits` digits. */
+export interface CampaignClaim {
+  idBase: string;
+  seqDigits: number;
+  accountId: string;
+  sessionId: string;
+  campaignId: string;
+  type: MessageRow["type"];
+  template: TemplateSpec | null;
+  createdAt: number;
+}
+
+/** Rows per INSERT: 3 parameters each beside the statement's 7 shared ones. */
+const ROWS_PER_CLAIM_INSERT = itemsPerStatement(3, 7);
+
+/**
+ * INSERTs of one campaign claim (for the caller's transaction): a `pending` message per listed
+ * recipient, each only while its `campaign_recipients` row is still `pending`, addressed to its phone.
+ */
+export function claimCampaignMessagesStatements(env: Env, c: CampaignClaim, rows: { seq: number; text: string | null; media: StoredMedia | null }[]): D1PreparedStatement[] {
+  const idExpr = `?1 || printf('%0${c.seqDigits}d', v.column1)`;
+  const statements: D1PreparedStatement[] = [];
+  for (let i = 0; i < rows.length; i += ROWS_PER_CLAIM_INSERT) {
+    const part = rows.slice(i, i + ROWS_PER_CLAIM_INSERT);
+    const params: unknown[] = [c.idBase, c.accountId, c.sessionId, c.type, c.template ? JSON.stringify(c.template) : null, c.campaignId, c.createdAt];
+    const values = part.map((r) => {
+      const n = params.push(r.seq, r.text, r.media ? JSON.stringify(r.media) : null);
+      return `(?${n - 2}, ?${n - 1}, ?${n})`;
+    });
+    statements.push(
+      env.DB.prepare(
+        `INSERT INTO messages (id, account_id, session_id, chat_id, direction, type, text, template, media, status, campaign_id, created_at)
+         SELECT ${idExpr}, ?2, ?3, substr(r.phone, 2) || '@c.us', 'outbound', ?4, v.column2, ?5, v.column3, 'pending', ?6, ?7
+           FROM (VALUES ${values.join(", ")}) v
+           JOIN campaign_recipients r ON r.campaign_id = ?6 AND r.seq = v.column1 AND r.status = 'pending'`,
+      ).bind(...params),
+    );
+  }
+  return statements;
+}
+
+/** Message ids of the `queued` recipients in [from, to] whose message is still `pending`, in seq order. */
+export async function queuedCampaignMessageIds(env: Env, campaignId: string, from: number, to: number): Promise<string[]> {
+  const res = await env.DB.prepare(
+    `SELECT r.message_id AS id FROM campaign_recipients r JOIN messages m ON m.id = r.message_id
+      WHERE r.campaign_id = ? AND r.seq BETWEEN ? AND ? AND r.status = 'queued' AND m.status = 'pending' ORDER BY r.seq`,
+  )
+    .bind(campaignId, from, to)
+    .all<{ id: string }>();
+  return res.results.map((r) => r.id);
+}
+
+/**
+ * Blocks of `blockSize` recipients that still have some to send: not yet claimed, or (unless
+ * `unclaimedOnly`) claimed with the message unsent.
+ */
+export async function campaignBlocksToSend(env: Env, campaignId: string, blockSize: number, unclaimedOnly: boolean): Promise<number[]> {
+  const res = await env.DB.prepare(
+    `SELECT DISTINCT (r.seq - 1) / ?2 AS b FROM campaign_recipients r LEFT JOIN messages m ON m.id = r.message_id
+      WHERE r.campaign_id = ?1 AND (r.status = 'pending' ${unclaimedOnly ? "" : "OR (r.status = 'queued' AND m.status = 'pending')"}) ORDER BY b`,
+  )
+    .bind(campaignId, blockSize)
+    .all<{ b: number }>();
+  return res.results.map((r) => r.b);
+}
+
+export type FinalCounts = Record<"sent" | "delivered" | "read" | "failed", number>;
+
+/** Per campaign, how many of its messages are past `pending` in each status (index on campaign_id, status). */
+export async function campaignStatusCounts(env: Env, campaignIds: string[]): Promise<Map<string, FinalCounts>> {
+  const counts = new Map<string, FinalCounts>();
+  for (const part of chunk(campaignIds, ID_CHUNK)) {
+    const res = await env.DB.prepare(
+      `SELECT campaign_id AS id, status, count(*) AS n FROM messages WHERE campaign_id IN (${part.map(() => "?").join(",")}) AND status IN ('sent','delivered','read','failed') GROUP BY campaign_id, status`,
+    )
+      .bind(...part)
+      .all<{ id: string; status: keyof FinalCounts; n: number }>();
+    for (const r of res.results) {
+      const c = counts.get(r.id) ?? { sent: 0, delivered: 0, read: 0, failed: 0 };
+      c[r.status] = r.n;
+      counts.set(r.id, c);
+    }
+  }
+  return counts;
+}
+
+/**
+ * SQL conditions over `messages` for campaigns' own conditional statements, which must decide in
+ * the same statement (a separate read would race the claims): the campaign bound at `param` has a
+ * pending message; the message with id `column` exists.
+ */
+export const messagesSql = {
+  campaignHasPending: (param: string) => `EXISTS (SELECT 1 FROM messages WHERE campaign_id = ${param} AND status = 'pending')`,
+  exists: (column: string) => `EXISTS (SELECT 1 FROM messages m WHERE m.id = ${column})`,
+};
+
+/** Deletes the campaign's pending messages except `keep` (at most ID_CHUNK ids; for the caller's transaction). */
+export function deletePendingOfCampaignStatement(env: Env, campaignId: string, accountId: string, keep: string[]): D1PreparedStatement {
+  const notIn = keep.length ? `AND id NOT IN (${keep.map((_, i) => `?${i + 3}`).join(",")})` : "";
+  return env.DB.prepare(`DELETE FROM messages WHERE campaign_id = ?1 AND account_id = ?2 AND status = 'pending' ${notIn}`).bind(campaignId, accountId, ...keep);
+}
+
+/** A campaign's recipients with their message's live state. */
+export interface RecipientWithMessage {
+  seq: number;
+  contact_id: string;
+  phone: string;
+  name: string | null;
+  reason: string | null;
+  message_id: string | null;
+  live: "pending" | "sent" | "delivered" | "read" | "failed" | "skipped";
+  error_code: string | null;
+  error_message: string | null;
+  sent_at: number | null;
+  delivered_at: number | null;
+  read_at: number | null;
+}
+
+const RECIPIENT_STATUS_SQL = "CASE WHEN r.status = 'skipped' THEN 'skipped' WHEN m.status IS NULL OR m.status = 'pending' THEN 'pending' ELSE m.status END";
+
+/** One page of a campaign's recipients (seq after `afterSeq`), optionally only those in one live status. */
+export async function recipientsWithMessages(env: Env, accountId: string, campaignId: string, q: { afterSeq: number; limit: number; status?: RecipientWithMessage["live"] }): Promise<RecipientWithMessage[]> {
+  const res = await env.DB.prepare(
+    `SELECT r.seq, r.contact_id, r.phone, r.name, r.reason, r.message_id, ${RECIPIENT_STATUS_SQL} AS live,
+            m.error_code, m.error_message, m.sent_at, m.delivered_at, m.read_at
+       FROM campaign_recipients r LEFT JOIN messages m ON m.id = r.message_id
+      WHERE r.campaign_id = ?1 AND r.account_id = ?2 AND r.seq > ?3 ${q.status ? `AND ${RECIPIENT_STATUS_SQL} = ?5` : ""}
+      ORDER BY r.seq LIMIT ?4`,
+  )
+    .bind(campaignId, accountId, q.afterSeq, q.limit, ...(q.status ? [q.status] : []))
+    .all<RecipientWithMessage>();
+  return res.results;
 }

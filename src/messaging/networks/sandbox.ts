@@ -1,13 +1,10 @@
-import { and, eq, inArray, lte } from "drizzle-orm";
-import { getDb } from "../../db/client.ts";
-import { messages, messagingSessions } from "../../db/schema/index.ts";
-import { chunk } from "../../platform/batching.ts";
 import { config } from "../../platform/config.ts";
 import { log } from "../../platform/log.ts";
 import { digitsOfChatId } from "../chat-id.ts";
 import type { MessageRow, StoredMedia } from "../messages/mapper.ts";
 import type { TemplateSpec } from "../messages/schemas.ts";
-import { advanceStatus, ID_CHUNK } from "../messages/store.ts";
+import { advanceStatus, unreadSentBefore } from "../messages/store.ts";
+import { workingSessionsByNumber } from "../sessions/service.ts";
 import type { ConnectResult, InboundFromNetwork, NetworkDriver, NetworkSendResult, OutboundMessage, SessionContext } from "./driver.ts";
 
 /** Numbers starting with this prefix have no account on the sandbox network (docs/contracts.md §3). */
@@ -172,14 +169,9 @@ export class SandboxDriver implements NetworkDriver {
     const { accountId, sessionId } = this.ctx().identity();
     const cutoff = Date.now() - config(env).sandbox.readMs;
     for (;;) {
-      const stuck = await getDb(env.DB)
-        .select({ id: messages.id })
-        .from(messages)
-        .where(and(eq(messages.sessionId, sessionId), inArray(messages.status, ["sent", "delivered"]), lte(messages.sentAt, cutoff)))
-        .limit(400)
-        .all();
+      const stuck = await unreadSentBefore(env, sessionId, cutoff, 400);
       if (stuck.length === 0) break;
-      await advanceStatus(env, accountId, sessionId, { ids: stuck.map((r) => r.id) }, "read", Date.now(), undefined, { afterSent: true });
+      await advanceStatus(env, accountId, sessionId, { ids: stuck }, "read", Date.now(), undefined, { afterSent: true });
     }
     this.sweptAfterStart = true;
   }
@@ -191,15 +183,7 @@ export class SandboxDriver implements NetworkDriver {
     // Only numbers in the sandbox range can belong to a session: others skip the lookup.
     const numbers = [...new Set(rows.map((r) => digitsOfChatId(r.chatId)))].filter((n) => n !== this.phoneNumber && isSandboxNumber(n));
     if (numbers.length === 0) return;
-    const peers = new Map<string, string>();
-    for (const part of chunk(numbers, ID_CHUNK)) {
-      const found = await getDb(env.DB)
-        .select({ id: messagingSessions.id, phoneNumber: messagingSessions.phoneNumber })
-        .from(messagingSessions)
-        .where(and(eq(messagingSessions.accountId, accountId), eq(messagingSessions.network, "sandbox"), eq(messagingSessions.status, "WORKING"), inArray(messagingSessions.phoneNumber, part)))
-        .all();
-      for (const p of found) if (p.phoneNumber) peers.set(p.phoneNumber, p.id);
-    }
+    const peers = await workingSessionsByNumber(env, accountId, "sandbox", numbers);
     for (const row of rows) {
       const peer = peers.get(digitsOfChatId(row.chatId));
       if (!peer || row.status === "failed") continue;

@@ -3,22 +3,20 @@ import { sendAll } from "../../platform/batching.ts";
 import { log } from "../../platform/log.ts";
 
 /**
- * The sends queue (SEND_QUEUE) carries jobs of several kinds; each module registers the kinds it
- * handles. `bulk` (this module) hands message ids to the session's Durable Object; campaigns
- * register their own kind.
+ * The sends queue (SEND_QUEUE) carries jobs of several kinds: `bulk` (this module) hands message
+ * ids to the session's Durable Object; `campaign` (campaigns) claims a range of recipients. The
+ * entry point (src/queues.ts) wires a handler to every kind.
  */
+export const SEND_JOB_KINDS = ["bulk", "campaign"] as const;
+export type SendJobKind = (typeof SEND_JOB_KINDS)[number];
+
 export interface SendJob {
-  kind: string;
+  kind: SendJobKind;
   [key: string]: unknown;
 }
 
 export type SendJobHandler = (job: SendJob, env: Env) => Promise<void>;
-
-const handlers = new Map<string, SendJobHandler>();
-
-export function registerSendJob(kind: string, handler: SendJobHandler): void {
-  handlers.set(kind, handler);
-}
+export type SendJobHandlers = Readonly<Record<SendJobKind, SendJobHandler>>;
 
 /** Puts jobs on SEND_QUEUE. */
 export async function enqueueSendJobs(env: Env, jobs: SendJob[]): Promise<void> {
@@ -32,12 +30,20 @@ export interface BulkJob extends SendJob {
   messageIds: string[];
 }
 
-registerSendJob("bulk", async (job, env) => {
+export const runBulkJob: SendJobHandler = async (job, env) => {
   const { sessionId, messageIds } = job as BulkJob;
   await sessionStub(env, sessionId).enqueue(messageIds);
-});
+};
 
-export async function handleSendQueue(batch: MessageBatch<unknown>, env: Env): Promise<void> {
+/** The SEND_QUEUE consumer over the given handlers; throws at wiring time if a kind has none. */
+export function sendQueueConsumer(handlers: SendJobHandlers): (batch: MessageBatch<unknown>, env: Env) => Promise<void> {
+  const missing = SEND_JOB_KINDS.filter((kind) => typeof handlers[kind] !== "function");
+  if (missing.length) throw new Error(`SEND_QUEUE: no handler for job kind(s) ${missing.join(", ")}`);
+  const byKind = new Map<string, SendJobHandler>(Object.entries(handlers));
+  return (batch, env) => handleSendQueue(byKind, batch, env);
+}
+
+async function handleSendQueue(handlers: Map<string, SendJobHandler>, batch: MessageBatch<unknown>, env: Env): Promise<void> {
   for (const msg of batch.messages) {
     const job = msg.body as SendJob | null;
     const handler = job && typeof job.kind === "string" ? handlers.get(job.kind) : undefined;

@@ -1,8 +1,8 @@
 import type { SessionStatus } from "./schemas.ts";
 
 /**
- * What the Session DO tells the campaigns module, registered by it at load time so the
- * messaging core does not import campaigns. All optional: without campaigns the DO works as before.
+ * What the Session DO tells the campaigns module. The entry point wires the campaigns' implementation
+ * into the DO (src/index.ts), so the messaging core does not import campaigns.
  */
 export interface CampaignHooks {
   /** Campaign messages of this session reached a final state (sent or failed): check completion. */
@@ -16,14 +16,17 @@ export interface CampaignHooks {
   due(env: Env, campaignId: string): Promise<void>;
 }
 
-let hooks: CampaignHooks | null = null;
+let wired: CampaignHooks | null = null;
 
-export function setCampaignHooks(h: CampaignHooks): void {
-  hooks = h;
+/** Wires the campaigns' hooks into the Session DO: called once by the Worker's entry point (src/index.ts). */
+export function wireCampaignHooks(hooks: CampaignHooks): void {
+  wired = hooks;
 }
 
-export function campaignHooks(): CampaignHooks | null {
-  return hooks;
+/** The wired hooks; throws when the entry point did not wire them (a DO that cannot pause campaigns must not run). */
+export function campaignHooks(): CampaignHooks {
+  if (!wired) throw new Error("SessionDO: campaign hooks are not wired (src/index.ts calls wireCampaignHooks)");
+  return wired;
 }
 
 /** Per-campaign pacing of queued sends; omitted = the session's own rate. */

@@ -1,10 +1,7 @@
-import { and, eq, inArray } from "drizzle-orm";
 import { getDb } from "../../db/client.ts";
-import { messages } from "../../db/schema/index.ts";
 import { prepareEvents } from "../../events/emit.ts";
-import { chatIdOf } from "../chat-id.ts";
 import { toMessage, type MessageRow } from "../messages/mapper.ts";
-import { advanceStatus } from "../messages/store.ts";
+import { advanceStatus, insertMessage, insertStatement, messageById, outboundRow, pendingOfSession, setExternalId, type NewOutbound } from "../messages/store.ts";
 import type { FailureReason, NetworkDriver, NetworkSendResult } from "../networks/driver.ts";
 import { campaignHooks } from "./campaign-hooks.ts";
 import type { DueSend, Outbox } from "./outbox.ts";
@@ -40,34 +37,28 @@ export class Sender {
       const { env } = this.host;
       const cfg = this.host.config();
       const driver = this.host.driver();
-      const db = getDb(env.DB);
       const now = Date.now();
-      const base = {
-        ...{ id: draft.id, accountId: cfg.accountId, sessionId: cfg.sessionId, chatId: chatIdOf(draft.to), direction: "outbound" as const, type: draft.type },
-        ...{ text: draft.text ?? null, template: draft.template ? JSON.stringify(draft.template) : null, media: draft.media ? JSON.stringify(draft.media) : null },
-        ...{ replyTo: draft.replyTo ?? null, batchId: draft.batchId ?? null, campaignId: draft.campaignId ?? null, createdAt: now },
-      };
+      const base: NewOutbound = { ...draft, accountId: cfg.accountId, sessionId: cfg.sessionId, createdAt: now };
       if (driver.sendAtOnce) {
         // The network answers at once: one write with the final state.
         const result = driver.sendAtOnce(toOutbound(draft, ""));
-        const failure = result.ok ? null : result.error;
-        const row: MessageRow = { ...base, status: result.ok ? "sent" : "failed", errorCode: failure?.code ?? null, errorMessage: failure?.message ?? null, externalId: null, sentAt: result.ok ? now : null, deliveredAt: null, readAt: null };
+        const row = outboundRow(base, result.ok ? { status: "sent", sentAt: now } : { status: "failed", error: result.error });
         const message = toMessage(row);
         if (!result.ok) {
-          await db.insert(messages).values(row);
+          await insertMessage(env, row);
           return { ok: true, message };
         }
         // The hot path of the API: the record and its event in ONE batch (one D1 round trip,
         // atomic: never one without the other). The event is then durable, so putting it on the
         // queue need not hold the answer (the DO flushes events every 100 ms).
         const sent = prepareEvents(env, { type: "message.sent", accountId: cfg.accountId, sessionId: cfg.sessionId, data: message });
-        await db.batch([db.insert(messages).values(row), ...sent.statements]);
+        await getDb(env.DB).batch([insertStatement(env, row), ...sent.statements]);
         this.host.queueEvents(sent.events.map((e) => e.id));
         await driver.afterSent?.([row], now);
         return { ok: true, message };
       }
       // Networks over I/O: record first, so a crash after the network accepted still leaves a trace.
-      await db.insert(messages).values({ ...base, status: "pending" });
+      await insertMessage(env, outboundRow(base, { status: "pending" }));
       const result = await driver.send(await outboundWithMedia(env, draft));
       return { ok: true, message: toMessage(await this.applyResult(draft.id, result, now)) };
     });
@@ -80,11 +71,7 @@ export class Sender {
     const ids = due.map((r) => r.message_id);
     const now = Date.now();
     if (this.host.status() !== "WORKING") return this.holdOrFail(due, now);
-    const rows = await getDb(env.DB)
-      .select()
-      .from(messages)
-      .where(and(eq(messages.sessionId, cfg.sessionId), inArray(messages.id, ids), eq(messages.status, "pending")))
-      .all();
+    const rows = await pendingOfSession(env, cfg.sessionId, ids);
     const driver = this.host.driver();
     if (driver.sendAtOnce) {
       const ok: string[] = [];
@@ -130,7 +117,7 @@ export class Sender {
     const campaignIds = [...new Set(due.flatMap((r) => (r.campaign_id ? [r.campaign_id] : [])))];
     if (campaignIds.length) {
       this.host.outbox.hold(campaignIds);
-      await campaignHooks()?.interrupted(this.host.env, cfg.sessionId, status, `session_${status.toLowerCase()}`, campaignIds);
+      await campaignHooks().interrupted(this.host.env, cfg.sessionId, status, `session_${status.toLowerCase()}`, campaignIds);
     }
     const others = due.filter((r) => !r.campaign_id).map((r) => r.message_id);
     if (others.length) {
@@ -143,16 +130,15 @@ export class Sender {
   private async applyResult(id: string, result: NetworkSendResult, now: number): Promise<MessageRow> {
     const { env } = this.host;
     const cfg = this.host.config();
-    const db = getDb(env.DB);
     let changed: MessageRow[];
     if (result.ok) {
-      if (result.externalId) await db.update(messages).set({ externalId: result.externalId }).where(eq(messages.id, id));
+      if (result.externalId) await setExternalId(env, id, result.externalId);
       changed = await advanceStatus(env, cfg.accountId, cfg.sessionId, { ids: [id] }, "sent", now);
     } else {
       changed = await advanceStatus(env, cfg.accountId, cfg.sessionId, { ids: [id] }, "failed", now, result.error);
       if (result.sessionFailure && this.host.status() === "WORKING") await this.host.fail(result.sessionFailure);
     }
     // The row as updated; read it only when a receipt overtook the send (nothing changed here).
-    return changed[0] ?? (await db.select().from(messages).where(eq(messages.id, id)).get())!;
+    return changed[0] ?? (await messageById(env, id))!;
   }
 }

@@ -1,4 +1,4 @@
-import { and, desc, eq, lt } from "drizzle-orm";
+import { and, desc, eq, inArray, lt } from "drizzle-orm";
 import type { z } from "@hono/zod-openapi";
 import { getDb } from "../../db/client.ts";
 import { messagingSessions } from "../../db/schema/index.ts";
@@ -9,7 +9,12 @@ import { ACCEPTED_ADDRESS_FORMS, parseAddress } from "../chat-id.ts";
 import type { Message } from "../messages/schemas.ts";
 import { NETWORKS } from "../networks/index.ts";
 import { toSession, type SessionRow } from "./mapper.ts";
-import type { CreateSessionBody, Session } from "./schemas.ts";
+import type { CreateSessionBody, Network, Session } from "./schemas.ts";
+import { chunk } from "../../platform/batching.ts";
+import { itemsPerStatement } from "../../platform/d1.ts";
+
+/** Phone numbers per `IN (...)` list, with room for the statement's own parameters. */
+const NUMBERS_PER_QUERY = itemsPerStatement(1, 20);
 import type { SessionDO } from "./session-do.ts";
 
 /** The Durable Object of a session: one per session id. */
@@ -43,13 +48,42 @@ export async function ownedSessionStub(env: Env, accountId: string, sessionId: s
   return sessionStub(env, sessionId);
 }
 
-/** The session row of this account, or 404 (another account's id is the same as a missing one). */
-export async function loadSession(env: Env, accountId: string, sessionId: string): Promise<SessionRow> {
-  const row = await getDb(env.DB)
+/** The session row of this account, or undefined. */
+export async function findSession(env: Env, accountId: string, sessionId: string): Promise<SessionRow | undefined> {
+  return getDb(env.DB)
     .select()
     .from(messagingSessions)
     .where(and(eq(messagingSessions.accountId, accountId), eq(messagingSessions.id, sessionId)))
     .get();
+}
+
+/** Whether a session with this id exists on `network` (any account: for the network's own callbacks). */
+export async function isSessionOnNetwork(env: Env, sessionId: string, network: Network): Promise<boolean> {
+  const row = await getDb(env.DB)
+    .select({ id: messagingSessions.id })
+    .from(messagingSessions)
+    .where(and(eq(messagingSessions.id, sessionId), eq(messagingSessions.network, network)))
+    .get();
+  return row !== undefined;
+}
+
+/** This account's WORKING sessions on `network` among those with the given phone numbers: number -> session id. */
+export async function workingSessionsByNumber(env: Env, accountId: string, network: Network, numbers: string[]): Promise<Map<string, string>> {
+  const found = new Map<string, string>();
+  for (const part of chunk(numbers, NUMBERS_PER_QUERY)) {
+    const rows = await getDb(env.DB)
+      .select({ id: messagingSessions.id, phoneNumber: messagingSessions.phoneNumber })
+      .from(messagingSessions)
+      .where(and(eq(messagingSessions.accountId, accountId), eq(messagingSessions.network, network), eq(messagingSessions.status, "WORKING"), inArray(messagingSessions.phoneNumber, part)))
+      .all();
+    for (const r of rows) if (r.phoneNumber) found.set(r.phoneNumber, r.id);
+  }
+  return found;
+}
+
+/** The session row of this account, or 404 (another account's id is the same as a missing one). */
+export async function loadSession(env: Env, accountId: string, sessionId: string): Promise<SessionRow> {
+  const row = await findSession(env, accountId, sessionId);
   if (!row) throw errors.notFound("session");
   return row;
 }
@@ -109,12 +143,12 @@ export async function deleteSession(env: Env, accountId: string, id: string): Pr
   return toSession(await loadSession(env, accountId, id));
 }
 
-export async function simulateSandboxInbound(env: Env, accountId: string, id: string, from: string, text: string): Promise<Message> {
+export async function simulateSandboxInbound(env: Env, accountId: string, id: string, { from, text }: { from: string; text: string }): Promise<Message> {
   const digits = parseAddress(from);
   if (!digits) throw errors.invalidRequest(`from must be ${ACCEPTED_ADDRESS_FORMS}.`, [{ path: "from", message: "not a valid address" }]);
   // The session's DO checks network and state itself.
   const res = await (await ownedSessionStub(env, accountId, id)).simulateInbound(accountId, digits, text);
   if ("message" in res) return res.message as Message;
   if (res.code === "not_found") throw errors.notFound("sandbox session");
-  throw errors.conflict("session_not_working", `The session is ${res.status}; it must be WORKING to receive messages.`, { status: res.status });
+  throw errors.sessionNotWorking(id, res.status);
 }

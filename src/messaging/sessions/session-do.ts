@@ -27,6 +27,7 @@ const EVENT_FLUSH_MS = 100;
 /**
  * One per messaging session: the "phone". Owns the connection state machine and serialises sends
  * per chat; queued sends live in its Outbox, and what a network adds (receipts, webhooks) in its driver.
+ * src/index.ts wires it to campaigns (wireCampaignHooks).
  */
 export class SessionDO extends DurableObject<Env> {
   private config: SessionConfig | null = null;
@@ -137,10 +138,9 @@ export class SessionDO extends DurableObject<Env> {
     this.status = next;
     await this.ctx.storage.put("status", next);
     await writeSessionStatus(this.env, cfg.accountId, cfg.sessionId, previous, next, reason, extra);
-    const hooks = campaignHooks();
-    if (hooks && previous === "WORKING" && next !== "WORKING") {
+    if (previous === "WORKING" && next !== "WORKING") {
       // Campaign sends wait for the session instead of failing: their campaigns pause with a reason.
-      const paused = await hooks.interrupted(this.env, cfg.sessionId, next, reason).catch((err) => {
+      const paused = await campaignHooks().interrupted(this.env, cfg.sessionId, next, reason).catch((err) => {
         log.error("campaign pause on session down failed", { error: String(err) });
         return [] as string[];
       });
@@ -205,10 +205,9 @@ export class SessionDO extends DurableObject<Env> {
   }
 
   private async fireCampaignTimers(): Promise<void> {
-    const hooks = campaignHooks();
     for (const campaignId of this.outbox.dueTimers(Date.now())) {
       try {
-        await hooks?.due(this.env, campaignId);
+        await campaignHooks().due(this.env, campaignId);
         this.outbox.cancelTimer(campaignId);
       } catch (err) {
         // Kept: the next alarm (or the cron) tries again.
@@ -219,9 +218,8 @@ export class SessionDO extends DurableObject<Env> {
 
   private async reportProgress(campaignIds: Iterable<string | null>): Promise<void> {
     const ids = [...new Set([...campaignIds].filter((id): id is string => !!id))];
-    const hooks = campaignHooks();
-    if (!hooks || ids.length === 0) return;
-    await hooks.progressed(this.env, ids).catch((err) => log.error("campaign progress hook failed", { error: String(err) }));
+    if (ids.length === 0) return;
+    await campaignHooks().progressed(this.env, ids).catch((err) => log.error("campaign progress hook failed", { error: String(err) }));
   }
 
   /** Puts recorded events on the queue with the others of the next EVENT_FLUSH_MS (see there). */

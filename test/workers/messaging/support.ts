@@ -1,35 +1,12 @@
 import { inject } from "vitest";
 import type { DomainEvent } from "../../../src/events/types.ts";
-import { QUEUE_CONSUMERS } from "../../../src/queues.ts";
+import { seenEvents as seen } from "../event-tap.ts";
 import { api } from "../helpers.ts";
 
 declare module "vitest" {
   export interface ProvidedContext {
     graphUrl: string;
   }
-}
-
-/**
- * Test hook on the real events queue: wraps the events consumer so every event that went through
- * EVENTS_QUEUE is also recorded here (the consumer itself still runs). Queue messages carry the
- * event id; the event itself is read from its D1 record.
- */
-const seen: DomainEvent[] = [];
-const original = QUEUE_CONSUMERS["texmsg-events"]!;
-if (!(original as { __captured?: boolean }).__captured) {
-  const wrapped = async (batch: MessageBatch<never>, env: Env, ctx: ExecutionContext) => {
-    for (const m of batch.messages) {
-      const body = m.body as { kind?: string; id?: string };
-      if (body?.kind !== "event" || !body.id) continue;
-      const row = await env.DB.prepare("SELECT id, account_id, session_id, payload FROM events WHERE id = ?").bind(body.id).first<{ id: string; account_id: string; session_id: string | null; payload: string }>();
-      if (!row) continue;
-      const payload = JSON.parse(row.payload) as { type: DomainEvent["type"]; timestamp: string; data: Record<string, unknown> };
-      if (!seen.some((e) => e.id === row.id)) seen.push({ id: row.id, type: payload.type, accountId: row.account_id, sessionId: row.session_id, timestamp: payload.timestamp, data: payload.data });
-    }
-    await original(batch, env, ctx);
-  };
-  (wrapped as { __captured?: boolean }).__captured = true;
-  QUEUE_CONSUMERS["texmsg-events"] = wrapped;
 }
 
 export function eventsOf(accountId: string, type?: string): DomainEvent[] {

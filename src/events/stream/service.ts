@@ -1,10 +1,8 @@
 import type { MiddlewareHandler } from "hono";
 import { errors } from "../../platform/errors.ts";
-import { createRouter } from "../../platform/openapi.ts";
 import type { AppEnv } from "../../platform/types.ts";
 import { MAX_STREAMS_PER_ACCOUNT } from "../config.ts";
 import { EVENT_TYPES } from "../types.ts";
-import * as routes from "./routes.ts";
 import { STREAM_HEADER, type StreamOpen } from "./stream-do.ts";
 import { createTicket, redeemTicket } from "./tickets.ts";
 
@@ -36,18 +34,15 @@ function parseTypes(raw: string | undefined): string[] | null {
   return types;
 }
 
-/** /api/events/stream: tickets and the WebSocket itself (held by the account's EventStreamDO). */
-export const streamRoutes = createRouter()
-  .openapi(routes.createTicketRoute, async (c) => c.json(await createTicket(c.env, c.get("auth")), 201))
-  .openapi(routes.streamRoute, async (c) => {
-    const q = c.req.valid("query");
-    if (c.req.header("Upgrade")?.toLowerCase() !== "websocket") throw errors.invalidRequest("Open this URL as a WebSocket (`Upgrade: websocket`).");
-    const { accountId, keyId } = c.get("auth");
-    const open: StreamOpen = { accountId, keyId, types: parseTypes(q.types), sessionId: q.sessionId ?? null, after: q.after ?? null };
-    const stub = c.env.EVENT_STREAMS.get(c.env.EVENT_STREAMS.idFromName(accountId));
-    const res = await stub.fetch("https://event-stream/", { headers: { Upgrade: "websocket", [STREAM_HEADER]: JSON.stringify(open) } });
-    if (res.status === 429) throw errors.tooManyStreams(MAX_STREAMS_PER_ACCOUNT);
-    if (res.status !== 101 || !res.webSocket) throw errors.internal();
-    // A fresh response: the rate-limit and request-id middleware add their headers to it.
-    return new Response(null, { status: 101, webSocket: res.webSocket }) as never;
-  });
+/** Opens the account's live event WebSocket, held by its EventStreamDO: answers the 101 with the socket. */
+export async function openStream(env: Env, auth: { accountId: string; keyId: string }, upgrade: string | undefined, q: { types?: string; sessionId?: string; after?: string }): Promise<Response> {
+  if (upgrade?.toLowerCase() !== "websocket") throw errors.invalidRequest("Open this URL as a WebSocket (`Upgrade: websocket`).");
+  const { accountId, keyId } = auth;
+  const open: StreamOpen = { accountId, keyId, types: parseTypes(q.types), sessionId: q.sessionId ?? null, after: q.after ?? null };
+  const stub = env.EVENT_STREAMS.get(env.EVENT_STREAMS.idFromName(accountId));
+  const res = await stub.fetch("https://event-stream/", { headers: { Upgrade: "websocket", [STREAM_HEADER]: JSON.stringify(open) } });
+  if (res.status === 429) throw errors.tooManyStreams(MAX_STREAMS_PER_ACCOUNT);
+  if (res.status !== 101 || !res.webSocket) throw errors.internal();
+  // A fresh response: the rate-limit and request-id middleware add their headers to it.
+  return new Response(null, { status: 101, webSocket: res.webSocket });
+}

@@ -1,28 +1,18 @@
 import { and, desc, eq, lt, sql } from "drizzle-orm";
-import type { Db } from "../db/client.ts";
-import { apiKeys } from "../db/schema/index.ts";
-import { generateApiKey, hashApiKey } from "./api-keys.ts";
-import { errors } from "./errors.ts";
-import { newId } from "./ids.ts";
-import type { AuthContext } from "./types.ts";
+import { getDb } from "../../db/client.ts";
+import { apiKeys } from "../../db/schema/index.ts";
+import { generateApiKey, hashApiKey } from "../api-keys.ts";
+import { errors } from "../errors.ts";
+import { newId } from "../ids.ts";
+import { decodeCursor, IdCursor, toPage, type Page } from "../pagination.ts";
+import { keyLimitFor } from "../plans.ts";
+import type { AuthContext } from "../types.ts";
+import { toAccountView, toKeyView } from "./mapper.ts";
+import type { AccountView, KeyView } from "./schemas.ts";
 
-export interface KeyView {
-  id: string;
-  name: string;
-  prefix: string;
-  createdAt: string;
-  revokedAt: string | null;
-}
-
-const iso = (ms: number | null) => (ms === null ? null : new Date(ms).toISOString());
-
-export function toKeyView(row: typeof apiKeys.$inferSelect): KeyView {
-  return { id: row.id, name: row.name, prefix: row.prefix, createdAt: iso(row.createdAt)!, revokedAt: iso(row.revokedAt) };
-}
-
-/** The caller's account, from the (briefly cached) key lookup: no extra query per request. */
-export function accountView(auth: AuthContext) {
-  return { id: auth.accountId, name: auth.accountName, plan: auth.plan, rateLimitPerMinute: auth.limitPerMinute, createdAt: iso(auth.accountCreatedAt)! };
+/** The caller's account (no query: the key lookup carries it). */
+export function getAccount(auth: AuthContext): AccountView {
+  return toAccountView(auth);
 }
 
 /**
@@ -30,7 +20,10 @@ export function accountView(auth: AuthContext) {
  * `key_limit_reached`). Count and insert are one statement, so concurrent creates cannot pass the
  * cap together. The secret is returned here and never again (only its hash is stored).
  */
-export async function createKey(db: Db, accountId: string, name: string, maxActive: number): Promise<KeyView & { key: string }> {
+export async function createKey(env: Env, auth: AuthContext, name: string): Promise<KeyView & { key: string }> {
+  const { accountId } = auth;
+  const maxActive = keyLimitFor(auth.plan, env);
+  const db = getDb(env.DB);
   const { key, prefix } = generateApiKey();
   const row = { id: newId("key"), accountId, name, prefix, hash: await hashApiKey(key), createdAt: Date.now(), revokedAt: null };
   const result = await db.run(sql`
@@ -43,12 +36,16 @@ export async function createKey(db: Db, accountId: string, name: string, maxActi
   return { ...toKeyView(row), key };
 }
 
-export async function listKeys(db: Db, accountId: string, limit: number, before?: string) {
+export async function listKeys(env: Env, accountId: string, q: { limit: number; cursor?: string }): Promise<Page<KeyView>> {
+  const before = decodeCursor(q.cursor, IdCursor)?.id;
   const where = before ? and(eq(apiKeys.accountId, accountId), lt(apiKeys.id, before)) : eq(apiKeys.accountId, accountId);
-  return db.select().from(apiKeys).where(where).orderBy(desc(apiKeys.id)).limit(limit + 1).all();
+  const rows = await getDb(env.DB).select().from(apiKeys).where(where).orderBy(desc(apiKeys.id)).limit(q.limit + 1).all();
+  const page = toPage(rows, q.limit, (r) => ({ id: r.id }));
+  return { data: page.data.map(toKeyView), nextCursor: page.nextCursor };
 }
 
-export async function revokeKey(db: Db, accountId: string, keyId: string): Promise<KeyView> {
+export async function revokeKey(env: Env, accountId: string, keyId: string): Promise<KeyView> {
+  const db = getDb(env.DB);
   const row = await db.select().from(apiKeys).where(and(eq(apiKeys.accountId, accountId), eq(apiKeys.id, keyId))).get();
   if (!row) throw errors.notFound("API key");
   if (row.revokedAt !== null) return toKeyView(row);

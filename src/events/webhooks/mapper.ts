@@ -1,0 +1,39 @@
+import type { webhookAttempts, webhookDeliveries, webhooks } from "../../db/schema/index.ts";
+import { iso } from "../../platform/time.ts";
+import type { DeliveryView, WebhookView } from "./schemas.ts";
+
+export type WebhookRow = typeof webhooks.$inferSelect;
+export type DeliveryRow = typeof webhookDeliveries.$inferSelect;
+export type AttemptRow = typeof webhookAttempts.$inferSelect;
+
+export function toWebhookView(row: WebhookRow, now = Date.now()): WebhookView {
+  return {
+    id: row.id,
+    url: row.url,
+    events: row.events as WebhookView["events"],
+    description: row.description,
+    sessionId: row.sessionId,
+    enabled: row.enabled,
+    disabledReason: row.disabledReason,
+    previousSecretExpiresAt: row.previousSecret && (row.previousSecretExpiresAt ?? 0) > now ? iso(row.previousSecretExpiresAt) : null,
+    createdAt: iso(row.createdAt)!,
+    updatedAt: iso(row.updatedAt)!,
+  };
+}
+
+export function toDeliveryView(row: DeliveryRow, attempts: AttemptRow[]): DeliveryView {
+  return {
+    id: row.id,
+    webhookId: row.webhookId,
+    eventId: row.eventId,
+    eventType: row.eventType,
+    status: row.status,
+    attemptCount: row.attempts,
+    nextAttemptAt: iso(row.nextAttemptAt),
+    lastStatusCode: row.lastStatusCode,
+    lastError: row.lastError,
+    attempts: attempts.map((a) => ({ attempt: a.attempt, statusCode: a.statusCode, durationMs: a.durationMs, error: a.error, responseBody: a.responseBody, nextAttemptAt: iso(a.nextAttemptAt), createdAt: iso(a.createdAt)! })),
+    createdAt: iso(row.createdAt)!,
+    updatedAt: iso(row.updatedAt)!,
+  };
+}

@@ -1,0 +1,37 @@
+import type { contacts } from "../../db/schema/index.ts";
+import { iso } from "../../platform/time.ts";
+import { chatIdOf } from "../chat-id.ts";
+import type { Contact } from "./schemas.ts";
+
+export type ContactRow = typeof contacts.$inferSelect;
+
+export function toContact(row: ContactRow): Contact {
+  const digits = row.phone.slice(1);
+  return {
+    id: row.id,
+    phone: row.phone,
+    chatId: chatIdOf(digits),
+    name: row.name,
+    email: row.email,
+    tags: JSON.parse(row.tags) as string[],
+    attributes: JSON.parse(row.attributes) as Record<string, unknown>,
+    optedOut: row.optedOut,
+    createdAt: iso(row.createdAt),
+    updatedAt: iso(row.updatedAt),
+  };
+}
+
+/** A new contact's row from its fields (tags deduplicated). */
+export function newContactRow(
+  id: string,
+  accountId: string,
+  phone: string,
+  c: { name?: string; email?: string; tags?: string[]; attributes?: Record<string, unknown>; optedOut?: boolean },
+  now: number,
+): ContactRow {
+  return {
+    ...{ id, accountId, phone, name: c.name ?? null, email: c.email ?? null },
+    ...{ tags: JSON.stringify([...new Set(c.tags ?? [])]), attributes: JSON.stringify(c.attributes ?? {}), optedOut: c.optedOut ?? false },
+    ...{ createdAt: now, updatedAt: now },
+  };
+}
