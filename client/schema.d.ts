@@ -378,7 +378,7 @@ export interface paths {
         put?: never;
         /**
          * Compile LaTeX to PDF and answer the PDF
-         * @description Answers the PDF bytes. A repeat of the same request (same engine, source, files, `mainPath` and `draft`) within the cache lifetime is served from the account's result cache (`X-Cache: HIT`, `X-Compile-Duration-Ms: 0`) without compiling. A LaTeX failure is 422 `compile_error` with `line`, `file`, `errors` and the tail of the `log`; `compile_timeout` when `timeoutMs` ran out. 503 `compiler_busy`/`service_unavailable` with `Retry-After` when no compiler is free. The compiler keeps the account's recently compiled preambles (everything before `\begin{document}` and the files it reads) precompiled: the next compile of a document with the same preamble skips it (`X-Compile-Preamble: hit`); the PDF is the same either way. Accepts `Idempotency-Key`. Limits: request body 10 MiB; `source` 2 MiB; 100 files; source and files 7 MiB decoded in all (over any of these: 413 `payload_too_large` naming the limit); `timeoutMs` 1000-60000 (default 30000); PDF 20 MiB (over: 422 `output_too_large`).
+         * @description Answers the PDF bytes. A repeat of the same request (same engine, source, files, `mainPath`, `draft` and `shellEscape`) within the cache lifetime is served from the account's result cache (`X-Cache: HIT`, `X-Compile-Duration-Ms: 0`) without compiling. A LaTeX failure is 422 `compile_error` with `line`, `file`, `errors` and the tail of the `log`; `compile_timeout` when `timeoutMs` ran out. 503 `compiler_busy`/`service_unavailable` with `Retry-After` when no compiler is free. The compiler keeps the account's recently compiled preambles (everything before `\begin{document}` and the files it reads) precompiled: the next compile of a document with the same preamble skips it (`X-Compile-Preamble: hit`); the PDF is the same either way. Accepts `Idempotency-Key`. Limits: request body 10 MiB; `source` 2 MiB; 100 files; source and files 7 MiB decoded in all (over any of these: 413 `payload_too_large` naming the limit); `timeoutMs` 1000-60000 (default 30000); PDF 20 MiB (over: 422 `output_too_large`).
          */
         post: {
             parameters: {
@@ -4542,6 +4542,8 @@ export interface components {
             mainPath?: string;
             /** @description Fast draft compile: images are drawn as boxes with their file names and never read (the `draft` option of graphicx/graphics). Default false. */
             draft?: boolean;
+            /** @description Lets the document run programs (`\write18`, minted's `pygmentize`, gnuplot, `epstopdf`), inside the compile sandbox: no network, only the project's folder, the same time and size limits. Default false: no program runs. */
+            shellEscape?: boolean;
             /**
              * @description Compile time limit for all passes (default 30000).
              * @example 30000
@@ -4633,6 +4635,8 @@ export interface components {
             mainPath?: string;
             /** @description Fast draft compile: images are drawn as boxes with their file names and never read (the `draft` option of graphicx/graphics). Default false. */
             draft?: boolean;
+            /** @description Lets the document run programs (`\write18`, minted's `pygmentize`, gnuplot, `epstopdf`), inside the compile sandbox: no network, only the project's folder, the same time and size limits. Default false: no program runs. */
+            shellEscape?: boolean;
             /**
              * @description Compile time limit for all passes (default 30000).
              * @example 30000

@@ -85,7 +85,17 @@ console.log("TeX: installed");
  * cache dir starts empty) never regenerate them. Needs root; skipped otherwise.
  */
 function warmCaches(): void {
-  if (!isRoot) return;
+  // metrics of the T2A Cyrillic fonts (pdflatex with \usepackage[T2A]{fontenc}): made once with METAFONT
+  const t2a = ok("kpsewhich", ["-must-exist", "larm1000.tfm"]);
+  if (!isRoot) {
+    if (!t2a) console.error("TeX: the T2A Cyrillic font metrics are missing (pdflatex documents in T2A fail). Make them with:\n\n  sudo sh container/lh-tfm.sh\n");
+    return;
+  }
+  if (!t2a) {
+    console.log("TeX: making the T2A Cyrillic font metrics (once, a minute or two)...");
+    const r = spawnSync("sh", [path.join(ROOT, "container", "lh-tfm.sh")], { stdio: "inherit" });
+    if (r.status !== 0) console.error("TeX: container/lh-tfm.sh failed (pdflatex documents in T2A encoding will fail)");
+  }
   // TeX Live's OpenType fonts visible to fontconfig (xelatex looks fonts up by name)
   const fcConf = path.join(ROOT, "container", "fontconfig", "09-texlive-fonts.conf");
   const fcTarget = "/etc/fonts/conf.d/09-texlive-fonts.conf";

@@ -22,6 +22,10 @@ export interface Limits {
   maxPdfBytes: number; // PDF returned
   logTailBytes: number; // log tail in a 422
   maxPasses: number; // LaTeX passes
+  /** Requests may turn shell escape on (COMPILE_SHELL_ESCAPE, default on; never without the sandbox). */
+  shellEscape: boolean;
+  /** RLIMIT_NPROC of a shell-escape job's processes (counts every process of the engine uid). */
+  shellEscapeProcesses: number;
 }
 
 /** Precompiled preambles (preamble.ts). */
@@ -82,6 +86,8 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env, overrides: Part
   const uidRaw = env.ENGINE_UID ?? (isRoot ? "65534" : "");
   const sandboxRaw = (env.COMPILE_SANDBOX ?? "on").trim().toLowerCase();
   if (!["on", "off", ""].includes(sandboxRaw)) throw new Error(`env COMPILE_SANDBOX=${env.COMPILE_SANDBOX}: expected "on" or "off"`);
+  const shellRaw = (env.COMPILE_SHELL_ESCAPE ?? "on").trim().toLowerCase();
+  if (!["on", "off", ""].includes(shellRaw)) throw new Error(`env COMPILE_SHELL_ESCAPE=${env.COMPILE_SHELL_ESCAPE}: expected "on" or "off"`);
   const limits: Limits = {
     maxRequestBytes: int(env, "MAX_REQUEST_BYTES", 32 * 1024 * 1024, 1024),
     maxFiles: int(env, "MAX_FILES", 200, 0),
@@ -98,6 +104,9 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env, overrides: Part
     maxPdfBytes: int(env, "MAX_PDF_BYTES", 50 * 1024 * 1024, 1024),
     logTailBytes: int(env, "LOG_TAIL_BYTES", 16 * 1024, 256),
     maxPasses: int(env, "MAX_PASSES", 5, 1),
+    // programs a document runs are contained by the sandbox only: without it, never (see below)
+    shellEscape: shellRaw !== "off",
+    shellEscapeProcesses: int(env, "SHELL_ESCAPE_PROCESSES", 1000, 16),
   };
   const cfg: Config = {
     port: int(env, "PORT", 8080, 0),
@@ -130,11 +139,13 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env, overrides: Part
     },
     logRequests: env.LOG_REQUESTS === "1",
   };
-  return {
+  const out: Config = {
     ...cfg,
     ...overrides,
     poolSize: { ...cfg.poolSize, ...(overrides.poolSize ?? {}) },
     limits: { ...cfg.limits, ...(overrides.limits ?? {}) },
     preamble: { ...cfg.preamble, ...(overrides.preamble ?? {}) },
   };
+  if (!out.sandbox) out.limits.shellEscape = false;
+  return out;
 }

@@ -27,10 +27,13 @@ if (!/^[A-Za-z0-9_./-]+$/.test(LUA_SANDBOX)) {
  * the terminal in batch/nonstop mode; user input is only ever read in batchmode.
  * For lualatex the Lua sandbox is installed before anything of the user runs.
  */
-export function bootstrapLine(engine: Engine, jobDir: string, luaSandbox = LUA_SANDBOX): string {
+export function bootstrapLine(engine: Engine, jobDir: string, luaSandbox = LUA_SANDBOX, shellEscape = false): string {
+  // with shell escape (only ever in the bubblewrap sandbox) the Lua sandbox keeps os.execute/io.popen:
+  // LuaTeX runs \write18 through them
+  const shell = shellEscape ? " TEXPOOL_SHELL=true" : "";
   const lua =
     engine === "lualatex"
-      ? `\\directlua{TEXPOOL_JOBDIR="${jobDir}" dofile("${luaSandbox}")}`
+      ? `\\directlua{TEXPOOL_JOBDIR="${jobDir}"${shell} dofile("${luaSandbox}")}`
       : "";
   // pdfTeX reads its font map (4.5 MB with the full font set, ~100 ms) at the first page unless
   // told earlier: a warm engine reads it while it waits, so jobs do not pay for it.
@@ -73,26 +76,35 @@ export function goLine(o: GoOptions): string {
  * The engine's command line. `jobDir` is the host directory; in the sandbox the
  * engine sees it (and the Lua sandbox) at fixed paths.
  */
-export function engineArgs(engine: Engine, jobDir: string, sandboxed = false, luaSandbox = LUA_SANDBOX, fmt?: string): string[] {
+export function engineArgs(engine: Engine, jobDir: string, sandboxed = false, luaSandbox = LUA_SANDBOX, fmt?: string, shellEscape = false): string[] {
+  if (shellEscape && !sandboxed) throw new Error("shell escape runs only in the sandbox");
   const args = [
     ...(fmt ? [`-fmt=${fmt}`] : []),
     `-jobname=${MAIN_BASENAME}`,
     "-interaction=scrollmode",
     "-halt-on-error",
     "-file-line-error",
-    "-no-shell-escape",
+    // otherwise restricted shell escape: only the programs of RESTRICTED_COMMANDS (engineEnv)
+    shellEscape ? "-shell-escape" : "-shell-restricted",
   ];
   if (engine === "lualatex") args.push("--nosocket");
-  args.push(sandboxed ? bootstrapLine(engine, SANDBOX_JOB_DIR, SANDBOX_LUA) : bootstrapLine(engine, jobDir, luaSandbox));
+  args.push(sandboxed ? bootstrapLine(engine, SANDBOX_JOB_DIR, SANDBOX_LUA, shellEscape) : bootstrapLine(engine, jobDir, luaSandbox));
   return args;
 }
+
+/**
+ * What a document may run without shellEscape (TeX Live's restricted shell escape, with a
+ * shorter list than its default): repstopdf, so EPS figures work in pdflatex as with a
+ * bare TeX Live. It runs in the job's sandbox like everything else.
+ */
+export const RESTRICTED_COMMANDS = "repstopdf";
 
 /**
  * The complete environment of an engine or bib process: nothing inherited. When the
  * process works in a subfolder (`subdir`, the main file's folder), files are also
  * looked up from the project root, as the main file's folder comes first.
  */
-export function engineEnv(jobDir: string, subdir = ""): Record<string, string> {
+export function engineEnv(jobDir: string, subdir = "", shellEscape = false): Record<string, string> {
   const root: Record<string, string> = subdir
     ? { TEXINPUTS: `.:${jobDir}:`, BIBINPUTS: `.:${jobDir}:`, BSTINPUTS: `.:${jobDir}:` }
     : {};
@@ -105,10 +117,12 @@ export function engineEnv(jobDir: string, subdir = ""): Record<string, string> {
     TMPDIR: jobDir,
     TEXMFOUTPUT: jobDir,
     TEXMFVAR: path.join(jobDir, ".texmf-var"),
-    openin_any: "p",
+    // with shell escape a program reads what the sandbox shows anyway; packages probe absolute
+    // paths (ifplatform, which minted uses, tells Unix by \IfFileExists{/dev/null})
+    openin_any: shellEscape ? "a" : "p",
     openout_any: "p",
-    shell_escape: "f",
-    shell_escape_commands: "",
+    shell_escape: shellEscape ? "t" : "p",
+    shell_escape_commands: RESTRICTED_COMMANDS,
     parse_first_line: "f",
     MKTEXTEX: "0",
     MKTEXTFM: "0",
@@ -138,6 +152,9 @@ export interface SpawnOptions {
   gid?: number;
   /** Host path of the Lua sandbox (lualatex); default: the shipped one. */
   luaSandbox?: string;
+  /** Shell escape on (sandbox only): the environment allows it, and RLIMIT_NPROC caps the programs it starts. */
+  shellEscape?: boolean | undefined;
+  maxProcesses?: number | undefined;
 }
 
 /**
@@ -149,12 +166,17 @@ export interface SpawnOptions {
  * `uid`/`gid` are set before bwrap runs, so bwrap itself never has root privileges.
  */
 export function spawnLimited(cmd: string, args: string[], o: SpawnOptions): ChildProcess {
-  const limits = [`--cpu=${o.cpuSeconds}`, `--as=${o.memoryBytes}`, `--fsize=${o.fileBytes}`, "--core=0", "--"];
+  const limits = [`--cpu=${o.cpuSeconds}`, `--as=${o.memoryBytes}`, `--fsize=${o.fileBytes}`, "--core=0"];
+  if (o.shellEscape) {
+    if (!o.sandbox) throw new Error("shell escape runs only in the sandbox");
+    limits.push(`--nproc=${o.maxProcesses ?? 1000}`);
+  }
+  limits.push("--");
   let argv: string[];
   let env: Record<string, string>;
   const sub = o.subdir ?? "";
   if (o.sandbox) {
-    const inner = engineEnv(SANDBOX_JOB_DIR, sub);
+    const inner = engineEnv(SANDBOX_JOB_DIR, sub, o.shellEscape === true);
     const bw = bwrapArgs({
       hostDir: o.cwd,
       env: inner,
@@ -189,6 +211,7 @@ export function spawnOptions(cfg: Config, cwd: string): SpawnOptions {
     uid: cfg.engineUid,
     gid: cfg.engineGid,
     luaSandbox: runtimeLuaPath(cfg.jobRoot), // the copy engines can read (stageRuntimeFiles)
+    maxProcesses: cfg.limits.shellEscapeProcesses,
   };
 }
 

@@ -249,6 +249,9 @@ export async function runJob(req: CompileRequest, pools: Pools, cfg: Config, sig
   const pool = pools.get(req.engine);
   if (!pool) throw new Error(`engine ${req.engine} not enabled`);
   const { sub } = mainParts(req.mainPath);
+  // the warm pool's engines have shell escape off (it is a command-line choice): a shell-escape
+  // job starts its own, and skips precompiled preambles (their processes have it off too)
+  if (req.shellEscape) return runPasses(req, dedicatedSource(cfg, req.engine, { subdir: sub || undefined, shellEscape: true }), cfg, started, deadline, false, signal);
   const normal = () => (sub ? dedicatedSource(cfg, req.engine, { subdir: sub }) : poolSource(pool));
   const use = preambles?.lookup(req);
   if (use) {
@@ -343,25 +346,31 @@ async function runPasses(req: CompileRequest, source: ProcessSource, cfg: Config
         if (parsed.missingEnd && first.file === "main.tex") first.file = mainFile;
         // file names in the log are relative to the main file's folder: name them from the project root
         if (sub) for (const e of errors) if (e.file !== undefined && !e.file.startsWith("/")) e.file = path.posix.normalize(path.posix.join(sub, e.file));
-        return fail("compile_error", first.message, errors, { line: first.line, file: first.file });
+        const message = req.shellEscape ? first.message : shellEscapeHint(first.message);
+        return fail("compile_error", message, errors, { line: first.line, file: first.file });
       }
       let after = await snapshot(dir);
 
       // bibtex/biber (only when the request brought a .bib), makeindex for indexes,
       // glossaries and nomenclature: each only when its input changed
-      const plan = await planTools(cwd, lastLog, toolsDone, hasBib);
-      if (!plan.ok) return fail("compile_error", plan.message, [{ message: plan.message, file: plan.file }], { file: plan.file });
-      for (const t of plan.runs) {
-        const [cmd, args] = toolCommand(t);
-        const r = await runTool(cmd, args, dir, deadline, cfg, signal, sub);
-        if (r.ending !== "exit") return limitFail(r.ending, t.tool);
-        // bibtex: 1 means warnings only
-        if (r.code !== 0 && !(t.tool === "bibtex" && r.code === 1)) return toolFail(t.tool, (t.logFile ? await readLog(cwd, t.logFile) : "") || r.output);
-        toolsDone.set(t.id, t.key);
-        if (t.tool !== "makeindex") bibTool = t.tool;
-        toolsRun.add(t.tool);
+      let toolRan = false;
+      for (let round = 0; round < 2; round++) {
+        const plan = await planTools(cwd, lastLog, toolsDone, hasBib, dir);
+        if (!plan.ok) return fail("compile_error", plan.message, [{ message: plan.message, file: plan.file }], { file: plan.file });
+        for (const t of plan.runs) {
+          const [cmd, args] = toolCommand(t);
+          const r = await runTool(cmd, args, dir, deadline, cfg, signal, sub);
+          if (r.ending !== "exit") return limitFail(r.ending, t.tool);
+          // bibtex: 1 means warnings only
+          if (r.code !== 0 && !(t.tool === "bibtex" && r.code === 1)) return toolFail(t.tool, (t.logFile ? await readLog(cwd, t.logFile) : "") || r.output);
+          toolsDone.set(t.id, t.key);
+          if (t.tool === "bibtex" || t.tool === "biber") bibTool = t.tool;
+          toolsRun.add(t.tool);
+        }
+        toolRan ||= plan.runs.length > 0;
+        // splitindex wrote the raw indexes of splitidx: make them now rather than after another pass
+        if (!plan.runs.some((t) => t.tool === "splitindex")) break;
       }
-      const toolRan = plan.runs.length > 0;
       if (toolRan) after = await snapshot(dir);
 
       const again = toolRan || needsRerun(before, after, lastLog);
@@ -409,6 +418,15 @@ async function runTool(cmd: string, args: string[], dir: string, deadline: numbe
   child.stderr!.on("data", take);
   const r = await runToExit(child, exitedOf(child), dir, deadline, cfg, signal);
   return { ...r, output };
+}
+
+/**
+ * Packages that need to run a program say so ("You must invoke LaTeX with the -shell-escape
+ * flag", minted) or fail on its missing output (an EPS figure epstopdf did not convert).
+ */
+export function shellEscapeHint(message: string): string {
+  const needs = message.includes("-shell-escape") || message.includes("shell escape") || message.includes("-eps-converted-to.pdf");
+  return needs ? `${message} The document runs a program: set "shellEscape": true in the request to allow it (in the sandbox).` : message;
 }
 
 /** Fallback page count straight from the PDF (the log normally has it). */

@@ -119,6 +119,9 @@ function packageContinuation(l: string): string | undefined {
 /** Joins a message split by TeX's own message wrapping (continuation lines of packages). */
 function continuation(lines: string[], i: number, first: string): string {
   let msg = first;
+  // "FancyVerb Error:" and other \PackageError-less messages put their text on the next, indented line
+  const next = lines[i + 1] ?? "";
+  if (first.endsWith("Error:") && next.startsWith("  ") && next.trim() !== "") return clip(`${first} ${next.trim()}`);
   for (let j = i + 1; j < lines.length && j < i + 8; j++) {
     const c = packageContinuation(lines[j] ?? "");
     if (c === undefined) break;
@@ -200,6 +203,28 @@ function bitmapFontHint(e: LogError): void {
   );
 }
 
+const NO_METRIC = " not loadable: Metric (TFM) file not found";
+
+/**
+ * "Font LHE/cmr/m/n/10=jerus10 at 10.0pt not loadable: Metric (TFM) file not found.":
+ * the font has no metric file here (METAFONT sources only, whose metrics are not
+ * generated in jobs, or not installed at all). Name it and say what works instead.
+ */
+function missingMetricHint(e: LogError): void {
+  const m = e.message;
+  const at = m.indexOf(NO_METRIC);
+  if (!m.startsWith("Font ") || at < 0) return;
+  const head = m.slice("Font ".length, at); // "LHE/cmr/m/n/10=jerus10 at 10.0pt", or "\x=name" for plain \font
+  const eq = head.lastIndexOf("=");
+  const sp = head.indexOf(" ", eq + 1);
+  const font = head.slice(eq + 1, sp < 0 ? head.length : sp);
+  if (!font) return;
+  e.message = clip(
+    `Font ${font} is not available to the TeX engine here: it has no metric (TFM) file (it exists only as METAFONT sources, whose fonts are not generated here, or is not installed). ` +
+      `Use another font or font encoding, or compile with xelatex or lualatex and an OpenType font (fontspec, babel or polyglossia). (${m})`,
+  );
+}
+
 export function parseLog(fullLog: string, maxChars = PARSE_BYTES): ParsedLog {
   const log = tailLines(fullLog, maxChars);
   const lines = splitLines(log);
@@ -224,7 +249,9 @@ export function parseLog(fullLog: string, maxChars = PARSE_BYTES): ParsedLog {
       let message = continuation(lines, i, fl.text);
       if (runaway !== undefined) message = clip(`${runaway}: ${message}`);
       runaway = undefined;
-      addError({ message, file: fl.file, line: fl.line });
+      const e: LogError = { message, file: fl.file, line: fl.line };
+      missingMetricHint(e);
+      addError(e);
       continue;
     }
     if (l.startsWith("Runaway ") && l.endsWith("?")) {
@@ -247,6 +274,7 @@ export function parseLog(fullLog: string, maxChars = PARSE_BYTES): ParsedLog {
       const e: LogError = { message: continuation(lines, i, runaway !== undefined ? `${runaway}: ${text}` : text) };
       runaway = undefined;
       bitmapFontHint(e);
+      missingMetricHint(e);
       locate(lines, i + 1, e);
       addError(e);
       continue;

@@ -1,7 +1,9 @@
 // Deciding how many passes a document needs, and which tools run between them
 // (latexmk's rules): bibtex per .aux that asks for it, biber for the .bcf,
 // makeindex per .idx (with the style the document or the project's latexmkrc
-// names), glossaries' .glo/.acn (as makeglossaries runs them) and nomencl's .nlo.
+// names), xindy where imakeidx asks for it, splitindex for splitidx's single raw
+// index, glossaries' .glo/.acn (as makeglossaries runs them, with makeindex or
+// xindy) and nomencl's .nlo.
 // Each tool runs only when its input changed since it last ran.
 import { createHash } from "node:crypto";
 import { constants, promises as fs } from "node:fs";
@@ -61,10 +63,12 @@ export function needsRerun(before: Snapshot, after: Snapshot, log: string): bool
   return logAsksRerun(log) && changed(before, after, isAux);
 }
 
-export type Tool = "bibtex" | "biber" | "makeindex";
+export type Tool = "bibtex" | "biber" | "makeindex" | "xindy" | "splitindex";
 
 export interface ToolRun {
   tool: Tool;
+  /** The program when it is not the tool's name (texindy for xindy). */
+  program?: string;
   args: string[];
   /** What the run processes ("makeindex main.idx"); with `key`, decides whether it runs again. */
   id: string;
@@ -81,7 +85,7 @@ export interface ToolRun {
  * system's read-only files and the job's own.
  */
 export function toolCommand(t: ToolRun): [string, string[]] {
-  return t.tool === "makeindex" ? ["env", ["openin_any=r", "makeindex", ...t.args]] : [t.tool, t.args];
+  return t.tool === "makeindex" ? ["env", ["openin_any=r", "makeindex", ...t.args]] : [t.program ?? t.tool, t.args];
 }
 
 export type ToolPlan = { ok: true; runs: ToolRun[] } | { ok: false; message: string; file?: string };
@@ -144,28 +148,70 @@ export function makeindexOptions(words: string[]): string[] | undefined {
   return out;
 }
 
+/** A language, code page or markup name for xindy ("english", "utf8", "din5007-utf8"). */
+const XINDY_WORD = /^[A-Za-z0-9][A-Za-z0-9_-]{0,63}$/;
+const XINDY_FLAGS = new Set(["-g", "-l", "-r", "-q"]);
+const XINDY_MARKUP = new Set(["latex", "xelatex", "omega", "xindy"]);
+
+/**
+ * xindy/texindy options a document may choose (language, code page, style modules,
+ * input markup and the ordering flags); output and log paths are the server's.
+ * `undefined` when a value is not allowed.
+ */
+export function xindyOptions(words: string[]): string[] | undefined {
+  const out: string[] = [];
+  for (let k = 0; k < words.length; k++) {
+    const w = words[k] ?? "";
+    if (w === "-L" || w === "-C" || w === "-M" || w === "-I") {
+      const v = words[++k] ?? "";
+      const ok = w === "-M" ? safeName(v) : w === "-I" ? XINDY_MARKUP.has(v) : XINDY_WORD.test(v);
+      if (!ok) return undefined;
+      out.push(w, v);
+    } else if (XINDY_FLAGS.has(w)) out.push(w);
+  }
+  return out;
+}
+
 function words(s: string): string[] {
   return s.split(" ").filter((w) => w.length > 0);
 }
 
+const RUNSYSTEM = "runsystem(";
+const REFUSED = ")...disabled (restricted).";
+
+/** The program and options imakeidx asked for one index; options `undefined` when not allowed. */
+export interface IndexCommand {
+  program: "makeindex" | "texindy" | "xindy";
+  options: string[] | undefined;
+}
+
 /**
- * imakeidx, without shell escape, ends the log with the makeindex command it
- * wanted to run for each index: "`makeindex -s book.ist main.idx'". Returns
- * index file -> options.
+ * imakeidx, without shell escape, ends the log with the command it wanted to run
+ * for each index: "`makeindex -s book.ist main.idx'", "`texindy -L german main.idx'".
+ * Returns index file -> command.
  */
-export function imakeidxCommands(log: string): Map<string, string[] | undefined> {
-  const out = new Map<string, string[] | undefined>();
+export function imakeidxCommands(log: string): Map<string, IndexCommand> {
+  const out = new Map<string, IndexCommand>();
   const lines = splitLines(log);
   for (let i = 0; i < lines.length; i++) {
     const l = lines[i] ?? "";
-    if (!l.startsWith("(imakeidx)")) continue;
-    const a = l.indexOf("`makeindex ");
-    if (a < 0) continue;
-    const b = l.indexOf("'", a);
-    if (b < 0) continue;
-    const w = words(l.slice(a + 1, b));
+    let cmd: string | undefined;
+    if (l.startsWith("(imakeidx)")) {
+      const a = l.indexOf("`");
+      const b = a < 0 ? -1 : l.indexOf("'", a);
+      if (b >= 0) cmd = l.slice(a + 1, b);
+    } else if (l.startsWith(RUNSYSTEM) && l.endsWith(REFUSED)) {
+      // with restricted shell escape imakeidx tries the command itself; the engine logs its refusal
+      cmd = l.slice(RUNSYSTEM.length, -REFUSED.length);
+    }
+    if (cmd === undefined) continue;
+    const w = words(cmd);
+    const program = w[0];
     const idx = w[w.length - 1] ?? "";
-    if (out.size < MAX_RUNS && idx.endsWith(".idx")) out.set(idx, makeindexOptions(w.slice(1, -1)));
+    if (program !== "makeindex" && program !== "texindy" && program !== "xindy") continue;
+    if (out.size >= MAX_RUNS || !idx.endsWith(".idx") || w.length < 2) continue;
+    const opts = w.slice(1, -1);
+    out.set(idx, { program, options: program === "makeindex" ? makeindexOptions(opts) : xindyOptions(opts) });
   }
   return out;
 }
@@ -189,11 +235,21 @@ export function latexmkrcOptions(rc: string): string[] | undefined {
   return [];
 }
 
-/** What a glossaries .aux asks makeglossaries to do. */
-export function glossaryRuns(aux: string, base: string): { args: string[]; input: string; log: string }[] | { bad: string } {
+/** One run makeglossaries would make for a glossaries .aux. */
+export interface GlossaryRun {
+  tool: "makeindex" | "xindy";
+  args: string[];
+  input: string;
+  log: string;
+}
+
+/** What a glossaries .aux asks makeglossaries to do (makeindex, or xindy with the `xindy` option). */
+export function glossaryRuns(aux: string, base: string): GlossaryRun[] | { bad: string } {
   let ist: string | undefined;
   let letter = false;
-  const lists: { log: string; out: string; in: string }[] = [];
+  const lists: { type: string; log: string; out: string; in: string }[] = [];
+  const language = new Map<string, string>();
+  const codepage = new Map<string, string>();
   const arg = (l: string, cmd: string): string[] => {
     const out: string[] = [];
     let pos = cmd.length;
@@ -208,22 +264,45 @@ export function glossaryRuns(aux: string, base: string): { args: string[]; input
   for (const l of splitLines(aux)) {
     if (l.startsWith("\\@istfilename{")) ist = arg(l, "\\@istfilename")[0];
     else if (l.startsWith("\\@glsorder{")) letter = arg(l, "\\@glsorder")[0] === "letter";
-    else if (l.startsWith("\\@newglossary{") && lists.length < MAX_RUNS) {
-      const [, log, out, input] = arg(l, "\\@newglossary");
-      if (log && out && input) lists.push({ log, out, in: input });
+    else if (l.startsWith("\\@xdylanguage{") && language.size < MAX_RUNS) {
+      const [type, lang] = arg(l, "\\@xdylanguage");
+      if (type !== undefined && lang !== undefined) language.set(type, lang);
+    } else if (l.startsWith("\\@gls@codepage{") && codepage.size < MAX_RUNS) {
+      const [type, cp] = arg(l, "\\@gls@codepage");
+      if (type !== undefined && cp !== undefined) codepage.set(type, cp);
+    } else if (l.startsWith("\\@newglossary{") && lists.length < MAX_RUNS) {
+      const [type, log, out, input] = arg(l, "\\@newglossary");
+      if (type !== undefined && log && out && input) lists.push({ type, log, out, in: input });
     }
   }
   if (ist === undefined || lists.length === 0) return [];
-  if (ist.endsWith(".xdy")) return { bad: "glossaries with xindy (the xindy option) are not supported here; use the default makeindex" };
   if (!safeName(ist)) return { bad: `glossary style file name "${ist.slice(0, 100)}" is not allowed` };
-  const runs: { args: string[]; input: string; log: string }[] = [];
+  const xindy = ist.endsWith(".xdy");
+  const runs: GlossaryRun[] = [];
   for (const g of lists) {
     const names = [g.log, g.out, g.in].map((e) => `${base}.${e}`);
     if (!names.every(safeName)) return { bad: `glossary file extension not allowed: ${g.in.slice(0, 100)}` };
     const [log, out, input] = names as [string, string, string];
-    runs.push({ args: ["-s", ist, ...(letter ? ["-l"] : []), "-t", log, "-o", out, input], input, log });
+    if (!xindy) {
+      runs.push({ tool: "makeindex", args: ["-s", ist, ...(letter ? ["-l"] : []), "-t", log, "-o", out, input], input, log });
+      continue;
+    }
+    // as makeglossaries runs xindy: the glossary's language and code page, the style as a module
+    const lang = language.get(g.type);
+    const cp = codepage.get(g.type);
+    const opts = [...(lang ? ["-L", lang] : []), ...(cp ? ["-C", cp] : []), "-I", "xindy", "-M", ist.slice(0, -".xdy".length)];
+    if (!xindyOptions(opts)) return { bad: `glossary language or code page not allowed: ${`${lang ?? ""} ${cp ?? ""}`.slice(0, 100)}` };
+    runs.push({ tool: "xindy", args: [...opts, "-t", log, "-o", out, input], input, log });
   }
   return runs;
+}
+
+/**
+ * glossaries-extra's `record` option: the glossaries are made by bib2gls, a Java
+ * program this server does not have.
+ */
+export function needsBib2gls(aux: string): boolean {
+  return aux.includes("\\glsxtr@resource{");
 }
 
 /** The lines of an .aux that bibtex reads. */
@@ -243,9 +322,9 @@ function bibLines(aux: string): { lines: string[]; data: boolean; cites: boolean
 /**
  * The tool runs the job needs after a successful pass, given what ran before
  * (`done`: id -> key of the input it processed). Bibliography tools only when
- * `bib` (the request brought a .bib file).
+ * `bib` (the request brought a .bib file). `dir` is the main file's folder, `root` the project root.
  */
-export async function planTools(dir: string, log: string, done: Map<string, string>, bib: boolean): Promise<ToolPlan> {
+export async function planTools(dir: string, log: string, done: Map<string, string>, bib: boolean, root = dir): Promise<ToolPlan> {
   const runs: ToolRun[] = [];
   const add = (r: ToolRun) => {
     if (done.get(r.id) !== r.key && runs.length < MAX_RUNS) runs.push(r);
@@ -255,7 +334,7 @@ export async function planTools(dir: string, log: string, done: Map<string, stri
   if (bib) {
     const bcf = await readJobFile(dir, `${MAIN_BASENAME}.bcf`);
     if (bcf) {
-      const src = await biberSources(dir);
+      const src = await biberSources(dir, root);
       if (!src.ok) return { ok: false, message: `biber data source "${src.bad}" is not one of the request's files.`, file: `${MAIN_BASENAME}.bcf` };
       add({ tool: "biber", args: ["--noconf", "--nolog", MAIN_BASENAME], id: `biber ${MAIN_BASENAME}`, key: sha1(bcf) });
     } else {
@@ -284,8 +363,23 @@ export async function planTools(dir: string, log: string, done: Map<string, stri
     if (!n.endsWith(".idx") || !safeName(n)) continue;
     const data = await readJobFile(dir, n);
     if (!data) continue;
-    let opts = imakeidx.get(n);
-    if (!imakeidx.has(n)) {
+    const base = n.slice(0, -".idx".length);
+    if (isSplitIndex(data)) {
+      // splitidx's one raw index of several indexes: splitindex writes a main-NAME.idx per
+      // index (made in the plan's next round, see job.ts); makeindex still makes main.ind
+      // of the entries without a name, which \printindex reads
+      const args = ["-m", "", n];
+      add({ tool: "splitindex", args, id: `splitindex ${n}`, key: sha1(data, ...args) });
+    }
+    const cmd = imakeidx.get(n);
+    if (cmd && cmd.program !== "makeindex") {
+      if (cmd.options === undefined) return { ok: false, message: `The xindy options for ${n} are not allowed (language, code page, style modules of the project only).`, file: n };
+      const args = [...cmd.options, "-t", `${base}.ilg`, "-o", `${base}.ind`, n];
+      add({ tool: "xindy", program: cmd.program, args, id: `xindy ${n}`, key: sha1(data, ...args), logFile: `${base}.ilg` });
+      continue;
+    }
+    let opts = cmd?.options;
+    if (!cmd) {
       if (projectOptions === null) {
         const rc = await readJobFile(dir, "latexmkrc");
         projectOptions = rc ? latexmkrcOptions(rc.toString("utf8")) : [];
@@ -293,19 +387,26 @@ export async function planTools(dir: string, log: string, done: Map<string, stri
       opts = projectOptions;
     }
     if (opts === undefined) return { ok: false, message: `The makeindex style for ${n} is not a file name of the project.`, file: n };
-    const base = n.slice(0, -".idx".length);
     const args = [...opts, "-t", `${base}.ilg`, n];
     add({ tool: "makeindex", args, id: `makeindex ${n}`, key: sha1(data, ...args), logFile: `${base}.ilg` });
   }
 
   const mainAux = await readJobFile(dir, `${MAIN_BASENAME}.aux`);
   if (mainAux) {
-    const g = glossaryRuns(mainAux.toString("utf8"), MAIN_BASENAME);
+    const aux = mainAux.toString("utf8");
+    if (needsBib2gls(aux)) {
+      return {
+        ok: false,
+        message: "This document needs bib2gls (the record option of glossaries-extra), which is not available on this server. Use glossaries without record (makeindex or xindy make the lists).",
+        file: `${MAIN_BASENAME}.aux`,
+      };
+    }
+    const g = glossaryRuns(aux, MAIN_BASENAME);
     if ("bad" in g) return { ok: false, message: g.bad, file: `${MAIN_BASENAME}.aux` };
     for (const r of g) {
       const data = await readJobFile(dir, r.input);
       if (!data) continue;
-      add({ tool: "makeindex", args: r.args, id: `makeindex ${r.input}`, key: sha1(data, ...r.args), logFile: r.log });
+      add({ tool: r.tool, ...(r.tool === "xindy" ? { program: "xindy" } : {}), args: r.args, id: `${r.tool} ${r.input}`, key: sha1(data, ...r.args), logFile: r.log });
     }
   }
 
@@ -316,6 +417,11 @@ export async function planTools(dir: string, log: string, done: Map<string, stri
     add({ tool: "makeindex", args, id: `makeindex ${nlo}`, key: sha1(nloData, ...args), logFile: `${MAIN_BASENAME}.nlg` });
   }
   return { ok: true, runs };
+}
+
+/** splitidx writes "\\indexentry[NAME]{...}" lines into one raw index (without its `split` option). */
+function isSplitIndex(idx: Buffer): boolean {
+  return idx.subarray(0, 13).toString("latin1") === "\\indexentry[" || idx.includes("\n\\indexentry[");
 }
 
 const DS_OPEN = "<bcf:datasource";
@@ -352,20 +458,27 @@ export function bcfDatasources(bcf: string): { attrs: string; src: string }[] | 
   }
 }
 
-/** Data sources a .bcf names; biber only runs when all are plain files of the job. */
-export async function biberSources(dir: string): Promise<{ ok: boolean; bad?: string }> {
+/**
+ * Data sources a .bcf names; biber only runs when all are plain files of the job.
+ * `dir` is the main file's folder (biber's working directory), `root` the project
+ * root: a name is found from the main file's folder (also with "..", staying in
+ * the project), else from the root (biber asks kpsewhich, whose BIBINPUTS lists
+ * the root when the main file is in a subfolder; see engineEnv).
+ */
+export async function biberSources(dir: string, root = dir): Promise<{ ok: boolean; bad?: string }> {
   const bcf = await fs.readFile(path.join(dir, `${MAIN_BASENAME}.bcf`), "utf8").catch(() => "");
   const sources = bcfDatasources(bcf);
   if (!sources) return { ok: false, bad: `more than ${MAX_DATASOURCES} data sources` };
   const seen = new Set<string>();
+  const inProject = (p: string) => p === root || p.startsWith(root + path.sep);
+  const isFile = async (p: string) => inProject(p) && ((await fs.lstat(p).catch(() => undefined))?.isFile() ?? false);
   for (const { attrs, src } of sources) {
     if (seen.has(src)) continue;
     seen.add(src);
-    if (!attrs.includes('type="file"') || src.includes("://") || src.startsWith("/") || src.split(/[\\/]/).includes("..")) {
-      return { ok: false, bad: src };
-    }
-    const st = await fs.lstat(path.join(dir, src)).catch(() => undefined);
-    if (!st || !st.isFile()) return { ok: false, bad: src };
+    if (!attrs.includes('type="file"') || src.includes("://") || src.startsWith("/") || src.includes("\\")) return { ok: false, bad: src };
+    const fromMain = path.resolve(dir, src);
+    const found = (await isFile(fromMain)) || (!src.split("/").includes("..") && (await isFile(path.resolve(root, src))));
+    if (!found) return { ok: false, bad: src };
   }
   return { ok: true };
 }

@@ -147,6 +147,8 @@ export interface ProcessSpec {
   subdir?: string | undefined;
   /** Host path of a format to start from instead of the engine's own (a dumped preamble). */
   fmtFile?: string | undefined;
+  /** Shell escape on (the request's shellEscape; sandbox only). */
+  shellEscape?: boolean | undefined;
 }
 
 /** Starts one engine process in a fresh job directory; it loads its format and waits for go(). */
@@ -162,8 +164,8 @@ export async function spawnProcess(cfg: Config, engine: Engine, spec: ProcessSpe
   }
   if (engine === "lualatex") await prepareLuaCache(dir, cfg);
   const fmt = spec.fmtFile ? (cfg.sandbox ? SANDBOX_FMT : spec.fmtFile) : undefined;
-  const opts = { ...spawnOptions(cfg, dir), subdir: spec.subdir, fmtFile: spec.fmtFile };
-  const child = spawnLimited(engine, engineArgs(engine, dir, cfg.sandbox, opts.luaSandbox, fmt), opts);
+  const opts = { ...spawnOptions(cfg, dir), subdir: spec.subdir, fmtFile: spec.fmtFile, shellEscape: spec.shellEscape };
+  const child = spawnLimited(engine, engineArgs(engine, dir, cfg.sandbox, opts.luaSandbox, fmt, spec.shellEscape), opts);
   return new WarmProcess(engine, dir, child, 60_000);
 }
 

@@ -21,6 +21,8 @@ export interface CompileRequest {
   mainPath: string;
   /** Images as boxes (graphicx/graphics `draft`). */
   draft: boolean;
+  /** The document may run programs (\write18), inside the sandbox. */
+  shellEscape: boolean;
   /** Opaque account scope for per-account caches (precompiled preambles); none: no such caches. */
   namespace?: string;
 }
@@ -67,7 +69,7 @@ export function validateCompile(body: unknown, limits: Limits): { ok: true; valu
   }
   const b = body as Record<string, unknown>;
   for (const k of Object.keys(b)) {
-    if (!["engine", "source", "files", "timeoutMs", "mainPath", "draft", "namespace"].includes(k)) issues.push({ path: k, message: "unknown field" });
+    if (!["engine", "source", "files", "timeoutMs", "mainPath", "draft", "shellEscape", "namespace"].includes(k)) issues.push({ path: k, message: "unknown field" });
   }
   if (typeof b.engine !== "string" || !ENGINES.includes(b.engine as Engine)) {
     issues.push({ path: "engine", message: `must be one of ${ENGINES.join(", ")}` });
@@ -90,6 +92,8 @@ export function validateCompile(body: unknown, limits: Limits): { ok: true; valu
     else mainPath = b.mainPath as string;
   }
   if (b.draft !== undefined && typeof b.draft !== "boolean") issues.push({ path: "draft", message: "must be a boolean" });
+  if (b.shellEscape !== undefined && typeof b.shellEscape !== "boolean") issues.push({ path: "shellEscape", message: "must be a boolean" });
+  if (b.shellEscape === true && !limits.shellEscape) issues.push({ path: "shellEscape", message: "is not available on this server (COMPILE_SHELL_ESCAPE=off, or the sandbox is off)" });
   if (b.namespace !== undefined && (typeof b.namespace !== "string" || !NAMESPACE.test(b.namespace))) {
     issues.push({ path: "namespace", message: "must be 1 to 64 letters, digits, _ or -" });
   }
@@ -147,7 +151,7 @@ export function validateCompile(body: unknown, limits: Limits): { ok: true; valu
   }
   if (total > limits.maxTotalBytes) issues.push({ path: "files", message: `all files together must be at most ${limits.maxTotalBytes} bytes` });
   if (issues.length > 0) return { ok: false, issues };
-  const value: CompileRequest = { engine: b.engine as Engine, source: b.source as string, files, timeoutMs, mainPath, draft: b.draft === true };
+  const value: CompileRequest = { engine: b.engine as Engine, source: b.source as string, files, timeoutMs, mainPath, draft: b.draft === true, shellEscape: b.shellEscape === true };
   if (typeof b.namespace === "string") value.namespace = b.namespace;
   return { ok: true, value };
 }

@@ -2,8 +2,9 @@
 // this project): every document must give the same outcome (PDF or error) and the
 // same page count through the compile server as the bare engine on this machine,
 // run outside the sandbox with a latexmk-like sequence computed here: engine
-// passes, and between them biber/bibtex, makeindex, makeglossaries and nomencl's
-// makeindex whenever their input changed, until the .aux-like files are stable.
+// passes, and between them biber/bibtex, makeindex (xindy when imakeidx asks for it,
+// splitindex for splitidx), makeglossaries and nomencl's makeindex whenever their
+// input changed, until the .aux-like files are stable.
 // The engine comes from the document's "% !TEX program = ..." line (else pdflatex).
 // CORPUS_ONLY=text runs only the documents whose folder name contains it.
 import { execFile } from "node:child_process";
@@ -90,7 +91,14 @@ async function bare(doc: Doc): Promise<Outcome> {
           const text = readFileSync(path.join(dir, aux), "utf8");
           if (text.includes("\\bibdata{") && text.includes("\\citation{")) ran = (await tool(`bibtex ${aux}`, aux, "bibtex", [aux.slice(0, -4)])) || ran;
         }
-      for (const idx of top.filter((f) => f.endsWith(".idx"))) ran = (await tool(idx, idx, "makeindex", [idx])) || ran;
+      const log1 = readFileSync(path.join(dir, "main.log"), "latin1");
+      for (const idx of top.filter((f) => f.endsWith(".idx"))) {
+        // imakeidx names the xindy command it wants in the log; splitidx's raw index goes through splitindex
+        const xindy = new RegExp(`\\(imakeidx\\) +\`((?:tex)?xindy)((?: [^' \\n]+)*) ${idx.replace(".", "\\.")}'`).exec(log1);
+        if (xindy) ran = (await tool(idx, idx, xindy[1]!, [...xindy[2]!.split(" ").filter(Boolean), idx])) || ran;
+        else ran = (await tool(idx, idx, "makeindex", [idx])) || ran;
+        if (readFileSync(path.join(dir, idx), "latin1").includes("\\indexentry[")) ran = (await tool(`split ${idx}`, idx, "splitindex", [idx])) || ran;
+      }
       if (top.includes("main.glo") || top.includes("main.acn")) {
         const key = `${hash(path.join(dir, "main.glo"))}${hash(path.join(dir, "main.acn"))}`;
         if (toolDone.get("glossaries") !== key) {

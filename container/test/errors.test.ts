@@ -22,6 +22,7 @@ const TABLE: [string, string, string | undefined, number | undefined][] = [
   ["file-ended.pdflatex", "File ended while scanning use of \\emph", undefined, undefined],
   ["package-error.pdflatex", "Package xcolor Error: Undefined color `nosuchcolor'.", "main.tex", 4],
   ["font-not-loadable.pdflatex", "Font \\x=nosuchfont10 not loadable: Metric (TFM) file not found.", "main.tex", 3],
+  ["hebrew-babel.pdflatex", "Font jerus10 is not available to the TeX engine here", "main.tex", 5],
   ["bitmap-font.pdflatex", "Font bbm10 has no Type 1 or OpenType version", undefined, undefined],
   ["bitmap-font.lualatex", "Font bbm10 has no Type 1 or OpenType version", undefined, undefined],
   ["bitmap-font.xelatex", "The PDF driver (xdvipdfmx) failed", undefined, undefined],
@@ -33,6 +34,7 @@ const TABLE: [string, string, string | undefined, number | undefined][] = [
   ["missing-dollar.pdflatex", "Missing $ inserted.", "main.tex", 3],
   ["undefined-env.pdflatex", "LaTeX Error: Environment theorem undefined.", "main.tex", 3],
   ["extra-brace.pdflatex", "Too many }'s.", "main.tex", 3],
+  ["fancyvrb-extraneous.pdflatex", "FancyVerb Error: Extraneous input ` trailing\\end{}' between \\end{Verbatim} and line end", "main.tex", 6],
 ];
 
 describe("the first real cause of a failed run (real logs)", () => {
@@ -48,4 +50,11 @@ describe("the first real cause of a failed run (real logs)", () => {
       expect(errors.some((e) => /Emergency stop|==> Fatal error/.test(e.message))).toBe(false);
     });
   }
+});
+
+it("a font without metrics (Hebrew with pdflatex) is named, with the engines that can set it", () => {
+  const log = readFileSync(path.join(DIR, "hebrew-babel.pdflatex.log"), "utf8");
+  const { first } = firstCause(parseLog(log), "", "main.tex", "stopped");
+  expect(first.message).toContain("compile with xelatex or lualatex");
+  expect(first.message).toContain("(Font LHE/cmr/m/n/10=jerus10 at 10.0pt not loadable: Metric (TFM) file not found.)");
 });

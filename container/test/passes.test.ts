@@ -137,6 +137,70 @@ describe("glossaries and nomenclature", () => {
   });
 });
 
+describe("index tools beyond makeindex", () => {
+  it("imakeidx with xindy: texindy builds the index (German sorting of Ä)", async () => {
+    const source = doc(
+      "Äpfel\\index{Äpfel} und Birnen\\index{Birnen}, Zebras\\index{Zebra}.\n\\newpage\nMehr Äpfel\\index{Äpfel}.\n\\printindex",
+      "\\usepackage[T1]{fontenc}\n\\usepackage[xindy]{imakeidx}\n\\makeindex[options=-L german-din5007 -C utf8]\n",
+    );
+    const r = await compile(s.url, { engine: "pdflatex", source });
+    expectPdf(r);
+    const t = text(r.body);
+    expect(tools(r)).toBe("xindy");
+    expect(t).toMatch(/Äpfel, 1, 2/);
+    // German order: Ä with A, before B
+    expect(t.indexOf("Äpfel, 1")).toBeLessThan(t.indexOf("Birnen, 1"));
+    expect(t).toMatch(/Zebra, 1/);
+  });
+
+  it("imakeidx with xindy: an option outside the allowed set is a 422 before xindy runs", async () => {
+    const source = doc("A\\index{a}.\n\\printindex", "\\usepackage[xindy]{imakeidx}\n\\makeindex[options=-M /etc/passwd]\n");
+    const r = await compile(s.url, { engine: "pdflatex", source });
+    expect(r.status).toBe(422);
+    expect(r.json?.error?.message).toContain("xindy options for main.idx are not allowed");
+  });
+
+  it("glossaries with the xindy option: xindy makes the glossary as makeglossaries would", async () => {
+    const source = doc(
+      "A \\gls{lattice} and a \\gls{poset}.\n\\printglossaries",
+      "\\usepackage[xindy]{glossaries}\n\\makeglossaries\n\\newglossaryentry{lattice}{name=lattice,description={a poset with joins and meets}}\n\\newglossaryentry{poset}{name=poset,description={a partially ordered set}}\n",
+    );
+    const r = await compile(s.url, { engine: "pdflatex", source });
+    expectPdf(r);
+    const t = text(r.body);
+    expect(tools(r)).toBe("xindy");
+    expect(t).toContain("Glossary");
+    expect(t).toMatch(/lattice a poset with joins and meets\. 1/);
+    expect(t).toMatch(/poset a partially ordered set\. 1/);
+  });
+
+  it("splitidx: splitindex splits the raw index, each index is built", async () => {
+    const source = doc(
+      "Knuth\\sindex[per]{Knuth} wrote \\TeX\\sindex{TeX}; Lamport\\sindex[per]{Lamport} wrote \\LaTeX\\sindex{LaTeX}.\n\\printindex[idx]\n\\printindex[per]",
+      "\\usepackage{splitidx}\n\\makeindex\n\\newindex[General index]{idx}\n\\newindex[Index of persons]{per}\n",
+    );
+    const r = await compile(s.url, { engine: "pdflatex", source });
+    expectPdf(r);
+    const t = text(r.body);
+    expect(tools(r).split(",").sort()).toEqual(["makeindex", "splitindex"]);
+    expect(t).toContain("General index");
+    expect(t).toContain("Index of persons");
+    expect(t.indexOf("LaTeX, 1")).toBeLessThan(t.indexOf("Index of persons"));
+    expect(t.indexOf("Index of persons")).toBeLessThan(t.indexOf("Knuth, 1"));
+    expect(t).toMatch(/Lamport, 1/);
+    expect(t).toMatch(/LaTeX, 1/);
+    // one engine pass, splitindex and makeindex, the pass that reads the indexes
+    expect(passes(r)).toBe(2);
+  });
+
+  it("glossaries-extra with record (bib2gls): a 422 naming the missing tool", async () => {
+    const source = doc("\\gls{x}.\n\\printunsrtglossaries", "\\usepackage[record]{glossaries-extra}\n\\GlsXtrLoadResources[src=terms]\n");
+    const r = await compile(s.url, { engine: "pdflatex", source, files: [utf8("terms.bib", "@entry{x, name={x}, description={an unknown}}\n")] });
+    expect(r.status).toBe(422);
+    expect(r.json?.error?.message).toContain("needs bib2gls");
+  });
+});
+
 describe("bibliographies", () => {
   const bib = `${fixture("refs.bib")}
 @misc{w3c,

@@ -78,6 +78,29 @@ describe("mainPath", () => {
     });
   }
 
+  // as Overleaf resolves \addbibresource: from the main file's folder, else from the project root
+  it.each([
+    ["refs.bib", "refs.bib", "the project root"],
+    ["thesis/refs.bib", "refs.bib", "the main file's folder"],
+    ["refs.bib", "../refs.bib", "a path relative to the main file"],
+    ["bib/refs.bib", "bib/refs.bib", "a folder of the project root"],
+  ])("biber: main file in a subfolder, the .bib at %s, \\addbibresource{%s} (%s)", async (bibPath, resource) => {
+    const source = `\\documentclass{article}\n\\usepackage[backend=biber]{biblatex}\n\\addbibresource{${resource}}\n\\begin{document}\nSee \\cite{knuth84}.\n\\printbibliography\n\\end{document}\n`;
+    const r = await compile(s.url, { engine: "pdflatex", mainPath: "thesis/thesis.tex", source, files: [{ path: bibPath, content: bib }] });
+    expectPdf(r);
+    expect(r.headers.get("x-compile-bib")).toBe("biber");
+    const text = pdfText(r.body);
+    expect(text).toContain("[1]");
+    expect(text).toContain("Addison-Wesley"); // the entry, from the .bib
+  });
+
+  it("biber: a data source outside the project is refused", async () => {
+    const source = "\\documentclass{article}\n\\usepackage[backend=biber]{biblatex}\n\\addbibresource{../../refs.bib}\n\\begin{document}\n\\cite{knuth84}\n\\end{document}\n";
+    const r = await compile(s.url, { engine: "pdflatex", mainPath: "thesis/thesis.tex", source, files: [{ path: "refs.bib", content: bib }] });
+    expect(r.status).toBe(422);
+    expect(r.json.error.message).toContain('biber data source "../../refs.bib"');
+  });
+
   it.each([
     ["../main.tex", "must not contain .."],
     ["/abs/main.tex", "must be relative"],

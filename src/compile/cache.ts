@@ -13,12 +13,13 @@ const VERSION = "compile-cache/v2";
 /**
  * sha256 over a canonical encoding: a JSON array (fixed order, no object keys) of the version,
  * account, engine, main file path, draft flag, source and the files sorted by path (`mainPath` and
- * `draft` with their defaults filled in, so leaving them out and giving the defaults are one key).
+ * `draft` with their defaults filled in, so leaving them out and giving the defaults are one key),
+ * and a last element "shellEscape" only when it is on (so keys without it stay as they were).
  * `timeoutMs` is left out: it does not change a successful result.
  */
 export async function cacheKey(accountId: string, input: CompileInput): Promise<string> {
   const files = [...(input.files ?? [])].sort((a, b) => (a.path < b.path ? -1 : a.path > b.path ? 1 : 0)).map((f) => [f.path, f.encoding, f.content]);
-  return sha256Hex(JSON.stringify([VERSION, accountId, input.engine, input.mainPath ?? DEFAULT_MAIN_PATH, input.draft === true, input.source, files]));
+  return sha256Hex(JSON.stringify([VERSION, accountId, input.engine, input.mainPath ?? DEFAULT_MAIN_PATH, input.draft === true, input.source, files, ...(input.shellEscape ? ["shellEscape"] : [])]));
 }
 
 const objectKey = (key: string) => `cache/${key}.pdf`;

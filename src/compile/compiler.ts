@@ -12,6 +12,7 @@ export interface CompileInput {
   timeoutMs?: number | undefined;
   mainPath?: string | undefined;
   draft?: boolean | undefined;
+  shellEscape?: boolean | undefined;
 }
 
 /** Per-request context for the compile server, not part of the document. */
@@ -66,6 +67,7 @@ export function compileRequestInit(input: CompileInput, context: CompileContext 
       timeoutMs: timeLimitOf(input),
       ...(input.mainPath !== undefined ? { mainPath: input.mainPath } : {}),
       ...(input.draft ? { draft: true } : {}),
+      ...(input.shellEscape ? { shellEscape: true } : {}),
       ...(context.namespace !== undefined ? { namespace: context.namespace } : {}),
     }),
   };

@@ -20,7 +20,7 @@ export const compileSyncRoute = createRoute({
   tags: ["Compile"],
   summary: "Compile LaTeX to PDF and answer the PDF",
   description:
-    "Answers the PDF bytes. A repeat of the same request (same engine, source, files, `mainPath` and `draft`) within the cache lifetime is served from the account's result cache (`X-Cache: HIT`, `X-Compile-Duration-Ms: 0`) without compiling. " +
+    "Answers the PDF bytes. A repeat of the same request (same engine, source, files, `mainPath`, `draft` and `shellEscape`) within the cache lifetime is served from the account's result cache (`X-Cache: HIT`, `X-Compile-Duration-Ms: 0`) without compiling. " +
     "A LaTeX failure is 422 `compile_error` with `line`, `file`, `errors` and the tail of the `log`; `compile_timeout` when `timeoutMs` ran out. 503 `compiler_busy`/`service_unavailable` with `Retry-After` when no compiler is free. " +
     "The compiler keeps the account's recently compiled preambles (everything before `\\begin{document}` and the files it reads) precompiled: the next compile of a document with the same preamble skips it (`X-Compile-Preamble: hit`); the PDF is the same either way. " +
     `Accepts \`Idempotency-Key\`. ${LIMITS_TEXT}`,

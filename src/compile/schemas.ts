@@ -59,6 +59,13 @@ const compileFields = {
     .boolean()
     .optional()
     .openapi({ description: "Fast draft compile: images are drawn as boxes with their file names and never read (the `draft` option of graphicx/graphics). Default false." }),
+  shellEscape: z
+    .boolean()
+    .optional()
+    .openapi({
+      description:
+        "Lets the document run programs (`\\write18`, minted's `pygmentize`, gnuplot, `epstopdf`), inside the compile sandbox: no network, only the project's folder, the same time and size limits. Default false: no program runs.",
+    }),
   timeoutMs: z
     .number()
     .int()

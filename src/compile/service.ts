@@ -32,6 +32,7 @@ export function toInput(body: CompileRequest): CompileInput {
   const input: CompileInput = { engine: body.engine, source: body.source, files: body.files, timeoutMs: body.timeoutMs };
   if (body.mainPath !== undefined && body.mainPath !== DEFAULT_MAIN_PATH) input.mainPath = body.mainPath;
   if (body.draft) input.draft = true;
+  if (body.shellEscape) input.shellEscape = true;
   return input;
 }
 

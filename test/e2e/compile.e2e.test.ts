@@ -135,7 +135,7 @@ describe("compile API end to end (npm run dev)", () => {
       expect(out).toMatch(/HTTP\/1\.1 200/);
       expect(out).toMatch(/x-cache: (HIT|MISS)/i);
       expect(out).toContain('"code":"compile_error"');
-      for (const f of ["hello.pdf", "book.pdf", "job.pdf"]) expect(isPdf(readFileSync(join(dir, f))), f).toBe(true);
+      for (const f of ["hello.pdf", "book.pdf", "listing.pdf", "job.pdf"]) expect(isPdf(readFileSync(join(dir, f))), f).toBe(true);
     });
   });
 });

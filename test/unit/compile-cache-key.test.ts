@@ -34,6 +34,12 @@ describe("compile cache key", () => {
     expect(new Set([a, ...keys]).size).toBe(4);
   });
 
+  it("changes with shellEscape; off given or left out is the key it always was", async () => {
+    const a = await cacheKey("acc", base);
+    expect(await cacheKey("acc", { ...base, shellEscape: false })).toBe(a);
+    expect(await cacheKey("acc", { ...base, shellEscape: true })).not.toBe(a);
+  });
+
   it("ignores timeoutMs and the order of files", async () => {
     await fc.assert(
       fc.asyncProperty(

@@ -83,13 +83,15 @@ describe("container transport", () => {
     }
   });
 
-  it("the request to the compile server carries mainPath, draft and the namespace, only when set", async () => {
+  it("the request to the compile server carries mainPath, draft, shellEscape and the namespace, only when set", async () => {
     const body = (init: RequestInit) => JSON.parse(init.body as string) as Record<string, unknown>;
     expect(body(compileRequestInit(input))).toEqual({ engine: "pdflatex", source: "x", files: [], timeoutMs: COMPILE_LIMITS.defaultTimeoutMs });
     const ns = await compileNamespace("acc_1");
     expect(ns).toMatch(/^[0-9a-f]{32}$/);
     expect(ns).not.toBe(await compileNamespace("acc_2"));
     expect(body(compileRequestInit({ ...input, mainPath: "a/b.tex", draft: true }, { namespace: ns }))).toMatchObject({ mainPath: "a/b.tex", draft: true, namespace: ns });
+    expect(body(compileRequestInit({ ...input, shellEscape: true }))).toMatchObject({ shellEscape: true });
+    expect(body(compileRequestInit({ ...input, shellEscape: false }))).not.toHaveProperty("shellEscape");
   });
 
   it("a cold or failed instance is retried on another one", async () => {

@@ -9,6 +9,10 @@
 -- binary chunks).
 local jobdir = assert(TEXPOOL_JOBDIR, "sandbox: job dir not set")
 TEXPOOL_JOBDIR = nil
+-- a shell-escape job (only ever inside bubblewrap, which contains the programs): keep
+-- os.execute and io.popen, through which LuaTeX runs \write18
+local shell = TEXPOOL_SHELL == true
+TEXPOOL_SHELL = nil
 
 local type, tostring, error, pcall, select = type, tostring, error, pcall, select
 local sfind, ssub, sgsub = string.find, string.sub, string.gsub
@@ -76,7 +80,7 @@ io.output = function(p)
   if type(p) == "string" and not can_write(p) then error("sandbox: write not allowed: " .. p, 2) end
   return io_output(p)
 end
-io.popen = nil
+if not shell then io.popen = nil end
 
 -- os -------------------------------------------------------------------------
 local os_remove, os_rename = os.remove, os.rename
@@ -91,9 +95,11 @@ end
 os.exec, os.spawn, os.setenv, os.tmpname, os.tmpdir, os.kpsepopen = nil, nil, nil, nil, nil, nil
 -- packages probe for a shell with os.execute() (imakeidx: tex.write(os.execute()));
 -- answer as LuaTeX does with shell escape off: 0, no shell. Commands never run.
-os.execute = function(cmd)
-  if cmd == nil then return 0 end
-  return nil, "shell commands are disabled"
+if not shell then
+  os.execute = function(cmd)
+    if cmd == nil then return 0 end
+    return nil, "shell commands are disabled"
+  end
 end
 
 -- lfs ------------------------------------------------------------------------

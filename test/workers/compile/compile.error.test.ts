@@ -89,6 +89,7 @@ describe("compile: bad requests", () => {
     ["mainPath not a .tex file", { source: HELLO, mainPath: "thesis/main.ltx" }, "mainPath"],
     ["mainPath too long", { source: HELLO, mainPath: `${"a".repeat(COMPILE_LIMITS.maxPathLength)}.tex` }, "mainPath"],
     ["draft not a boolean", { source: HELLO, draft: "yes" }, "draft"],
+    ["shellEscape not a boolean", { source: HELLO, shellEscape: "yes" }, "shellEscape"],
     ["duplicate paths", { source: HELLO, files: [{ path: "a.tex", content: "x" }, { path: "A.tex", content: "y" }] }, "files.1.path"],
     ["bad base64", { source: HELLO, files: [{ path: "a.png", content: "not base64!", encoding: "base64" }] }, "files.0.content"],
     ["unknown encoding", { source: HELLO, files: [{ path: "a.tex", content: "x", encoding: "hex" }] }, "files.0.encoding"],

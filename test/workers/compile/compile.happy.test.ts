@@ -131,6 +131,17 @@ describe("compile: sync", () => {
     expect(((await moved.json()) as { error: { message: string } }).error.message).toContain("chapters/one");
   });
 
+  it("shellEscape: a minted document compiles with it (pygmentize in the sandbox), and is a 422 saying so without it", async () => {
+    const k = await createKey("pro");
+    const source = `\\documentclass{article}\\usepackage{minted}\\begin{document}\\begin{minted}{c}\nint main(void) { return ${Math.floor(Math.random() * 1e6)}; }\n\\end{minted}\n\\end{document}\n`;
+    const on = await compileSync(k.key, { source, shellEscape: true });
+    expect(on.status).toBe(200);
+    expect(isPdf(await on.arrayBuffer())).toBe(true);
+    const off = await compileSync(k.key, { source });
+    expect(off.status).toBe(422);
+    expect(((await off.json()) as { error: { message: string } }).error.message).toContain('"shellEscape": true');
+  });
+
   it("the account's next compile with the same preamble starts from it (X-Compile-Preamble), another account's does not", { timeout: 120_000 }, async () => {
     const a = await createKey("pro");
     const b = await createKey("pro");
