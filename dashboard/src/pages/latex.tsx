@@ -43,6 +43,7 @@ export function Latex() {
   const editor = useRef<LatexEditor | null>(null);
   const [engine, setEngine] = useState<Engine>("pdflatex");
   const [files, setFiles] = useState<ExtraFile[]>([]);
+  const [shellEscape, setShellEscape] = useState(false);
   const [problem, setProblem] = useState<CompileProblem | null>(null);
   const [pages, setPages] = useState<number | null>(null);
   const [ms, setMs] = useState<number | null>(null);
@@ -58,7 +59,7 @@ export function Latex() {
 
   function request(): Schemas["CompileRequest"] {
     const extra = files.filter((f) => f.path.trim());
-    return { source: editor.current?.text() ?? "", engine, ...(extra.length ? { files: extra.map((f) => ({ path: f.path.trim(), content: f.content })) } : {}) };
+    return { source: editor.current?.text() ?? "", engine, ...(shellEscape ? { shellEscape } : {}), ...(extra.length ? { files: extra.map((f) => ({ path: f.path.trim(), content: f.content })) } : {}) };
   }
 
   async function show(pdf: ArrayBuffer) {
@@ -105,6 +106,9 @@ export function Latex() {
           <option value="xelatex">xelatex</option>
           <option value="lualatex">lualatex</option>
         </select>
+        <label class="check">
+          <input type="checkbox" checked={shellEscape} onChange={(e) => setShellEscape(e.currentTarget.checked)} /> Shell escape (minted; sandboxed)
+        </label>
         <button type="button" onClick={() => void compile()} disabled={act.busy}>
           {act.busy ? "Compiling…" : "Compile"}
         </button>
