@@ -1872,6 +1872,99 @@ export interface paths {
         patch?: never;
         trace?: never;
     };
+    "/api/messages/{id}/media": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * The file of a message: a redirect to a signed URL that expires in an hour
+         * @description Inbound files are fetched from the network into storage on receipt: until then 409 `media_pending`; if that finally failed, 409 `media_failed` with the reason (also in the message's `media.reason`). Link media redirect to their link.
+         */
+        get: {
+            parameters: {
+                query?: never;
+                header?: never;
+                path: {
+                    id: string;
+                };
+                cookie?: never;
+            };
+            requestBody?: never;
+            responses: {
+                /** @description `Location`: the file */
+                302: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content?: never;
+                };
+                /** @description Invalid request (`invalid_request`, with `details.issues` naming each bad field) */
+                400: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["Error"];
+                    };
+                };
+                /** @description Missing, malformed, unknown or revoked API key */
+                401: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["Error"];
+                    };
+                };
+                /** @description Not found (or owned by another account) */
+                404: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["Error"];
+                    };
+                };
+                /** @description Conflict with the resource's current state */
+                409: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["Error"];
+                    };
+                };
+                /** @description Rate limited (`Retry-After`) */
+                429: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["Error"];
+                    };
+                };
+                /** @description Internal error */
+                500: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["Error"];
+                    };
+                };
+            };
+        };
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
     "/api/messages/{chatId}": {
         parameters: {
             query?: never;
@@ -2481,6 +2574,233 @@ export interface paths {
                 };
             };
         };
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/api/chats": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * A session's conversations, newest activity first
+         * @description Each chat with its contact (if any), last message, unread count and the 24-hour customer-service window.
+         */
+        get: {
+            parameters: {
+                query: {
+                    /** @description Items per page (1-100). */
+                    limit?: number;
+                    /** @description `nextCursor` of the previous page. */
+                    cursor?: string;
+                    /** @description The session whose chats to list. */
+                    sessionId: string;
+                };
+                header?: never;
+                path?: never;
+                cookie?: never;
+            };
+            requestBody?: never;
+            responses: {
+                /** @description A page of chats */
+                200: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["ChatPage"];
+                    };
+                };
+                /** @description Invalid request (`invalid_request`, with `details.issues` naming each bad field) */
+                400: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["Error"];
+                    };
+                };
+                /** @description Missing, malformed, unknown or revoked API key */
+                401: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["Error"];
+                    };
+                };
+                /** @description Not found (or owned by another account) */
+                404: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["Error"];
+                    };
+                };
+                /** @description Rate limited (`Retry-After`) */
+                429: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["Error"];
+                    };
+                };
+                /** @description Internal error */
+                500: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["Error"];
+                    };
+                };
+            };
+        };
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/api/chats/{chatId}/read": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * Mark a chat's inbound messages read
+         * @description Sets `readAt` on its unread inbound messages and clears the unread count. On whatsapp sessions the Cloud API is told first (`status: read` for the last inbound message, which marks the earlier ones too); if it refuses, nothing changes here.
+         */
+        post: {
+            parameters: {
+                query?: never;
+                header?: never;
+                path: {
+                    /** @description `<digits>@c.us` or `<digits>@s.whatsapp.net` (or E.164). */
+                    chatId: string;
+                };
+                cookie?: never;
+            };
+            requestBody: {
+                content: {
+                    "application/json": components["schemas"]["MarkChatRead"];
+                };
+            };
+            responses: {
+                /** @description The chat, read */
+                200: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["Chat"];
+                    };
+                };
+                /** @description Invalid request (`invalid_request`, with `details.issues` naming each bad field) */
+                400: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["Error"];
+                    };
+                };
+                /** @description Missing, malformed, unknown or revoked API key */
+                401: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["Error"];
+                    };
+                };
+                /** @description Not found (or owned by another account) */
+                404: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["Error"];
+                    };
+                };
+                /** @description Conflict with the resource's current state */
+                409: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["Error"];
+                    };
+                };
+                /** @description Body over the documented limit */
+                413: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["Error"];
+                    };
+                };
+                /** @description Body is not JSON */
+                415: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["Error"];
+                    };
+                };
+                /** @description Semantically invalid (e.g. `idempotency_key_reused`) */
+                422: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["Error"];
+                    };
+                };
+                /** @description Rate limited (`Retry-After`) */
+                429: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["Error"];
+                    };
+                };
+                /** @description Internal error */
+                500: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["Error"];
+                    };
+                };
+                /** @description A dependency is unavailable (`Retry-After`) */
+                503: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["Error"];
+                    };
+                };
+            };
+        };
+        delete?: never;
         options?: never;
         head?: never;
         patch?: never;
@@ -4720,10 +5040,23 @@ export interface components {
             /** @enum {string} */
             direction: "inbound" | "outbound";
             /** @enum {string} */
-            type: "text" | "template" | "image" | "video" | "audio" | "document";
+            type: "text" | "template" | "image" | "video" | "audio" | "document" | "sticker" | "location" | "contacts" | "interactive" | "button" | "reaction" | "order" | "unsupported";
             text?: string;
             template?: components["schemas"]["TemplateSpec"];
             media?: components["schemas"]["MediaInfo"];
+            location?: components["schemas"]["Location"];
+            contacts?: components["schemas"]["ContactCard"][];
+            interactive?: components["schemas"]["Interactive"];
+            button?: components["schemas"]["ButtonReply"];
+            reaction?: components["schemas"]["Reaction"];
+            order?: components["schemas"]["Order"];
+            unsupported?: components["schemas"]["UnsupportedContent"];
+            /** @description Reactions on this message, one per person (`me`: this session's). */
+            reactions?: {
+                /** @example 16505551234@c.us */
+                from: string;
+                emoji: string;
+            }[];
             /**
              * @description Outbound: `pending -> sent -> delivered -> read`, or `failed`. Inbound: `received`.
              * @enum {string}
@@ -4759,57 +5092,194 @@ export interface components {
             caption: string | null;
             /** @description Bytes, for uploaded media. */
             size: number | null;
+            /** @description audio: a voice note recorded in the app. */
+            voice?: boolean;
+            /** @description sticker: an animated sticker. */
+            animated?: boolean;
+            /**
+             * @description Inbound media: `pending` while the file is fetched from the network, `stored` once `GET /api/messages/{id}/media` serves it, `failed` with `reason`.
+             * @enum {string}
+             */
+            status?: "pending" | "stored" | "failed";
+            /** @description Why the file could not be stored. */
+            reason?: string;
+        };
+        /**
+         * @example {
+         *       "latitude": 37.44221496582,
+         *       "longitude": -122.16165924072,
+         *       "name": "Philz Coffee",
+         *       "address": "101 Forest Ave, Palo Alto, CA 94301"
+         *     }
+         */
+        Location: {
+            latitude: number;
+            longitude: number;
+            name?: string;
+            address?: string;
+            url?: string;
+        };
+        ContactCard: {
+            name: {
+                formattedName: string;
+                firstName?: string;
+                lastName?: string;
+                middleName?: string;
+                prefix?: string;
+                suffix?: string;
+            };
+            phones?: {
+                phone: string;
+                waId?: string;
+                /** @enum {string} */
+                type?: "HOME" | "WORK";
+            }[];
+            emails?: {
+                email: string;
+                /** @enum {string} */
+                type?: "HOME" | "WORK";
+            }[];
+            urls?: {
+                url: string;
+                /** @enum {string} */
+                type?: "HOME" | "WORK";
+            }[];
+            org?: {
+                company?: string;
+                department?: string;
+                title?: string;
+            };
+            /** @example 1999-01-23 */
+            birthday?: string;
+        };
+        Interactive: components["schemas"]["InteractiveReply"] | components["schemas"]["InteractiveButtons"] | components["schemas"]["InteractiveList"];
+        InteractiveReply: {
+            /** @enum {string} */
+            type: "button_reply" | "list_reply";
+            id: string;
+            title: string;
+            description?: string;
+        };
+        InteractiveButtons: {
+            /** @enum {string} */
+            type: "button";
+            header?: string;
+            body: string;
+            footer?: string;
+            buttons: {
+                id: string;
+                title: string;
+            }[];
+        };
+        InteractiveList: {
+            /** @enum {string} */
+            type: "list";
+            header?: string;
+            body: string;
+            footer?: string;
+            /** @description Label of the button that opens the list. */
+            button: string;
+            sections: {
+                title?: string;
+                rows: {
+                    id: string;
+                    title: string;
+                    description?: string;
+                }[];
+            }[];
+        };
+        ButtonReply: {
+            payload: string;
+            text: string;
+        };
+        Reaction: {
+            /** @description The message reacted to (ours), when it is known. */
+            messageId: string | null;
+            /**
+             * @description Empty when a reaction was removed.
+             * @example 👍
+             */
+            emoji: string;
+        };
+        Order: {
+            catalogId: string;
+            text: string;
+            items: {
+                productRetailerId: string;
+                quantity: number;
+                itemPrice: number;
+                currency: string;
+            }[];
+        };
+        UnsupportedContent: {
+            /** @description The type the network gave it. */
+            originalType: string;
+            errors?: {
+                code: number;
+                title: string;
+            }[];
+            /** @description The network's message object as received (null when over 8192 bytes as JSON). */
+            raw: {
+                [key: string]: unknown;
+            } | null;
         };
         MessageError: {
             /** @example no_account */
             code: string;
             message: string;
         };
+        /** @description `from` and exactly one of `text`, `location`, `contacts`, `interactive` (a reply), `button`, `reaction`, `order`, `unsupported`, or `type` + `media`. */
         SandboxInbound: {
             /** @example 15550001111@c.us */
             from: string;
             text: string;
-        };
-        SendMessage: {
-            /** @example ses_0m3x9k2a1b2c3d4e5f6g7h8 */
-            sessionId: string;
-            /**
-             * @description The recipient: a phone number in E.164 form (`+14155550123`), `<digits>@c.us` or `<digits>@s.whatsapp.net`.
-             * @example +14155550123
-             */
-            to: string;
-            text: string;
-            /** @description Id of a message of this chat to quote. */
-            replyTo?: string;
         } | {
-            /** @example ses_0m3x9k2a1b2c3d4e5f6g7h8 */
-            sessionId: string;
-            /**
-             * @description The recipient: a phone number in E.164 form (`+14155550123`), `<digits>@c.us` or `<digits>@s.whatsapp.net`.
-             * @example +14155550123
-             */
-            to: string;
-            template: components["schemas"]["TemplateSpec"];
-            /** @description Id of a message of this chat to quote. */
-            replyTo?: string;
-        };
-        SendMedia: {
-            /** @example ses_0m3x9k2a1b2c3d4e5f6g7h8 */
-            sessionId: string;
-            /**
-             * @description The recipient: a phone number in E.164 form (`+14155550123`), `<digits>@c.us` or `<digits>@s.whatsapp.net`.
-             * @example +14155550123
-             */
-            to: string;
+            /** @example 15550001111@c.us */
+            from: string;
+            location: components["schemas"]["Location"];
+        } | {
+            /** @example 15550001111@c.us */
+            from: string;
+            contacts: components["schemas"]["ContactCard"][];
+        } | {
+            /** @example 15550001111@c.us */
+            from: string;
+            interactive: components["schemas"]["InteractiveReply"];
+        } | {
+            /** @example 15550001111@c.us */
+            from: string;
+            button: components["schemas"]["ButtonReply"];
+        } | {
+            /** @example 15550001111@c.us */
+            from: string;
+            reaction: {
+                /** @description Id of a message of this chat. */
+                messageId: string;
+                emoji: string;
+            };
+        } | {
+            /** @example 15550001111@c.us */
+            from: string;
+            order: components["schemas"]["Order"];
+        } | {
+            /** @example 15550001111@c.us */
+            from: string;
+            unsupported: {
+                originalType: string;
+                raw?: {
+                    [key: string]: unknown;
+                };
+            };
+        } | {
+            /** @example 15550001111@c.us */
+            from: string;
             /** @enum {string} */
-            type: "image" | "video" | "audio" | "document";
+            type: "image" | "video" | "audio" | "document" | "sticker";
             media: components["schemas"]["MediaInput"];
-            /** @description Not allowed for audio. */
             caption?: string;
-            /** @description Document file name shown to the recipient. */
             filename?: string;
-            /** @description Id of a message of this chat to quote. */
-            replyTo?: string;
+            voice?: boolean;
+            animated?: boolean;
         };
         MediaInput: {
             /**
@@ -4823,6 +5293,100 @@ export interface components {
             /** @example image/png */
             mimetype: string;
             filename?: string;
+        };
+        /** @description Exactly one of `text`, `template`, `location`, `contacts`, `interactive` (reply buttons or a list) or `reaction`. */
+        SendMessage: {
+            text: string;
+            /** @example ses_0m3x9k2a1b2c3d4e5f6g7h8 */
+            sessionId: string;
+            /**
+             * @description The recipient: a phone number in E.164 form (`+14155550123`), `<digits>@c.us` or `<digits>@s.whatsapp.net`.
+             * @example +14155550123
+             */
+            to: string;
+            /** @description Id of a message of this chat to quote. */
+            replyTo?: string;
+        } | {
+            template: components["schemas"]["TemplateSpec"];
+            /** @example ses_0m3x9k2a1b2c3d4e5f6g7h8 */
+            sessionId: string;
+            /**
+             * @description The recipient: a phone number in E.164 form (`+14155550123`), `<digits>@c.us` or `<digits>@s.whatsapp.net`.
+             * @example +14155550123
+             */
+            to: string;
+            /** @description Id of a message of this chat to quote. */
+            replyTo?: string;
+        } | {
+            location: components["schemas"]["Location"];
+            /** @example ses_0m3x9k2a1b2c3d4e5f6g7h8 */
+            sessionId: string;
+            /**
+             * @description The recipient: a phone number in E.164 form (`+14155550123`), `<digits>@c.us` or `<digits>@s.whatsapp.net`.
+             * @example +14155550123
+             */
+            to: string;
+            /** @description Id of a message of this chat to quote. */
+            replyTo?: string;
+        } | {
+            /** @description 1 to 5 contact cards, at most 32 KiB as JSON. */
+            contacts: components["schemas"]["ContactCard"][];
+            /** @example ses_0m3x9k2a1b2c3d4e5f6g7h8 */
+            sessionId: string;
+            /**
+             * @description The recipient: a phone number in E.164 form (`+14155550123`), `<digits>@c.us` or `<digits>@s.whatsapp.net`.
+             * @example +14155550123
+             */
+            to: string;
+            /** @description Id of a message of this chat to quote. */
+            replyTo?: string;
+        } | {
+            interactive: components["schemas"]["InteractiveButtons"] | components["schemas"]["InteractiveList"];
+            /** @example ses_0m3x9k2a1b2c3d4e5f6g7h8 */
+            sessionId: string;
+            /**
+             * @description The recipient: a phone number in E.164 form (`+14155550123`), `<digits>@c.us` or `<digits>@s.whatsapp.net`.
+             * @example +14155550123
+             */
+            to: string;
+            /** @description Id of a message of this chat to quote. */
+            replyTo?: string;
+        } | {
+            /** @example ses_0m3x9k2a1b2c3d4e5f6g7h8 */
+            sessionId: string;
+            /**
+             * @description The recipient: a phone number in E.164 form (`+14155550123`), `<digits>@c.us` or `<digits>@s.whatsapp.net`.
+             * @example +14155550123
+             */
+            to: string;
+            reaction: components["schemas"]["ReactionSend"];
+        };
+        ReactionSend: {
+            /** @description Id of a message of this chat (either direction). */
+            messageId: string;
+            /**
+             * @description One emoji; an empty string removes this session's reaction.
+             * @example 👍
+             */
+            emoji: string;
+        };
+        SendMedia: {
+            /** @example ses_0m3x9k2a1b2c3d4e5f6g7h8 */
+            sessionId: string;
+            /**
+             * @description The recipient: a phone number in E.164 form (`+14155550123`), `<digits>@c.us` or `<digits>@s.whatsapp.net`.
+             * @example +14155550123
+             */
+            to: string;
+            /** @enum {string} */
+            type: "image" | "video" | "audio" | "document" | "sticker";
+            media: components["schemas"]["MediaInput"];
+            /** @description Not allowed for audio and stickers. */
+            caption?: string;
+            /** @description Document file name shown to the recipient. */
+            filename?: string;
+            /** @description Id of a message of this chat to quote. */
+            replyTo?: string;
         };
         BulkAccepted: {
             batchId: string;
@@ -4930,6 +5494,31 @@ export interface components {
             /** @enum {boolean} */
             deleted: true;
         };
+        ChatPage: {
+            data: components["schemas"]["Chat"][];
+            /** @description Pass as `cursor` for the next page; null on the last page. */
+            nextCursor: string | null;
+        };
+        Chat: {
+            /** @example 14155550123@c.us */
+            id: string;
+            sessionId: string;
+            contact: components["schemas"]["Contact"] & (Record<string, never> | null);
+            lastMessage: components["schemas"]["Message"] & (Record<string, never> | null);
+            lastActivityAt: string;
+            /** @description Inbound messages not marked read yet. */
+            unreadCount: number;
+            /** @description The 24-hour customer-service window: on whatsapp sessions, free-form messages need it open (templates do not). */
+            window: {
+                open: boolean;
+                /** @description When the 24-hour window of the customer's last message closes (past when closed); null before any. */
+                until: string | null;
+            };
+        };
+        MarkChatRead: {
+            /** @example ses_0m3x9k2a1b2c3d4e5f6g7h8 */
+            sessionId: string;
+        };
         Campaign: {
             /** @example cmp_0m3x9k2a1b2c3d4e5f6g7h8 */
             id: string;
@@ -4952,15 +5541,22 @@ export interface components {
             createdAt: string;
             updatedAt: string;
         };
-        /** @description `{text}`, `{template}` (a WhatsApp template) or `{type, media: {url}, caption?, filename?}`. */
+        /** @description `{text}`, `{template}` (a WhatsApp template), `{location}`, `{contacts}`, `{interactive}` (buttons or a list) or `{type, media: {url}, caption?, filename?}`. */
         CampaignMessage: {
             /** @description May use `{{name}}`, `{{phone}}`, `{{email}}` and `{{attributes.KEY}}`, each with an optional default: `{{name|there}}`. */
             text: string;
         } | {
             template: components["schemas"]["TemplateSpec"];
         } | {
+            location: components["schemas"]["Location"];
+        } | {
+            /** @description 1 to 5 contact cards, at most 32 KiB as JSON. */
+            contacts: components["schemas"]["ContactCard"][];
+        } | {
+            interactive: components["schemas"]["InteractiveButtons"] | components["schemas"]["InteractiveList"];
+        } | {
             /** @enum {string} */
-            type: "image" | "video" | "audio" | "document";
+            type: "image" | "video" | "audio" | "document" | "sticker";
             media: {
                 /**
                  * Format: uri

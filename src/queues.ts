@@ -1,7 +1,7 @@
 import { handleCompileQueue } from "./compile/index.ts";
 import { handleDeliveryQueue, handleEventsQueue, onEventsDeadLetter } from "./events/index.ts";
 import { runCampaignSendJob } from "./messaging/campaigns/index.ts";
-import { runBulkJob, sendQueueConsumer } from "./messaging/index.ts";
+import { runBulkJob, runMediaJob, sendQueueConsumer } from "./messaging/index.ts";
 import { recordDeadLetters } from "./platform/dead-letters.ts";
 import { log } from "./platform/log.ts";
 
@@ -19,7 +19,7 @@ export const QUEUE_CONSUMERS: QueueConsumers = Object.freeze({
   "texmsg-compile-jobs": handleCompileQueue,
   "texmsg-events": handleEventsQueue,
   "texmsg-webhook-deliveries": handleDeliveryQueue,
-  "texmsg-sends": sendQueueConsumer({ bulk: runBulkJob, campaign: runCampaignSendJob }),
+  "texmsg-sends": sendQueueConsumer({ bulk: runBulkJob, campaign: runCampaignSendJob, media: runMediaJob }),
   "texmsg-dlq": handleDeadLetters,
 });
 

@@ -2,14 +2,21 @@
 //  1. POST /api/messages/send: p50/p99 of one client sending in a loop (the latency floor), then
 //     requests/s, p50, p99 with CONNECTIONS concurrent clients (each request to its own chat).
 //  2. A bulk send of 5,000 messages (5 requests of 1,000): time until all are `sent`, and `delivered`.
-// Floors: single send p50 < 15 ms; 5,000-message bulk fully `sent` within 60 s.
+//  3. 1,000 inbound media messages of 100 KB (sandbox inbound by URL, served by this process): p50/p99
+//     from the receipt (the POST) to the file being downloadable (GET /api/messages/{id}/media -> 302),
+//     through the queue's fetch into R2.
+// Floors: single send p50 < 15 ms; 5,000-message bulk fully `sent` within 60 s; inbound media p50 < 2 s.
 // Usage: npm run bench:messaging   (BASE_URL=... and KEY=... to use a running server instead)
+import { createServer } from "node:http";
+import type { AddressInfo } from "node:net";
 import autocannon, { type Request as AcRequest } from "autocannon";
 import { startDev } from "../../test/e2e/harness.ts";
 
 const DURATION = Number(process.env.DURATION ?? 10);
 const CONNECTIONS = Number(process.env.CONNECTIONS ?? 10);
 const BULK = Number(process.env.BULK ?? 5000);
+const MEDIA = Number(process.env.MEDIA ?? 1000);
+const MEDIA_BYTES = 100 * 1024;
 
 const dev = process.env.BASE_URL ? null : await startDev();
 const baseUrl = process.env.BASE_URL ?? dev!.baseUrl;
@@ -75,6 +82,59 @@ try {
     await new Promise((res) => setTimeout(res, 250));
   }
 
+  // Inbound media: the files come from a local server (a stand-in for the network's CDN).
+  const file = Buffer.alloc(MEDIA_BYTES, 7);
+  const files = createServer((_req, res) => {
+    res.writeHead(200, { "content-type": "image/jpeg", "content-length": String(file.byteLength) });
+    res.end(file);
+  });
+  await new Promise<void>((resolve) => files.listen(0, "127.0.0.1", resolve));
+  const filesUrl = `http://127.0.0.1:${(files.address() as AddressInfo).port}`;
+  const mediaSession = await post<{ id: string }>("/api/sessions", { name: "bench media" });
+  const received = new Map<string, number>();
+  const ready: number[] = [];
+  const mediaStart = Date.now();
+  let next = 0;
+  let posted = 0;
+  let lastId = "";
+  const receive = async () => {
+    for (let i = next++; i < MEDIA; i = next++) {
+      const t0 = Date.now();
+      const m = await post<{ id: string }>(`/api/sessions/${mediaSession.id}/sandbox/inbound`, { from: `+1651${String(1_000_000 + (i % 50))}`, type: "image", media: { url: `${filesUrl}/f/${i}` } });
+      received.set(m.id, t0);
+      lastId = m.id;
+      posted++;
+    }
+  };
+  // Polled by chat (50 senders): a message is downloadable once its media says `stored`, which is
+  // when GET /api/messages/{id}/media answers the redirect (checked for one at the end).
+  const poll = async () => {
+    while ((posted < MEDIA || received.size > 0) && Date.now() - mediaStart < 180_000) {
+      await Promise.all(
+        Array.from({ length: 50 }, async (_, c) => {
+          const res = await fetch(`${baseUrl}/api/messages/1651${1_000_000 + c}@c.us?sessionId=${mediaSession.id}&limit=100`, { headers });
+          const page = (await res.json()) as { data: { id: string; media?: { status?: string } }[] };
+          const now = Date.now();
+          for (const m of page.data) {
+            const t0 = received.get(m.id);
+            if (t0 !== undefined && m.media?.status === "stored") {
+              ready.push(now - t0);
+              received.delete(m.id);
+            }
+          }
+        }),
+      );
+      await new Promise((res) => setTimeout(res, 50));
+    }
+  };
+  await Promise.all([...Array.from({ length: 10 }, receive), poll()]);
+  files.close();
+  const sample = await fetch(`${baseUrl}/api/messages/${lastId}/media`, { headers, redirect: "manual" });
+  if (sample.status !== 302) throw new Error(`GET media of a stored message answered ${sample.status}`);
+  ready.sort((a, b) => a - b);
+  const pct = (p: number) => (ready.length ? ready[Math.min(ready.length - 1, Math.floor((p / 100) * ready.length))]! : NaN);
+  const mediaP50 = pct(50);
+
   console.log(`\nsandbox network, ${DURATION} s per run, against ${baseUrl}\n`);
   console.log("| measure | value |");
   console.log("| --- | ---: |");
@@ -87,10 +147,14 @@ try {
   console.log(`| bulk ${BULK}: accepted (5 requests) ms | ${acceptedMs} |`);
   console.log(`| bulk ${BULK}: all sent ms | ${sentMs || "not reached"} |`);
   console.log(`| bulk ${BULK}: all delivered ms | ${deliveredMs || "not reached"} |`);
+  console.log(`| inbound media ${MEDIA} x 100 KB: downloadable / received | ${ready.length} / ${MEDIA} |`);
+  console.log(`| inbound media: receipt -> downloadable p50 / p99 ms | ${mediaP50} / ${pct(99)} |`);
   const p50ok = single.latency.p50 < 15;
   const bulkOk = sentMs > 0 && sentMs <= 60_000;
   console.log(`\nsingle send p50 (1 client): ${single.latency.p50} ms (floor < 15 ms) ${p50ok ? "PASS" : "FAIL"}`);
   console.log(`bulk ${BULK} all sent: ${sentMs ? (sentMs / 1000).toFixed(1) + " s" : "not reached"} (floor <= 60 s) ${bulkOk ? "PASS" : "FAIL"}`);
+  const mediaOk = ready.length === MEDIA && mediaP50 < 2000;
+  console.log(`inbound media receipt -> downloadable p50: ${mediaP50} ms (floor < 2 s, all ${MEDIA} stored) ${mediaOk ? "PASS" : "FAIL"}`);
 } finally {
   await dev?.stop();
 }

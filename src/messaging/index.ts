@@ -1,4 +1,5 @@
 import { createRouter } from "../platform/openapi.ts";
+import { chatRoutes } from "./chats/router.ts";
 import { contactRoutes } from "./contacts/router.ts";
 import { messageRoutes } from "./messages/router.ts";
 import { sessionRoutes } from "./sessions/router.ts";
@@ -7,9 +8,10 @@ export { SessionDO } from "./sessions/session-do.ts";
 export { wireCampaignHooks } from "./sessions/campaign-hooks.ts";
 export { sendMessage, queueMessages, type SendInput, type SendOptions } from "./messages/service.ts";
 export { enqueueSendJobs, runBulkJob, sendQueueConsumer, type SendJob } from "./queue/send-queue.ts";
+export { runMediaJob } from "./media/inbound.ts";
 
-/** /api/sessions, /api/messages, /api/contacts. */
-export const messagingRoutes = createRouter().route("/", sessionRoutes).route("/", messageRoutes).route("/", contactRoutes);
+/** /api/sessions, /api/messages, /api/contacts, /api/chats. */
+export const messagingRoutes = createRouter().route("/", sessionRoutes).route("/", messageRoutes).route("/", contactRoutes).route("/", chatRoutes);
 
 /** Public, unauthenticated network callbacks under /hooks/ (Meta's webhook, signed media URLs). */
 export { hookRoutes as messagingHookRoutes } from "./hooks/router.ts";

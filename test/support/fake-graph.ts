@@ -1,4 +1,4 @@
-import { randomBytes } from "node:crypto";
+import { createHash, randomBytes } from "node:crypto";
 import { createServer, type IncomingMessage, type Server } from "node:http";
 import type { AddressInfo } from "node:net";
 import { GraphValidator } from "./graph-validator.ts";
@@ -11,12 +11,26 @@ import { GraphValidator } from "./graph-validator.ts";
  *   POST /__fake/phones/:id/fail {code, times?}                        next sends fail with a Graph error code
  *   GET  /__fake/phones/:id/requests                                   what was received for this number
  *   GET  /__fake/invalid                                               every request that failed validation
+ *   POST /__fake/media {mediaId, phoneNumberId, mimetype, data, failTimes?}   a file a customer sent (base64);
+ *        GET /v23.0/{mediaId} answers its download URL (on /cdn/, Meta's CDN), which needs the
+ *        number's token (none with `public: true`); the first `failTimes` downloads answer 500
+ *   GET  /__fake/media/:id                                             {downloads} so far
  */
 interface Phone {
   token: string;
   displayPhoneNumber: string;
   failures: number[];
   requests: Recorded[];
+}
+
+interface MediaFile {
+  phoneNumberId: string;
+  mimetype: string;
+  bytes: Buffer;
+  failTimes: number;
+  downloads: number;
+  /** Served at /cdn/ without a token: stands for any public URL. */
+  public: boolean;
 }
 
 interface Recorded {
@@ -51,6 +65,7 @@ export async function startFakeGraph(referenceFile: string): Promise<{ url: stri
   const validator = new GraphValidator(referenceFile);
   const phones = new Map<string, Phone>();
   const invalid: Recorded[] = [];
+  const media = new Map<string, MediaFile>();
 
   const server: Server = createServer(async (req, res) => {
     const send = (status: number, body: unknown) => {
@@ -63,7 +78,26 @@ export async function startFakeGraph(referenceFile: string): Promise<{ url: stri
       const json = raw ? (JSON.parse(raw) as Record<string, unknown>) : undefined;
       const parts = url.pathname.split("/").filter(Boolean);
 
+      if (parts[0] === "cdn" && req.method === "GET") {
+        const file = media.get(parts[1] ?? "");
+        if (!file) return send(404, { error: "no such file" });
+        if (!file.public && req.headers.authorization !== `Bearer ${phones.get(file.phoneNumberId)?.token}`) return send(401, { error: "unauthorized" });
+        file.downloads++;
+        if (file.failTimes > 0) {
+          file.failTimes--;
+          return send(500, { error: "try again" });
+        }
+        res.writeHead(200, { "content-type": file.mimetype, "content-length": String(file.bytes.byteLength) });
+        return res.end(file.bytes);
+      }
+
       if (parts[0] === "__fake") {
+        if (req.method === "POST" && parts[1] === "media") {
+          const m = json as { mediaId: string; phoneNumberId: string; mimetype: string; data: string; failTimes?: number; public?: boolean };
+          media.set(m.mediaId, { phoneNumberId: m.phoneNumberId, mimetype: m.mimetype, bytes: Buffer.from(m.data, "base64"), failTimes: m.failTimes ?? 0, downloads: 0, public: m.public ?? false });
+          return send(201, { ok: true });
+        }
+        if (req.method === "GET" && parts[1] === "media" && parts[2]) return send(200, { downloads: media.get(parts[2])?.downloads ?? 0 });
         if (req.method === "POST" && parts[1] === "phones" && parts.length === 2) {
           const p = json as { phoneNumberId: string; token: string; displayPhoneNumber: string };
           phones.set(p.phoneNumberId, { token: p.token, displayPhoneNumber: p.displayPhoneNumber, failures: [], requests: [] });
@@ -89,6 +123,15 @@ export async function startFakeGraph(referenceFile: string): Promise<{ url: stri
         const e = graphError(100, `(#100) Invalid parameter: ${verdict.errors.slice(0, 3).join("; ")}`);
         return send(e.status, e.body);
       }
+      const file = req.method === "GET" && parts.length === 2 ? media.get(parts[1]!) : undefined;
+      if (file) {
+        if (req.headers.authorization !== `Bearer ${phones.get(file.phoneNumberId)?.token}`) {
+          const e = graphError(190);
+          return send(e.status, e.body);
+        }
+        const sha256 = createHash("sha256").update(file.bytes).digest("base64");
+        return send(200, { messaging_product: "whatsapp", url: `http://${req.headers.host}/cdn/${parts[1]}`, mime_type: file.mimetype, sha256, file_size: file.bytes.byteLength, id: parts[1] });
+      }
       if (!phone) return send(400, graphError(100, "Unsupported get request. Object does not exist").body);
       if (req.headers.authorization !== `Bearer ${phone.token}`) {
         const e = graphError(190);
@@ -103,6 +146,7 @@ export async function startFakeGraph(referenceFile: string): Promise<{ url: stri
           const e = graphError(failure);
           return send(e.status, e.body);
         }
+        if ((json as { status?: string }).status === "read") return send(200, { success: true });
         const to = String((json as { to?: string }).to);
         return send(200, { messaging_product: "whatsapp", contacts: [{ input: to, wa_id: to }], messages: [{ id: `wamid.${randomBytes(12).toString("hex")}` }] });
       }
@@ -113,5 +157,9 @@ export async function startFakeGraph(referenceFile: string): Promise<{ url: stri
   });
   await new Promise<void>((resolve) => server.listen(0, "127.0.0.1", resolve));
   const { port } = server.address() as AddressInfo;
-  return { url: `http://127.0.0.1:${port}`, close: () => new Promise((resolve) => server.close(() => resolve())) };
+  return { url: `http://127.0.0.1:${port}`, close: () => new Promise((resolve) => {
+      server.close(() => resolve());
+      // Keep-alive connections of the Worker under test would hold close() open.
+      server.closeAllConnections();
+    }) };
 }

@@ -91,6 +91,17 @@ export class GraphValidator {
     }
   }
 
+  /**
+   * The schema a body is checked against. Marking a message read is a POST to the same
+   * `/{Phone-Number-ID}/messages` as a send (Meta's documentation); the document defines its body
+   * (`MarkMessageRequestPayload`) without attaching it to the operation, so a body with `status` is
+   * checked against that schema instead of `Message`.
+   */
+  private bodyRefOf(op: Operation, body: unknown): string | undefined {
+    if (op.operationId === "sendMessage" && body && typeof body === "object" && "status" in body) return "graph#/components/schemas/MarkMessageRequestPayload";
+    return op.bodyRef;
+  }
+
   validate(method: string, path: string, body: unknown): Verdict {
     const candidates = this.operations.filter((op) => op.method === method && op.pattern.test(path));
     if (candidates.length === 0) return { ok: false, errors: [`no operation ${method} ${path} in the reference document`] };
@@ -102,11 +113,12 @@ export class GraphValidator {
         errors.push(`${op.operationId}: path parameter ${badParam.name} does not match ${badParam.pattern}`);
         continue;
       }
-      if (!op.bodyRef) return { ok: true, operationId: op.operationId, errors: [] };
-      let validate = this.compiled.get(op.bodyRef);
+      const bodyRef = this.bodyRefOf(op, body);
+      if (!bodyRef) return { ok: true, operationId: op.operationId, errors: [] };
+      let validate = this.compiled.get(bodyRef);
       if (!validate) {
-        validate = this.ajv.compile({ $ref: op.bodyRef });
-        this.compiled.set(op.bodyRef, validate);
+        validate = this.ajv.compile({ $ref: bodyRef });
+        this.compiled.set(bodyRef, validate);
       }
       if (validate(body)) return { ok: true, operationId: op.operationId, errors: [] };
       errors.push(...(validate.errors ?? []).map((e) => `${op.operationId}: ${e.instancePath || "body"} ${e.message} ${JSON.stringify(e.params)}`));

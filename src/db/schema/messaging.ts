@@ -1,4 +1,4 @@
-import { index, integer, sqliteTable, text, uniqueIndex } from "drizzle-orm/sqlite-core";
+import { index, integer, primaryKey, sqliteTable, text, uniqueIndex } from "drizzle-orm/sqlite-core";
 
 /**
  * Messaging sessions: the queryable mirror of each Session Durable Object. Network credentials live
@@ -24,6 +24,9 @@ export const messagingSessions = sqliteTable(
   (t) => [index("msg_sessions_account_idx").on(t.accountId, t.id), index("msg_sessions_phone_idx").on(t.accountId, t.phoneNumber)],
 );
 
+/** Message types, in both directions (messaging/message-types.ts gives their meaning). */
+export const MESSAGE_TYPES = ["text", "template", "image", "video", "audio", "document", "sticker", "location", "contacts", "interactive", "button", "reaction", "order", "unsupported"] as const;
+
 export const messages = sqliteTable(
   "messages",
   {
@@ -33,12 +36,16 @@ export const messages = sqliteTable(
     /** `<digits>@c.us` */
     chatId: text("chat_id").notNull(),
     direction: text("direction", { enum: ["inbound", "outbound"] }).notNull(),
-    type: text("type", { enum: ["text", "template", "image", "video", "audio", "document"] }).notNull(),
+    type: text("type", { enum: MESSAGE_TYPES }).notNull(),
     text: text("text"),
     /** JSON: {name, language, components?} */
     template: text("template"),
     /** JSON: {url?, mimetype?, filename?, caption?, size?, r2Key?} */
     media: text("media"),
+    /** JSON: the typed body of the other types ({location}, {contacts}, {interactive}, {reaction}, ...) */
+    content: text("content"),
+    /** JSON: {"<chatId>|me": "<emoji>"}, one reaction per person */
+    reactions: text("reactions"),
     status: text("status", { enum: ["pending", "sent", "delivered", "read", "failed", "received"] }).notNull(),
     errorCode: text("error_code"),
     errorMessage: text("error_message"),
@@ -93,4 +100,30 @@ export const contacts = sqliteTable(
     updatedAt: integer("updated_at").notNull(),
   },
   (t) => [uniqueIndex("contacts_account_phone_idx").on(t.accountId, t.phone), index("contacts_account_idx").on(t.accountId, t.id)],
+);
+
+/**
+ * One row per conversation of a session, so listing chats never groups over `messages`. Kept by
+ * the `messages_chat_activity` trigger (migrations) on every message insert, in the same statement
+ * as the insert whoever writes it; `POST /api/chats/{chatId}/read` clears the unread part.
+ */
+export const chats = sqliteTable(
+  "chats",
+  {
+    accountId: text("account_id").notNull(),
+    sessionId: text("session_id").notNull(),
+    /** `<digits>@c.us` */
+    chatId: text("chat_id").notNull(),
+    lastMessageId: text("last_message_id").notNull(),
+    lastMessageAt: integer("last_message_at").notNull(),
+    /** The customer's last message: opens the 24-hour customer-service window. */
+    lastInboundId: text("last_inbound_id"),
+    lastInboundAt: integer("last_inbound_at"),
+    /** Inbound messages since the chat was last marked read. */
+    unreadCount: integer("unread_count").notNull().default(0),
+    /** The oldest of them (bounds the range marked read). */
+    firstUnreadId: text("first_unread_id"),
+    readAt: integer("read_at"),
+  },
+  (t) => [primaryKey({ columns: [t.sessionId, t.chatId] }), index("chats_activity_idx").on(t.accountId, t.sessionId, t.lastMessageAt, t.chatId)],
 );

@@ -105,11 +105,13 @@ async function claim(
 ): Promise<void> {
   const now = Date.now();
   const base = newId("msg", now).slice(0, -SEQ_DIGITS);
-  const type = "text" in c.message ? "text" : "template" in c.message ? "template" : c.message.type;
-  const template = "template" in c.message ? c.message.template : null;
+  const m = c.message;
+  const type = "text" in m ? "text" : "template" in m ? "template" : "location" in m ? "location" : "contacts" in m ? "contacts" : "interactive" in m ? "interactive" : m.type;
+  const template = "template" in m ? m.template : null;
+  const content = "location" in m ? { location: m.location } : "contacts" in m ? { contacts: m.contacts } : "interactive" in m ? { interactive: m.interactive } : null;
   const statements = claimCampaignMessagesStatements(
     env,
-    { idBase: base, seqDigits: SEQ_DIGITS, accountId: c.accountId, sessionId: c.sessionId, campaignId: c.id, type, template, createdAt: now },
+    { idBase: base, seqDigits: SEQ_DIGITS, accountId: c.accountId, sessionId: c.sessionId, campaignId: c.id, type, template, content, createdAt: now },
     pending.map((r) => ({ seq: r.seq, ...contentOf(c.message, r) })),
   );
   // Every row still pending in [first, last] was read above, so it got its message just now.

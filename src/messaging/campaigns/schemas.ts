@@ -2,6 +2,7 @@ import { z } from "@hono/zod-openapi";
 import { idParam } from "../../platform/openapi.ts";
 import { PaginationQuery } from "../../platform/pagination.ts";
 import { MEDIA_TYPES } from "../media/limits.ts";
+import { ContactsToSend, InteractiveSend, Location } from "../messages/content.ts";
 import { MAX_TEXT, TemplateSpec } from "../messages/schemas.ts";
 import { CAMPAIGN_STATUSES } from "./lifecycle.ts";
 import { parseTemplate, TemplateError } from "./template.ts";
@@ -32,6 +33,9 @@ export const CampaignMessage = z
   .union([
     z.strictObject({ text: PersonalisedText(MAX_TEXT) }),
     z.strictObject({ template: TemplateSpec }),
+    z.strictObject({ location: Location }),
+    z.strictObject({ contacts: ContactsToSend }),
+    z.strictObject({ interactive: InteractiveSend }),
     z.strictObject({
       type: z.enum(MEDIA_TYPES),
       media: z.strictObject({ url: z.string().url().max(2048).openapi({ description: "A public https URL the network fetches." }) }),
@@ -39,7 +43,7 @@ export const CampaignMessage = z
       filename: z.string().min(1).max(255).optional(),
     }),
   ])
-  .openapi("CampaignMessage", { description: "`{text}`, `{template}` (a WhatsApp template) or `{type, media: {url}, caption?, filename?}`." });
+  .openapi("CampaignMessage", { description: "`{text}`, `{template}` (a WhatsApp template), `{location}`, `{contacts}`, `{interactive}` (buttons or a list) or `{type, media: {url}, caption?, filename?}`." });
 export type CampaignMessage = z.infer<typeof CampaignMessage>;
 
 export const Audience = z

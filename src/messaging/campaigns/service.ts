@@ -67,7 +67,7 @@ async function ensureContactsOwned(env: Env, accountId: string, audience: Audien
 
 function ensureMessage(env: Env, message: CampaignMessage): CampaignMessage {
   if (!("media" in message)) return message;
-  if (message.type === "audio" && message.caption) throw errors.invalidRequest("Audio messages cannot have a caption.", [{ path: "message.caption", message: "not allowed for audio" }]);
+  if ((message.type === "audio" || message.type === "sticker") && message.caption) throw errors.invalidRequest(`${message.type === "audio" ? "Audio messages" : "Stickers"} cannot have a caption.`, [{ path: "message.caption", message: `not allowed for ${message.type}` }]);
   const check = checkTargetUrl(message.media.url, { allowLoopback: config(env).allowLoopbackUrls });
   if (!check.ok) throw errors.invalidRequest(`message.media.url ${check.reason}.`, [{ path: "message.media.url", message: check.reason }]);
   return { ...message, media: { url: check.url.toString() } };

@@ -1,4 +1,4 @@
-import { and, desc, eq, lt, or, sql } from "drizzle-orm";
+import { and, desc, eq, inArray, lt, or, sql } from "drizzle-orm";
 import { getDb } from "../../db/client.ts";
 import { contacts } from "../../db/schema/index.ts";
 import { assertEventFits, emit, enqueueEvents, prepareEventAfterChange } from "../../events/emit.ts";
@@ -54,6 +54,11 @@ export function ensureContactStatements(env: Env, accountId: string, digits: str
     /** The event id to enqueue when the contact was created. */
     created: (result: { id: string }[]): string | null => (result.length > 0 ? announce.event.id : null),
   };
+}
+
+/** Contacts of an account by phone (E.164), for the caller's batch. */
+export function contactsByPhonesQuery(env: Env, accountId: string, phones: string[]) {
+  return getDb(env.DB).select().from(contacts).where(and(eq(contacts.accountId, accountId), inArray(contacts.phone, phones)));
 }
 
 export async function getContact(env: Env, accountId: string, id: string): Promise<Contact> {

@@ -2,13 +2,15 @@
  * What each media type accepts when uploaded as base64 (the WhatsApp Cloud API's own limits, so a
  * file accepted here is accepted by the network). Documented in the README.
  */
-export const MEDIA_TYPES = ["image", "video", "audio", "document"] as const;
+export const MEDIA_TYPES = ["image", "video", "audio", "document", "sticker"] as const;
 export type MediaType = (typeof MEDIA_TYPES)[number];
 
 const MiB = 1024 * 1024;
 
 export const MEDIA_LIMITS: Record<MediaType, { maxBytes: number; mimetypes: string[] }> = {
   image: { maxBytes: 5 * MiB, mimetypes: ["image/jpeg", "image/png"] },
+  // Animated stickers may have 500 KB; static ones 100 KB (the network checks which it is).
+  sticker: { maxBytes: 500 * 1024, mimetypes: ["image/webp"] },
   video: { maxBytes: 16 * MiB, mimetypes: ["video/mp4", "video/3gpp"] },
   audio: { maxBytes: 16 * MiB, mimetypes: ["audio/aac", "audio/amr", "audio/mpeg", "audio/mp4", "audio/ogg"] },
   document: {
@@ -33,4 +35,9 @@ export function base64Size(b64: string): number {
   const len = b64.length;
   const pad = b64.endsWith("==") ? 2 : b64.endsWith("=") ? 1 : 0;
   return Math.floor((len * 3) / 4) - pad;
+}
+
+/** Whether inbound media still has to be fetched: it names a network file or a URL, and is not stored yet. */
+export function needsFetch(media: { mediaId?: string | null; networkMediaId?: string | null; sourceUrl?: string | null }): boolean {
+  return !media.mediaId && !!(media.networkMediaId || media.sourceUrl);
 }

@@ -1,10 +1,13 @@
 import { getDb } from "../../db/client.ts";
 import { enqueueEvents, prepareEventAfterChange } from "../../events/emit.ts";
 import { newId } from "../../platform/ids.ts";
+import { chatIdOf } from "../chat-id.ts";
 import { ensureContactStatements } from "../contacts/service.ts";
+import { BACKSTOP_DELAY_S, enqueueMediaFetch } from "../media/inbound.ts";
+import { needsFetch } from "../media/limits.ts";
 import type { InboundFromNetwork } from "../networks/driver.ts";
 import { toMessage, type MessageRow } from "./mapper.ts";
-import { inboundRow, insertInboundStatement } from "./store.ts";
+import { inboundRow, insertInboundStatement, reactionStatement, referencedIds } from "./store.ts";
 
 /** A whole-message `STOP` (any case, surrounding spaces ignored) opts the sender out. */
 export function isStop(text: string | undefined): boolean {
@@ -18,17 +21,39 @@ export function isStop(text: string | undefined): boolean {
  * recorded only if the row was. Returns the stored row, or null for a duplicate.
  * `enqueue` takes the recorded events' ids (the Session DO coalesces them); default: enqueue now.
  */
-export async function recordInbound(env: Env, accountId: string, sessionId: string, m: InboundFromNetwork, opts: { enqueue?: (eventIds: string[]) => void } = {}): Promise<MessageRow | null> {
+export async function recordInbound(
+  env: Env,
+  accountId: string,
+  sessionId: string,
+  m: InboundFromNetwork,
+  opts: {
+    enqueue?: (eventIds: string[]) => void;
+    /** Starts fetching a file now (the Session DO); the queued job is then only the backstop. */
+    fetchNow?: (messageId: string) => void;
+  } = {},
+): Promise<MessageRow | null> {
   const db = getDb(env.DB);
-  const row = inboundRow(newId("msg"), accountId, sessionId, m);
+  const chatId = chatIdOf(m.from);
+  const refs = await referencedIds(env, sessionId, chatId, [m.contextExternalId, m.reactionToExternalId]);
+  const row = inboundRow(newId("msg"), accountId, sessionId, m, refs);
   const contact = ensureContactStatements(env, accountId, m.from, m.profileName, isStop(m.text), sessionId);
   const received = prepareEventAfterChange(env, { type: "message.received", accountId, sessionId, data: toMessage(row) });
-  const [contactInserted, , ...rest] = await db.batch([...contact.statements, insertInboundStatement(env, row), received.statement]);
-  const inserted = rest[rest.length - 2] as { id: string }[];
-  const ids = [contact.created(contactInserted), inserted.length > 0 ? received.event.id : null].filter((id): id is string => id !== null);
+  // A reaction also lands on the message it reacts to (when we have it).
+  const target = m.reactionToExternalId ? refs.get(m.reactionToExternalId) : undefined;
+  const react = target && m.content?.reaction ? [reactionStatement(env, target, chatId, m.content.reaction.emoji, row.id)] : [];
+  const results = await db.batch([...contact.statements, insertInboundStatement(env, row), received.statement, ...react]);
+  const inserted = results[contact.statements.length] as { id: string }[];
+  const ids = [contact.created(results[0] as { id: string }[]), inserted.length > 0 ? received.event.id : null].filter((id): id is string => id !== null);
   if (ids.length > 0) {
     if (opts.enqueue) opts.enqueue(ids);
     else await enqueueEvents(env, ids);
   }
-  return inserted.length > 0 ? row : null;
+  if (inserted.length === 0) return null;
+  // Network download URLs expire within minutes: the file is fetched now, and a queued job (a
+  // no-op once the file is stored) retries it if this attempt fails or is lost.
+  if (m.media && needsFetch(m.media)) {
+    await enqueueMediaFetch(env, sessionId, [row.id], opts.fetchNow ? BACKSTOP_DELAY_S : 0);
+    opts.fetchNow?.(row.id);
+  }
+  return row;
 }

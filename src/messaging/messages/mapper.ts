@@ -1,4 +1,5 @@
 import type { messages } from "../../db/schema/index.ts";
+import type { Content } from "./content.ts";
 import type { MediaInfo, Message, TemplateSpec } from "./schemas.ts";
 import { iso } from "../../platform/time.ts";
 
@@ -9,6 +10,11 @@ export interface StoredMedia extends MediaInfo {
   mediaId: string | null;
   /** Origin of the API that stored it, to build signed URLs from a queue or alarm. */
   origin: string | null;
+  /** Inbound: the network's id of the file (the Cloud API's media id), to download it. */
+  networkMediaId?: string | null;
+  sha256?: string | null;
+  /** Inbound: a public URL to fetch the bytes from (sandbox). */
+  sourceUrl?: string | null;
 }
 
 export function toMessage(row: MessageRow): Message {
@@ -32,6 +38,15 @@ export function toMessage(row: MessageRow): Message {
   if (row.media !== null) {
     const m = JSON.parse(row.media) as StoredMedia;
     out.media = { url: m.url, mimetype: m.mimetype, filename: m.filename, caption: m.caption, size: m.size };
+    if (m.voice !== undefined) out.media.voice = m.voice;
+    if (m.animated !== undefined) out.media.animated = m.animated;
+    if (m.status !== undefined) out.media.status = m.status;
+    if (m.reason) out.media.reason = m.reason;
+  }
+  if (row.content !== null) Object.assign(out, JSON.parse(row.content) as Content);
+  if (row.reactions !== null) {
+    const reactions = Object.entries(JSON.parse(row.reactions) as Record<string, string>).map(([from, emoji]) => ({ from, emoji }));
+    if (reactions.length > 0) out.reactions = reactions;
   }
   if (row.errorCode !== null) out.error = { code: row.errorCode, message: row.errorMessage ?? "" };
   return out;

@@ -47,6 +47,16 @@ export const getBatchRoute = createRoute({
   responses: { 200: jsonResponse(Batch, "Counts by status"), ...errorResponses(...AUTHED_ERRORS, 404) },
 });
 
+export const mediaRoute = createRoute({
+  method: "get",
+  path: "/api/messages/{id}/media",
+  tags,
+  summary: "The file of a message: a redirect to a signed URL that expires in an hour",
+  description: "Inbound files are fetched from the network into storage on receipt: until then 409 `media_pending`; if that finally failed, 409 `media_failed` with the reason (also in the message's `media.reason`). Link media redirect to their link.",
+  request: { params: idParam("msg_0m3x9k2a1b2c3d4e5f6g7h8") },
+  responses: { 302: { description: "`Location`: the file" }, ...errorResponses(...AUTHED_ERRORS, 404, 409) },
+});
+
 export const historyRoute = createRoute({
   method: "get",
   path: "/api/messages/{chatId}",

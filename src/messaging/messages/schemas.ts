@@ -4,6 +4,7 @@ import { PaginationQuery } from "../../platform/pagination.ts";
 import { ACCEPTED_ADDRESS_FORMS } from "../chat-id.ts";
 import { MEDIA_TYPES } from "../media/limits.ts";
 import { MESSAGE_STATUSES } from "../status.ts";
+import { ContactsToSend, ContentFields, InteractiveSend, Location, MESSAGE_TYPES, ReactionsField } from "./content.ts";
 
 export const MAX_BULK_ITEMS = 1000;
 export const MAX_TEXT = 4096;
@@ -38,12 +39,33 @@ export const MediaInput = z
   .openapi("MediaInput");
 export type MediaInput = z.infer<typeof MediaInput>;
 
+const ContactsSend = ContactsToSend;
+const ReactionSend = z
+  .strictObject({
+    messageId: z.string().min(1).max(64).openapi({ description: "Id of a message of this chat (either direction)." }),
+    emoji: z.string().max(32).openapi({ description: "One emoji; an empty string removes this session's reaction.", example: "👍" }),
+  })
+  .openapi("ReactionSend");
+
+/** The content forms every send accepts beyond media: text, a template, a location, contact cards, an interactive message. */
+const contentForms = {
+  text: z.strictObject({ text: Text }),
+  template: z.strictObject({ template: TemplateSpec }),
+  location: z.strictObject({ location: Location }),
+  contacts: z.strictObject({ contacts: ContactsSend }),
+  interactive: z.strictObject({ interactive: InteractiveSend }),
+};
+
 export const SendTextBody = z
   .union([
-    z.strictObject({ sessionId: SessionIdField, to: To, text: Text, replyTo: ReplyTo }),
-    z.strictObject({ sessionId: SessionIdField, to: To, template: TemplateSpec, replyTo: ReplyTo }),
+    contentForms.text.extend({ sessionId: SessionIdField, to: To, replyTo: ReplyTo }),
+    contentForms.template.extend({ sessionId: SessionIdField, to: To, replyTo: ReplyTo }),
+    contentForms.location.extend({ sessionId: SessionIdField, to: To, replyTo: ReplyTo }),
+    contentForms.contacts.extend({ sessionId: SessionIdField, to: To, replyTo: ReplyTo }),
+    contentForms.interactive.extend({ sessionId: SessionIdField, to: To, replyTo: ReplyTo }),
+    z.strictObject({ sessionId: SessionIdField, to: To, reaction: ReactionSend }),
   ])
-  .openapi("SendMessage");
+  .openapi("SendMessage", { description: "Exactly one of `text`, `template`, `location`, `contacts`, `interactive` (reply buttons or a list) or `reaction`." });
 
 export const SendMediaBody = z
   .strictObject({
@@ -51,16 +73,19 @@ export const SendMediaBody = z
     to: To,
     type: z.enum(MEDIA_TYPES),
     media: MediaInput,
-    caption: z.string().min(1).max(1024).optional().openapi({ description: "Not allowed for audio." }),
+    caption: z.string().min(1).max(1024).optional().openapi({ description: "Not allowed for audio and stickers." }),
     filename: z.string().min(1).max(255).optional().openapi({ description: "Document file name shown to the recipient." }),
     replyTo: ReplyTo,
   })
   .openapi("SendMedia");
 
-/** One item of a bulk send: text, template or media. Validated one by one so bad items are reported by index. */
+/** One item of a bulk send: any content but a reaction, or media. Validated one by one so bad items are reported by index. */
 export const BulkItem = z.union([
-  z.strictObject({ to: To, text: Text }),
-  z.strictObject({ to: To, template: TemplateSpec }),
+  contentForms.text.extend({ to: To }),
+  contentForms.template.extend({ to: To }),
+  contentForms.location.extend({ to: To }),
+  contentForms.contacts.extend({ to: To }),
+  contentForms.interactive.extend({ to: To }),
   z.strictObject({
     to: To,
     type: z.enum(MEDIA_TYPES),
@@ -75,7 +100,7 @@ export const SendBulkBody = z
   .strictObject({
     sessionId: SessionIdField,
     messages: z
-      .array(z.unknown().openapi({ description: "`{to, text}`, `{to, template}` or `{to, type, media, caption?, filename?}`" }))
+      .array(z.unknown().openapi({ description: "`{to, text}`, `{to, template}`, `{to, location}`, `{to, contacts}`, `{to, interactive}` or `{to, type, media, caption?, filename?}`" }))
       .min(1)
       .max(MAX_BULK_ITEMS)
       .openapi({ description: `1 to ${MAX_BULK_ITEMS} messages; each is validated on its own and rejected by index.` }),
@@ -99,6 +124,10 @@ export const MediaInfo = z
     filename: z.string().nullable(),
     caption: z.string().nullable(),
     size: z.number().int().nullable().openapi({ description: "Bytes, for uploaded media." }),
+    voice: z.boolean().optional().openapi({ description: "audio: a voice note recorded in the app." }),
+    animated: z.boolean().optional().openapi({ description: "sticker: an animated sticker." }),
+    status: z.enum(["pending", "stored", "failed"]).optional().openapi({ description: "Inbound media: `pending` while the file is fetched from the network, `stored` once `GET /api/messages/{id}/media` serves it, `failed` with `reason`." }),
+    reason: z.string().optional().openapi({ description: "Why the file could not be stored." }),
   })
   .openapi("MediaInfo");
 export type MediaInfo = z.infer<typeof MediaInfo>;
@@ -109,10 +138,12 @@ export const Message = z
     sessionId: z.string(),
     chatId: z.string().openapi({ example: "14155550123@c.us" }),
     direction: z.enum(["inbound", "outbound"]),
-    type: z.enum(["text", "template", "image", "video", "audio", "document"]),
+    type: z.enum(MESSAGE_TYPES),
     text: z.string().optional(),
     template: TemplateSpec.optional(),
     media: MediaInfo.optional(),
+    ...ContentFields,
+    reactions: ReactionsField.optional(),
     status: z.enum(MESSAGE_STATUSES).openapi({ description: "Outbound: `pending -> sent -> delivered -> read`, or `failed`. Inbound: `received`." }),
     error: MessageError.optional(),
     replyTo: z.string().nullable(),

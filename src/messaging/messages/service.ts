@@ -7,25 +7,31 @@ import { decodeCursor, IdCursor, toPage } from "../../platform/pagination.ts";
 import { checkTargetUrl } from "../../platform/safe-url.ts";
 import { ACCEPTED_ADDRESS_FORMS, parseAddress } from "../chat-id.ts";
 import { base64Size, MEDIA_LIMITS, type MediaType } from "../media/limits.ts";
-import { putMedia } from "../media/store.ts";
+import { signedMediaUrl } from "../media/store.ts";
+import { storeUpload } from "../media/upload.ts";
 import { loadSession, ownedSessionStub } from "../sessions/service.ts";
 import type { SessionRow } from "../sessions/mapper.ts";
 import type { Draft } from "../sessions/types.ts";
 import { enqueueSendJobs } from "../queue/send-queue.ts";
 import { toMessage, type StoredMedia } from "./mapper.ts";
-import { batchStatusCounts, chatMessages, insertStatement, messageInChat, outboundRow } from "./store.ts";
+import type { ContactCard, InteractiveSend, Location } from "./content.ts";
+import { batchStatusCounts, chatMessages, insertStatement, messageById, messageInChat, outboundRow, reactionStatement } from "./store.ts";
 import type { MessageStatus } from "../status.ts";
 import { BulkItem, type MediaInput, type Message, type TemplateSpec } from "./schemas.ts";
 import { chunk } from "../../platform/batching.ts";
 import { config } from "../../platform/config.ts";
 
-/** What can be sent: text, a template, or media (exactly one). */
+/** What can be sent: text, a template, a location, contact cards, an interactive message, or media (exactly one). */
 export type MessageContent =
   | { text: string }
   | { template: TemplateSpec }
+  | { location: Location }
+  | { contacts: ContactCard[] }
+  | { interactive: InteractiveSend }
   | { type: MediaType; media: MediaInput; caption?: string; filename?: string };
 
-export type SendInput = { sessionId: string; to: string; replyTo?: string } & MessageContent;
+/** A reaction names a message of the chat: resolved by `sendMessage` (not in bulk). */
+export type SendInput = { sessionId: string; to: string; replyTo?: string } & (MessageContent | { reaction: { messageId: string; emoji: string } });
 
 export interface SendOptions {
   campaignId?: string | null;
@@ -40,7 +46,7 @@ function ensureWorking(session: SessionRow): void {
   }
 }
 
-export const BASE64 = /^[A-Za-z0-9+/]*={0,2}$/;
+export { BASE64 } from "../media/upload.ts";
 
 /** Validates the address and content of one message and stores uploaded media. Throws ApiError. */
 async function buildDraft(env: Env, accountId: string, to: string, content: MessageContent, opts: SendOptions, prefix = ""): Promise<Draft> {
@@ -49,34 +55,25 @@ async function buildDraft(env: Env, accountId: string, to: string, content: Mess
   const draft: Draft = { id: newId("msg"), to: digits, type: "text", campaignId: opts.campaignId ?? null, batchId: opts.batchId ?? null };
   if ("text" in content) return { ...draft, type: "text", text: content.text };
   if ("template" in content) return { ...draft, type: "template", template: content.template };
+  if ("location" in content) return { ...draft, type: "location", content: { location: content.location } };
+  if ("contacts" in content) return { ...draft, type: "contacts", content: { contacts: content.contacts } };
+  if ("interactive" in content) return { ...draft, type: "interactive", content: { interactive: content.interactive } };
   const { type, media, caption, filename } = content;
-  if (type === "audio" && caption) throw errors.invalidRequest("Audio messages cannot have a caption.", [{ path: `${prefix}caption`, message: "not allowed for audio" }]);
+  if ((type === "audio" || type === "sticker") && caption) throw errors.invalidRequest(`${type === "audio" ? "Audio messages" : "Stickers"} cannot have a caption.`, [{ path: `${prefix}caption`, message: `not allowed for ${type}` }]);
   const stored: StoredMedia = { url: null, mimetype: null, filename: filename ?? null, caption: caption ?? null, size: null, mediaId: null, origin: null };
   if ("url" in media) {
     const check = checkTargetUrl(media.url, { allowLoopback: config(env).allowLoopbackUrls });
     if (!check.ok) throw errors.invalidRequest(`media.url ${check.reason}.`, [{ path: `${prefix}media.url`, message: check.reason }]);
     stored.url = check.url.toString();
   } else {
-    const limits = MEDIA_LIMITS[type];
-    const mimetype = media.mimetype.toLowerCase().split(";")[0]!.trim();
-    if (!limits.mimetypes.includes(mimetype)) {
-      throw errors.invalidRequest(`${type} accepts ${limits.mimetypes.join(", ")}.`, [{ path: `${prefix}media.mimetype`, message: `not accepted for ${type}` }]);
-    }
-    const data = media.data.replace(/\s+/g, "");
-    if (data.length % 4 !== 0 || !BASE64.test(data)) throw errors.invalidRequest("media.data must be base64.", [{ path: `${prefix}media.data`, message: "not base64" }]);
-    const size = base64Size(data);
-    if (size > limits.maxBytes) {
-      throw new ApiError(413, "media_too_large", `${type} files are limited to ${limits.maxBytes} bytes; this one has ${size}.`, { limitBytes: limits.maxBytes, path: `${prefix}media.data` });
-    }
-    const put = await putMedia(env, accountId, data, mimetype, media.filename ?? filename);
-    Object.assign(stored, { mimetype, size: put.size, mediaId: put.mediaId, origin: opts.origin ?? null, filename: media.filename ?? filename ?? null });
+    Object.assign(stored, await storeUpload(env, accountId, type, media, filename, prefix), { origin: opts.origin ?? null });
   }
   return { ...draft, type, media: stored };
 }
 
-async function resolveReplyTo(env: Env, accountId: string, sessionId: string, chatDigits: string, replyTo: string): Promise<{ replyTo: string; replyToExternalId: string | null }> {
+async function resolveReplyTo(env: Env, accountId: string, sessionId: string, chatDigits: string, replyTo: string, path = "replyTo"): Promise<{ replyTo: string; replyToExternalId: string | null }> {
   const row = await messageInChat(env, accountId, sessionId, chatDigits, replyTo);
-  if (!row) throw errors.invalidRequest("replyTo must be the id of a message in this chat.", [{ path: "replyTo", message: "no such message in this chat" }]);
+  if (!row) throw errors.invalidRequest(`${path} must be the id of a message in this chat.`, [{ path, message: "no such message in this chat" }]);
   return { replyTo: row.id, replyToExternalId: row.externalId };
 }
 
@@ -88,12 +85,24 @@ export async function sendMessage(env: Env, accountId: string, input: SendInput,
   const { sessionId, to, replyTo, ...content } = input;
   // Uploads are stored before the send: make sure the session is ours first, not to keep orphans.
   if ("media" in content && "data" in content.media) ensureWorking(await loadSession(env, accountId, sessionId));
-  let draft = await buildDraft(env, accountId, to, content as MessageContent, opts);
+  let draft: Draft;
+  if ("reaction" in content) {
+    const digits = parseAddress(to);
+    if (!digits) throw errors.invalidRequest(`\`to\` must be ${ACCEPTED_ADDRESS_FORMS}.`, [{ path: "to", message: `must be ${ACCEPTED_ADDRESS_FORMS}` }]);
+    const target = await resolveReplyTo(env, accountId, sessionId, digits, content.reaction.messageId, "reaction.messageId");
+    draft = { id: newId("msg"), to: digits, type: "reaction", content: { reaction: { messageId: target.replyTo, emoji: content.reaction.emoji } }, reactionToExternalId: target.replyToExternalId };
+  } else draft = await buildDraft(env, accountId, to, content as MessageContent, opts);
   if (replyTo) draft = { ...draft, ...(await resolveReplyTo(env, accountId, sessionId, draft.to, replyTo)) };
   // The session's DO checks ownership and state itself; the lookup (cached per isolate) only keeps unknown ids from creating objects.
   const outcome = await (await ownedSessionStub(env, accountId, sessionId)).send(accountId, draft);
-  if ("message" in outcome) return outcome.message as Message;
+  if ("message" in outcome) {
+    const reaction = draft.content?.reaction;
+    // The session's own reaction shows on the message it reacts to once the network took it.
+    if (reaction?.messageId && (outcome.message as Message).status !== "failed") await reactionStatement(env, reaction.messageId, "me", reaction.emoji, draft.id);
+    return outcome.message as Message;
+  }
   if (outcome.code === "not_found") throw errors.notFound("session");
+  if (outcome.code === "reengagement_window_closed") throw errors.conflict(outcome.code, outcome.reason);
   throw errors.sessionNotWorking(sessionId, outcome.status);
 }
 
@@ -181,4 +190,16 @@ export async function chatHistory(env: Env, accountId: string, chatId: string, q
   const rows = await chatMessages(env, accountId, digits, { sessionId: q.sessionId, beforeId: cursor?.id, limit: q.limit + 1 });
   const page = toPage(rows, q.limit, (r) => ({ id: r.id }));
   return { data: page.data.map(toMessage), nextCursor: page.nextCursor };
+}
+
+/** Where the file of a message can be fetched: a signed, expiring URL of ours, or the link it was sent with. */
+export async function mediaUrl(env: Env, accountId: string, id: string, origin: string): Promise<string> {
+  const row = await messageById(env, id);
+  if (!row?.media || row.accountId !== accountId) throw errors.notFound("message with media");
+  const media = JSON.parse(row.media) as StoredMedia;
+  if (media.mediaId) return signedMediaUrl(env, origin, media.mediaId);
+  if (media.status === "pending") throw errors.conflict("media_pending", "The file is still being fetched from the network; try again in a few seconds.");
+  if (media.status === "failed") throw errors.conflict("media_failed", `The file could not be stored: ${media.reason ?? "unknown reason"}`, { reason: media.reason ?? null });
+  if (media.url) return media.url;
+  throw errors.notFound("message with media");
 }

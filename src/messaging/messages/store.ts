@@ -1,9 +1,11 @@
-import { and, count, desc, eq, inArray, lt, lte, sql } from "drizzle-orm";
+import { and, count, desc, eq, gte, inArray, isNull, lt, lte, or, sql } from "drizzle-orm";
 import { getDb } from "../../db/client.ts";
 import { messages } from "../../db/schema/index.ts";
 import { prepareEvents, type EmitInput } from "../../events/emit.ts";
 import { chatIdOf } from "../chat-id.ts";
-import type { FailureReason, InboundFromNetwork } from "../networks/driver.ts";
+import { needsFetch } from "../media/limits.ts";
+import type { FailureReason, InboundFromNetwork, InboundMedia } from "../networks/driver.ts";
+import type { Content } from "./content.ts";
 import type { MessageStatus } from "../status.ts";
 import { toMessage, type MessageRow, type StoredMedia } from "./mapper.ts";
 import type { TemplateSpec } from "./schemas.ts";
@@ -101,6 +103,7 @@ export interface NewOutbound {
   text?: string | null;
   template?: TemplateSpec | null;
   media?: StoredMedia | null;
+  content?: Content | null;
   replyTo?: string | null;
   batchId?: string | null;
   campaignId?: string | null;
@@ -121,6 +124,8 @@ export function outboundRow(m: NewOutbound, state: OutboundState): MessageRow {
     text: m.text ?? null,
     template: m.template ? JSON.stringify(m.template) : null,
     media: m.media ? JSON.stringify(m.media) : null,
+    content: m.content ? JSON.stringify(m.content) : null,
+    reactions: null,
     status: state.status,
     errorCode: state.status === "failed" ? state.error.code : null,
     errorMessage: state.status === "failed" ? state.error.message : null,
@@ -135,8 +140,19 @@ export function outboundRow(m: NewOutbound, state: OutboundState): MessageRow {
   };
 }
 
-/** An inbound message as received from its network. */
-export function inboundRow(id: string, accountId: string, sessionId: string, m: InboundFromNetwork): MessageRow {
+/** The media column of an inbound file: `pending` until fetched, `stored` when already in R2. */
+function inboundMedia(m: InboundMedia): StoredMedia {
+  const status = m.mediaId ? "stored" : needsFetch(m) ? "pending" : "failed";
+  return { url: null, size: null, mediaId: null, origin: null, ...m, status, ...(status === "failed" ? { reason: "The network named no file." } : {}) };
+}
+
+/**
+ * An inbound message as received from its network. `refs`: our ids of the messages its network
+ * ids name (see `referencedIds`), for its reply context and a reaction's target.
+ */
+export function inboundRow(id: string, accountId: string, sessionId: string, m: InboundFromNetwork, refs: Map<string, string> = new Map()): MessageRow {
+  let content = m.content;
+  if (content?.reaction && m.reactionToExternalId) content = { ...content, reaction: { ...content.reaction, messageId: refs.get(m.reactionToExternalId) ?? null } };
   return {
     id,
     accountId,
@@ -146,12 +162,14 @@ export function inboundRow(id: string, accountId: string, sessionId: string, m: 
     type: m.type,
     text: m.text ?? null,
     template: m.template ? JSON.stringify(m.template) : null,
-    media: m.media ? JSON.stringify({ url: null, size: null, mediaId: null, origin: null, ...m.media }) : null,
+    media: m.media ? JSON.stringify(inboundMedia(m.media)) : null,
+    content: content ? JSON.stringify(content) : null,
+    reactions: null,
     status: "received",
     errorCode: null,
     errorMessage: null,
     externalId: m.externalId,
-    replyTo: null,
+    replyTo: (m.contextExternalId && refs.get(m.contextExternalId)) || null,
     batchId: null,
     campaignId: null,
     createdAt: m.timestamp,
@@ -159,6 +177,61 @@ export function inboundRow(id: string, accountId: string, sessionId: string, m: 
     deliveredAt: null,
     readAt: null,
   };
+}
+
+/**
+ * Our ids of the messages of this chat that the network's ids name (a reply's context, a reaction's
+ * target). The sandbox network names messages by our own ids, so those match too.
+ */
+export async function referencedIds(env: Env, sessionId: string, chatId: string, externalIds: (string | null | undefined)[]): Promise<Map<string, string>> {
+  const wanted = [...new Set(externalIds.filter((x): x is string => !!x))];
+  if (wanted.length === 0) return new Map();
+  const rows = await getDb(env.DB)
+    .select({ id: messages.id, externalId: messages.externalId })
+    .from(messages)
+    .where(and(eq(messages.sessionId, sessionId), eq(messages.chatId, chatId), or(inArray(messages.externalId, wanted), inArray(messages.id, wanted))))
+    .all();
+  const found = new Map<string, string>();
+  for (const r of rows) {
+    found.set(r.id, r.id);
+    if (r.externalId) found.set(r.externalId, r.id);
+  }
+  return found;
+}
+
+/**
+ * Sets (or, with an empty emoji, removes) `who`'s reaction on message `targetId`. `onlyIfStored`:
+ * applied only when that message id exists (the reaction's own row, inserted earlier in the same
+ * batch), so a replayed old reaction never overwrites a newer one. For the caller's batch.
+ */
+export function reactionStatement(env: Env, targetId: string, who: string, emoji: string, onlyIfStored: string) {
+  // `who` is `<digits>@c.us` or `me`: safe inside a quoted JSON path label.
+  const path = `$."${who}"`;
+  return getDb(env.DB)
+    .update(messages)
+    .set({ reactions: emoji ? sql`json_set(coalesce(${messages.reactions}, '{}'), ${path}, ${emoji})` : sql`json_remove(coalesce(${messages.reactions}, '{}'), ${path})` })
+    .where(and(eq(messages.id, targetId), sql`exists (select 1 from ${messages} where ${messages.id} = ${onlyIfStored})`));
+}
+
+/** Replaces the media of a message whose file is still `pending` (a retried fetch never overwrites a stored or failed one). */
+export async function settlePendingMedia(env: Env, id: string, media: StoredMedia): Promise<void> {
+  await getDb(env.DB)
+    .update(messages)
+    .set({ media: JSON.stringify(media) })
+    .where(and(eq(messages.id, id), sql`json_extract(${messages.media}, '$.status') = 'pending'`));
+}
+
+/** Marks read a chat's inbound messages from `fromId` on (for the caller's batch). */
+export function markInboundReadStatement(env: Env, accountId: string, sessionId: string, chatId: string, fromId: string, at: number) {
+  return getDb(env.DB)
+    .update(messages)
+    .set({ readAt: at })
+    .where(and(eq(messages.accountId, accountId), eq(messages.sessionId, sessionId), eq(messages.chatId, chatId), gte(messages.id, fromId), eq(messages.direction, "inbound"), isNull(messages.readAt)));
+}
+
+/** Messages of an account by id (for the caller's batch). */
+export function messagesByIdsQuery(env: Env, accountId: string, ids: string[]) {
+  return getDb(env.DB).select().from(messages).where(and(eq(messages.accountId, accountId), inArray(messages.id, ids)));
 }
 
 /** Inserts one row (for the caller's batch). */
@@ -276,11 +349,13 @@ export interface CampaignClaim {
   campaignId: string;
   type: MessageRow["type"];
   template: TemplateSpec | null;
+  /** The same typed body for every recipient (location, contacts, interactive). */
+  content: Content | null;
   createdAt: number;
 }
 
-/** Rows per INSERT: 3 parameters each beside the statement's 7 shared ones. */
-const ROWS_PER_CLAIM_INSERT = itemsPerStatement(3, 7);
+/** Rows per INSERT: 3 parameters each beside the statement's 8 shared ones. */
+const ROWS_PER_CLAIM_INSERT = itemsPerStatement(3, 8);
 
 /**
  * INSERTs of one campaign claim (for the caller's transaction): a `pending` message per listed
@@ -291,15 +366,15 @@ export function claimCampaignMessagesStatements(env: Env, c: CampaignClaim, rows
   const statements: D1PreparedStatement[] = [];
   for (let i = 0; i < rows.length; i += ROWS_PER_CLAIM_INSERT) {
     const part = rows.slice(i, i + ROWS_PER_CLAIM_INSERT);
-    const params: unknown[] = [c.idBase, c.accountId, c.sessionId, c.type, c.template ? JSON.stringify(c.template) : null, c.campaignId, c.createdAt];
+    const params: unknown[] = [c.idBase, c.accountId, c.sessionId, c.type, c.template ? JSON.stringify(c.template) : null, c.campaignId, c.createdAt, c.content ? JSON.stringify(c.content) : null];
     const values = part.map((r) => {
       const n = params.push(r.seq, r.text, r.media ? JSON.stringify(r.media) : null);
       return `(?${n - 2}, ?${n - 1}, ?${n})`;
     });
     statements.push(
       env.DB.prepare(
-        `INSERT INTO messages (id, account_id, session_id, chat_id, direction, type, text, template, media, status, campaign_id, created_at)
-         SELECT ${idExpr}, ?2, ?3, substr(r.phone, 2) || '@c.us', 'outbound', ?4, v.column2, ?5, v.column3, 'pending', ?6, ?7
+        `INSERT INTO messages (id, account_id, session_id, chat_id, direction, type, text, template, media, content, status, campaign_id, created_at)
+         SELECT ${idExpr}, ?2, ?3, substr(r.phone, 2) || '@c.us', 'outbound', ?4, v.column2, ?5, v.column3, ?8, 'pending', ?6, ?7
            FROM (VALUES ${values.join(", ")}) v
            JOIN campaign_recipients r ON r.campaign_id = ?6 AND r.seq = v.column1 AND r.status = 'pending'`,
       ).bind(...params),

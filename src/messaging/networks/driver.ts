@@ -1,3 +1,6 @@
+import type { MessageType } from "../message-types.ts";
+import type { Content } from "../messages/content.ts";
+import type { NetworkFile } from "../media/inbound.ts";
 import type { MessageRow } from "../messages/mapper.ts";
 import type { TemplateSpec } from "../messages/schemas.ts";
 
@@ -5,13 +8,22 @@ import type { TemplateSpec } from "../messages/schemas.ts";
 export interface OutboundMessage {
   /** Recipient digits (E.164 without "+"). */
   to: string;
-  type: "text" | "template" | "image" | "video" | "audio" | "document";
+  type: MessageType;
   text?: string;
   template?: TemplateSpec;
   media?: { link: string; caption?: string | null; filename?: string | null };
+  /** The typed body of the other types (a reaction's target as the network's id: `reactionToExternalId`). */
+  content?: Content;
+  reactionToExternalId?: string | null;
   /** The network's id of the message replied to. */
   replyToExternalId?: string | null;
 }
+
+/** The failure of a free-form send into a closed customer-service window (see `closedWindows`). */
+export const WINDOW_CLOSED: FailureReason = {
+  code: "reengagement_window_closed",
+  message: "More than 24 hours have passed since the recipient last wrote (or they never did): only a template message can be sent.",
+};
 
 export interface FailureReason {
   code: string;
@@ -36,13 +48,36 @@ export interface InboundFromNetwork {
   externalId: string;
   from: string;
   timestamp: number;
-  type: "text" | "template" | "image" | "video" | "audio" | "document";
+  type: MessageType;
   text?: string;
   template?: TemplateSpec;
-  media?: { mimetype: string | null; filename: string | null; caption: string | null };
+  media?: InboundMedia;
+  /** The typed body of the other types (messages/content.ts). */
+  content?: Content;
+  /** reaction: the network's id of the message reacted to. */
+  reactionToExternalId?: string;
   profileName?: string;
   contextExternalId?: string;
 }
+
+/** A file as a network announces it: bytes are fetched separately (by `networkMediaId`) or carried inline. */
+export interface InboundMedia {
+  mimetype: string | null;
+  filename: string | null;
+  caption: string | null;
+  networkMediaId?: string | null;
+  sha256?: string | null;
+  voice?: boolean;
+  animated?: boolean;
+  /** Bytes already in our store (sandbox uploads). */
+  mediaId?: string | null;
+  size?: number | null;
+  /** Bytes to fetch from a public URL (sandbox). */
+  sourceUrl?: string | null;
+}
+
+/** An inbound message without its envelope (id, sender, time). */
+export type InboundBody = Omit<InboundFromNetwork, "externalId" | "from" | "timestamp" | "profileName">;
 
 /** A call of a network's webhook, as the Worker hands it to the session. */
 export interface HookRequest {
@@ -59,6 +94,8 @@ export interface SessionContext {
   identity(): { accountId: string; sessionId: string; phoneNumber: string | null };
   /** Puts recorded events on the queue with the session's next flush. */
   queueEvents(ids: string[]): void;
+  /** Starts fetching an inbound message's file now (see media/inbound.ts). */
+  fetchMediaNow(messageId: string): void;
   /** The session's durable alarm fires no later than `at`. */
   wakeAt(at: number): Promise<void>;
 }
@@ -70,6 +107,16 @@ export interface SessionContext {
 export interface NetworkDriver {
   connect(): Promise<ConnectResult>;
   send(message: OutboundMessage): Promise<NetworkSendResult>;
+  /**
+   * Of these recipients (digits), those a free-form message (anything but a template) may not be
+   * sent to now: the WhatsApp Cloud API's 24-hour customer-service window is closed. Checked before
+   * a send reaches the network.
+   */
+  closedWindows?(recipients: string[]): Promise<Set<string>>;
+  /** The bytes of a file the network holds for an inbound message (the Cloud API's media id). */
+  fetchMedia?(networkMediaId: string): Promise<NetworkFile>;
+  /** Tells the network the message it knows as `externalId` (and the chat's earlier ones) was read. */
+  markRead?(externalId: string): Promise<NetworkSendResult>;
   /** Networks that answer at once, without I/O: the message is then recorded once, in its final state. */
   sendAtOnce?(message: OutboundMessage): NetworkSendResult;
   /** Messages the network has just accepted (status `sent`). */

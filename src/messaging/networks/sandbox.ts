@@ -2,8 +2,9 @@ import { config } from "../../platform/config.ts";
 import { log } from "../../platform/log.ts";
 import { digitsOfChatId } from "../chat-id.ts";
 import type { MessageRow, StoredMedia } from "../messages/mapper.ts";
+import type { Content } from "../messages/content.ts";
 import type { TemplateSpec } from "../messages/schemas.ts";
-import { advanceStatus, unreadSentBefore } from "../messages/store.ts";
+import { advanceStatus, messageById, unreadSentBefore } from "../messages/store.ts";
 import { workingSessionsByNumber } from "../sessions/service.ts";
 import type { ConnectResult, InboundFromNetwork, NetworkDriver, NetworkSendResult, OutboundMessage, SessionContext } from "./driver.ts";
 
@@ -176,6 +177,15 @@ export class SandboxDriver implements NetworkDriver {
     this.sweptAfterStart = true;
   }
 
+  /**
+   * How the peer knows one of our messages: one it sent us by its own id (our row's external id),
+   * one we sent it by ours (its row's external id).
+   */
+  private async peerIdOf(messageId: string): Promise<string> {
+    const row = await messageById(this.ctx().env, messageId);
+    return row?.direction === "inbound" && row.externalId ? row.externalId : messageId;
+  }
+
   /** Messages to the number of another sandbox session of the same account arrive there. */
   private async deliverToPeers(rows: MessageRow[]): Promise<void> {
     const { env } = this.ctx();
@@ -188,6 +198,7 @@ export class SandboxDriver implements NetworkDriver {
       const peer = peers.get(digitsOfChatId(row.chatId));
       if (!peer || row.status === "failed") continue;
       const media = row.media ? (JSON.parse(row.media) as StoredMedia) : undefined;
+      const content = row.content ? (JSON.parse(row.content) as Content) : undefined;
       const inbound: InboundFromNetwork = {
         externalId: row.id,
         from: this.phoneNumber,
@@ -195,7 +206,10 @@ export class SandboxDriver implements NetworkDriver {
         type: row.type,
         ...(row.text !== null ? { text: row.text } : {}),
         ...(row.template !== null ? { template: JSON.parse(row.template) as TemplateSpec } : {}),
-        ...(media ? { media: { mimetype: media.mimetype, filename: media.filename, caption: media.caption } } : {}),
+        // The peer gets the same file: uploaded bytes are shared (same account), a link is fetched.
+        ...(media ? { media: { mimetype: media.mimetype, filename: media.filename, caption: media.caption, mediaId: media.mediaId, size: media.size, sourceUrl: media.mediaId ? null : media.url } } : {}),
+        ...(content ? { content } : {}),
+        ...(content?.reaction?.messageId ? { reactionToExternalId: await this.peerIdOf(content.reaction.messageId) } : {}),
       };
       await (env.SESSIONS.getByName(peer) as unknown as PeerStub).receive(inbound);
     }

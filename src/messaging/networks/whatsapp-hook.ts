@@ -25,7 +25,10 @@ export async function handleWhatsappWebhook(session: SessionContext, creds: What
     // Signed by this app but for another of its numbers: most likely the app's callback URL points here for all of them.
     log.warn("whatsapp changes for another phone number skipped", { sessionId, changes: parsed.otherNumber });
   }
-  for (const m of parsed.messages) await recordInbound(env, accountId, sessionId, m);
+  if (parsed.skipped > 0) log.warn("whatsapp webhook items without id, sender or type skipped", { sessionId, skipped: parsed.skipped });
+  const unsupported = parsed.messages.filter((m) => m.type === "unsupported").length;
+  if (unsupported > 0) log.info("whatsapp messages of unsupported types stored", { sessionId, unsupported });
+  for (const m of parsed.messages) await recordInbound(env, accountId, sessionId, m, { fetchNow: (id) => session.fetchMediaNow(id) });
   // Oldest first: with conditional updates the order does not matter for the end state, but
   // events then come out in the order the network produced them where it can.
   const statuses = parsed.statuses.sort((a, b) => a.timestamp - b.timestamp);

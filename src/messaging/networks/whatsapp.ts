@@ -1,8 +1,17 @@
+import { and, eq, gt, inArray } from "drizzle-orm";
+import { getDb } from "../../db/client.ts";
+import { chats } from "../../db/schema/index.ts";
+import { chunk } from "../../platform/batching.ts";
 import { hmacSha256, timingSafeEqual, toHex } from "../../platform/crypto.ts";
-import type { TemplateSpec } from "../messages/schemas.ts";
+import { chatIdOf, digitsOfChatId } from "../chat-id.ts";
+import { SERVICE_WINDOW_MS } from "../chats/schemas.ts";
+import { ID_CHUNK } from "../messages/store.ts";
+import type { NetworkFile } from "../media/inbound.ts";
+import type { Interactive, InteractiveSend } from "../messages/content.ts";
 import type { WhatsappCredentials } from "../sessions/schemas.ts";
 import type { ConnectResult, FailureReason, HookRequest, InboundFromNetwork, NetworkDriver, NetworkSendResult, OutboundMessage, SessionContext } from "./driver.ts";
 import { handleWhatsappWebhook } from "./whatsapp-hook.ts";
+import { inboundBody } from "./whatsapp-inbound.ts";
 
 const TIMEOUT_MS = 15_000;
 
@@ -91,12 +100,72 @@ export class WhatsappDriver implements NetworkDriver {
     const err = (res.json as GraphError | null)?.error;
     return { ok: false, ...mapGraphError(res.status, err?.code, err?.message) };
   }
+
+  async closedWindows(recipients: string[]): Promise<Set<string>> {
+    if (!this.session || recipients.length === 0) return new Set();
+    const { sessionId } = this.session.identity();
+    const wanted = [...new Set(recipients)];
+    const open = new Set<string>();
+    const since = Date.now() - SERVICE_WINDOW_MS;
+    for (const part of chunk(wanted, ID_CHUNK)) {
+      const rows = await getDb(this.session.env.DB)
+        .select({ chatId: chats.chatId })
+        .from(chats)
+        .where(and(eq(chats.sessionId, sessionId), inArray(chats.chatId, part.map(chatIdOf)), gt(chats.lastInboundAt, since)))
+        .all();
+      for (const r of rows) open.add(digitsOfChatId(r.chatId));
+    }
+    return new Set(wanted.filter((to) => !open.has(to)));
+  }
+
+  /** Media id -> a short-lived URL (GET /{media-id}) -> the bytes, both with the session's token. */
+  async fetchMedia(networkMediaId: string): Promise<NetworkFile> {
+    if (!this.creds) return { ok: false, reason: "The session has no WhatsApp credentials.", transient: false };
+    if (!/^[0-9A-Za-z_.-]{1,128}$/.test(networkMediaId)) return { ok: false, reason: "The media id is not valid.", transient: false };
+    const meta = await this.call("GET", encodeURIComponent(networkMediaId));
+    if (meta.status === 0) return { ok: false, reason: "The WhatsApp Cloud API could not be reached.", transient: true };
+    if (meta.status !== 200) {
+      const err = (meta.json as GraphError | null)?.error;
+      const mapped = mapGraphError(meta.status, err?.code, err?.message);
+      return { ok: false, reason: mapped.error.message, transient: mapped.retryAfterMs !== undefined };
+    }
+    const info = meta.json as { url?: unknown; mime_type?: unknown; file_size?: unknown };
+    if (typeof info.url !== "string" || !/^https?:\/\//.test(info.url)) return { ok: false, reason: "The Cloud API gave no download URL for the media.", transient: true };
+    let res: Response;
+    try {
+      // The URL is Meta's and needs the token; redirects are not followed (the token must not travel elsewhere).
+      res = await fetch(info.url, { headers: { Authorization: `Bearer ${this.creds.accessToken}` }, redirect: "manual", signal: AbortSignal.timeout(TIMEOUT_MS * 2) });
+    } catch {
+      return { ok: false, reason: "The media download could not be reached.", transient: true };
+    }
+    if (!res.ok || !res.body) {
+      await res.body?.cancel();
+      return { ok: false, reason: `The media download answered HTTP ${res.status}.`, transient: res.status >= 500 || res.status === 429 || res.status === 404 };
+    }
+    const size = typeof info.file_size === "number" ? info.file_size : Number(res.headers.get("Content-Length") ?? NaN);
+    return { ok: true, body: res.body, mimetype: typeof info.mime_type === "string" ? info.mime_type : res.headers.get("Content-Type"), size: Number.isFinite(size) ? size : null };
+  }
+
+  async markRead(externalId: string): Promise<NetworkSendResult> {
+    if (!this.creds) return { ok: false, error: { code: "credentials_missing", message: "The session has no WhatsApp credentials." }, sessionFailure: "credentials_missing" };
+    const res = await this.call("POST", `${this.creds.phoneNumberId}/messages`, graphReadBody(externalId));
+    if (res.status === 0) return { ok: false, error: { code: "network_unavailable", message: "The WhatsApp Cloud API could not be reached." }, retryAfterMs: 30_000 };
+    if (res.status === 200) return { ok: true, externalId };
+    const err = (res.json as GraphError | null)?.error;
+    return { ok: false, ...mapGraphError(res.status, err?.code, err?.message) };
+  }
+}
+
+/** The Cloud API's read receipt for an inbound message (schema `MarkMessageRequestPayload`). */
+export function graphReadBody(externalId: string): Record<string, unknown> {
+  return { messaging_product: "whatsapp", status: "read", message_id: externalId };
 }
 
 /** The Cloud API request body (schema `Message` of the reference OpenAPI document). */
 export function graphMessageBody(m: OutboundMessage): Record<string, unknown> {
   const body: Record<string, unknown> = { messaging_product: "whatsapp", recipient_type: "individual", to: m.to, type: m.type };
-  if (m.replyToExternalId) body.context = { message_id: m.replyToExternalId };
+  if (m.replyToExternalId && m.type !== "reaction") body.context = { message_id: m.replyToExternalId };
+  const c = m.content ?? {};
   if (m.type === "text") body.text = { body: m.text, preview_url: false };
   else if (m.type === "template" && m.template) {
     body.template = {
@@ -104,6 +173,37 @@ export function graphMessageBody(m: OutboundMessage): Record<string, unknown> {
       language: { policy: "deterministic", code: m.template.language },
       ...(m.template.components ? { components: m.template.components } : {}),
     };
+  } else if (m.type === "location" && c.location) {
+    // The send schema has the coordinates as strings and no url.
+    const { latitude, longitude, name, address } = c.location;
+    body.location = compact({ latitude: String(latitude), longitude: String(longitude), name, address });
+  } else if (m.type === "contacts" && c.contacts) {
+    body.contacts = c.contacts.map((card) =>
+      compact({
+        name: compact({ formatted_name: card.name.formattedName, first_name: card.name.firstName, last_name: card.name.lastName, middle_name: card.name.middleName, prefix: card.name.prefix, suffix: card.name.suffix }),
+        phones: card.phones?.map((p) => compact({ phone: p.phone, wa_id: p.waId, type: p.type })),
+        emails: card.emails?.map((e) => compact({ email: e.email, type: e.type })),
+        urls: card.urls?.map((u) => compact({ url: u.url, type: u.type })),
+        org: card.org ? compact({ ...card.org }) : undefined,
+        birthday: card.birthday,
+      }),
+    );
+  } else if (m.type === "interactive" && c.interactive && isInteractiveSend(c.interactive)) {
+    const i = c.interactive;
+    body.interactive = compact({
+      type: i.type,
+      header: i.header ? { type: "text", text: i.header } : undefined,
+      body: { text: i.body },
+      footer: i.footer ? { text: i.footer } : undefined,
+      action:
+        i.type === "button"
+          ? { buttons: i.buttons.map((b) => ({ type: "reply", reply: { id: b.id, title: b.title } })) }
+          : { button: i.button, sections: i.sections.map((s) => compact({ title: s.title, rows: s.rows.map((r) => compact({ id: r.id, title: r.title, description: r.description })) })) },
+    });
+  } else if (m.type === "reaction" && c.reaction) {
+    body.reaction = { message_id: m.reactionToExternalId ?? "", emoji: c.reaction.emoji };
+  } else if (m.type === "sticker" && m.media) {
+    body.sticker = { link: m.media.link };
   } else if (m.media) {
     const media: Record<string, unknown> = { link: m.media.link };
     if (m.media.caption && m.type !== "audio") media.caption = m.media.caption;
@@ -111,6 +211,15 @@ export function graphMessageBody(m: OutboundMessage): Record<string, unknown> {
     body[m.type] = media;
   }
   return body;
+}
+
+function isInteractiveSend(i: Interactive): i is InteractiveSend {
+  return i.type === "button" || i.type === "list";
+}
+
+function compact<T extends Record<string, unknown>>(o: T): T {
+  for (const k of Object.keys(o)) if (o[k] === undefined) delete o[k];
+  return o;
 }
 
 /** `X-Hub-Signature-256: sha256=<hex HMAC-SHA256 of the raw body with the app secret>`. */
@@ -127,12 +236,10 @@ export interface StatusFromNetwork {
   error?: FailureReason;
 }
 
-const MEDIA_KINDS = new Set(["image", "video", "audio", "document"]);
-
 export interface ParsedWebhook {
   messages: InboundFromNetwork[];
   statuses: StatusFromNetwork[];
-  /** Items of this number that were not understood. */
+  /** Items of this number without the fields every item has (a message's id, sender and type; a status's id and status). */
   skipped: number;
   /** Changes for another phone number (one Meta app may serve several): not this session's. */
   otherNumber: number;
@@ -159,7 +266,7 @@ export function parseWebhook(payload: unknown, phoneNumberId: string): ParsedWeb
         const id = raw?.id;
         const from = raw?.from;
         const type = raw?.type;
-        if (typeof id !== "string" || typeof from !== "string" || typeof type !== "string") {
+        if (typeof id !== "string" || typeof from !== "string" || typeof type !== "string" || id.length > 256 || from.length > 64) {
           out.skipped++;
           continue;
         }
@@ -170,12 +277,11 @@ export function parseWebhook(payload: unknown, phoneNumberId: string): ParsedWeb
           profileName: contacts.find((c) => c.wa_id === from)?.profile?.name ?? contacts[0]?.profile?.name,
           contextExternalId: (raw.context as { id?: string } | undefined)?.id,
         };
-        if (type === "text") {
-          out.messages.push({ ...base, type: "text", text: String((raw.text as { body?: string } | undefined)?.body ?? "") });
-        } else if (MEDIA_KINDS.has(type)) {
-          const m = (raw[type] ?? {}) as { mime_type?: string; filename?: string; caption?: string };
-          out.messages.push({ ...base, type: type as InboundFromNetwork["type"], media: { mimetype: m.mime_type ?? null, filename: m.filename ?? null, caption: m.caption ?? null } });
-        } else out.skipped++;
+        if (!base.from) {
+          out.skipped++;
+          continue;
+        }
+        out.messages.push({ ...base, ...inboundBody(type, raw) });
       }
       for (const raw of (Array.isArray(value.statuses) ? value.statuses : []) as Record<string, unknown>[]) {
         const status = raw?.status;

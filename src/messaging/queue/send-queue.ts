@@ -4,10 +4,11 @@ import { log } from "../../platform/log.ts";
 
 /**
  * The sends queue (SEND_QUEUE) carries jobs of several kinds: `bulk` (this module) hands message
- * ids to the session's Durable Object; `campaign` (campaigns) claims a range of recipients. The
+ * ids to the session's Durable Object; `campaign` (campaigns) claims a range of recipients; `media` (media/inbound.ts) stores an
+ * inbound message's file. The
  * entry point (src/queues.ts) wires a handler to every kind.
  */
-export const SEND_JOB_KINDS = ["bulk", "campaign"] as const;
+export const SEND_JOB_KINDS = ["bulk", "campaign", "media"] as const;
 export type SendJobKind = (typeof SEND_JOB_KINDS)[number];
 
 export interface SendJob {

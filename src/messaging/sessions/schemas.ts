@@ -1,4 +1,8 @@
 import { z } from "@hono/zod-openapi";
+import { boundedJson } from "../../platform/json-bounds.ts";
+import { MEDIA_TYPES } from "../media/limits.ts";
+import { ButtonReply, Contacts, InteractiveReply, Location, MAX_UNSUPPORTED_RAW, Order } from "../messages/content.ts";
+import { MediaInput } from "../messages/schemas.ts";
 import { idParam } from "../../platform/openapi.ts";
 
 export const SESSION_STATUSES = ["STARTING", "WORKING", "FAILED", "STOPPED"] as const;
@@ -59,9 +63,34 @@ export type Session = z.infer<typeof Session>;
 
 export const SessionIdParam = idParam("ses_0m3x9k2a1b2c3d4e5f6g7h8");
 
+const From = z.string().min(1).max(64).openapi({ example: "15550001111@c.us" });
+
+/** What a sandbox session can be made to receive: every inbound type (media by base64 or URL). */
 export const SandboxInboundBody = z
-  .strictObject({
-    from: z.string().min(1).max(64).openapi({ example: "15550001111@c.us" }),
-    text: z.string().min(1).max(4096),
-  })
-  .openapi("SandboxInbound");
+  .union([
+    z.strictObject({ from: From, text: z.string().min(1).max(4096) }),
+    z.strictObject({ from: From, location: Location }),
+    z.strictObject({ from: From, contacts: Contacts }),
+    z.strictObject({ from: From, interactive: InteractiveReply }),
+    z.strictObject({ from: From, button: ButtonReply }),
+    z.strictObject({ from: From, reaction: z.strictObject({ messageId: z.string().min(1).max(64).openapi({ description: "Id of a message of this chat." }), emoji: z.string().max(32) }) }),
+    z.strictObject({ from: From, order: Order }),
+    z.strictObject({
+      from: From,
+      unsupported: z.strictObject({
+        originalType: z.string().min(1).max(64),
+        raw: boundedJson(z.record(z.string(), z.unknown()), MAX_UNSUPPORTED_RAW, 8).optional(),
+      }),
+    }),
+    z.strictObject({
+      from: From,
+      type: z.enum(MEDIA_TYPES),
+      media: MediaInput,
+      caption: z.string().min(1).max(1024).optional(),
+      filename: z.string().min(1).max(255).optional(),
+      voice: z.boolean().optional(),
+      animated: z.boolean().optional(),
+    }),
+  ])
+  .openapi("SandboxInbound", { description: "`from` and exactly one of `text`, `location`, `contacts`, `interactive` (a reply), `button`, `reaction`, `order`, `unsupported`, or `type` + `media`." });
+export type SandboxInboundBody = z.infer<typeof SandboxInboundBody>;

@@ -1,12 +1,13 @@
 import { getDb } from "../../db/client.ts";
 import { prepareEvents } from "../../events/emit.ts";
+import { digitsOfChatId } from "../chat-id.ts";
 import { toMessage, type MessageRow } from "../messages/mapper.ts";
 import { advanceStatus, insertMessage, insertStatement, messageById, outboundRow, pendingOfSession, setExternalId, type NewOutbound } from "../messages/store.ts";
-import type { FailureReason, NetworkDriver, NetworkSendResult } from "../networks/driver.ts";
+import { WINDOW_CLOSED, type FailureReason, type NetworkDriver, type NetworkSendResult } from "../networks/driver.ts";
 import { campaignHooks } from "./campaign-hooks.ts";
 import type { DueSend, Outbox } from "./outbox.ts";
 import type { SessionStatus } from "./schemas.ts";
-import { draftOfRow, KeyedSerial, outboundWithMedia, toOutbound, type Draft, type MessageOutcome, type SessionConfig } from "./types.ts";
+import { draftOfRow, KeyedSerial, outboundWithMedia, toOutbound, type Draft, type SendOutcome, type SessionConfig } from "./types.ts";
 
 /** Attempts of a queued send that keeps hitting transient failures before it is failed. */
 const MAX_ATTEMPTS = 6;
@@ -32,11 +33,13 @@ export class Sender {
   constructor(private readonly host: SenderHost) {}
 
   /** Sends one message now. Serialised per chat so a chat's messages keep their order. */
-  sendNow(draft: Draft): Promise<MessageOutcome> {
+  sendNow(draft: Draft): Promise<SendOutcome> {
     return this.chats.run(draft.to, async () => {
       const { env } = this.host;
       const cfg = this.host.config();
       const driver = this.host.driver();
+      // A free-form send into a closed customer-service window is refused before anything is recorded.
+      if (draft.type !== "template" && driver.closedWindows && (await driver.closedWindows([draft.to])).size > 0) return { ok: false, code: "reengagement_window_closed", reason: WINDOW_CLOSED.message };
       const now = Date.now();
       const base: NewOutbound = { ...draft, accountId: cfg.accountId, sessionId: cfg.sessionId, createdAt: now };
       if (driver.sendAtOnce) {
@@ -87,6 +90,7 @@ export class Sender {
       outbox.remove(ids);
       return;
     }
+    const closed = (await driver.closedWindows?.(rows.filter((r) => r.type !== "template").map((r) => digitsOfChatId(r.chatId)))) ?? new Set<string>();
     const attempts = new Map(due.map((r) => [r.message_id, r.attempts]));
     const pendingIds = new Set(rows.map((r) => r.id));
     outbox.remove(ids.filter((id) => !pendingIds.has(id)));
@@ -99,6 +103,11 @@ export class Sender {
         continue;
       }
       const draft = draftOfRow(row);
+      if (draft.type !== "template" && closed.has(draft.to)) {
+        await this.applyResult(row.id, { ok: false, error: WINDOW_CLOSED }, Date.now());
+        outbox.remove([row.id]);
+        continue;
+      }
       const result = await this.chats.run(draft.to, async () => driver.send(await outboundWithMedia(env, draft)));
       const tries = (attempts.get(row.id) ?? 0) + 1;
       if (!result.ok && result.retryAfterMs && tries < MAX_ATTEMPTS) {

@@ -6,10 +6,14 @@ import { errors } from "../../platform/errors.ts";
 import { newId } from "../../platform/ids.ts";
 import { decodeCursor, IdCursor, toPage } from "../../platform/pagination.ts";
 import { ACCEPTED_ADDRESS_FORMS, parseAddress } from "../chat-id.ts";
+import { config } from "../../platform/config.ts";
+import { checkTargetUrl } from "../../platform/safe-url.ts";
+import { storeUpload } from "../media/upload.ts";
 import type { Message } from "../messages/schemas.ts";
+import type { InboundBody } from "../networks/driver.ts";
 import { NETWORKS } from "../networks/index.ts";
 import { toSession, type SessionRow } from "./mapper.ts";
-import type { CreateSessionBody, Network, Session } from "./schemas.ts";
+import type { CreateSessionBody, Network, SandboxInboundBody, Session } from "./schemas.ts";
 import { chunk } from "../../platform/batching.ts";
 import { itemsPerStatement } from "../../platform/d1.ts";
 
@@ -143,11 +147,34 @@ export async function deleteSession(env: Env, accountId: string, id: string): Pr
   return toSession(await loadSession(env, accountId, id));
 }
 
-export async function simulateSandboxInbound(env: Env, accountId: string, id: string, { from, text }: { from: string; text: string }): Promise<Message> {
-  const digits = parseAddress(from);
+export async function simulateSandboxInbound(env: Env, accountId: string, id: string, body: SandboxInboundBody): Promise<Message> {
+  const digits = parseAddress(body.from);
   if (!digits) throw errors.invalidRequest(`from must be ${ACCEPTED_ADDRESS_FORMS}.`, [{ path: "from", message: "not a valid address" }]);
-  // The session's DO checks network and state itself.
-  const res = await (await ownedSessionStub(env, accountId, id)).simulateInbound(accountId, digits, text);
+  // The session's DO checks network and state itself; uploads wait until the session is known to be ours.
+  const stub = await ownedSessionStub(env, accountId, id);
+  let inbound: InboundBody;
+  if ("text" in body) inbound = { type: "text", text: body.text };
+  else if ("location" in body) inbound = { type: "location", content: { location: body.location } };
+  else if ("contacts" in body) inbound = { type: "contacts", content: { contacts: body.contacts } };
+  else if ("interactive" in body) inbound = { type: "interactive", content: { interactive: body.interactive } };
+  else if ("button" in body) inbound = { type: "button", content: { button: body.button } };
+  else if ("order" in body) inbound = { type: "order", content: { order: body.order } };
+  else if ("reaction" in body) inbound = { type: "reaction", content: { reaction: { messageId: null, emoji: body.reaction.emoji } }, reactionToExternalId: body.reaction.messageId };
+  else if ("unsupported" in body) inbound = { type: "unsupported", content: { unsupported: { originalType: body.unsupported.originalType, raw: body.unsupported.raw ?? null } } };
+  else {
+    const { type, media, caption, filename, voice, animated } = body;
+    if ((type === "audio" || type === "sticker") && caption) throw errors.invalidRequest(`${type} messages cannot have a caption.`, [{ path: "caption", message: `not allowed for ${type}` }]);
+    const flags = { ...(type === "audio" ? { voice: voice ?? false } : {}), ...(type === "sticker" ? { animated: animated ?? false } : {}) };
+    if ("url" in media) {
+      const check = checkTargetUrl(media.url, { allowLoopback: config(env).allowLoopbackUrls });
+      if (!check.ok) throw errors.invalidRequest(`media.url ${check.reason}.`, [{ path: "media.url", message: check.reason }]);
+      inbound = { type, media: { mimetype: null, filename: filename ?? null, caption: caption ?? null, sourceUrl: check.url.toString(), ...flags } };
+    } else {
+      const stored = await storeUpload(env, accountId, type, media, filename);
+      inbound = { type, media: { ...stored, caption: caption ?? null, ...flags } };
+    }
+  }
+  const res = await stub.simulateInbound(accountId, digits, inbound);
   if ("message" in res) return res.message as Message;
   if (res.code === "not_found") throw errors.notFound("sandbox session");
   throw errors.sessionNotWorking(id, res.status);

@@ -2,17 +2,18 @@ import { DurableObject } from "cloudflare:workers";
 import { enqueueEvents } from "../../events/emit.ts";
 import { newId } from "../../platform/ids.ts";
 import { log } from "../../platform/log.ts";
+import { fetchInboundMedia, MediaFetcher, type FetchOutcome } from "../media/inbound.ts";
 import { recordInbound } from "../messages/inbound.ts";
 import { toMessage } from "../messages/mapper.ts";
 import { advanceStatus, ID_CHUNK } from "../messages/store.ts";
-import type { HookRequest, InboundFromNetwork, NetworkDriver, SessionContext } from "../networks/driver.ts";
+import type { HookRequest, InboundBody, InboundFromNetwork, NetworkDriver, SessionContext } from "../networks/driver.ts";
 import { createDriver } from "../networks/index.ts";
 import { campaignHooks, type EnqueueOptions } from "./campaign-hooks.ts";
 import { Outbox, type Pacing } from "./outbox.ts";
 import type { SessionStatus } from "./schemas.ts";
 import { Sender } from "./sender.ts";
 import { writeSessionStatus } from "./state.ts";
-import { EventFlush, type Draft, type MessageOutcome, type RpcResult, type SessionConfig } from "./types.ts";
+import { EventFlush, type Draft, type MessageOutcome, type RpcResult, type SendOutcome, type SessionConfig } from "./types.ts";
 
 /** How long one alarm may work before yielding to a fresh alarm. */
 const ALARM_BUDGET_MS = 20_000;
@@ -40,6 +41,8 @@ export class SessionDO extends DurableObject<Env> {
   private readonly inFlight = new Set<string>();
   /** Campaigns cancelled while the alarm may hold some of their sends in hand. */
   private readonly droppedCampaigns = new Set<string>();
+  /** Inbound files being fetched at once (the queue's `media` job is the backstop). */
+  private readonly media = new MediaFetcher((id) => this.fetchMedia(id, false));
   private readonly events = new EventFlush((ids) => this.ctx.waitUntil(enqueueEvents(this.env, ids)), EVENT_FLUSH_MS);
 
   constructor(ctx: DurableObjectState, env: Env) {
@@ -116,6 +119,7 @@ export class SessionDO extends DurableObject<Env> {
       env: this.env,
       identity: () => ({ accountId: this.config!.accountId, sessionId: this.config!.sessionId, phoneNumber: this.config!.phoneNumber }),
       queueEvents: (ids) => this.queueEvents(ids),
+      fetchMediaNow: (id) => this.media.add(id),
       wakeAt: (at) => this.ensureAlarm(at),
     };
   }
@@ -151,7 +155,7 @@ export class SessionDO extends DurableObject<Env> {
   // ---- sending -------------------------------------------------------------------------------
 
   /** Sends one message now (API sends). Serialised per chat so a chat's messages keep their order. */
-  async send(accountId: string, draft: Draft): Promise<MessageOutcome> {
+  async send(accountId: string, draft: Draft): Promise<SendOutcome> {
     // The DO knows its owner: checking here saves the Worker a D1 read on the hot path.
     if (!this.config || this.config.accountId !== accountId) return { ok: false, code: "not_found" };
     if (this.status !== "WORKING") return { ok: false, code: "session_not_working", status: this.status };
@@ -232,17 +236,32 @@ export class SessionDO extends DurableObject<Env> {
   /** An inbound message from the sandbox network (another session of the account). */
   async receive(inbound: InboundFromNetwork): Promise<RpcResult<boolean>> {
     if (!this.config || this.status !== "WORKING") return { ok: false, code: "session_not_working", message: "The session is not WORKING." };
-    const row = await recordInbound(this.env, this.config.accountId, this.config.sessionId, inbound, { enqueue: (ids) => this.queueEvents(ids) });
+    const row = await recordInbound(this.env, this.config.accountId, this.config.sessionId, inbound, { enqueue: (ids) => this.queueEvents(ids), fetchNow: (id) => this.media.add(id) });
     return { ok: true, value: row !== null };
   }
 
   /** POST /api/sessions/:id/sandbox/inbound. The DO knows its owner, network and state: checking here saves the Worker a D1 read. */
-  async simulateInbound(accountId: string, from: string, text: string): Promise<MessageOutcome> {
+  async simulateInbound(accountId: string, from: string, body: InboundBody): Promise<MessageOutcome> {
     const cfg = this.config;
     if (!cfg || cfg.accountId !== accountId || !this.driver().simulatesInbound) return { ok: false, code: "not_found" };
     if (this.status !== "WORKING") return { ok: false, code: "session_not_working", status: this.status };
-    const row = await recordInbound(this.env, cfg.accountId, cfg.sessionId, { externalId: newId("sbx"), from, timestamp: Date.now(), type: "text", text }, { enqueue: (ids) => this.queueEvents(ids) });
+    const row = await recordInbound(this.env, cfg.accountId, cfg.sessionId, { ...body, externalId: newId("sbx"), from, timestamp: Date.now() }, { enqueue: (ids) => this.queueEvents(ids), fetchNow: (id) => this.media.add(id) });
     return { ok: true, message: toMessage(row!) };
+  }
+
+  /** A `media` job: one attempt at storing an inbound message's file (the driver holds the credentials). */
+  async fetchMedia(messageId: string, lastAttempt: boolean): Promise<FetchOutcome> {
+    if (!this.config) return { ok: false, reason: "The session no longer exists.", transient: false };
+    return fetchInboundMedia(this.env, this.driver(), this.config.accountId, messageId, lastAttempt);
+  }
+
+  /** POST /api/chats/{chatId}/read: the network is told that the chat was read up to `externalId`. */
+  async markRead(accountId: string, externalId: string): Promise<{ ok: true } | { ok: false; code: string; message: string; retry?: boolean }> {
+    if (!this.config || this.config.accountId !== accountId) return { ok: false, code: "not_found", message: "No session was found at this address." };
+    if (this.status !== "WORKING") return { ok: false, code: "session_not_working", message: `The session is ${this.status}; it must be WORKING to mark messages read.` };
+    const res = await this.driver().markRead?.(externalId);
+    if (!res || res.ok) return { ok: true };
+    return { ok: false, code: res.error.code, message: res.error.message, retry: res.retryAfterMs !== undefined };
   }
 
   /** The network's webhook for this session (Meta's, for WhatsApp); 404 where the network has none. */

@@ -1,6 +1,7 @@
 import { signedMediaUrl } from "../media/store.ts";
 import { digitsOfChatId } from "../chat-id.ts";
 import type { MessageRow, StoredMedia } from "../messages/mapper.ts";
+import type { Content } from "../messages/content.ts";
 import type { Message, TemplateSpec } from "../messages/schemas.ts";
 import type { OutboundMessage } from "../networks/driver.ts";
 import type { Network, SessionStatus, WhatsappCredentials } from "./schemas.ts";
@@ -24,6 +25,9 @@ export interface Draft {
   text?: string;
   template?: TemplateSpec;
   media?: StoredMedia;
+  content?: Content;
+  /** reaction: the network's id of the message reacted to. */
+  reactionToExternalId?: string | null;
   replyTo?: string | null;
   replyToExternalId?: string | null;
   batchId?: string | null;
@@ -36,6 +40,9 @@ export type MessageOutcome =
   | { ok: false; code: "session_not_working"; status: SessionStatus }
   | { ok: false; code: "not_found" };
 
+/** What the Session DO answers to a send: a free-form send into a closed 24-hour window is refused. */
+export type SendOutcome = MessageOutcome | { ok: false; code: "reengagement_window_closed"; reason: string };
+
 export type RpcResult<T> = { ok: true; value: T } | { ok: false; code: string; message: string };
 
 /** A queued message (its stored row) as a draft to send again. */
@@ -47,6 +54,7 @@ export function draftOfRow(row: MessageRow): Draft {
     ...(row.text !== null ? { text: row.text } : {}),
     ...(row.template !== null ? { template: JSON.parse(row.template) as TemplateSpec } : {}),
     ...(row.media !== null ? { media: JSON.parse(row.media) as StoredMedia } : {}),
+    ...(row.content !== null ? { content: JSON.parse(row.content) as Content } : {}),
   };
 }
 
@@ -57,6 +65,8 @@ export function toOutbound(draft: Draft, mediaLink: string): OutboundMessage {
     text: draft.text,
     template: draft.template,
     media: draft.media ? { link: mediaLink, caption: draft.media.caption, filename: draft.media.filename } : undefined,
+    content: draft.content,
+    reactionToExternalId: draft.reactionToExternalId ?? null,
     replyToExternalId: draft.replyToExternalId ?? null,
   };
 }

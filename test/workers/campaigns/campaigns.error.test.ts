@@ -7,6 +7,7 @@ import { runCampaignJob, type CampaignJob } from "../../../src/messaging/campaig
 import { eq } from "drizzle-orm";
 import { api, createKey, errorOf } from "../helpers.ts";
 import { eventsOf, fakeFail, fakePhone, json, sandboxSession, waitFor, type SessionJson } from "../messaging/support.ts";
+import { openWindows } from "../messaging/whatsapp-support.ts";
 import { action, createCampaign, createContact, getCampaign, importContacts, recipients, uniquePhone, watch, type CampaignJson } from "./support.ts";
 
 describe("campaigns: invalid input", () => {
@@ -135,7 +136,10 @@ describe("campaigns: faults", () => {
     });
     const session = await json<SessionJson>(sres);
     expect(session.status).toBe("WORKING");
-    await importContacts(k.key, Array.from({ length: 12 }, (_, i) => ({ phone: uniquePhone(), name: `W${i}`, tags: ["wa"] })));
+    const phones = Array.from({ length: 12 }, () => uniquePhone());
+    await importContacts(k.key, phones.map((phone, i) => ({ phone, name: `W${i}`, tags: ["wa"] })));
+    // Free-form messages need each customer's 24-hour window open: they all wrote first.
+    await openWindows(session.id, phone.phoneNumberId, phones, "s");
     const c = await createCampaign(k.key, { sessionId: session.id, message: { text: "hi {{name}}" }, audience: { tags: ["wa"] }, pacing: { perMinute: 600, jitterPct: 0 } });
     await action(k.key, c.id, "start");
     await watch(k.key, c.id, (x) => x.stats.sent + x.stats.delivered + x.stats.read >= 3);

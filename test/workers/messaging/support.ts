@@ -99,3 +99,21 @@ export async function hubSignature(secret: string, body: string): Promise<string
   const mac = new Uint8Array(await crypto.subtle.sign("HMAC", key, new TextEncoder().encode(body)));
   return `sha256=${[...mac].map((b) => b.toString(16).padStart(2, "0")).join("")}`;
 }
+
+/** A file on the fake Graph API (a customer's upload): answers its id. */
+export async function fakeMedia(phoneNumberId: string, bytes: Uint8Array, mimetype: string, opts: { failTimes?: number; public?: boolean } = {}): Promise<string> {
+  const mediaId = `${Date.now()}${Math.floor(Math.random() * 1e6)}`;
+  const data = toBase64(bytes);
+  await fetch(`${graphUrl()}/__fake/media`, { method: "POST", body: JSON.stringify({ mediaId, phoneNumberId, mimetype, data, ...opts }) });
+  return mediaId;
+}
+
+export async function fakeMediaDownloads(mediaId: string): Promise<number> {
+  return ((await (await fetch(`${graphUrl()}/__fake/media/${mediaId}`)).json()) as { downloads: number }).downloads;
+}
+
+export function toBase64(bytes: Uint8Array): string {
+  let bin = "";
+  for (let i = 0; i < bytes.length; i += 0x8000) bin += String.fromCharCode(...bytes.subarray(i, i + 0x8000));
+  return btoa(bin);
+}

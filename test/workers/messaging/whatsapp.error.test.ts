@@ -1,5 +1,6 @@
 import { describe, expect, it } from "vitest";
 import { api, createKey } from "../helpers.ts";
+import { openWindows } from "./whatsapp-support.ts";
 import { eventsOf, fakeFail, fakePhone, json, waitFor, type MessageJson, type SessionJson } from "./support.ts";
 
 async function create(key: string, token: string, phoneToken = "right-token") {
@@ -10,7 +11,10 @@ async function create(key: string, token: string, phoneToken = "right-token") {
     json: { network: "whatsapp", whatsapp: { phoneNumberId: phone.phoneNumberId, accessToken: token, appSecret: "s", verifyToken: "v" } },
   });
   expect(res.status).toBe(201);
-  return { phone, session: await json<SessionJson>(res) };
+  const session = await json<SessionJson>(res);
+  // The recipient wrote first: free-form sends are inside the 24-hour window.
+  if (session.status === "WORKING") await openWindows(session.id, phone.phoneNumberId, ["16505551234"], "s");
+  return { phone, session };
 }
 
 const send = (key: string, sessionId: string) => api("/api/messages/send", { method: "POST", key, json: { sessionId, to: "16505551234", text: "x" } });

@@ -1,5 +1,6 @@
 import { describe, expect, it } from "vitest";
 import { api, createKey } from "../helpers.ts";
+import { openWindows } from "./whatsapp-support.ts";
 import { eventsOf, fakePhone, fakeRequests, getMessage, hubSignature, json, waitFor, type MessageJson, type SessionJson } from "./support.ts";
 
 const APP_SECRET = "app-secret-for-tests";
@@ -79,6 +80,7 @@ describe("messaging: WhatsApp Cloud API driver (against the fake Graph API)", ()
   it("sends text, template and media by link; every request is valid against the reference document", async () => {
     const k = await createKey("pro");
     const { phone, session } = await whatsappSession(k.key);
+    await openWindows(session.id, phone.phoneNumberId, ["16505551234"]);
     const text = await api("/api/messages/send", { method: "POST", key: k.key, json: { sessionId: session.id, to: "+16505551234", text: "hello" } });
     expect(text.status).toBe(201);
     const t = await json<MessageJson>(text);
@@ -161,6 +163,7 @@ describe("messaging: WhatsApp Cloud API driver (against the fake Graph API)", ()
   it("statuses out of order: read before delivered ends at read, never back; failed after read is ignored", async () => {
     const k = await createKey("pro");
     const { phone, session } = await whatsappSession(k.key);
+    await openWindows(session.id, phone.phoneNumberId, ["16505551234"]);
     const m = await json<MessageJson>(await api("/api/messages/send", { method: "POST", key: k.key, json: { sessionId: session.id, to: "16505551234", text: "x" } }));
     const t = Math.floor(Date.now() / 1000);
     expect((await getMessage(k.key, "16505551234@c.us", m.id))?.status).toBe("sent");
@@ -182,6 +185,7 @@ describe("messaging: WhatsApp Cloud API driver (against the fake Graph API)", ()
   it("a failed status maps the Graph error code to the failure reason", async () => {
     const k = await createKey("pro");
     const { phone, session } = await whatsappSession(k.key);
+    await openWindows(session.id, phone.phoneNumberId, ["16505551234"]);
     const m = await json<MessageJson>(await api("/api/messages/send", { method: "POST", key: k.key, json: { sessionId: session.id, to: "16505551234", text: "x" } }));
     const externalId = await externalIdOf(m.id);
     await postHook(session.id, statusPayload(phone.phoneNumberId, [{ id: externalId, status: "failed", timestamp: Math.floor(Date.now() / 1000), errors: [{ code: 131047, title: "Re-engagement message" }] }]));

@@ -1,0 +1,150 @@
+import { readCapped } from "../../platform/body-guard.ts";
+import { config } from "../../platform/config.ts";
+import { newId } from "../../platform/ids.ts";
+import { log } from "../../platform/log.ts";
+import { checkTargetUrl } from "../../platform/safe-url.ts";
+import { isFileType } from "../message-types.ts";
+import type { StoredMedia } from "../messages/mapper.ts";
+import { messageById, settlePendingMedia } from "../messages/store.ts";
+import type { NetworkDriver } from "../networks/driver.ts";
+import type { SendJob, SendJobHandler } from "../queue/send-queue.ts";
+import { MEDIA_LIMITS } from "./limits.ts";
+
+/**
+ * Inbound files are fetched at once: the network's download URLs expire within minutes. On receipt
+ * the session's Durable Object (which holds the network credentials) starts downloading the file
+ * into R2, and a `media` job on the sends queue is the durable backstop: it asks the DO again if the
+ * file is still pending, retrying transient failures with backoff (MAX_ATTEMPTS in all). The
+ * message's media then says `stored`, or `failed` with the reason.
+ */
+export const MAX_ATTEMPTS = 5;
+const TIMEOUT_MS = 30_000;
+
+export interface MediaJob extends SendJob {
+  kind: "media";
+  sessionId: string;
+  messageId: string;
+  attempt: number;
+}
+
+/** The outcome of one download attempt. */
+export type FetchOutcome = { ok: true } | { ok: false; reason: string; transient: boolean };
+
+/** What a network answers for a file it holds: the bytes as a response, or why not. */
+export type NetworkFile = { ok: true; body: ReadableStream<Uint8Array>; mimetype: string | null; size: number | null } | { ok: false; reason: string; transient: boolean };
+
+/** When the file is also being fetched at once, the queued job waits this long before checking. */
+export const BACKSTOP_DELAY_S = 5;
+
+export async function enqueueMediaFetch(env: Env, sessionId: string, messageIds: string[], delaySeconds = 0): Promise<void> {
+  if (messageIds.length === 0) return;
+  await env.SEND_QUEUE.sendBatch(messageIds.map((messageId) => ({ body: { kind: "media", sessionId, messageId, attempt: 1 } satisfies MediaJob, contentType: "json" as const, ...(delaySeconds ? { delaySeconds } : {}) })));
+}
+
+/**
+ * The Session DO's immediate fetches: a few at a time, in memory. One lost with the memory (or
+ * failing) is done by the queued backstop job.
+ */
+export class MediaFetcher {
+  private readonly waiting: string[] = [];
+  private running = 0;
+
+  constructor(
+    private readonly attempt: (messageId: string) => Promise<unknown>,
+    private readonly concurrency = 12,
+  ) {}
+
+  add(messageId: string): void {
+    this.waiting.push(messageId);
+    this.pump();
+  }
+
+  private pump(): void {
+    while (this.running < this.concurrency && this.waiting.length > 0) {
+      const id = this.waiting.shift()!;
+      this.running++;
+      void this.attempt(id)
+        .catch((err) => log.warn("inbound media fetch failed; the queue retries it", { messageId: id, error: String(err) }))
+        .finally(() => {
+          this.running--;
+          this.pump();
+        });
+    }
+  }
+}
+
+/** A plain public URL (sandbox): checked again at fetch time, redirects not followed. */
+async function fetchUrl(env: Env, url: string): Promise<NetworkFile> {
+  const check = checkTargetUrl(url, { allowLoopback: config(env).allowLoopbackUrls });
+  if (!check.ok) return { ok: false, reason: `The media URL ${check.reason}.`, transient: false };
+  let res: Response;
+  try {
+    res = await fetch(check.url.toString(), { redirect: "manual", signal: AbortSignal.timeout(TIMEOUT_MS) });
+  } catch {
+    return { ok: false, reason: "The media URL could not be reached.", transient: true };
+  }
+  if (!res.ok || !res.body) {
+    await res.body?.cancel();
+    return { ok: false, reason: `The media URL answered HTTP ${res.status}.`, transient: res.status >= 500 || res.status === 429 };
+  }
+  const length = Number(res.headers.get("Content-Length") ?? NaN);
+  return { ok: true, body: res.body, mimetype: res.headers.get("Content-Type"), size: Number.isFinite(length) ? length : null };
+}
+
+/**
+ * One attempt at storing the file of an inbound message (run in the session's Durable Object,
+ * with its driver). Answers what happened; the row is updated for `stored` and final failures.
+ */
+export async function fetchInboundMedia(env: Env, driver: NetworkDriver, accountId: string, messageId: string, lastAttempt: boolean): Promise<FetchOutcome> {
+  const row = await messageById(env, messageId);
+  if (!row?.media || row.accountId !== accountId || !isFileType(row.type)) return { ok: true };
+  const media = JSON.parse(row.media) as StoredMedia;
+  if (media.status !== "pending") return { ok: true };
+  const fail = async (reason: string, transient: boolean): Promise<FetchOutcome> => {
+    if (!transient || lastAttempt) await settlePendingMedia(env, messageId, { ...media, status: "failed", reason });
+    return { ok: false, reason, transient };
+  };
+  const limit = MEDIA_LIMITS[row.type].maxBytes;
+  let file: NetworkFile;
+  if (media.networkMediaId) {
+    if (!driver.fetchMedia) return fail("The network of this session cannot download media.", false);
+    file = await driver.fetchMedia(media.networkMediaId);
+  } else if (media.sourceUrl) file = await fetchUrl(env, media.sourceUrl);
+  else return fail("The message names no file.", false);
+  if (!file.ok) return fail(file.reason, file.transient);
+  const tooLarge = () => new Error("too large");
+  if (file.size !== null && file.size > limit) {
+    await file.body.cancel();
+    return fail(`${row.type} files are limited to ${limit} bytes; this one has ${file.size}.`, false);
+  }
+  let bytes: Uint8Array;
+  try {
+    bytes = await readCapped(file.body, limit, tooLarge);
+  } catch (err) {
+    if (err instanceof Error && err.message === "too large") return fail(`${row.type} files are limited to ${limit} bytes.`, false);
+    return fail("The download was interrupted.", true);
+  }
+  const mimetype = media.mimetype ?? file.mimetype?.split(";")[0]?.trim() ?? "application/octet-stream";
+  const storedId = newId("med");
+  await env.FILES.put(`media/${storedId}`, bytes, {
+    httpMetadata: { contentType: mimetype, ...(media.filename ? { contentDisposition: `attachment; filename="${media.filename.replace(/["\\\r\n]/g, "_")}"` } : {}) },
+    customMetadata: { accountId },
+  });
+  await settlePendingMedia(env, messageId, { ...media, mimetype, mediaId: storedId, size: bytes.byteLength, status: "stored" });
+  return { ok: true };
+}
+
+/** Backoff between attempts: 2, 4, 8, 16 s. */
+const delayOf = (attempt: number) => 2 ** attempt;
+
+/** The `media` job of SEND_QUEUE: one attempt, then a delayed retry while the failure is transient. */
+export const runMediaJob: SendJobHandler = async (job, env) => {
+  const { sessionId, messageId, attempt } = job as MediaJob;
+  const stub = env.SESSIONS.getByName(sessionId) as unknown as { fetchMedia(messageId: string, lastAttempt: boolean): Promise<FetchOutcome> };
+  const outcome = await stub.fetchMedia(messageId, attempt >= MAX_ATTEMPTS);
+  if (outcome.ok || !outcome.transient || attempt >= MAX_ATTEMPTS) {
+    if (!outcome.ok) log.warn("inbound media not stored", { sessionId, messageId, attempt, reason: outcome.reason });
+    return;
+  }
+  await env.SEND_QUEUE.send({ ...(job as MediaJob), attempt: attempt + 1 } satisfies MediaJob, { contentType: "json", delaySeconds: delayOf(attempt) });
+};

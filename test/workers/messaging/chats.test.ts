@@ -1,0 +1,105 @@
+import { describe, expect, it } from "vitest";
+import { api, createKey } from "../helpers.ts";
+import { fakeFail, fakeRequests, json, sandboxSession, type MessageJson } from "./support.ts";
+import { postHook, webhookOf, whatsappSession } from "./whatsapp-support.ts";
+
+interface ChatJson {
+  id: string;
+  sessionId: string;
+  contact: { name: string | null; phone: string } | null;
+  lastMessage: MessageJson | null;
+  lastActivityAt: string;
+  unreadCount: number;
+  window: { open: boolean; until: string | null };
+}
+
+const inbound = (key: string, sessionId: string, from: string, text: string) => api(`/api/sessions/${sessionId}/sandbox/inbound`, { method: "POST", key, json: { from, text } });
+const listChats = async (key: string, query: string) => {
+  const res = await api(`/api/chats?${query}`, { key });
+  expect(res.status).toBe(200);
+  return json<{ data: ChatJson[]; nextCursor: string | null }>(res);
+};
+
+describe("messaging: chats", () => {
+  it("lists a session's chats newest activity first, with contact, last message, unread count and window; pages by cursor", async () => {
+    const k = await createKey("pro");
+    const s = await sandboxSession(k.key);
+    await inbound(k.key, s.id, "+15550001111", "first");
+    await inbound(k.key, s.id, "+15550002222", "hello");
+    await inbound(k.key, s.id, "+15550002222", "are you there?");
+    await new Promise((r) => setTimeout(r, 5));
+    const sent = await json<MessageJson>(await api("/api/messages/send", { method: "POST", key: k.key, json: { sessionId: s.id, to: "+15550003333", text: "our news" } }));
+    const page = await listChats(k.key, `sessionId=${s.id}`);
+    expect(page.data.map((c) => c.id)).toEqual(["15550003333@c.us", "15550002222@c.us", "15550001111@c.us"]);
+    const [out, two, one] = page.data;
+    expect(out).toMatchObject({ sessionId: s.id, contact: null, unreadCount: 0, window: { open: false, until: null }, lastMessage: { id: sent.id, direction: "outbound" } });
+    expect(two).toMatchObject({ unreadCount: 2, contact: { phone: "+15550002222" }, window: { open: true }, lastMessage: { text: "are you there?", direction: "inbound" } });
+    expect(Date.parse(two!.window.until!) - Date.parse(two!.lastMessage!.createdAt as string)).toBe(24 * 3600 * 1000);
+    expect(one).toMatchObject({ unreadCount: 1, lastMessage: { text: "first" } });
+
+    const seen: string[] = [];
+    let cursor: string | null = null;
+    do {
+      const p = await listChats(k.key, `sessionId=${s.id}&limit=1${cursor ? `&cursor=${cursor}` : ""}`);
+      expect(p.data.length).toBeLessThanOrEqual(1);
+      seen.push(...p.data.map((c) => c.id));
+      cursor = p.nextCursor;
+    } while (cursor);
+    expect(seen).toEqual(page.data.map((c) => c.id));
+
+    // A reply moves the chat to the top; reading clears its unread count and stamps its messages.
+    await inbound(k.key, s.id, "+15550001111", "me again");
+    expect((await listChats(k.key, `sessionId=${s.id}`)).data[0]).toMatchObject({ id: "15550001111@c.us", unreadCount: 2 });
+    const read = await api("/api/chats/+15550001111/read", { method: "POST", key: k.key, json: { sessionId: s.id } });
+    expect(read.status).toBe(200);
+    expect(await json(read)).toMatchObject({ id: "15550001111@c.us", unreadCount: 0 });
+    const history = await json<{ data: MessageJson[] }>(await api(`/api/messages/15550001111@c.us?sessionId=${s.id}`, { key: k.key }));
+    expect(history.data.every((m) => m.readAt !== null)).toBe(true);
+    expect((await listChats(k.key, `sessionId=${s.id}`)).data.find((c) => c.id === "15550002222@c.us")!.unreadCount).toBe(2);
+  });
+
+  it("bad input: unknown session 404, unknown chat 404, bad chat id 400, bad cursor 400, sessionId required", async () => {
+    const k = await createKey("pro");
+    const s = await sandboxSession(k.key);
+    expect((await api("/api/chats?sessionId=ses_nope", { key: k.key })).status).toBe(404);
+    expect((await api("/api/chats", { key: k.key })).status).toBe(400);
+    expect((await api(`/api/chats?sessionId=${s.id}&cursor=eyJ4Ijp7fX0`, { key: k.key })).status).toBe(400);
+    expect((await api("/api/chats/15550009999@c.us/read", { method: "POST", key: k.key, json: { sessionId: s.id } })).status).toBe(404);
+    const bad = await api("/api/chats/not-a-chat/read", { method: "POST", key: k.key, json: { sessionId: s.id } });
+    expect(bad.status).toBe(400);
+    expect(await json(bad)).toMatchObject({ error: { code: "invalid_request" } });
+    const other = await createKey("pro");
+    expect((await api(`/api/chats?sessionId=${s.id}`, { key: other.key })).status).toBe(404);
+  });
+
+  it("whatsapp: reading sends the Cloud API read receipt of the last inbound message (valid against the reference); a refusal changes nothing", async () => {
+    const k = await createKey("pro");
+    const { phone, session } = await whatsappSession(k.key);
+    const now = Math.floor(Date.now() / 1000);
+    await postHook(session.id, webhookOf(phone.phoneNumberId, [
+      { from: "16505551234", id: "wamid.chat-1", timestamp: String(now - 60), type: "text", text: { body: "one" } },
+      { from: "16505551234", id: "wamid.chat-2", timestamp: String(now - 30), type: "text", text: { body: "two" } },
+    ]));
+    await postHook(session.id, webhookOf(phone.phoneNumberId, [{ from: "16505550000", id: "wamid.old", timestamp: String(now - 25 * 3600), type: "text", text: { body: "long ago" } }]));
+    const chats = (await listChats(k.key, `sessionId=${session.id}`)).data;
+    expect(chats.map((c) => [c.id, c.unreadCount, c.window.open])).toEqual([
+      ["16505551234@c.us", 2, true],
+      ["16505550000@c.us", 1, false],
+    ]);
+    expect(chats[0]!.contact).toMatchObject({ name: "Sheena Nelson" });
+
+    await fakeFail(phone.phoneNumberId, 131000);
+    const refused = await api("/api/chats/16505551234@c.us/read", { method: "POST", key: k.key, json: { sessionId: session.id } });
+    expect(refused.status).toBe(503);
+    expect((await listChats(k.key, `sessionId=${session.id}`)).data[0]!.unreadCount).toBe(2);
+
+    const ok = await api("/api/chats/16505551234@c.us/read", { method: "POST", key: k.key, json: { sessionId: session.id } });
+    expect(ok.status).toBe(200);
+    expect(await json(ok)).toMatchObject({ unreadCount: 0 });
+    const reads = (await fakeRequests(phone.phoneNumberId)).filter((r) => r.method === "POST" && r.body?.status === "read");
+    expect(reads.at(-1)).toMatchObject({ valid: true, body: { messaging_product: "whatsapp", status: "read", message_id: "wamid.chat-2" } });
+    // Nothing unread: no second call to the network.
+    await api("/api/chats/16505551234@c.us/read", { method: "POST", key: k.key, json: { sessionId: session.id } });
+    expect((await fakeRequests(phone.phoneNumberId)).filter((r) => r.body?.status === "read")).toHaveLength(reads.length);
+  });
+});

@@ -1,0 +1,58 @@
+import { expect } from "vitest";
+import { api } from "../helpers.ts";
+import { fakePhone, hubSignature, json, type SessionJson } from "./support.ts";
+
+export const APP_SECRET = "app-secret-for-tests";
+export const VERIFY = "verify-me";
+
+/** A WORKING whatsapp session on a new number of the fake Graph API. */
+export async function whatsappSession(key: string) {
+  const phone = await fakePhone("token-abc");
+  const res = await api("/api/sessions", {
+    method: "POST",
+    key,
+    json: { name: "wa", network: "whatsapp", whatsapp: { phoneNumberId: phone.phoneNumberId, accessToken: phone.token, appSecret: APP_SECRET, verifyToken: VERIFY } },
+  });
+  expect(res.status).toBe(201);
+  return { phone, session: await json<SessionJson>(res) };
+}
+
+/** Posts a payload to the session's Meta webhook, signed as Meta signs it. */
+export async function postHook(sessionId: string, payload: unknown, secret = APP_SECRET): Promise<Response> {
+  const body = JSON.stringify(payload);
+  return api(`/hooks/whatsapp/${sessionId}`, { method: "POST", body, headers: { "Content-Type": "application/json", "X-Hub-Signature-256": await hubSignature(secret, body) } });
+}
+
+/** A `messages` webhook of the Cloud API (`WebhookPayload`) carrying these message objects. */
+export function webhookOf(phoneNumberId: string, messages: Record<string, unknown>[], name = "Sheena Nelson") {
+  return {
+    object: "whatsapp_business_account",
+    entry: [
+      {
+        id: "419561257915477",
+        changes: [
+          {
+            field: "messages",
+            value: {
+              messaging_product: "whatsapp",
+              metadata: { display_phone_number: "15550783881", phone_number_id: phoneNumberId },
+              contacts: [{ profile: { name }, wa_id: String(messages[0]?.from ?? "16505551234") }],
+              messages,
+            },
+          },
+        ],
+      },
+    ],
+  };
+}
+
+/**
+ * Each of these numbers writes to the session (a text through the signed webhook), which opens its
+ * 24-hour customer-service window: free-form sends to it are then allowed.
+ */
+export async function openWindows(sessionId: string, phoneNumberId: string, numbers: string[], secret = APP_SECRET): Promise<void> {
+  const now = Math.floor(Date.now() / 1000);
+  const messages = numbers.map((n, i) => ({ from: n.replace(/\D/g, ""), id: `wamid.open-${sessionId}-${n.replace(/\D/g, "")}-${i}`, timestamp: String(now), type: "text", text: { body: "hello" } }));
+  const res = await postHook(sessionId, webhookOf(phoneNumberId, messages), secret);
+  expect(res.status).toBe(200);
+}
