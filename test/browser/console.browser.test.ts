@@ -143,6 +143,10 @@ describe("browser console (Chromium against npm run dev)", () => {
     await page.locator("#sim-text").fill(`inbound ${XSS}`);
     await page.getByRole("button", { name: "Receive" }).click();
     await expect.poll(() => page.locator(".bubble.in .text").last().textContent(), { timeout: 15_000 }).toBe(`inbound ${XSS}`);
+    // The session's chat list (GET /api/chats) follows the events: its last message, as text.
+    await expect.poll(() => page.locator('[data-chat="15550001234@c.us"] .chat-preview').textContent()).toBe(`inbound ${XSS}`);
+    // Open, so read: no unread badge once the read is recorded.
+    await expect.poll(() => page.locator('[data-chat="15550001234@c.us"] .unread').count()).toBe(0);
     await noXss();
 
     // A picture, uploaded from the file picker (base64 to send-media).

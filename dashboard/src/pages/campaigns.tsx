@@ -184,7 +184,7 @@ function CampaignDetail({ id, onChanged }: { id: string; onChanged: () => void }
 
   const c = campaign.data;
   if (!c) return <ErrorBox error={campaign.error} />;
-  const msg = "text" in c.message ? c.message.text : "template" in c.message ? `[template ${c.message.template.name}]` : `[${c.message.type}]`;
+  const msg = "text" in c.message ? c.message.text : "template" in c.message ? `[template ${c.message.template.name}]` : "type" in c.message ? `[${c.message.type}]` : `[${Object.keys(c.message)[0] ?? "message"}]`;
   return (
     <div class="card" aria-labelledby="cp-detail">
       <h2 id="cp-detail">

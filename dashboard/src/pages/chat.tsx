@@ -67,6 +67,57 @@ function base64Of(file: File): Promise<string> {
   });
 }
 
+/** The session's chats from the API, newest activity first; reloaded (at most every 300 ms) on its message events. */
+function ChatList({ sessionId, chatId, extra, onOpen, tick }: { sessionId: string; chatId: string; extra: string[]; onOpen: (id: string) => void; tick: number }) {
+  const chats = useLoad(() => must(api().GET("/api/chats", { params: { query: { sessionId, limit: 50 } } })), [sessionId, tick]);
+  const pending = useRef<ReturnType<typeof setTimeout> | undefined>(undefined);
+  useEvents(
+    (e) => {
+      if (!e.type.startsWith("message.") || (e.data as { sessionId?: unknown }).sessionId !== sessionId || pending.current) return;
+      pending.current = setTimeout(() => {
+        pending.current = undefined;
+        chats.reload();
+      }, 300);
+    },
+    [sessionId],
+  );
+  useEffect(() => () => clearTimeout(pending.current), []);
+  const listed = chats.data?.data ?? [];
+  const others = extra.filter((id) => !listed.some((c) => c.id === id));
+  // The generated type of a nullable `allOf` member is unusable (`& Record<string, never>`): read it as a Message.
+  const preview = (last: unknown) => {
+    const m = last as Message | null;
+    return m ? (m.text ?? m.media?.caption ?? `[${m.type}]`) : "";
+  };
+  return (
+    <>
+      <ErrorBox error={chats.error} />
+      <ul class="chat-list">
+        {listed.map((c) => (
+          <li key={c.id}>
+            <button type="button" class={c.id === chatId ? "chat-item current" : "chat-item"} aria-current={c.id === chatId ? "true" : undefined} onClick={() => onOpen(c.id)} data-chat={c.id}>
+              <span class="chat-title">{c.contact?.name ?? c.id}</span>
+              {c.unreadCount > 0 && (
+                <span class="unread" aria-label={`${c.unreadCount} unread`}>
+                  {c.unreadCount}
+                </span>
+              )}
+              <span class="chat-preview">{preview(c.lastMessage)}</span>
+            </button>
+          </li>
+        ))}
+        {others.map((id) => (
+          <li key={id}>
+            <button type="button" class={id === chatId ? "chat-item current" : "chat-item"} aria-current={id === chatId ? "true" : undefined} onClick={() => onOpen(id)} data-chat={id}>
+              <span class="chat-title">{id}</span>
+            </button>
+          </li>
+        ))}
+      </ul>
+    </>
+  );
+}
+
 export function Chat() {
   const params = new URLSearchParams(location.search);
   const sessionId = params.get("session") ?? "";
@@ -84,6 +135,7 @@ export function Chat() {
   const fileRef = useRef<HTMLInputElement>(null);
   const act = useAction();
   const listRef = useRef<HTMLOListElement>(null);
+  const [listTick, setListTick] = useState(0);
 
   const go = (s: string, c: string) => navigate(`/chat?${new URLSearchParams({ ...(s ? { session: s } : {}), ...(c ? { chat: c } : {}) })}`);
 
@@ -105,6 +157,15 @@ export function Chat() {
   useEffect(() => {
     listRef.current?.lastElementChild?.scrollIntoView({ block: "nearest" });
   }, [messages.length]);
+
+  // An open chat is a read chat: its inbound messages are marked read (a read receipt on WhatsApp).
+  const lastInbound = [...messages].reverse().find((m) => m.direction === "inbound" && m.status !== "read")?.id;
+  useEffect(() => {
+    if (!sessionId || !chatId || !lastInbound) return;
+    void api()
+      .POST("/api/chats/{chatId}/read", { params: { path: { chatId } }, body: { sessionId } })
+      .then(() => setListTick((t) => t + 1));
+  }, [sessionId, chatId, lastInbound]);
 
   useEvents(
     (e) => {
@@ -193,15 +254,7 @@ export function Chat() {
                 Open
               </button>
             </form>
-            <ul class="chat-list">
-              {chats.map((c) => (
-                <li key={c}>
-                  <button type="button" class={c === chatId ? "chat-item current" : "chat-item"} aria-current={c === chatId ? "true" : undefined} onClick={() => go(sessionId, c)}>
-                    {c}
-                  </button>
-                </li>
-              ))}
-            </ul>
+            <ChatList sessionId={sessionId} chatId={chatId} extra={chats} tick={listTick} onOpen={(c) => go(sessionId, c)} />
             {session.network === "sandbox" && (
               <form class="stack card" onSubmit={simulate} aria-labelledby="sim-title">
                 <h2 id="sim-title">Simulate an incoming message</h2>
