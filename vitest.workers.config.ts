@@ -1,12 +1,14 @@
 import { cloudflareTest, readD1Migrations } from "@cloudflare/vitest-plugin";
 import { defineConfig } from "vitest/config";
 import { copyDocsAssets } from "./scripts/docs-assets.ts";
+import { buildDashboard } from "./scripts/dashboard-build.ts";
 
 // Workers-runtime tests: the Worker of wrangler.toml under workerd with local D1, R2, Queues and
 // Durable Objects. Migrations are read here and applied in test/workers/setup.ts.
 export default defineConfig(async () => {
-  // The /docs viewer's files must be in the assets directory before the Worker starts.
+  // The /docs viewer's files and the console's build must be in the assets directory before the Worker starts.
   copyDocsAssets();
+  await buildDashboard();
   const migrations = await readD1Migrations("./migrations");
   return {
     plugins: [

@@ -11,6 +11,7 @@ import { randomBytes } from "node:crypto";
 import { stopGroups } from "./process-groups.ts";
 import { runWrangler, wranglerArgs } from "./wrangler.ts";
 import { copyDocsAssets } from "./docs-assets.ts";
+import { buildDashboard } from "./dashboard-build.ts";
 
 const port = Number(process.env.PORT ?? 8787);
 const compilePort = Number(process.env.COMPILE_PORT ?? 8788);
@@ -53,6 +54,7 @@ function start(name: string, cmd: string, args: string[], env: NodeJS.ProcessEnv
 }
 
 copyDocsAssets();
+log(`browser console: ${await buildDashboard()}`);
 
 const externalCompiler = process.env.COMPILER_URL;
 

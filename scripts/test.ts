@@ -1,11 +1,11 @@
-// `npm test`: TeX check/install, then every suite in turn (the runner's own tests, Workers runtime, Node
-// unit tests, compile server, end to end), each run even if an earlier one failed, and one closing line with the
-// totals: `N passed, N failed, N skipped`, where a suite that did not start, did not finish or failed
-// outside its tests counts as one more failure and is listed just above that line.
+// `npm test`: TeX and Chromium check/install, then every suite in turn (the runner's own tests, Workers
+// runtime, Node unit tests, compile server, end to end, browser), each run even if an earlier one failed,
+// and one closing line with the totals: `N passed, N failed, N skipped`, where a suite that did not start,
+// did not finish or failed outside its tests counts as one more failure and is listed just above that line.
 //
 // A watchdog ends a suite that prints nothing and finishes no test for TEST_WATCHDOG_SECONDS (default
 // 300): its whole process tree is killed and it is reported with the test files it was running.
-// TEST_SUITES=name:config,... runs other suites (no TeX check); TEST_OUT_DIR (default .tmp) holds
+// TEST_SUITES=name:config,... runs other suites (no TeX or Chromium check); TEST_OUT_DIR (default .tmp) holds
 // each suite's results; extra arguments go to every vitest.
 import { spawn, spawnSync } from "node:child_process";
 import { mkdirSync, readdirSync, readFileSync, rmSync, statSync } from "node:fs";
@@ -23,6 +23,7 @@ const SUITES: Suite[] = [
   { name: "unit-node", config: "test/unit/vitest.node.config.ts" },
   { name: "compile-server", config: "container/vitest.config.ts" },
   { name: "e2e", config: "test/e2e/vitest.config.ts" },
+  { name: "browser", config: "test/browser/vitest.config.ts" },
 ];
 
 const custom = process.env.TEST_SUITES;
@@ -41,8 +42,11 @@ if (!(watchdogSeconds > 0)) {
 }
 
 if (!custom) {
-  const tex = spawnSync(process.execPath, ["scripts/ensure-tex.ts"], { stdio: "inherit" });
-  if (tex.status !== 0) process.exit(tex.status ?? 1);
+  // TeX Live and Chromium (the browser suite), installed when missing like a fresh CI machine needs.
+  for (const setup of ["scripts/ensure-tex.ts", "scripts/ensure-browser.ts"]) {
+    const r = spawnSync(process.execPath, [setup], { stdio: "inherit" });
+    if (r.status !== 0) process.exit(r.status ?? 1);
+  }
 }
 
 const vitest = new URL("../node_modules/vitest/vitest.mjs", import.meta.url).pathname;

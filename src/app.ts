@@ -6,6 +6,7 @@ import { accountRoutes } from "./platform/accounts/router.ts";
 import { apiVersion } from "./platform/api-version.ts";
 import { requireAuth, resolveAuth } from "./platform/auth.ts";
 import { bodyGuard } from "./platform/body-guard.ts";
+import { consoleOr } from "./platform/console.ts";
 import { docsRoutes } from "./platform/docs.ts";
 import { handleError } from "./platform/error-handler.ts";
 import { VERSION, healthRoutes } from "./platform/health.ts";
@@ -23,7 +24,8 @@ export function createApp() {
   const app = createRouter();
   app.use("*", requestContext());
   app.onError(handleError);
-  app.notFound(notFoundOrMethodNotAllowed(() => app.routes));
+  // Unknown API paths: JSON 404/405; any other GET is the browser console (a single-page app).
+  app.notFound(consoleOr(notFoundOrMethodNotAllowed(() => app.routes)));
 
   // Before the API's key auth: a browser's WebSocket carries a single-use ticket instead of a key.
   app.use(STREAM_PATH, streamTicketAuth());

@@ -9,7 +9,8 @@ describe("platform: errors", () => {
     expect(res.status).toBe(404);
     expect(res.headers.get("Content-Type")).toContain("application/json");
     expect((await errorOf(res)).code).toBe("not_found");
-    expect((await api("/nowhere")).status).toBe(404);
+    // Outside the API prefixes a GET is the browser console's page (test/workers/console.test.ts).
+    expect((await api("/v1/nowhere", { key: k.key })).status).toBe(404);
   });
 
   it("wrong method is 405 with Allow", async () => {

@@ -1,0 +1,137 @@
+// Small shared pieces. Everything user-provided goes through JSX text (escaped by Preact), never
+// through innerHTML.
+import type { ComponentChildren } from "preact";
+import { useEffect, useState } from "preact/hooks";
+import { ApiFailure, errorText } from "./api.ts";
+import { onEvent, type StreamEvent } from "./events.ts";
+
+export function navigate(to: string): void {
+  history.pushState(null, "", to);
+  window.dispatchEvent(new PopStateEvent("popstate"));
+}
+
+export function Link(props: { href: string; children: ComponentChildren; current?: boolean; class?: string }) {
+  return (
+    <a
+      href={props.href}
+      class={props.class}
+      aria-current={props.current ? "page" : undefined}
+      onClick={(e) => {
+        if (e.ctrlKey || e.metaKey || e.shiftKey || e.button !== 0) return;
+        e.preventDefault();
+        navigate(props.href);
+      }}
+    >
+      {props.children}
+    </a>
+  );
+}
+
+export function ErrorBox({ error }: { error: unknown }) {
+  if (!error) return null;
+  return (
+    <p class="error" role="alert">
+      {errorText(error)}
+    </p>
+  );
+}
+
+export function FieldError({ error, path, id }: { error: unknown; path: string; id: string }) {
+  if (!(error instanceof ApiFailure)) return null;
+  const fields = error.fieldErrors();
+  const key = Object.keys(fields).find((k) => k === path || k.startsWith(path + "."));
+  if (!key) return null;
+  return (
+    <span class="field-error" id={id} role="alert">
+      {fields[key]}
+    </span>
+  );
+}
+
+/** Runs an async action with a busy flag and its error kept for display. */
+export function useAction() {
+  const [busy, setBusy] = useState(false);
+  const [error, setError] = useState<unknown>(null);
+  async function run<T>(fn: () => Promise<T>): Promise<T | undefined> {
+    setBusy(true);
+    setError(null);
+    try {
+      return await fn();
+    } catch (e) {
+      setError(e);
+      return undefined;
+    } finally {
+      setBusy(false);
+    }
+  }
+  return { busy, error, setError, run };
+}
+
+/** Loads once (and again when `deps` change), with reload(). */
+export function useLoad<T>(fn: () => Promise<T>, deps: unknown[] = []) {
+  const [data, setData] = useState<T | undefined>(undefined);
+  const [error, setError] = useState<unknown>(null);
+  const [tick, setTick] = useState(0);
+  useEffect(() => {
+    let alive = true;
+    fn().then(
+      (d) => {
+        if (alive) {
+          setData(d);
+          setError(null);
+        }
+      },
+      (e) => alive && setError(e),
+    );
+    return () => {
+      alive = false;
+    };
+    // eslint-disable-next-line react-hooks/exhaustive-deps
+  }, [...deps, tick]);
+  return { data, setData, error, reload: () => setTick((t) => t + 1) };
+}
+
+export function useEvents(handler: (e: StreamEvent) => void, deps: unknown[] = []) {
+  useEffect(() => onEvent(handler), deps);
+}
+
+/** A secret shown once, with a copy button. */
+export function SecretOnce({ label, value, onDone }: { label: string; value: string; onDone: () => void }) {
+  const [copied, setCopied] = useState(false);
+  return (
+    <div class="secret" role="status">
+      <p>
+        <strong>{label}</strong> — shown only now. Copy it somewhere safe.
+      </p>
+      <code class="secret-value" data-testid="secret">
+        {value}
+      </code>
+      <div class="row">
+        <button
+          type="button"
+          onClick={() =>
+            void navigator.clipboard?.writeText(value).then(
+              () => setCopied(true),
+              () => setCopied(false),
+            )
+          }
+        >
+          {copied ? "Copied" : "Copy"}
+        </button>
+        <button type="button" class="secondary" onClick={onDone}>
+          Done
+        </button>
+      </div>
+    </div>
+  );
+}
+
+export function StatusBadge({ status }: { status: string }) {
+  return <span class={`badge badge-${status.toLowerCase().replace(/[^a-z]/g, "")}`}>{status}</span>;
+}
+
+export function when(iso: string | null | undefined): string {
+  if (!iso) return "—";
+  const d = new Date(iso);
+  return Number.isNaN(d.getTime()) ? iso : d.toLocaleString();
+}

@@ -1,0 +1,298 @@
+// The console as a person uses it: Debian's Chromium (playwright-core, no browser download) against
+// `npm run dev`. The steps build on each other (a session, then its chat, contacts, a campaign to
+// them...), so they run in order in one page. Screenshots of every page go to <TEST_OUT_DIR>/browser/.
+import { createServer, type Server } from "node:http";
+import type { AddressInfo } from "node:net";
+import { mkdirSync } from "node:fs";
+import { resolve } from "node:path";
+import { gzipSync } from "node:zlib";
+import { chromium, type Browser, type BrowserContext, type Page } from "playwright-core";
+import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { CHROMIUM } from "../../scripts/ensure-browser.ts";
+import { baseUrl, newKey } from "../e2e/client.ts";
+
+const SHOTS = resolve(process.env.TEST_OUT_DIR || ".tmp", "browser");
+const XSS = `<img src=x onerror="window.__xss=1">`;
+const PHONE = "+15550001234";
+
+let browser: Browser;
+let context: BrowserContext;
+let page: Page;
+let key: string;
+let receiver: Server;
+let receiverUrl: string;
+const received: string[] = [];
+const cspViolations: string[] = [];
+const pageErrors: string[] = [];
+/** JavaScript the first page loaded (url -> gzipped bytes). */
+const firstPageJs = new Map<string, number>();
+
+async function shot(name: string): Promise<void> {
+  await page.screenshot({ path: resolve(SHOTS, `${name}.png`), fullPage: true });
+}
+
+async function go(label: string): Promise<void> {
+  const toggle = page.getByRole("button", { name: "Menu" });
+  if (await toggle.isVisible()) await toggle.click();
+  await page.getByRole("navigation", { name: "Pages" }).getByRole("link", { name: label, exact: true }).click();
+  await expect.poll(() => page.locator("h1").first().textContent()).toBeTruthy();
+}
+
+/**
+ * Replaces the editor's text the way a person pastes it (a paste event CodeMirror handles). Typing
+ * several lines through the browser's native contenteditable editing would have Chromium add style
+ * attributes the page's CSP (rightly) blocks.
+ */
+async function pasteIntoEditor(text: string): Promise<void> {
+  await page.locator(".cm-content").click();
+  await page.keyboard.press("Control+a");
+  await page.locator(".cm-content").evaluate((el, t) => {
+    const data = new DataTransfer();
+    data.setData("text/plain", t);
+    el.dispatchEvent(new ClipboardEvent("paste", { clipboardData: data, bubbles: true, cancelable: true }));
+  }, text);
+}
+
+async function noXss(): Promise<void> {
+  expect(await page.evaluate(() => (window as unknown as { __xss?: number }).__xss)).toBeUndefined();
+  expect(await page.locator('main img[src="x"]').count()).toBe(0);
+}
+
+beforeAll(async () => {
+  mkdirSync(SHOTS, { recursive: true });
+  receiver = createServer((req, res) => {
+    let body = "";
+    req.on("data", (d: Buffer) => (body += d.toString()));
+    req.on("end", () => {
+      received.push(body);
+      res.writeHead(200, { "Content-Type": "text/plain" }).end("ok");
+    });
+  });
+  await new Promise<void>((r) => receiver.listen(0, "127.0.0.1", r));
+  receiverUrl = `http://127.0.0.1:${(receiver.address() as AddressInfo).port}/hook`;
+  key = await newKey("pro");
+  browser = await chromium.launch({ executablePath: CHROMIUM, headless: true });
+  context = await browser.newContext({ viewport: { width: 1280, height: 900 } });
+  page = await context.newPage();
+  page.on("console", (m) => {
+    if (/Content Security Policy/i.test(m.text())) cspViolations.push(`${m.text()} (${m.location().url}:${m.location().lineNumber}) at ${page.url()}`);
+  });
+  page.on("pageerror", (e) => pageErrors.push(String(e)));
+  page.on("response", async (r) => {
+    if (r.request().resourceType() === "script" && !firstPageJs.has(r.url()) && !page.url().includes("/latex")) {
+      firstPageJs.set(r.url(), gzipSync(await r.body()).length);
+    }
+  });
+}, 120_000);
+
+afterAll(async () => {
+  await browser?.close();
+  await new Promise((r) => receiver?.close(r));
+});
+
+describe("browser console (Chromium against npm run dev)", () => {
+  it("signs in with a pasted key (keyboard only), kept in sessionStorage and never in the URL or a cookie", async () => {
+    await page.goto(baseUrl() + "/");
+    await expect.poll(() => page.locator("#apikey").isVisible()).toBe(true);
+    await shot("00-sign-in");
+    await page.locator("#apikey").focus();
+    await page.keyboard.type(key);
+    await page.keyboard.press("Enter");
+    await expect.poll(() => page.getByTestId("plan").textContent()).toBe("pro");
+    await expect.poll(() => page.getByTestId("rate").textContent()).toMatch(/\d+ of \d+ requests left/);
+    expect(page.url()).not.toContain(key);
+    expect(await context.cookies()).toEqual([]);
+    expect(await page.evaluate(() => sessionStorage.getItem("texmsg.apiKey"))).toBe(key);
+    await expect.poll(() => page.locator(".live").textContent(), { timeout: 15_000 }).toBe("Live");
+    await shot("01-overview");
+  });
+
+  it("creates an API key whose secret is shown once, then revokes it", async () => {
+    await page.locator("#key-name").fill("ci key");
+    await page.getByRole("button", { name: "Create key" }).click();
+    const secret = await page.getByTestId("secret").textContent();
+    expect(secret).toMatch(/^tmk_/);
+    await page.getByRole("button", { name: "Done" }).click();
+    expect(await page.getByTestId("secret").count()).toBe(0);
+    page.once("dialog", (d) => void d.accept());
+    await page.getByRole("button", { name: "Revoke key ci key" }).click();
+    await expect.poll(() => page.locator("tr", { hasText: "ci key" }).textContent()).toContain("revoked");
+  });
+
+  it("creates a sandbox session and shows its live status", async () => {
+    await go("Sessions");
+    await page.locator("#ses-name").fill("browser sandbox");
+    await page.getByRole("button", { name: "Create session" }).click();
+    const row = page.locator("tr", { hasText: "browser sandbox" });
+    await expect.poll(() => row.textContent(), { timeout: 15_000 }).toContain("WORKING");
+    await shot("02-sessions");
+  });
+
+  it("sends a message whose ticks reach read, and shows a simulated inbound message (XSS payload as text)", async () => {
+    await page.getByRole("link", { name: "browser sandbox" }).click();
+    await page.locator("#chat-open").fill(PHONE);
+    await page.getByRole("button", { name: "Open", exact: true }).click();
+    await page.locator("#msg-text").fill(`hello ${XSS}`);
+    await page.getByRole("button", { name: "Send", exact: true }).click();
+    const out = page.locator(".bubble.out").last();
+    await expect.poll(() => out.locator(".text").textContent()).toBe(`hello ${XSS}`);
+    // sent -> delivered -> read, pushed over the event stream
+    await expect.poll(() => out.locator(".ticks").getAttribute("data-status"), { timeout: 20_000 }).toBe("read");
+
+    await page.locator("#sim-from").fill(PHONE);
+    await page.locator("#sim-text").fill(`inbound ${XSS}`);
+    await page.getByRole("button", { name: "Receive" }).click();
+    await expect.poll(() => page.locator(".bubble.in .text").last().textContent(), { timeout: 15_000 }).toBe(`inbound ${XSS}`);
+    // The session's chat list (GET /api/chats) follows the events: its last message, as text.
+    await expect.poll(() => page.locator('[data-chat="15550001234@c.us"] .chat-preview').textContent()).toBe(`inbound ${XSS}`);
+    // Open, so read: no unread badge once the read is recorded.
+    await expect.poll(() => page.locator('[data-chat="15550001234@c.us"] .unread').count()).toBe(0);
+    await noXss();
+
+    // A picture, uploaded from the file picker (base64 to send-media).
+    const png = Buffer.from("iVBORw0KGgoAAAANSUhEUgAAAAEAAAABCAYAAAAfFcSJAAAADUlEQVR42mP8z8BQDwAEhQGAhKmMIQAAAABJRU5ErkJggg==", "base64");
+    await page.locator("#msg-file").setInputFiles({ name: "dot.png", mimeType: "image/png", buffer: png });
+    await page.getByRole("button", { name: "Send file" }).click();
+    await expect.poll(() => page.locator(".bubble.out .media-tag").last().textContent()).toBe("[image: dot.png]");
+    await shot("03-chat");
+  });
+
+  it("imports 50 contacts from CSV and shows the rejected rows by line", async () => {
+    await go("Contacts");
+    const rows = ["phone,name,email,tags"];
+    for (let i = 0; i < 50; i++) rows.push(`+1555010${String(i).padStart(4, "0")},${i === 0 ? `"Eve ${XSS.replace(/"/g, '""')}"` : `Person ${i}`},,browser;vip`);
+    rows.push("not-a-phone,Broken,,browser");
+    await page.getByText("Import from CSV").click();
+    await page.locator("#csv-text").fill(rows.join("\n"));
+    await page.getByRole("button", { name: "Import", exact: true }).click();
+    const report = page.getByTestId("import-report");
+    await expect.poll(() => report.textContent(), { timeout: 20_000 }).toContain("50 created");
+    expect(await report.textContent()).toContain("1 rejected");
+    expect(await report.textContent()).toContain("Line 52:");
+    await page.locator("#ct-tag").fill("browser");
+    await page.getByRole("button", { name: "Filter" }).click();
+    await expect.poll(() => page.locator("tr[data-contact]").count()).toBe(50);
+    await expect.poll(() => page.locator(".contact-name", { hasText: "Eve" }).textContent()).toBe(`Eve ${XSS}`);
+    await noXss();
+    await shot("04-contacts");
+  });
+
+  it("runs a campaign to them: field errors, live preview, progress bar to 100 %", async () => {
+    await go("Campaigns");
+    await page.getByRole("button", { name: "New campaign" }).click();
+    await page.locator("#cp-name").fill("browser campaign");
+    await page.getByText("Contacts with tags").click();
+    await page.locator("#cp-tags").fill("browser");
+    await page.locator("#cp-text").fill("Hi {{nope}}");
+    await expect.poll(() => page.locator("#cp-text-err").textContent()).toContain("Unknown template variable");
+    await page.locator("#cp-text").fill("Hi {{name|there}}, welcome!");
+    const preview = page.getByTestId("campaign-preview");
+    await expect.poll(() => preview.textContent()).toMatch(/^Hi .+, welcome!$/);
+    // The preview follows the chosen contact, rendered as text.
+    const eve = await page.locator("#cp-preview-for option", { hasText: "Eve" }).getAttribute("value");
+    await page.locator("#cp-preview-for").selectOption(eve!);
+    await expect.poll(() => preview.textContent()).toBe(`Hi Eve ${XSS}, welcome!`);
+    await noXss();
+    await page.getByRole("button", { name: "Create draft" }).click();
+    await page.getByRole("button", { name: "Start", exact: true }).click();
+    await expect.poll(() => page.getByTestId("campaign-pct").textContent(), { timeout: 45_000 }).toBe("100 %");
+    expect(await page.locator(".progress").textContent()).toContain("50 recipients");
+    await expect.poll(() => page.locator("#cp-detail").textContent(), { timeout: 15_000 }).toContain("completed");
+    await shot("05-campaigns");
+  });
+
+  it("creates a webhook (secret once), sends a test and sees the delivery and its attempt in the log", async () => {
+    await go("Webhooks");
+    await page.locator("#wh-url").fill(receiverUrl);
+    await page.getByLabel("contact.created").check();
+    await page.getByRole("button", { name: "Create webhook" }).click();
+    expect(await page.getByTestId("secret").textContent()).toMatch(/^whsec_/);
+    await page.getByRole("button", { name: "Done" }).click();
+    await page.getByRole("button", { name: "Send test" }).click();
+    await expect.poll(() => page.getByRole("status").filter({ hasText: "Test delivered" }).count()).toBe(1);
+    const delivery = page.locator("[data-delivery]").first();
+    await expect.poll(() => delivery.textContent(), { timeout: 15_000 }).toContain("webhook.test");
+    expect(await delivery.locator(".attempts li").first().textContent()).toContain("#1: 200");
+    expect(received.some((b) => b.includes("webhook.test"))).toBe(true);
+    await page.getByRole("button", { name: /^Retry delivery/ }).first().click();
+    await expect.poll(() => delivery.locator(".attempts li").count(), { timeout: 15_000 }).toBe(2);
+    await shot("06-webhooks");
+  });
+
+  it("compiles a document and renders its first page; a broken one shows the error at its line", async () => {
+    // First page JS budget, measured before the playground's lazy chunks load.
+    const firstKb = [...firstPageJs.values()].reduce((a, b) => a + b, 0) / 1024;
+    expect(firstPageJs.size).toBeGreaterThan(0);
+    expect(firstKb).toBeLessThan(200);
+
+    await go("LaTeX");
+    await expect.poll(() => page.locator(".cm-content").isVisible(), { timeout: 20_000 }).toBe(true);
+    await page.getByRole("button", { name: "Compile", exact: true }).click();
+    await expect.poll(() => page.locator('[data-testid="pdf"] canvas[data-page="1"][data-rendered="true"]').count(), { timeout: 45_000 }).toBe(1);
+    // Something was drawn: the canvas is not blank.
+    const inked = await page.locator('canvas[data-page="1"]').evaluate((c: HTMLCanvasElement) => {
+      const d = c.getContext("2d")!.getImageData(0, 0, c.width, c.height).data;
+      let dark = 0;
+      for (let i = 0; i < d.length; i += 4) if (d[i]! < 128) dark++;
+      return dark;
+    });
+    expect(inked).toBeGreaterThan(100);
+    await shot("07-latex");
+
+    // An extra file, sent along and \input by the main one (a missing file would be a 422).
+    await page.getByText(/^Extra files/).click();
+    await page.getByRole("button", { name: "Add a file" }).click();
+    await page.locator("#xf-path-0").fill("greeting.tex");
+    await page.locator("#xf-content-0").fill("Hello from an extra file.");
+    await pasteIntoEditor("\\documentclass{article}\n\\begin{document}\n\\input{greeting}\n\\end{document}\n");
+    await page.getByRole("button", { name: "Compile", exact: true }).click();
+    await expect.poll(() => page.getByTestId("pdf").getAttribute("data-renders"), { timeout: 45_000 }).toBe("2");
+    expect(await page.getByTestId("compile-error").count()).toBe(0);
+    await page.getByRole("button", { name: "Remove greeting.tex" }).click();
+
+    await pasteIntoEditor(`\\documentclass{article}\n\\begin{document}\nfine\n\\undefinedmacro ${XSS}\n\\end{document}\n`);
+    await page.getByRole("button", { name: "Compile", exact: true }).click();
+    const err = page.getByTestId("compile-error");
+    await expect.poll(() => err.textContent(), { timeout: 45_000 }).toContain("at line 4");
+    const marked = page.locator(".cm-line.cm-error-line");
+    expect(await marked.count()).toBe(1);
+    expect(await marked.textContent()).toContain("\\undefinedmacro");
+    await page.getByText("Log", { exact: true }).click();
+    expect(await page.locator("pre.log").textContent()).toContain("Undefined control sequence");
+    await noXss();
+    await shot("08-latex-error");
+  });
+
+  it("queues a background compile and lists the job", async () => {
+    await pasteIntoEditor("\\documentclass{article}\\begin{document}async\\end{document}\n");
+    await page.getByRole("button", { name: "Compile in the background" }).click();
+    await expect.poll(() => page.locator("tbody tr", { hasText: "pdflatex" }).count(), { timeout: 15_000 }).toBeGreaterThan(0);
+  });
+
+  it("works at 375 px wide, and ran without CSP violations or page errors", async () => {
+    await page.setViewportSize({ width: 375, height: 812 });
+    for (const [label, name, loaded] of [
+      ["Overview", "09-mobile-overview", "tbody tr"],
+      ["Contacts", "10-mobile-contacts", "tr[data-contact]"],
+      ["Campaigns", "11-mobile-campaigns", "tbody tr"],
+    ] as const) {
+      await go(label);
+      await expect.poll(() => page.locator(loaded).count()).toBeGreaterThan(0);
+      const wide = await page.evaluate(() =>
+        Array.from(document.querySelectorAll("body *"))
+          .filter((e) => e.getBoundingClientRect().right > 376 && !e.closest(".table-wrap"))
+          .map((e) => `${e.tagName}.${e.className}`)
+          .slice(0, 5),
+      );
+      expect(wide, label).toEqual([]);
+      expect(await page.evaluate(() => document.documentElement.scrollWidth), label).toBeLessThanOrEqual(375);
+      await shot(name);
+    }
+    // A reload of a client-side route is the page again (the Worker's fallback), still signed in (same tab).
+    await page.reload();
+    await expect.poll(() => page.locator("h1").textContent()).toBe("Campaigns");
+    expect(new URL(page.url()).pathname).toBe("/campaigns");
+    expect(cspViolations).toEqual([]);
+    expect(pageErrors).toEqual([]);
+  });
+});
