@@ -91,7 +91,7 @@ describe("WhatsApp Cloud API mapping", () => {
     expect(await verifyHubSignature("secret", body, "sha1=abc")).toBe(false);
   });
 
-  it("parses messages and statuses of a webhook payload, skipping what it does not know", () => {
+  it("parses messages and statuses of a webhook payload; a malformed message is kept as unsupported", () => {
     const parsed = parseWebhook({
       entry: [
         {
@@ -112,11 +112,12 @@ describe("WhatsApp Cloud API mapping", () => {
         },
       ],
     }, "106540352242922");
-    expect(parsed.messages).toHaveLength(2);
+    expect(parsed.messages).toHaveLength(3);
     expect(parsed.messages[0]).toMatchObject({ externalId: "wamid.A", from: "16505551234", type: "text", text: "hi", profileName: "Sheena", timestamp: 1749416383000 });
     expect(parsed.messages[1]).toMatchObject({ type: "image", media: { mimetype: "image/jpeg", caption: "c" } });
     expect(parsed.statuses).toEqual([{ externalId: "wamid.X", status: "failed", timestamp: 1749416390000, error: expect.objectContaining({ code: "undeliverable" }) }]);
-    expect(parsed.skipped).toBe(1);
+    expect(parsed.messages[2]).toMatchObject({ externalId: "wamid.C", type: "unsupported" });
+    expect(parsed.skipped).toBe(0);
     expect(parseWebhook(null, "106540352242922")).toEqual({ messages: [], statuses: [], skipped: 0, otherNumber: 0 });
   });
 
