@@ -2,20 +2,8 @@ import { listDurableObjectIds } from "cloudflare:test";
 import { env } from "cloudflare:workers";
 import { describe, expect, it } from "vitest";
 import { api, createKey, errorOf, freshIp } from "../helpers.ts";
-import { fakePhone, hubSignature, json, type MessageJson, type SessionJson } from "./support.ts";
-
-const APP_SECRET = "hook-app-secret";
-
-async function whatsappSession(key: string) {
-  const phone = await fakePhone("token-hooks");
-  const res = await api("/api/sessions", {
-    method: "POST",
-    key,
-    json: { name: "wa", network: "whatsapp", whatsapp: { phoneNumberId: phone.phoneNumberId, accessToken: phone.token, appSecret: APP_SECRET, verifyToken: "v" } },
-  });
-  expect(res.status).toBe(201);
-  return { phone, session: await json<SessionJson>(res) };
-}
+import { hubSignature, json, type MessageJson } from "./support.ts";
+import { APP_SECRET, textWebhook, whatsappSession } from "./whatsapp-support.ts";
 
 /** An endless (or `max`-chunk) JSON-looking stream of 64 KiB chunks that counts how many were pulled. */
 function countingStream(max = Infinity): { body: ReadableStream<Uint8Array>; pulled: () => number } {
@@ -33,28 +21,6 @@ function countingStream(max = Infinity): { body: ReadableStream<Uint8Array>; pul
 
 const postStream = (path: string, body: ReadableStream<Uint8Array>, ip = freshIp()) =>
   api(path, { method: "POST", body, ip, headers: { "Content-Type": "application/json" }, duplex: "half" } as RequestInit & { ip: string });
-
-function inbound(phoneNumberId: string, id: string) {
-  return {
-    object: "whatsapp_business_account",
-    entry: [
-      {
-        id: "419561257915477",
-        changes: [
-          {
-            field: "messages",
-            value: {
-              messaging_product: "whatsapp",
-              metadata: { display_phone_number: "15550783881", phone_number_id: phoneNumberId },
-              contacts: [{ profile: { name: "Sheena Nelson" }, wa_id: "16505551234" }],
-              messages: [{ from: "16505551234", id, timestamp: "1749416383", type: "text", text: { body: `for ${phoneNumberId}` } }],
-            },
-          },
-        ],
-      },
-    ],
-  };
-}
 
 describe("/hooks/whatsapp: hostile posts", () => {
   it("an unknown session is 404 before any of the body is read and without a Durable Object", async () => {
@@ -83,7 +49,7 @@ describe("/hooks/whatsapp: hostile posts", () => {
     const k = await createKey("pro");
     const { phone, session } = await whatsappSession(k.key);
     for (const [number, id] of [["999000111222", "wamid.other"], [phone.phoneNumberId, "wamid.mine"]] as const) {
-      const body = JSON.stringify(inbound(number, id));
+      const body = JSON.stringify(textWebhook(number, id, `for ${number}`));
       const res = await api(`/hooks/whatsapp/${session.id}`, { method: "POST", body, ip: freshIp(), headers: { "Content-Type": "application/json", "X-Hub-Signature-256": await hubSignature(APP_SECRET, body) } });
       expect(res.status).toBe(200);
     }

@@ -23,27 +23,32 @@ export async function postHook(sessionId: string, payload: unknown, secret = APP
   return api(`/hooks/whatsapp/${sessionId}`, { method: "POST", body, headers: { "Content-Type": "application/json", "X-Hub-Signature-256": await hubSignature(secret, body) } });
 }
 
-/** A `messages` webhook of the Cloud API (`WebhookPayload`) carrying these message objects. */
-export function webhookOf(phoneNumberId: string, messages: Record<string, unknown>[], name = "Sheena Nelson") {
+/** A `messages` webhook of the Cloud API (`WebhookPayload`) whose one change value holds these fields beside the metadata. */
+export function webhookWith(phoneNumberId: string, fields: Record<string, unknown>) {
   return {
     object: "whatsapp_business_account",
     entry: [
       {
         id: "419561257915477",
-        changes: [
-          {
-            field: "messages",
-            value: {
-              messaging_product: "whatsapp",
-              metadata: { display_phone_number: "15550783881", phone_number_id: phoneNumberId },
-              contacts: [{ profile: { name }, wa_id: String(messages[0]?.from ?? "16505551234") }],
-              messages,
-            },
-          },
-        ],
+        changes: [{ field: "messages", value: { messaging_product: "whatsapp", metadata: { display_phone_number: "15550783881", phone_number_id: phoneNumberId }, ...fields } }],
       },
     ],
   };
+}
+
+/** A `messages` webhook of the Cloud API (`WebhookPayload`) carrying these message objects. */
+export function webhookOf(phoneNumberId: string, messages: Record<string, unknown>[], name = "Sheena Nelson") {
+  return webhookWith(phoneNumberId, { contacts: [{ profile: { name }, wa_id: String(messages[0]?.from ?? "16505551234") }], messages });
+}
+
+/** The "Text Message" example of the Cloud API webhook reference: one text from 16505551234. */
+export function textWebhook(phoneNumberId: string, id: string, body = "Does it come in another color?") {
+  return webhookOf(phoneNumberId, [{ from: "16505551234", id, timestamp: "1749416383", type: "text", text: { body } }]);
+}
+
+/** A `messages` webhook carrying these delivery statuses of messages sent to 16505551234. */
+export function statusWebhook(phoneNumberId: string, statuses: { id: string; status: string; timestamp: number; errors?: unknown[] }[]) {
+  return webhookWith(phoneNumberId, { statuses: statuses.map((s) => ({ ...s, timestamp: String(s.timestamp), recipient_id: "16505551234" })) });
 }
 
 /**

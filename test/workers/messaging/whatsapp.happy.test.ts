@@ -1,70 +1,7 @@
 import { describe, expect, it } from "vitest";
 import { api, createKey } from "../helpers.ts";
-import { openWindows } from "./whatsapp-support.ts";
-import { eventsOf, fakePhone, fakeRequests, getMessage, hubSignature, json, waitFor, type MessageJson, type SessionJson } from "./support.ts";
-
-const APP_SECRET = "app-secret-for-tests";
-const VERIFY = "verify-me";
-
-async function whatsappSession(key: string) {
-  const phone = await fakePhone("token-abc");
-  const res = await api("/api/sessions", {
-    method: "POST",
-    key,
-    json: { name: "wa", network: "whatsapp", whatsapp: { phoneNumberId: phone.phoneNumberId, accessToken: phone.token, appSecret: APP_SECRET, verifyToken: VERIFY } },
-  });
-  expect(res.status).toBe(201);
-  return { phone, session: await json<SessionJson>(res) };
-}
-
-async function postHook(sessionId: string, payload: unknown, secret = APP_SECRET): Promise<Response> {
-  const body = JSON.stringify(payload);
-  return api(`/hooks/whatsapp/${sessionId}`, { method: "POST", body, headers: { "Content-Type": "application/json", "X-Hub-Signature-256": await hubSignature(secret, body) } });
-}
-
-function statusPayload(phoneNumberId: string, statuses: { id: string; status: string; timestamp: number; errors?: unknown[] }[]) {
-  return {
-    object: "whatsapp_business_account",
-    entry: [
-      {
-        id: "419561257915477",
-        changes: [
-          {
-            field: "messages",
-            value: {
-              messaging_product: "whatsapp",
-              metadata: { display_phone_number: "15550783881", phone_number_id: phoneNumberId },
-              statuses: statuses.map((s) => ({ ...s, timestamp: String(s.timestamp), recipient_id: "16505551234" })),
-            },
-          },
-        ],
-      },
-    ],
-  };
-}
-
-/** The "Text Message" example of the reference document's /whatsapp/webhooks. */
-function textExample(phoneNumberId: string, id: string, body = "Does it come in another color?") {
-  return {
-    object: "whatsapp_business_account",
-    entry: [
-      {
-        id: "419561257915477",
-        changes: [
-          {
-            value: {
-              messaging_product: "whatsapp",
-              metadata: { display_phone_number: "15550783881", phone_number_id: phoneNumberId },
-              contacts: [{ profile: { name: "Sheena Nelson" }, wa_id: "16505551234" }],
-              messages: [{ from: "16505551234", id, timestamp: "1749416383", type: "text", text: { body } }],
-            },
-            field: "messages",
-          },
-        ],
-      },
-    ],
-  };
-}
+import { APP_SECRET, openWindows, postHook, statusWebhook, textWebhook, VERIFY, whatsappSession } from "./whatsapp-support.ts";
+import { eventsOf, fakeRequests, getMessage, json, waitFor, type MessageJson } from "./support.ts";
 
 describe("messaging: WhatsApp Cloud API driver (against the fake Graph API)", () => {
   it("creating a session checks the credentials on the phone number resource and goes WORKING; secrets never echoed", async () => {
@@ -136,7 +73,7 @@ describe("messaging: WhatsApp Cloud API driver (against the fake Graph API)", ()
   it("inbound message with a valid signature is stored once (replays ignored) and creates the contact", async () => {
     const k = await createKey("pro");
     const { phone, session } = await whatsappSession(k.key);
-    const payload = textExample(phone.phoneNumberId, "wamid.HBgLMTY1MDM4Nzk0MzkVAgASGBQzQTRBNjU5OUFFRTAzODEwMTQ0RgA=");
+    const payload = textWebhook(phone.phoneNumberId, "wamid.HBgLMTY1MDM4Nzk0MzkVAgASGBQzQTRBNjU5OUFFRTAzODEwMTQ0RgA=");
     expect((await postHook(session.id, payload)).status).toBe(200);
     expect((await postHook(session.id, payload)).status).toBe(200);
     const history = await json<{ data: MessageJson[] }>(await api(`/api/messages/16505551234@s.whatsapp.net?sessionId=${session.id}`, { key: k.key }));
@@ -152,9 +89,9 @@ describe("messaging: WhatsApp Cloud API driver (against the fake Graph API)", ()
   it("a bad signature answers 401 and stores nothing", async () => {
     const k = await createKey("pro");
     const { phone, session } = await whatsappSession(k.key);
-    const res = await postHook(session.id, textExample(phone.phoneNumberId, "wamid.bad1"), "wrong-secret");
+    const res = await postHook(session.id, textWebhook(phone.phoneNumberId, "wamid.bad1"), "wrong-secret");
     expect(res.status).toBe(401);
-    const unsigned = await api(`/hooks/whatsapp/${session.id}`, { method: "POST", body: JSON.stringify(textExample(phone.phoneNumberId, "wamid.bad2")), headers: { "Content-Type": "application/json" } });
+    const unsigned = await api(`/hooks/whatsapp/${session.id}`, { method: "POST", body: JSON.stringify(textWebhook(phone.phoneNumberId, "wamid.bad2")), headers: { "Content-Type": "application/json" } });
     expect(unsigned.status).toBe(401);
     const history = await json<{ data: unknown[] }>(await api(`/api/messages/16505551234@c.us`, { key: k.key }));
     expect(history.data).toHaveLength(0);
@@ -169,9 +106,9 @@ describe("messaging: WhatsApp Cloud API driver (against the fake Graph API)", ()
     expect((await getMessage(k.key, "16505551234@c.us", m.id))?.status).toBe("sent");
     // Meta's statuses name the wamid the fake answered to the send, which we stored.
     const externalId = await externalIdOf(m.id);
-    expect((await postHook(session.id, statusPayload(phone.phoneNumberId, [{ id: externalId, status: "read", timestamp: t + 5 }]))).status).toBe(200);
-    expect((await postHook(session.id, statusPayload(phone.phoneNumberId, [{ id: externalId, status: "delivered", timestamp: t + 2 }]))).status).toBe(200);
-    expect((await postHook(session.id, statusPayload(phone.phoneNumberId, [{ id: externalId, status: "failed", timestamp: t + 6, errors: [{ code: 131026, title: "Message undeliverable" }] }]))).status).toBe(200);
+    expect((await postHook(session.id, statusWebhook(phone.phoneNumberId, [{ id: externalId, status: "read", timestamp: t + 5 }]))).status).toBe(200);
+    expect((await postHook(session.id, statusWebhook(phone.phoneNumberId, [{ id: externalId, status: "delivered", timestamp: t + 2 }]))).status).toBe(200);
+    expect((await postHook(session.id, statusWebhook(phone.phoneNumberId, [{ id: externalId, status: "failed", timestamp: t + 6, errors: [{ code: 131026, title: "Message undeliverable" }] }]))).status).toBe(200);
     const final = await getMessage(k.key, "16505551234@c.us", m.id);
     expect(final).toMatchObject({ status: "read" });
     expect(final!.deliveredAt).not.toBeNull();
@@ -188,7 +125,7 @@ describe("messaging: WhatsApp Cloud API driver (against the fake Graph API)", ()
     await openWindows(session.id, phone.phoneNumberId, ["16505551234"]);
     const m = await json<MessageJson>(await api("/api/messages/send", { method: "POST", key: k.key, json: { sessionId: session.id, to: "16505551234", text: "x" } }));
     const externalId = await externalIdOf(m.id);
-    await postHook(session.id, statusPayload(phone.phoneNumberId, [{ id: externalId, status: "failed", timestamp: Math.floor(Date.now() / 1000), errors: [{ code: 131047, title: "Re-engagement message" }] }]));
+    await postHook(session.id, statusWebhook(phone.phoneNumberId, [{ id: externalId, status: "failed", timestamp: Math.floor(Date.now() / 1000), errors: [{ code: 131047, title: "Re-engagement message" }] }]));
     expect(await getMessage(k.key, "16505551234@c.us", m.id)).toMatchObject({ status: "failed", error: { code: "reengagement_window_closed" } });
   });
 });
