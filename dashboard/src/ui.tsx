@@ -135,3 +135,35 @@ export function when(iso: string | null | undefined): string {
   const d = new Date(iso);
   return Number.isNaN(d.getTime()) ? iso : d.toLocaleString();
 }
+
+/**
+ * A list page's table: the load (or action) error above it, a caption for screen readers, one header
+ * cell a column and, with `actions`, a last unlabelled column for the row buttons. The rows are the children.
+ */
+export function DataTable(props: { caption: string; columns: string[]; actions?: boolean; error: unknown; children: ComponentChildren }) {
+  return (
+    <>
+      <ErrorBox error={props.error} />
+      <div class="table-wrap">
+        <table>
+          <caption class="sr-only">{props.caption}</caption>
+          <thead>
+            <tr>
+              {props.columns.map((c) => (
+                <th key={c} scope="col">
+                  {c}
+                </th>
+              ))}
+              {props.actions && (
+                <th scope="col">
+                  <span class="sr-only">Actions</span>
+                </th>
+              )}
+            </tr>
+          </thead>
+          <tbody>{props.children}</tbody>
+        </table>
+      </div>
+    </>
+  );
+}

@@ -2,7 +2,7 @@ import { useEffect, useMemo, useRef, useState } from "preact/hooks";
 import { api, must, type Schemas } from "../api.ts";
 // The server's own renderer: the preview is exactly what the contact will receive.
 import { parseTemplate, renderTemplate, TemplateError } from "../../../src/messaging/campaigns/template.ts";
-import { ErrorBox, FieldError, StatusBadge, useAction, useEvents, useLoad, when } from "../ui.tsx";
+import { DataTable, ErrorBox, FieldError, StatusBadge, useAction, useEvents, useLoad, when } from "../ui.tsx";
 import { listSessions } from "./sessions.tsx";
 
 type Campaign = Schemas["Campaign"];
@@ -220,34 +220,19 @@ function CampaignDetail({ id, onChanged }: { id: string; onChanged: () => void }
       </div>
       <ErrorBox error={act.error} />
       <h3>Recipients</h3>
-      <ErrorBox error={recipients.error} />
-      <div class="table-wrap">
-        <table>
-          <caption class="sr-only">Recipients</caption>
-          <thead>
-            <tr>
-              <th scope="col">#</th>
-              <th scope="col">Name</th>
-              <th scope="col">Phone</th>
-              <th scope="col">Status</th>
-              <th scope="col">Reason</th>
-            </tr>
-          </thead>
-          <tbody>
-            {recipients.data?.data.map((r) => (
-              <tr key={r.seq}>
-                <td>{r.seq}</td>
-                <td>{r.name ?? "—"}</td>
-                <td>{r.phone}</td>
-                <td>
-                  <StatusBadge status={r.status} />
-                </td>
-                <td>{r.reason ?? (r.error ? JSON.stringify(r.error) : "")}</td>
-              </tr>
-            ))}
-          </tbody>
-        </table>
-      </div>
+      <DataTable caption="Recipients" columns={["#", "Name", "Phone", "Status", "Reason"]} error={recipients.error}>
+        {recipients.data?.data.map((r) => (
+          <tr key={r.seq}>
+            <td>{r.seq}</td>
+            <td>{r.name ?? "—"}</td>
+            <td>{r.phone}</td>
+            <td>
+              <StatusBadge status={r.status} />
+            </td>
+            <td>{r.reason ?? (r.error ? JSON.stringify(r.error) : "")}</td>
+          </tr>
+        ))}
+      </DataTable>
       {recipients.data?.nextCursor && <p class="hint">First 100 recipients shown.</p>}
     </div>
   );
@@ -276,36 +261,22 @@ export function Campaigns() {
           }}
         />
       )}
-      <ErrorBox error={list.error} />
-      <div class="table-wrap">
-        <table>
-          <caption class="sr-only">Campaigns</caption>
-          <thead>
-            <tr>
-              <th scope="col">Name</th>
-              <th scope="col">Status</th>
-              <th scope="col">Recipients</th>
-              <th scope="col">Created</th>
-            </tr>
-          </thead>
-          <tbody>
-            {rows.map((c) => (
-              <tr key={c.id} aria-selected={c.id === selected}>
-                <td>
-                  <button type="button" class="link" onClick={() => setSelected(c.id)}>
-                    {c.name}
-                  </button>
-                </td>
-                <td>
-                  <StatusBadge status={c.status} />
-                </td>
-                <td>{c.stats.total}</td>
-                <td>{when(c.createdAt)}</td>
-              </tr>
-            ))}
-          </tbody>
-        </table>
-      </div>
+      <DataTable caption="Campaigns" columns={["Name", "Status", "Recipients", "Created"]} error={list.error}>
+        {rows.map((c) => (
+          <tr key={c.id} aria-selected={c.id === selected}>
+            <td>
+              <button type="button" class="link" onClick={() => setSelected(c.id)}>
+                {c.name}
+              </button>
+            </td>
+            <td>
+              <StatusBadge status={c.status} />
+            </td>
+            <td>{c.stats.total}</td>
+            <td>{when(c.createdAt)}</td>
+          </tr>
+        ))}
+      </DataTable>
       {selected && <CampaignDetail key={selected} id={selected} onChanged={list.reload} />}
     </section>
   );

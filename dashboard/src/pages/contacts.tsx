@@ -1,7 +1,7 @@
 import { useState } from "preact/hooks";
 import { api, must, type Schemas } from "../api.ts";
 import { contactsFromCsv } from "../csv.ts";
-import { ErrorBox, FieldError, useAction, useEvents, useLoad } from "../ui.tsx";
+import { DataTable, ErrorBox, FieldError, useAction, useEvents, useLoad } from "../ui.tsx";
 
 type Contact = Schemas["Contact"];
 
@@ -152,69 +152,51 @@ export function Contacts() {
         )}
       </details>
 
-      <ErrorBox error={act.error ?? contacts.error} />
-      <div class="table-wrap">
-        <table>
-          <caption class="sr-only">Contacts</caption>
-          <thead>
-            <tr>
-              <th scope="col">Name</th>
-              <th scope="col">Phone</th>
-              <th scope="col">Email</th>
-              <th scope="col">Tags</th>
-              <th scope="col">Opted out</th>
-              <th scope="col">
-                <span class="sr-only">Actions</span>
-              </th>
+      <DataTable caption="Contacts" columns={["Name", "Phone", "Email", "Tags", "Opted out"]} actions error={act.error ?? contacts.error}>
+        {contacts.data?.data.map((c) =>
+          editing === c.id ? (
+            <tr key={c.id}>
+              <td colSpan={6}>
+                <EditContact
+                  c={c}
+                  onCancel={() => setEditing(null)}
+                  onSaved={() => {
+                    setEditing(null);
+                    contacts.reload();
+                  }}
+                />
+              </td>
             </tr>
-          </thead>
-          <tbody>
-            {contacts.data?.data.map((c) =>
-              editing === c.id ? (
-                <tr key={c.id}>
-                  <td colSpan={6}>
-                    <EditContact
-                      c={c}
-                      onCancel={() => setEditing(null)}
-                      onSaved={() => {
-                        setEditing(null);
-                        contacts.reload();
-                      }}
-                    />
-                  </td>
-                </tr>
-              ) : (
-                <tr key={c.id} data-contact={c.id}>
-                  <td class="contact-name">{c.name ?? "—"}</td>
-                  <td>{c.phone}</td>
-                  <td>{c.email ?? "—"}</td>
-                  <td>
-                    {c.tags.map((t) => (
-                      <span key={t} class="tag">
-                        {t}
-                      </span>
-                    ))}
-                  </td>
-                  <td>
-                    <label class="check">
-                      <input type="checkbox" checked={c.optedOut} onChange={() => void toggleOptOut(c)} /> <span class="sr-only">Opted out: {c.phone}</span>
-                      {c.optedOut ? "yes" : "no"}
-                    </label>
-                  </td>
-                  <td class="actions">
-                    <button type="button" class="secondary" onClick={() => setEditing(c.id)} aria-label={`Edit ${c.phone}`}>
-                      Edit
-                    </button>
-                    <button type="button" class="danger" onClick={() => void remove(c)} aria-label={`Delete ${c.phone}`}>
-                      Delete
-                    </button>
-                  </td>
-                </tr>
-              ),
-            )}
-          </tbody>
-        </table>
-      </div>
+          ) : (
+            <tr key={c.id} data-contact={c.id}>
+              <td class="contact-name">{c.name ?? "—"}</td>
+              <td>{c.phone}</td>
+              <td>{c.email ?? "—"}</td>
+              <td>
+                {c.tags.map((t) => (
+                  <span key={t} class="tag">
+                    {t}
+                  </span>
+                ))}
+              </td>
+              <td>
+                <label class="check">
+                  <input type="checkbox" checked={c.optedOut} onChange={() => void toggleOptOut(c)} /> <span class="sr-only">Opted out: {c.phone}</span>
+                  {c.optedOut ? "yes" : "no"}
+                </label>
+              </td>
+              <td class="actions">
+                <button type="button" class="secondary" onClick={() => setEditing(c.id)} aria-label={`Edit ${c.phone}`}>
+                  Edit
+                </button>
+                <button type="button" class="danger" onClick={() => void remove(c)} aria-label={`Delete ${c.phone}`}>
+                  Delete
+                </button>
+              </td>
+            </tr>
+          ),
+        )}
+      </DataTable>
       {contacts.data?.nextCursor && <p class="hint">Showing the newest 100; narrow the search to find others.</p>}
     </section>
   );

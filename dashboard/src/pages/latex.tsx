@@ -2,7 +2,7 @@ import { useEffect, useRef, useState } from "preact/hooks";
 import { api, ApiFailure, must, type ApiErrorBody, type Schemas } from "../api.ts";
 import { createEditor, type LatexEditor } from "../editor.ts";
 import { renderPdf } from "../pdf.ts";
-import { ErrorBox, StatusBadge, useAction, useLoad, when } from "../ui.tsx";
+import { DataTable, ErrorBox, StatusBadge, useAction, useLoad, when } from "../ui.tsx";
 
 const SAMPLE = String.raw`\documentclass{article}
 \usepackage{amsmath}
@@ -164,47 +164,29 @@ export function Latex() {
       <button type="button" class="secondary" onClick={jobs.reload}>
         Refresh jobs
       </button>
-      <ErrorBox error={jobs.error} />
-      <div class="table-wrap">
-        <table>
-          <caption class="sr-only">Compile jobs</caption>
-          <thead>
-            <tr>
-              <th scope="col">Job</th>
-              <th scope="col">Engine</th>
-              <th scope="col">Status</th>
-              <th scope="col">Created</th>
-              <th scope="col">Pages</th>
-              <th scope="col">
-                <span class="sr-only">Actions</span>
-              </th>
-            </tr>
-          </thead>
-          <tbody>
-            {jobs.data?.data.map((j) => (
-              <tr key={j.id}>
-                <td>
-                  <code>{j.id}</code>
-                </td>
-                <td>{j.engine}</td>
-                <td>
-                  <StatusBadge status={j.status} />
-                  {j.error && <span class="muted"> {j.error.message}</span>}
-                </td>
-                <td>{when(j.createdAt)}</td>
-                <td>{j.pages ?? "—"}</td>
-                <td>
-                  {j.status === "succeeded" && (
-                    <button type="button" class="secondary" onClick={() => void openJob(j)}>
-                      Show PDF
-                    </button>
-                  )}
-                </td>
-              </tr>
-            ))}
-          </tbody>
-        </table>
-      </div>
+      <DataTable caption="Compile jobs" columns={["Job", "Engine", "Status", "Created", "Pages"]} actions error={jobs.error}>
+        {jobs.data?.data.map((j) => (
+          <tr key={j.id}>
+            <td>
+              <code>{j.id}</code>
+            </td>
+            <td>{j.engine}</td>
+            <td>
+              <StatusBadge status={j.status} />
+              {j.error && <span class="muted"> {j.error.message}</span>}
+            </td>
+            <td>{when(j.createdAt)}</td>
+            <td>{j.pages ?? "—"}</td>
+            <td>
+              {j.status === "succeeded" && (
+                <button type="button" class="secondary" onClick={() => void openJob(j)}>
+                  Show PDF
+                </button>
+              )}
+            </td>
+          </tr>
+        ))}
+      </DataTable>
     </section>
   );
 }

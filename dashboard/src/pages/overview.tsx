@@ -1,6 +1,6 @@
 import { useEffect, useState } from "preact/hooks";
 import { api, currentRate, must, onRateChange, type Schemas } from "../api.ts";
-import { ErrorBox, SecretOnce, useAction, useLoad, when } from "../ui.tsx";
+import { DataTable, ErrorBox, SecretOnce, useAction, useLoad, when } from "../ui.tsx";
 
 function RateLimit() {
   const [rate, setRate] = useState(currentRate());
@@ -70,42 +70,25 @@ export function Overview() {
           Create key
         </button>
       </form>
-      <ErrorBox error={act.error ?? keys.error} />
-      <div class="table-wrap">
-        <table>
-          <caption class="sr-only">API keys</caption>
-          <thead>
-            <tr>
-              <th scope="col">Name</th>
-              <th scope="col">Prefix</th>
-              <th scope="col">Created</th>
-              <th scope="col">State</th>
-              <th scope="col">
-                <span class="sr-only">Actions</span>
-              </th>
-            </tr>
-          </thead>
-          <tbody>
-            {keys.data?.data.map((k) => (
-              <tr key={k.id}>
-                <td>{k.name}</td>
-                <td>
-                  <code>{k.prefix}…</code>
-                </td>
-                <td>{when(k.createdAt)}</td>
-                <td>{k.revokedAt ? `revoked ${when(k.revokedAt)}` : "active"}</td>
-                <td>
-                  {!k.revokedAt && (
-                    <button type="button" class="danger" onClick={() => void revoke(k)} aria-label={`Revoke key ${k.name}`}>
-                      Revoke
-                    </button>
-                  )}
-                </td>
-              </tr>
-            ))}
-          </tbody>
-        </table>
-      </div>
+      <DataTable caption="API keys" columns={["Name", "Prefix", "Created", "State"]} actions error={act.error ?? keys.error}>
+        {keys.data?.data.map((k) => (
+          <tr key={k.id}>
+            <td>{k.name}</td>
+            <td>
+              <code>{k.prefix}…</code>
+            </td>
+            <td>{when(k.createdAt)}</td>
+            <td>{k.revokedAt ? `revoked ${when(k.revokedAt)}` : "active"}</td>
+            <td>
+              {!k.revokedAt && (
+                <button type="button" class="danger" onClick={() => void revoke(k)} aria-label={`Revoke key ${k.name}`}>
+                  Revoke
+                </button>
+              )}
+            </td>
+          </tr>
+        ))}
+      </DataTable>
     </section>
   );
 }

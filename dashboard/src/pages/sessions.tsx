@@ -1,6 +1,6 @@
 import { useState } from "preact/hooks";
 import { api, must, type Schemas } from "../api.ts";
-import { ErrorBox, FieldError, Link, StatusBadge, useAction, useEvents, useLoad, when } from "../ui.tsx";
+import { DataTable, FieldError, Link, StatusBadge, useAction, useEvents, useLoad, when } from "../ui.tsx";
 
 export function listSessions() {
   return must(api().GET("/api/sessions", { params: { query: { limit: 100 } } }));
@@ -78,52 +78,34 @@ export function Sessions() {
           Create session
         </button>
       </form>
-      <ErrorBox error={act.error ?? sessions.error} />
-      <div class="table-wrap">
-        <table>
-          <caption class="sr-only">Sessions</caption>
-          <thead>
-            <tr>
-              <th scope="col">Name</th>
-              <th scope="col">Network</th>
-              <th scope="col">Status</th>
-              <th scope="col">Phone</th>
-              <th scope="col">Created</th>
-              <th scope="col">
-                <span class="sr-only">Actions</span>
-              </th>
-            </tr>
-          </thead>
-          <tbody>
-            {sessions.data?.data.map((s) => (
-              <tr key={s.id} data-session={s.id}>
-                <td>
-                  <Link href={`/chat?session=${encodeURIComponent(s.id)}`}>{s.name}</Link>
-                </td>
-                <td>{s.network}</td>
-                <td>
-                  <StatusBadge status={s.status} />
-                  {s.statusReason && <span class="muted"> {s.statusReason}</span>}
-                </td>
-                <td>{s.phoneNumber ?? "—"}</td>
-                <td>{when(s.createdAt)}</td>
-                <td class="actions">
-                  {s.status !== "STOPPED" && (
-                    <>
-                      <button type="button" class="secondary" onClick={() => void restart(s)} aria-label={`Restart ${s.name}`}>
-                        Restart
-                      </button>
-                      <button type="button" class="danger" onClick={() => void remove(s)} aria-label={`Delete ${s.name}`}>
-                        Delete
-                      </button>
-                    </>
-                  )}
-                </td>
-              </tr>
-            ))}
-          </tbody>
-        </table>
-      </div>
+      <DataTable caption="Sessions" columns={["Name", "Network", "Status", "Phone", "Created"]} actions error={act.error ?? sessions.error}>
+        {sessions.data?.data.map((s) => (
+          <tr key={s.id} data-session={s.id}>
+            <td>
+              <Link href={`/chat?session=${encodeURIComponent(s.id)}`}>{s.name}</Link>
+            </td>
+            <td>{s.network}</td>
+            <td>
+              <StatusBadge status={s.status} />
+              {s.statusReason && <span class="muted"> {s.statusReason}</span>}
+            </td>
+            <td>{s.phoneNumber ?? "—"}</td>
+            <td>{when(s.createdAt)}</td>
+            <td class="actions">
+              {s.status !== "STOPPED" && (
+                <>
+                  <button type="button" class="secondary" onClick={() => void restart(s)} aria-label={`Restart ${s.name}`}>
+                    Restart
+                  </button>
+                  <button type="button" class="danger" onClick={() => void remove(s)} aria-label={`Delete ${s.name}`}>
+                    Delete
+                  </button>
+                </>
+              )}
+            </td>
+          </tr>
+        ))}
+      </DataTable>
     </section>
   );
 }

@@ -1,18 +1,7 @@
 import { useEffect, useRef, useState } from "preact/hooks";
 import { api, must, type Schemas } from "../api.ts";
-import { ErrorBox, FieldError, SecretOnce, StatusBadge, useAction, useEvents, useLoad, when } from "../ui.tsx";
-
-const EVENT_TYPES = [
-  "message.received",
-  "message.sent",
-  "message.delivered",
-  "message.read",
-  "session.connected",
-  "session.disconnected",
-  "contact.created",
-  "campaign.completed",
-] as const;
-type EventType = (typeof EVENT_TYPES)[number];
+import { DataTable, ErrorBox, FieldError, SecretOnce, StatusBadge, useAction, useEvents, useLoad, when } from "../ui.tsx";
+import { EVENT_TYPES, type EventType } from "../../../src/events/types.ts";
 
 function Deliveries({ webhookId }: { webhookId: string }) {
   const log = useLoad(() => must(api().GET("/api/webhooks/{id}/deliveries", { params: { path: { id: webhookId }, query: { limit: 50 } } })), [webhookId]);
@@ -169,44 +158,28 @@ export function Webhooks() {
           Create webhook
         </button>
       </form>
-      <ErrorBox error={act.error ?? list.error} />
-      <div class="table-wrap">
-        <table>
-          <caption class="sr-only">Webhooks</caption>
-          <thead>
-            <tr>
-              <th scope="col">URL</th>
-              <th scope="col">Events</th>
-              <th scope="col">State</th>
-              <th scope="col">
-                <span class="sr-only">Actions</span>
-              </th>
-            </tr>
-          </thead>
-          <tbody>
-            {list.data?.data.map((w) => (
-              <tr key={w.id} aria-selected={w.id === selected}>
-                <td>
-                  <button type="button" class="link" onClick={() => setSelected(w.id)}>
-                    {w.url}
-                  </button>
-                  {w.description && <div class="muted">{w.description}</div>}
-                </td>
-                <td>{w.events.join(", ")}</td>
-                <td>{w.enabled ? "enabled" : `disabled${w.disabledReason ? `: ${w.disabledReason}` : ""}`}</td>
-                <td class="actions">
-                  <button type="button" class="secondary" onClick={() => void toggle(w)}>
-                    {w.enabled ? "Disable" : "Enable"}
-                  </button>
-                  <button type="button" class="danger" onClick={() => void remove(w)} aria-label={`Delete webhook ${w.url}`}>
-                    Delete
-                  </button>
-                </td>
-              </tr>
-            ))}
-          </tbody>
-        </table>
-      </div>
+      <DataTable caption="Webhooks" columns={["URL", "Events", "State"]} actions error={act.error ?? list.error}>
+        {list.data?.data.map((w) => (
+          <tr key={w.id} aria-selected={w.id === selected}>
+            <td>
+              <button type="button" class="link" onClick={() => setSelected(w.id)}>
+                {w.url}
+              </button>
+              {w.description && <div class="muted">{w.description}</div>}
+            </td>
+            <td>{w.events.join(", ")}</td>
+            <td>{w.enabled ? "enabled" : `disabled${w.disabledReason ? `: ${w.disabledReason}` : ""}`}</td>
+            <td class="actions">
+              <button type="button" class="secondary" onClick={() => void toggle(w)}>
+                {w.enabled ? "Disable" : "Enable"}
+              </button>
+              <button type="button" class="danger" onClick={() => void remove(w)} aria-label={`Delete webhook ${w.url}`}>
+                Delete
+              </button>
+            </td>
+          </tr>
+        ))}
+      </DataTable>
       {selected && <Deliveries key={selected} webhookId={selected} />}
     </section>
   );
