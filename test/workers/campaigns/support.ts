@@ -1,15 +1,8 @@
 import { api } from "../helpers.ts";
 import { json, waitFor } from "../messaging/support.ts";
+import type { components } from "../../../client/index.ts";
 
-export interface Stats {
-  total: number;
-  pending: number;
-  sent: number;
-  delivered: number;
-  read: number;
-  failed: number;
-  skipped: number;
-}
+export type Stats = components["schemas"]["CampaignStats"];
 
 export interface CampaignJson {
   id: string;

@@ -1,16 +1,9 @@
 import { describe, expect, it } from "vitest";
 import { api, createKey } from "../helpers.ts";
 import { json, sandboxSession, waitFor, type MessageJson } from "./support.ts";
+import type { components } from "../../../client/index.ts";
 
-interface Batch {
-  total: number;
-  pending: number;
-  sent: number;
-  delivered: number;
-  read: number;
-  failed: number;
-  done: boolean;
-}
+type Batch = components["schemas"]["Batch"];
 
 describe("messaging: bulk sends", () => {
   it("accepts 1,000 items; every one reaches a terminal state; invalid items are rejected by index", async () => {

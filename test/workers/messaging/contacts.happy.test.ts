@@ -1,17 +1,9 @@
 import { describe, expect, it } from "vitest";
 import { api, createKey, errorOf } from "../helpers.ts";
 import { eventsOf, json, waitFor } from "./support.ts";
+import type { components } from "../../../client/index.ts";
 
-interface ContactJson {
-  id: string;
-  phone: string;
-  chatId: string;
-  name: string | null;
-  email: string | null;
-  tags: string[];
-  attributes: Record<string, unknown>;
-  optedOut: boolean;
-}
+type ContactJson = components["schemas"]["Contact"];
 
 describe("messaging: contacts", () => {
   it("CRUD with unique phone per account, contact.created on create", async () => {
