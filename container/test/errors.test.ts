@@ -1,7 +1,8 @@
 // The error a 422 reports, from real logs: each fixture under fixtures/errors/ is a
 // small broken document (NAME.ENGINE.tex) and the log the real engine wrote for it
-// with the server's options (NAME.ENGINE.log; regenerate with make-logs.sh).
-import { readFileSync } from "node:fs";
+// with the server's options (NAME.ENGINE.log; regenerate with make-logs.sh); expected.tsv
+// says what each must give.
+import { readdirSync, readFileSync } from "node:fs";
 import path from "node:path";
 import { describe, expect, it } from "vitest";
 import { firstCause, parseLog } from "../src/log-parser.ts";
@@ -9,36 +10,24 @@ import { FIXTURES } from "./helpers.ts";
 
 const DIR = path.join(FIXTURES, "errors");
 
-/** [fixture, text the message must contain, file, line] */
-const TABLE: [string, string, string | undefined, number | undefined][] = [
-  ["latex-error.pdflatex", "LaTeX Error: \\begin{itemize} on input line 3 ended by \\end{enumerate}.", "main.tex", 5],
-  ["undefined-cs.pdflatex", "Undefined control sequence.", "main.tex", 5],
-  ["undefined-cs-included.pdflatex", "Undefined control sequence.", "chapters/one.tex", 3],
-  ["missing-sty.pdflatex", "LaTeX Error: File `nosuchpackage.sty' not found.", "main.tex", 3],
-  ["missing-class.pdflatex", "LaTeX Error: File `nosuchclass.cls' not found.", "main.tex", 1],
-  ["missing-input.pdflatex", "LaTeX Error: File `chapters/nosuch.tex' not found.", "main.tex", 4],
-  ["missing-graphic.pdflatex", "File `figures/nosuch.png' not found", "main.tex", 4],
-  ["runaway.pdflatex", "Runaway argument ({bold text that never ends…): Paragraph ended before", "main.tex", 5],
-  ["file-ended.pdflatex", "File ended while scanning use of \\emph", undefined, undefined],
-  ["package-error.pdflatex", "Package xcolor Error: Undefined color `nosuchcolor'.", "main.tex", 4],
-  ["font-not-loadable.pdflatex", "Font \\x=nosuchfont10 not loadable: Metric (TFM) file not found.", "main.tex", 3],
-  ["hebrew-babel.pdflatex", "Font jerus10 is not available to the TeX engine here", "main.tex", 5],
-  ["bitmap-font.pdflatex", "Font bbm10 has no Type 1 or OpenType version", undefined, undefined],
-  ["bitmap-font.lualatex", "Font bbm10 has no Type 1 or OpenType version", undefined, undefined],
-  ["bitmap-font.xelatex", "The PDF driver (xdvipdfmx) failed", undefined, undefined],
-  ["missing-end.pdflatex", "Missing \\end{document}", "main.tex", 3],
-  ["lua-error.lualatex", "Lua error: [\\directlua]:1: boom from lua", "main.tex", 3],
-  ["lua-syntax.lualatex", "Lua error: [\\directlua]:1: unexpected symbol near '='.", "main.tex", 4],
-  ["fontspec.xelatex", 'Package fontspec Error: The font "No Such Font Family" cannot be found.', "main.tex", 4],
-  ["fontspec.lualatex", 'Package fontspec Error: The font "NoSuchFontFamily" cannot be found.', "main.tex", 4],
-  ["missing-dollar.pdflatex", "Missing $ inserted.", "main.tex", 3],
-  ["undefined-env.pdflatex", "LaTeX Error: Environment theorem undefined.", "main.tex", 3],
-  ["extra-brace.pdflatex", "Too many }'s.", "main.tex", 3],
-  ["fancyvrb-extraneous.pdflatex", "FancyVerb Error: Extraneous input ` trailing\\end{}' between \\end{Verbatim} and line end", "main.tex", 6],
-];
+/** expected.tsv: fixture, where the cause is (file:line, or -), text its message must contain */
+const TABLE = readFileSync(path.join(DIR, "expected.tsv"), "utf8")
+  .split("\n")
+  .filter((row) => row && !row.startsWith("#"))
+  .map((row) => {
+    const [name = "", at = "", message = ""] = row.split("\t");
+    const colon = at.lastIndexOf(":");
+    return colon < 0 ? { name, message } : { name, message, file: at.slice(0, colon), line: Number(at.slice(colon + 1)) };
+  });
 
 describe("the first real cause of a failed run (real logs)", () => {
-  for (const [name, message, file, line] of TABLE) {
+  it("every fixture has its expected cause", () => {
+    const fixtures = readdirSync(DIR).filter((f) => f.endsWith(".tex")).map((f) => f.slice(0, -".tex".length));
+    expect(TABLE.map((t) => t.name).sort()).toEqual(fixtures.sort());
+    expect(TABLE.filter((t) => !t.message)).toEqual([]);
+  });
+
+  for (const { name, message, file, line } of TABLE) {
     it(name, () => {
       const log = readFileSync(path.join(DIR, `${name}.log`), "utf8");
       const source = readFileSync(path.join(DIR, `${name}.tex`), "utf8");

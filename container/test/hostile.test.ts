@@ -113,6 +113,18 @@ describe("lualatex Lua", () => {
     expectPdf(r);
     expect(pdfText(r.body)).toContain("R:falsefalsefalsetruetruetrue");
   });
+  it("lfs reads and writes only inside the job (and still works there)", async () => {
+    const target = `/tmp/pwned-lfs-${process.pid}`;
+    const code = [
+      'tex.print("L:"..tostring(lfs.attributes("/etc/passwd","mode"))..tostring(lfs.isfile("/etc/passwd"))',
+      `..tostring(lfs.mkdir("${target}"))..tostring(lfs.touch("../x"))`,
+      '..tostring(lfs.attributes("main.tex","mode"))..tostring(lfs.mkdir("made"))..tostring(lfs.isdir("made")))',
+    ].join("");
+    const r = await compile(s.url, { engine: "lualatex", source: lua(code) });
+    expectPdf(r);
+    expect(pdfText(r.body)).toContain("L:nilnilnilnilfiletruetrue");
+    expect(existsSync(target)).toBe(false);
+  });
   it("io.popen is unavailable and os.execute runs nothing (it says: no shell)", async () => {
     const marker = `/tmp/pwned-exec-${process.pid}`;
     const r = await compile(s.url, {
@@ -132,32 +144,29 @@ describe("lualatex Lua", () => {
 });
 
 describe("resource limits", () => {
+  /** A runaway document: a 422, with one of `codes` when given. */
+  async function stopped(engine: string, body: string, timeoutMs: number, codes?: string[]): Promise<Result> {
+    const r = await compile(s.url, { engine, source: doc(body), timeoutMs });
+    expect(r.status).toBe(422);
+    if (codes) expect(codes).toContain(r.json.error.code);
+    return r;
+  }
   it("an infinite loop is stopped at the time limit", async () => {
     const t = Date.now();
-    const r = await compile(s.url, { engine: "pdflatex", source: doc("\\def\\x{\\x}\\x"), timeoutMs: 2000 });
-    expect(r.status).toBe(422);
-    expect(r.json.error.code).toBe("compile_timeout");
+    await stopped("pdflatex", "\\def\\x{\\x}\\x", 2000, ["compile_timeout"]);
     expect(Date.now() - t).toBeLessThan(6000);
   });
   it("exponential macro growth is stopped", async () => {
-    const r = await compile(s.url, { engine: "pdflatex", source: doc("\\def\\a{x}\\loop\\edef\\a{\\a\\a}\\iftrue\\repeat"), timeoutMs: 5000 });
-    expect(r.status).toBe(422);
-    expect(["compile_error", "compile_timeout"]).toContain(r.json.error.code);
+    await stopped("pdflatex", "\\def\\a{x}\\loop\\edef\\a{\\a\\a}\\iftrue\\repeat", 5000, ["compile_error", "compile_timeout"]);
   });
   it("lualatex memory growth is stopped", async () => {
-    const r = await compile(s.url, { engine: "lualatex", source: doc('\\directlua{local t={} while true do t[#t+1]=string.rep("x",1e6)..#t end}'), timeoutMs: 8000 });
-    expect(r.status).toBe(422);
-    noLeak(r);
+    noLeak(await stopped("lualatex", '\\directlua{local t={} while true do t[#t+1]=string.rep("x",1e6)..#t end}', 8000));
   });
   it("an endless page flood is stopped", async () => {
-    const r = await compile(s.url, { engine: "pdflatex", source: doc("\\loop\\null\\newpage\\iftrue\\repeat"), timeoutMs: 4000 });
-    expect(r.status).toBe(422);
-    expect(["compile_timeout", "output_too_large"]).toContain(r.json.error.code);
+    await stopped("pdflatex", "\\loop\\null\\newpage\\iftrue\\repeat", 4000, ["compile_timeout", "output_too_large"]);
   });
   it("a huge log is stopped and only its tail is returned", async () => {
-    const r = await compile(s.url, { engine: "pdflatex", source: doc("\\loop\\message{\\space ZZZZZZZZZZZZZZZZZZZZZZZZZZZZZZZZZZZZZZZZZZZZZZZZZZZZZZZ}\\iftrue\\repeat"), timeoutMs: 5000 });
-    expect(r.status).toBe(422);
-    expect(["compile_timeout", "output_too_large"]).toContain(r.json.error.code);
+    const r = await stopped("pdflatex", "\\loop\\message{\\space ZZZZZZZZZZZZZZZZZZZZZZZZZZZZZZZZZZZZZZZZZZZZZZZZZZZZZZZ}\\iftrue\\repeat", 5000, ["compile_timeout", "output_too_large"]);
     expect(Buffer.byteLength(r.json.error.log)).toBeLessThanOrEqual(s.config.limits.logTailBytes);
   });
 });

@@ -6,7 +6,7 @@ import path from "node:path";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { planTools } from "../src/passes.ts";
 import type { RunningServer } from "../src/server.ts";
-import { compile, doc, expectPdf, fixture, pdfText, testServer } from "./helpers.ts";
+import { compile, doc, expectPdf, fixture, pdfText, testServer, type Result } from "./helpers.ts";
 
 let s: RunningServer;
 beforeAll(async () => {
@@ -14,27 +14,47 @@ beforeAll(async () => {
 });
 afterAll(() => s?.close());
 
+type Request = { source: string; engine?: string; files?: { path: string; content: string; encoding: string }[] };
+
 const utf8 = (path: string, content: string) => ({ path, content, encoding: "utf8" });
 const passes = (r: { headers: Headers }) => Number(r.headers.get("x-compile-passes"));
 const tools = (r: { headers: Headers }) => r.headers.get("x-compile-tools") ?? "";
-/** pdftotext's text with runs of blanks made single spaces. */
-const text = (pdf: Buffer) => pdfText(pdf).replace(/[ \t]+/g, " ");
+
+/**
+ * Compiles (pdflatex unless the request names an engine), expects a PDF whose text
+ * (pdftotext's, runs of blanks made single spaces) contains every string and matches
+ * every pattern of `wanted`; gives the response and that text.
+ */
+async function pdfWith(req: Request, wanted: (string | RegExp)[]): Promise<{ r: Result; t: string }> {
+  const r = await compile(s.url, { engine: "pdflatex", ...req });
+  expectPdf(r);
+  const t = pdfText(r.body).replace(/[ \t]+/g, " ");
+  for (const w of wanted) {
+    if (typeof w === "string") expect(t).toContain(w);
+    else expect(t).toMatch(w);
+  }
+  return { r, t };
+}
+
+/** Compiles (pdflatex unless named), expects a 422 compile error whose message matches. */
+async function refused(req: Request, message: string | RegExp): Promise<void> {
+  const r = await compile(s.url, { engine: "pdflatex", ...req });
+  expect(r.status).toBe(422);
+  expect(r.json?.error?.code).toBe("compile_error");
+  if (typeof message === "string") expect(r.json.error.message).toContain(message);
+  else expect(r.json.error.message).toMatch(message);
+}
 
 const body = [
   "Apples\\index{apple} and pears\\index{pear}.",
   "\\newpage",
   "More apples\\index{apple} and a banana\\index{banana!ripe}.",
 ].join("\n");
+const makeidx = (preamble: string) => doc(`${body}\n\\printindex`, preamble);
 
 describe("indexes (makeindex)", () => {
   it("makeidx: the index is built, with the right pages", async () => {
-    const r = await compile(s.url, { engine: "pdflatex", source: doc(`${body}\n\\printindex`, "\\usepackage{makeidx}\n\\makeindex\n") });
-    expectPdf(r);
-    const t = text(r.body);
-    expect(t).toContain("Index");
-    expect(t).toMatch(/apple, 1, 2/);
-    expect(t).toMatch(/pear, 1/);
-    expect(t).toMatch(/ripe, 2/);
+    const { r } = await pdfWith({ source: makeidx("\\usepackage{makeidx}\n\\makeindex\n") }, ["Index", /apple, 1, 2/, /pear, 1/, /ripe, 2/]);
     expect(tools(r)).toBe("makeindex");
     expect(passes(r)).toBe(2);
   });
@@ -42,26 +62,20 @@ describe("indexes (makeindex)", () => {
   const customIst = 'delim_0 " :: "\nheadings_flag 1\nheading_prefix "\\\\textbf{Letter "\nheading_suffix "}\\\\par\\\\nopagebreak\\n"\n';
 
   it("imakeidx: the style given in \\makeindex[options=-s ...] (a project file) is used", async () => {
-    const r = await compile(s.url, {
-      engine: "xelatex",
-      source: doc(`${body}\n\\printindex`, "\\usepackage{imakeidx}\n\\makeindex[options=-s styles/custom.ist]\n"),
-      files: [utf8("styles/custom.ist", customIst)],
-    });
-    expectPdf(r);
-    const t = text(r.body);
-    expect(t).toMatch(/apple :: 1, 2/);
-    expect(t).toContain("Letter A");
-    expect(t).toContain("Letter P");
+    await pdfWith(
+      { engine: "xelatex", source: makeidx("\\usepackage{imakeidx}\n\\makeindex[options=-s styles/custom.ist]\n"), files: [utf8("styles/custom.ist", customIst)] },
+      [/apple :: 1, 2/, "Letter A", "Letter P"],
+    );
   });
 
   it("makeidx: the style named by the project's latexmkrc is used", async () => {
-    const r = await compile(s.url, {
-      engine: "pdflatex",
-      source: doc(`${body}\n\\printindex`, "\\usepackage{makeidx}\n\\makeindex\n"),
-      files: [utf8("custom.ist", customIst), utf8("latexmkrc", "$makeindex = 'makeindex -s custom.ist %O -o %D %S';\n")],
-    });
-    expectPdf(r);
-    expect(text(r.body)).toMatch(/apple :: 1, 2/);
+    await pdfWith(
+      {
+        source: makeidx("\\usepackage{makeidx}\n\\makeindex\n"),
+        files: [utf8("custom.ist", customIst), utf8("latexmkrc", "$makeindex = 'makeindex -s custom.ist %O -o %D %S';\n")],
+      },
+      [/apple :: 1, 2/],
+    );
   });
 
   it("several indexes (imakeidx name=...), each built", async () => {
@@ -69,31 +83,19 @@ describe("indexes (makeindex)", () => {
       "Knuth\\index[persons]{Knuth} wrote \\TeX\\index{TeX}; Lamport\\index[persons]{Lamport} wrote \\LaTeX\\index{LaTeX}.\n\\printindex\n\\printindex[persons]",
       "\\usepackage{imakeidx}\n\\makeindex\n\\makeindex[name=persons,title=Index of persons]\n",
     );
-    const r = await compile(s.url, { engine: "lualatex", source });
-    expectPdf(r);
-    const t = text(r.body);
-    expect(t).toContain("Index of persons");
-    expect(t).toMatch(/Knuth, 1/);
-    expect(t).toMatch(/Lamport, 1/);
-    expect(t).toMatch(/LaTeX, 1/);
+    await pdfWith({ engine: "lualatex", source }, ["Index of persons", /Knuth, 1/, /Lamport, 1/, /LaTeX, 1/]);
   });
 
   it("a style file that does not exist: 422 naming it", async () => {
-    const r = await compile(s.url, { engine: "pdflatex", source: doc(`${body}\n\\printindex`, "\\usepackage{imakeidx}\n\\makeindex[options=-s nosuch.ist]\n") });
-    expect(r.status).toBe(422);
-    expect(r.json.error.code).toBe("compile_error");
-    expect(r.json.error.message).toMatch(/^makeindex: .*nosuch\.ist/);
+    await refused({ source: makeidx("\\usepackage{imakeidx}\n\\makeindex[options=-s nosuch.ist]\n") }, /^makeindex: .*nosuch\.ist/);
   });
 
   it("a style outside the project is refused before makeindex runs", async () => {
-    const r = await compile(s.url, { engine: "pdflatex", source: doc(`${body}\n\\printindex`, "\\usepackage{imakeidx}\n\\makeindex[options=-s ../../etc/x.ist]\n") });
-    expect(r.status).toBe(422);
-    expect(r.json.error.message).toContain("makeindex style");
+    await refused({ source: makeidx("\\usepackage{imakeidx}\n\\makeindex[options=-s ../../etc/x.ist]\n") }, "makeindex style");
   });
 
   it("no index entries, no \\makeindex: makeindex never runs", async () => {
-    const r = await compile(s.url, { engine: "pdflatex", source: doc("Plain text.") });
-    expectPdf(r);
+    const { r } = await pdfWith({ source: doc("Plain text.") }, []);
     expect(tools(r)).toBe("");
     expect(passes(r)).toBe(1);
   });
@@ -112,14 +114,13 @@ describe("glossaries and nomenclature", () => {
         "",
       ].join("\n"),
     );
-    const r = await compile(s.url, { engine: "pdflatex", source });
-    expectPdf(r);
-    const t = text(r.body);
-    expect(t).toContain("Glossary");
-    expect(t).toContain("Acronyms");
-    expect(t).toMatch(/LaTeX A document preparation system\. 1/);
-    expect(t).toMatch(/TeX A typesetting program by Knuth\. 1/);
-    expect(t).toMatch(/API application programming interface\. 1/);
+    const { r } = await pdfWith({ source }, [
+      "Glossary",
+      "Acronyms",
+      /LaTeX A document preparation system\. 1/,
+      /TeX A typesetting program by Knuth\. 1/,
+      /API application programming interface\. 1/,
+    ]);
     expect(tools(r)).toBe("makeindex");
   });
 
@@ -128,12 +129,7 @@ describe("glossaries and nomenclature", () => {
       "Energy $E = mc^2$\\nomenclature{$c$}{Speed of light in vacuum}\\nomenclature{$E$}{Energy}.\n\\printnomenclature",
       "\\usepackage{nomencl}\n\\makenomenclature\n",
     );
-    const r = await compile(s.url, { engine: "pdflatex", source });
-    expectPdf(r);
-    const t = text(r.body);
-    expect(t).toContain("Nomenclature");
-    expect(t).toContain("Speed of light in vacuum");
-    expect(t).toMatch(/E\s+Energy/);
+    await pdfWith({ source }, ["Nomenclature", "Speed of light in vacuum", /E\s+Energy/]);
   });
 });
 
@@ -143,21 +139,15 @@ describe("index tools beyond makeindex", () => {
       "Äpfel\\index{Äpfel} und Birnen\\index{Birnen}, Zebras\\index{Zebra}.\n\\newpage\nMehr Äpfel\\index{Äpfel}.\n\\printindex",
       "\\usepackage[T1]{fontenc}\n\\usepackage[xindy]{imakeidx}\n\\makeindex[options=-L german-din5007 -C utf8]\n",
     );
-    const r = await compile(s.url, { engine: "pdflatex", source });
-    expectPdf(r);
-    const t = text(r.body);
+    const { r, t } = await pdfWith({ source }, [/Äpfel, 1, 2/, /Zebra, 1/]);
     expect(tools(r)).toBe("xindy");
-    expect(t).toMatch(/Äpfel, 1, 2/);
     // German order: Ä with A, before B
     expect(t.indexOf("Äpfel, 1")).toBeLessThan(t.indexOf("Birnen, 1"));
-    expect(t).toMatch(/Zebra, 1/);
   });
 
   it("imakeidx with xindy: an option outside the allowed set is a 422 before xindy runs", async () => {
     const source = doc("A\\index{a}.\n\\printindex", "\\usepackage[xindy]{imakeidx}\n\\makeindex[options=-M /etc/passwd]\n");
-    const r = await compile(s.url, { engine: "pdflatex", source });
-    expect(r.status).toBe(422);
-    expect(r.json?.error?.message).toContain("xindy options for main.idx are not allowed");
+    await refused({ source }, "xindy options for main.idx are not allowed");
   });
 
   it("glossaries with the xindy option: xindy makes the glossary as makeglossaries would", async () => {
@@ -165,13 +155,8 @@ describe("index tools beyond makeindex", () => {
       "A \\gls{lattice} and a \\gls{poset}.\n\\printglossaries",
       "\\usepackage[xindy]{glossaries}\n\\makeglossaries\n\\newglossaryentry{lattice}{name=lattice,description={a poset with joins and meets}}\n\\newglossaryentry{poset}{name=poset,description={a partially ordered set}}\n",
     );
-    const r = await compile(s.url, { engine: "pdflatex", source });
-    expectPdf(r);
-    const t = text(r.body);
+    const { r } = await pdfWith({ source }, ["Glossary", /lattice a poset with joins and meets\. 1/, /poset a partially ordered set\. 1/]);
     expect(tools(r)).toBe("xindy");
-    expect(t).toContain("Glossary");
-    expect(t).toMatch(/lattice a poset with joins and meets\. 1/);
-    expect(t).toMatch(/poset a partially ordered set\. 1/);
   });
 
   it("splitidx: splitindex splits the raw index, each index is built", async () => {
@@ -179,25 +164,17 @@ describe("index tools beyond makeindex", () => {
       "Knuth\\sindex[per]{Knuth} wrote \\TeX\\sindex{TeX}; Lamport\\sindex[per]{Lamport} wrote \\LaTeX\\sindex{LaTeX}.\n\\printindex[idx]\n\\printindex[per]",
       "\\usepackage{splitidx}\n\\makeindex\n\\newindex[General index]{idx}\n\\newindex[Index of persons]{per}\n",
     );
-    const r = await compile(s.url, { engine: "pdflatex", source });
-    expectPdf(r);
-    const t = text(r.body);
+    const { r, t } = await pdfWith({ source }, ["General index", "Index of persons", /Lamport, 1/, /LaTeX, 1/]);
     expect(tools(r).split(",").sort()).toEqual(["makeindex", "splitindex"]);
-    expect(t).toContain("General index");
-    expect(t).toContain("Index of persons");
     expect(t.indexOf("LaTeX, 1")).toBeLessThan(t.indexOf("Index of persons"));
     expect(t.indexOf("Index of persons")).toBeLessThan(t.indexOf("Knuth, 1"));
-    expect(t).toMatch(/Lamport, 1/);
-    expect(t).toMatch(/LaTeX, 1/);
     // one engine pass, splitindex and makeindex, the pass that reads the indexes
     expect(passes(r)).toBe(2);
   });
 
   it("glossaries-extra with record (bib2gls): a 422 naming the missing tool", async () => {
     const source = doc("\\gls{x}.\n\\printunsrtglossaries", "\\usepackage[record]{glossaries-extra}\n\\GlsXtrLoadResources[src=terms]\n");
-    const r = await compile(s.url, { engine: "pdflatex", source, files: [utf8("terms.bib", "@entry{x, name={x}, description={an unknown}}\n")] });
-    expect(r.status).toBe(422);
-    expect(r.json?.error?.message).toContain("needs bib2gls");
+    await refused({ source, files: [utf8("terms.bib", "@entry{x, name={x}, description={an unknown}}\n")] }, "needs bib2gls");
   });
 });
 
@@ -209,18 +186,15 @@ describe("bibliographies", () => {
   year   = {2024}
 }
 `;
+  const files = [utf8("refs.bib", bib)];
+
   it("multibib: bibtex runs for each .aux that names a database", async () => {
     const source = doc(
       "Printed \\cite{knuth84}; online \\citeweb{w3c}.\n\\bibliographystyle{plain}\\bibliography{refs}\n\\bibliographystyleweb{plain}\\bibliographyweb{refs}",
       "\\usepackage{multibib}\n\\newcites{web}{Web sources}\n",
     );
-    const r = await compile(s.url, { engine: "pdflatex", source, files: [utf8("refs.bib", bib)] });
-    expectPdf(r);
-    const t = text(r.body);
-    expect(t).toContain("Printed [1]; online [2].");
-    expect(t).toMatch(/The T\s*E\s*Xbook/);
-    expect(t).toContain("Web sources");
-    expect(t).toContain("Html living standard"); // plain.bst lowercases titles
+    // plain.bst lowercases titles
+    const { r } = await pdfWith({ source, files }, ["Printed [1]; online [2].", /The T\s*E\s*Xbook/, "Web sources", "Html living standard"]);
     expect(r.headers.get("x-compile-bib")).toBe("bibtex");
   });
 
@@ -229,22 +203,14 @@ describe("bibliographies", () => {
       "\\section{One}\\label{one}See \\cite{knuth84}, \\gls{tex}, section~\\ref{one}\\index{section}.\n\\printglossaries\n\\bibliographystyle{plain}\\bibliography{refs}\n\\printindex",
       "\\usepackage{makeidx}\\makeindex\n\\usepackage{glossaries}\\makeglossaries\n\\newglossaryentry{tex}{name=TeX,description={A typesetting program}}\n",
     );
-    const r = await compile(s.url, { engine: "pdflatex", source, files: [utf8("refs.bib", bib)] });
-    expectPdf(r);
-    const t = text(r.body);
-    expect(t).toContain("See [1], TeX, section 1");
-    expect(t).toMatch(/section, 1/);
-    expect(t).toContain("A typesetting program");
-    expect(t).toMatch(/The T\s*E\s*Xbook/);
+    const { r } = await pdfWith({ source, files }, ["See [1], TeX, section 1", /section, 1/, "A typesetting program", /The T\s*E\s*Xbook/]);
     expect(tools(r).split(",").sort()).toEqual(["bibtex", "makeindex"]);
     expect(passes(r)).toBeLessThanOrEqual(4);
   });
 
   it("bibtex: a missing database is a 422 naming it", async () => {
     const source = doc("\\cite{knuth84}\n\\bibliographystyle{plain}\\bibliography{nosuch}");
-    const r = await compile(s.url, { engine: "pdflatex", source, files: [utf8("refs.bib", bib)] });
-    expect(r.status).toBe(422);
-    expect(r.json.error.message).toMatch(/^bibtex: I couldn't open database file nosuch\.bib/);
+    await refused({ source, files }, /^bibtex: I couldn't open database file nosuch\.bib/);
   });
 });
 

@@ -104,20 +104,17 @@ end
 
 -- lfs ------------------------------------------------------------------------
 if lfs then
-  local wrap_read = function(f)
-    if not f then return nil end
-    return function(p, ...)
-      if not can_read(p) then return deny("read", p) end
-      return f(p, ...)
+  -- wraps an lfs function of a path: refused (deny) unless allowed(path)
+  local guarded = function(allowed, what)
+    return function(f)
+      if not f then return nil end
+      return function(p, ...)
+        if not allowed(p) then return deny(what, p) end
+        return f(p, ...)
+      end
     end
   end
-  local wrap_write = function(f)
-    if not f then return nil end
-    return function(p, ...)
-      if not can_write(p) then return deny("write", p) end
-      return f(p, ...)
-    end
-  end
+  local wrap_read, wrap_write = guarded(can_read, "read"), guarded(can_write, "write")
   local lfs_dir = lfs.dir
   lfs.dir = function(p)
     if not can_read(p) then error("sandbox: read not allowed: " .. tostring(p), 2) end
