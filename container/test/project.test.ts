@@ -79,7 +79,8 @@ describe("mainPath", () => {
   }
 
   // as Overleaf resolves \addbibresource: from the main file's folder, else from the project root
-  it.each([
+  // (side by side: the server runs two pdflatex jobs at once, and biber is slow to start)
+  it.concurrent.each([
     ["refs.bib", "refs.bib", "the project root"],
     ["thesis/refs.bib", "refs.bib", "the main file's folder"],
     ["refs.bib", "../refs.bib", "a path relative to the main file"],
