@@ -70,8 +70,8 @@ export function routeGroup<const G extends { tags: string[]; errors: readonly Er
   const { tags, errors: groupErrors, ...shared } = group;
   return <const M extends RouteConfig["method"], const P extends string, const S extends RouteSpec>(method: M, path: P, summary: string, spec: S) => {
     const { errors = [], responses, ...rest } = spec;
-    const failures = errorResponses<G["errors"][number] | SpecErrors<S>>(...groupErrors, ...(errors as SpecErrors<S>[]));
-    return createRoute({ method, path, tags, summary, ...shared, ...rest, responses: { ...(responses as S["responses"]), ...failures } });
+    const failures = errorResponses<G["errors"][number] | SpecErrors<S>>(...groupErrors, ...errors);
+    return createRoute({ method, path, tags, summary, ...shared, ...rest, responses: { ...responses, ...failures } });
   };
 }
 

@@ -16,8 +16,7 @@ export const listCampaignsRoute = route("get", "/api/campaigns", "List campaigns
 });
 
 export const getCampaignRoute = route("get", "/api/campaigns/{id}", "Get a campaign with live stats and timing", {
-  request: { params: CampaignIdParam },
-  responses: { 200: jsonResponse(Campaign, "The campaign") }, errors: [404],
+  request: { params: CampaignIdParam }, responses: { 200: jsonResponse(Campaign, "The campaign") }, errors: [404],
 });
 
 export const updateCampaignRoute = route("put", "/api/campaigns/{id}", "Change a draft campaign (the given fields)", {

@@ -19,8 +19,7 @@ export const listContactsRoute = route("get", "/api/contacts", "List contacts, n
 export const getContactRoute = route("get", "/api/contacts/{id}", "Get a contact", { request: { params: ContactIdParam }, responses: { 200: jsonResponse(Contact, "The contact") }, errors: [404] });
 
 export const updateContactRoute = route("put", "/api/contacts/{id}", "Update the given fields of a contact", {
-  request: { params: ContactIdParam, body: jsonBody(UpdateContactBody) },
-  responses: { 200: jsonResponse(Contact, "The updated contact") }, errors: [404, 413, 415],
+  request: { params: ContactIdParam, body: jsonBody(UpdateContactBody) }, responses: { 200: jsonResponse(Contact, "The updated contact") }, errors: [404, 413, 415],
 });
 
 export const deleteContactRoute = route("delete", "/api/contacts/{id}", "Delete a contact", { request: { params: ContactIdParam }, responses: { 200: jsonResponse(ContactDeleted, "Deleted") }, errors: [404] });

@@ -35,11 +35,9 @@ export const getBatchRoute = route("get", "/api/messages/batches/{id}", "Progres
 export const mediaRoute = route("get", "/api/messages/{id}/media", "The file of a message: a redirect to a signed URL that expires in an hour", {
   description:
     "Inbound files are fetched from the network into storage on receipt: until then 409 `media_pending`; if that finally failed, 409 `media_failed` with the reason (also in the message's `media.reason`). Link media redirect to their link.",
-  request: { params: idParam("msg_0m3x9k2a1b2c3d4e5f6g7h8") },
-  responses: { 302: { description: "`Location`: the file" } }, errors: [404, 409],
+  request: { params: idParam("msg_0m3x9k2a1b2c3d4e5f6g7h8") }, responses: { 302: { description: "`Location`: the file" } }, errors: [404, 409],
 });
 
 export const historyRoute = route("get", "/api/messages/{chatId}", "A chat's history in both directions, newest first", {
-  request: { params: ChatIdPath, query: ChatHistoryQuery },
-  responses: { 200: jsonResponse(pageOf(Message, "MessagePage"), "A page of messages") }, errors: [404],
+  request: { params: ChatIdPath, query: ChatHistoryQuery }, responses: { 200: jsonResponse(pageOf(Message, "MessagePage"), "A page of messages") }, errors: [404],
 });

@@ -18,13 +18,11 @@ export const listSessionsRoute = route("get", "/api/sessions", "List sessions, n
 export const getSessionRoute = route("get", "/api/sessions/{id}", "Get a session", { request: byId, responses: { 200: jsonResponse(Session, "The session") }, errors: [404] });
 
 export const deleteSessionRoute = route("delete", "/api/sessions/{id}", "Stop a session for good (status STOPPED; credentials erased; queued sends fail)", {
-  request: byId,
-  responses: { 200: jsonResponse(Session, "The stopped session") }, errors: [404],
+  request: byId, responses: { 200: jsonResponse(Session, "The stopped session") }, errors: [404],
 });
 
 export const restartSessionRoute = route("post", "/api/sessions/{id}/restart", "Reconnect a session (FAILED -> STARTING -> WORKING | FAILED)", {
-  request: byId,
-  responses: { 200: jsonResponse(Session, "The session after reconnecting") }, errors: [404, 409],
+  request: byId, responses: { 200: jsonResponse(Session, "The session after reconnecting") }, errors: [404, 409],
 });
 
 export const sandboxInboundRoute = route("post", "/api/sessions/{id}/sandbox/inbound", "Make a sandbox session receive a message", {

@@ -19,6 +19,5 @@ export const createKeyRoute = route("post", "/api/keys", "Create another API key
 });
 
 export const revokeKeyRoute = route("delete", "/api/keys/{id}", "Revoke an API key (stops working within 60 seconds everywhere)", {
-  request: { params: KeyIdParam },
-  responses: { 200: jsonResponse(ApiKey, "The revoked key") }, errors: [404],
+  request: { params: KeyIdParam }, responses: { 200: jsonResponse(ApiKey, "The revoked key") }, errors: [404],
 });
