@@ -7,7 +7,6 @@ import { Batch, BulkAccepted, ChatHistoryQuery, Message, SendBulkBody, SendMedia
 const route = routeGroup({ tags: ["Messages"], errors: AUTHED_ERRORS });
 /** The errors every send can answer besides the group's. */
 const SEND_ERRORS = [404, 409, 413, 415, 422] as const;
-const sent = { 201: jsonResponse(Message, "The message") };
 const ChatIdPath = z.object({
   chatId: z.string().max(64).openapi({ param: { name: "chatId", in: "path" }, example: "14155550123@c.us", description: "`<digits>@c.us` or `<digits>@s.whatsapp.net` (or E.164)." }),
 });
@@ -15,14 +14,14 @@ const ChatIdPath = z.object({
 export const sendRoute = route("post", "/api/messages/send", "Send a text or template message", {
   description: "201 with the message: `sent` when the network accepted it, `failed` with `error` when it refused (e.g. `no_account`). Receipts move it to `delivered` and `read`.",
   middleware: [idempotency()] as const, request: { body: jsonBody(SendTextBody) },
-  responses: sent, errors: SEND_ERRORS,
+  responses: { 201: jsonResponse(Message, "The message") }, errors: SEND_ERRORS,
 });
 
 export const sendMediaRoute = route("post", "/api/messages/send-media", "Send an image, video, audio or document (by URL or base64)", {
   description:
     "Base64 media is stored and served to the network by a signed, expiring URL. Limits: image 5 MiB (jpeg, png); video 16 MiB (mp4, 3gpp); audio 16 MiB (aac, amr, mpeg, mp4, ogg); document 16 MiB (pdf, txt, csv, Office). Over the limit: 413 `media_too_large`.",
   middleware: [idempotency()] as const, request: { body: jsonBody(SendMediaBody) },
-  responses: sent, errors: SEND_ERRORS,
+  responses: { 201: jsonResponse(Message, "The message") }, errors: SEND_ERRORS,
 });
 
 export const sendBulkRoute = route("post", "/api/messages/send-bulk", "Queue up to 1,000 messages; sent through a queue at the session's pace", {
