@@ -3,12 +3,6 @@ import type { DomainEvent } from "../../../src/events/types.ts";
 import { seenEvents as seen } from "../event-tap.ts";
 import { api } from "../helpers.ts";
 
-declare module "vitest" {
-  export interface ProvidedContext {
-    graphUrl: string;
-  }
-}
-
 export function eventsOf(accountId: string, type?: string): DomainEvent[] {
   return seen.filter((e) => e.accountId === accountId && (!type || e.type === type));
 }
