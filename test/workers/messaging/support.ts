@@ -52,6 +52,13 @@ export async function sandboxSession(key: string, extra: Record<string, unknown>
   return json<SessionJson>(res);
 }
 
+/** A text sent with POST /api/messages/send, which must accept it (201): the message as answered. */
+export async function sendText(key: string, sessionId: string, to: string, text: string): Promise<MessageJson> {
+  const res = await api("/api/messages/send", { method: "POST", key, json: { sessionId, to, text } });
+  if (res.status !== 201) throw new Error(`send ${res.status}: ${await res.text()}`);
+  return json<MessageJson>(res);
+}
+
 export async function getMessage(key: string, chatId: string, id: string, sessionId?: string): Promise<MessageJson | undefined> {
   const res = await api(`/api/messages/${chatId}?limit=100${sessionId ? `&sessionId=${sessionId}` : ""}`, { key });
   const page = await json<{ data: MessageJson[] }>(res);
