@@ -2,22 +2,27 @@
 // which gets SIGTERM, and SIGKILL if anything in it is still alive after a grace
 // period, so nothing (workerd, the compile server, TeX engines) outlives the runner.
 
-function groupAlive(pgid: number): boolean {
+/** Whether a process (a pid, or minus a process group id) still exists. */
+export function exists(target: number): boolean {
   try {
-    process.kill(-pgid, 0);
+    process.kill(target, 0);
     return true;
   } catch (e) {
     return (e as NodeJS.ErrnoException).code === "EPERM"; // exists, not ours to signal
   }
 }
 
-function signalGroup(pgid: number, signal: NodeJS.Signals): void {
+/** Sends `sig` to a process (or minus a process group id) that may already be gone. */
+export function signal(target: number, sig: NodeJS.Signals): void {
   try {
-    process.kill(-pgid, signal);
+    process.kill(target, sig);
   } catch {
     /* already gone */
   }
 }
+
+const groupAlive = (pgid: number) => exists(-pgid);
+const signalGroup = (pgid: number, sig: NodeJS.Signals) => signal(-pgid, sig);
 
 const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
 

@@ -10,6 +10,7 @@
 import { spawn, spawnSync } from "node:child_process";
 import { mkdirSync, readdirSync, readFileSync, rmSync, statSync } from "node:fs";
 import { resolve } from "node:path";
+import { exists, signal } from "./process-groups.ts";
 import type { Progress } from "./test-progress.ts";
 
 interface Suite {
@@ -102,23 +103,6 @@ function startTime(pid: number): string | null {
     return stat.slice(stat.lastIndexOf(")") + 2).split(" ")[19] ?? null;
   } catch {
     return null;
-  }
-}
-
-function exists(target: number): boolean {
-  try {
-    process.kill(target, 0);
-    return true;
-  } catch {
-    return false;
-  }
-}
-
-function signal(target: number, sig: NodeJS.Signals): void {
-  try {
-    process.kill(target, sig);
-  } catch {
-    /* already gone */
   }
 }
 

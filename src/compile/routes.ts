@@ -1,6 +1,6 @@
-import { createRoute, z } from "@hono/zod-openapi";
+import { z } from "@hono/zod-openapi";
 import { idempotency } from "../platform/idempotency.ts";
-import { AUTHED_ERRORS, errorResponses, jsonBody, jsonResponse } from "../platform/openapi.ts";
+import { AUTHED_ERRORS, jsonBody, jsonResponse, routeGroup } from "../platform/openapi.ts";
 import { pageOf, PaginationQuery } from "../platform/pagination.ts";
 import { COMPILE_LIMITS as L } from "./limits.ts";
 import { AsyncCompileRequest, CompileJob, CompileRequest, CreatedCompileJob, JobIdParam, JobStatus } from "./schemas.ts";
@@ -12,20 +12,17 @@ const LIMITS_TEXT =
 const pdfContent = { "application/pdf": { schema: z.string().openapi({ type: "string", format: "binary" }) } };
 const header = (description: string) => ({ schema: { type: "string" as const }, description });
 
-const COMPILE_ERRORS = [...AUTHED_ERRORS, 409, 413, 415, 422, 503] as const;
+const route = routeGroup({ tags: ["Compile"], errors: AUTHED_ERRORS });
+/** What a compile request can answer besides the group's errors. */
+const COMPILE_ERRORS = [409, 413, 415, 422, 503] as const;
 
-export const compileSyncRoute = createRoute({
-  method: "post",
-  path: "/v1/compile/sync",
-  tags: ["Compile"],
-  summary: "Compile LaTeX to PDF and answer the PDF",
+export const compileSyncRoute = route("post", "/v1/compile/sync", "Compile LaTeX to PDF and answer the PDF", {
   description:
     "Answers the PDF bytes. A repeat of the same request (same engine, source, files, `mainPath`, `draft` and `shellEscape`) within the cache lifetime is served from the account's result cache (`X-Cache: HIT`, `X-Compile-Duration-Ms: 0`) without compiling. " +
     "A LaTeX failure is 422 `compile_error` with `line`, `file`, `errors` and the tail of the `log`; `compile_timeout` when `timeoutMs` ran out. 503 `compiler_busy`/`service_unavailable` with `Retry-After` when no compiler is free. " +
     "The compiler keeps the account's recently compiled preambles (everything before `\\begin{document}` and the files it reads) precompiled: the next compile of a document with the same preamble skips it (`X-Compile-Preamble: hit`); the PDF is the same either way. " +
     `Accepts \`Idempotency-Key\`. ${LIMITS_TEXT}`,
-  middleware: [idempotency()] as const,
-  request: { body: jsonBody(CompileRequest) },
+  middleware: [idempotency()] as const, request: { body: jsonBody(CompileRequest) },
   responses: {
     200: {
       description: "The PDF",
@@ -39,54 +36,28 @@ export const compileSyncRoute = createRoute({
         ETag: header("Content hash of the request (the cache key)."),
       },
     },
-    ...errorResponses(...COMPILE_ERRORS),
   },
+  errors: COMPILE_ERRORS,
 });
 
-export const compileAsyncRoute = createRoute({
-  method: "post",
-  path: "/v1/compile/async",
-  tags: ["Compile"],
-  summary: "Queue a compile job",
+export const compileAsyncRoute = route("post", "/v1/compile/async", "Queue a compile job", {
   description:
     "Answers 202 with the job (`Location` = its `statusUrl`). Poll `GET /v1/compile/jobs/{id}` until `succeeded` or `failed`, then download `pdfUrl`. " +
     "With `callbackUrl` (public https), the final job record is POSTed there as `{type: \"compile.job.succeeded\"|\"compile.job.failed\", timestamp, data}`, signed like webhooks (Standard Webhooks) with the `callbackSecret` returned here once, retried on failure. " +
     `Accepts \`Idempotency-Key\`. ${LIMITS_TEXT}`,
-  middleware: [idempotency()] as const,
-  request: { body: jsonBody(AsyncCompileRequest) },
-  responses: {
-    202: { ...jsonResponse(CreatedCompileJob, "The queued job"), headers: { Location: header("The job's status URL.") } },
-    ...errorResponses(...AUTHED_ERRORS, 409, 413, 415, 422, 503),
-  },
+  middleware: [idempotency()] as const, request: { body: jsonBody(AsyncCompileRequest) },
+  responses: { 202: { ...jsonResponse(CreatedCompileJob, "The queued job"), headers: { Location: header("The job's status URL.") } } }, errors: COMPILE_ERRORS,
 });
 
-export const getJobRoute = createRoute({
-  method: "get",
-  path: "/v1/compile/jobs/{id}",
-  tags: ["Compile"],
-  summary: "A compile job's status and outcome",
-  request: { params: JobIdParam },
-  responses: { 200: jsonResponse(CompileJob, "The job"), ...errorResponses(...AUTHED_ERRORS, 404) },
-});
+export const getJobRoute = route("get", "/v1/compile/jobs/{id}", "A compile job's status and outcome", { request: { params: JobIdParam }, responses: { 200: jsonResponse(CompileJob, "The job") }, errors: [404] });
 
-export const getJobPdfRoute = createRoute({
-  method: "get",
-  path: "/v1/compile/jobs/{id}/pdf",
-  tags: ["Compile"],
-  summary: "Download a compile job's PDF",
+export const getJobPdfRoute = route("get", "/v1/compile/jobs/{id}/pdf", "Download a compile job's PDF", {
   description: "404 `pdf_not_ready` until the job has succeeded; 409 `job_failed` for a failed job (its `error` is in the job record).",
   request: { params: JobIdParam },
-  responses: {
-    200: { description: "The PDF", content: pdfContent, headers: { "Content-Disposition": header("`attachment; filename=\"<id>.pdf\"`") } },
-    ...errorResponses(...AUTHED_ERRORS, 404, 409),
-  },
+  responses: { 200: { description: "The PDF", content: pdfContent, headers: { "Content-Disposition": header("`attachment; filename=\"<id>.pdf\"`") } } }, errors: [404, 409],
 });
 
-export const listJobsRoute = createRoute({
-  method: "get",
-  path: "/v1/compile/jobs",
-  tags: ["Compile"],
-  summary: "List the account's compile jobs, newest first",
+export const listJobsRoute = route("get", "/v1/compile/jobs", "List the account's compile jobs, newest first", {
   request: { query: PaginationQuery.extend({ status: JobStatus.optional().openapi({ description: "Only jobs in this status." }) }) },
-  responses: { 200: jsonResponse(pageOf(CompileJob, "CompileJobPage"), "A page of jobs"), ...errorResponses(...AUTHED_ERRORS) },
+  responses: { 200: jsonResponse(pageOf(CompileJob, "CompileJobPage"), "A page of jobs") },
 });

@@ -1,4 +1,4 @@
-import { OpenAPIHono, z } from "@hono/zod-openapi";
+import { createRoute, OpenAPIHono, type RouteConfig, z } from "@hono/zod-openapi";
 import type { ZodError } from "zod";
 import { errors, type ValidationIssue } from "./errors.ts";
 import type { AppEnv } from "./types.ts";
@@ -31,11 +31,14 @@ const STATUS_TEXT: Record<number, string> = {
 
 export type ErrorStatus = 400 | 401 | 403 | 404 | 405 | 409 | 413 | 415 | 422 | 429 | 500 | 503;
 
-/** Error responses for a route definition, all with the one error body. */
-export function errorResponses(...statuses: ErrorStatus[]) {
-  const out: Record<number, { description: string; content: { "application/json": { schema: typeof ErrorSchema } } }> = {};
+/** One error status's response: the one error body. */
+type ErrorResponse = { description: string; content: { "application/json": { schema: typeof ErrorSchema } } };
+
+/** Error responses for a route definition, all with the one error body (keyed by exactly the given statuses, so a handler's own responses stay typed). */
+export function errorResponses<const S extends ErrorStatus>(...statuses: S[]) {
+  const out: Partial<Record<ErrorStatus, ErrorResponse>> = {};
   for (const s of statuses) out[s] = { description: STATUS_TEXT[s]!, content: { "application/json": { schema: ErrorSchema } } };
-  return out;
+  return out as { [K in S]: ErrorResponse };
 }
 
 /** The errors any authenticated route can answer. */
@@ -52,6 +55,24 @@ export function jsonBody<T extends z.ZodTypeAny>(schema: T, description?: string
 
 export function jsonResponse<T extends z.ZodTypeAny>(schema: T, description: string) {
   return { description, content: { "application/json": { schema } } };
+}
+
+/** What a route declares beyond its group's: the request parts, its own responses, and the error statuses it adds. */
+export type RouteSpec = Pick<RouteConfig, "description" | "middleware" | "request" | "responses"> & { errors?: readonly ErrorStatus[] };
+
+type SpecErrors<S extends RouteSpec> = S extends { errors: readonly (infer E extends ErrorStatus)[] } ? E : never;
+
+/**
+ * Route declarations for one group of routes (a resource): each route names its method, path, summary and
+ * what it adds; the group's tags, security and error statuses are filled in, so that they are written once.
+ */
+export function routeGroup<const G extends { tags: string[]; errors: readonly ErrorStatus[]; security?: RouteConfig["security"] }>(group: G) {
+  const { tags, errors: groupErrors, ...shared } = group;
+  return <const M extends RouteConfig["method"], const P extends string, const S extends RouteSpec>(method: M, path: P, summary: string, spec: S) => {
+    const { errors = [], responses, ...rest } = spec;
+    const failures = errorResponses<G["errors"][number] | SpecErrors<S>>(...groupErrors, ...errors);
+    return createRoute({ method, path, tags, summary, ...shared, ...rest, responses: { ...responses, ...failures } });
+  };
 }
 
 export function zodIssues(error: ZodError): ValidationIssue[] {

@@ -2,13 +2,6 @@ import type { TestProject } from "vitest/node";
 import { startAll } from "../support/setup-scope.ts";
 import { startDev } from "./harness.ts";
 
-declare module "vitest" {
-  export interface ProvidedContext {
-    baseUrl: string;
-    persistTo: string;
-  }
-}
-
 // One `npm run dev` for the whole end-to-end suite (starting it takes seconds).
 export default function setup(project: TestProject) {
   return startAll(async (onClose) => {

@@ -5,6 +5,7 @@ import { mkdtempSync, readFileSync, rmSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join, resolve } from "node:path";
 import { afterAll, describe, expect, it } from "vitest";
+import { exists } from "../../scripts/process-groups.ts";
 
 const ROOT = resolve(import.meta.dirname, "../..");
 const FIX = "test/runner/fixtures";
@@ -25,15 +26,6 @@ function runTests(suites: string, env: NodeJS.ProcessEnv = {}): Promise<{ out: s
   child.stdout.on("data", (d) => (out += d));
   child.stderr.on("data", (d) => (out += d));
   return new Promise((res) => child.on("close", (code) => res({ out, code, ms: Date.now() - started })));
-}
-
-function alive(pid: number): boolean {
-  try {
-    process.kill(pid, 0);
-    return true;
-  } catch {
-    return false;
-  }
 }
 
 const lines = (out: string) => out.trimEnd().split("\n");
@@ -64,7 +56,7 @@ describe.concurrent("npm test's runner", () => {
     // process the hung test started in a process group of its own
     expect(r.out).toMatch(/\[test\] hang: 1 passed, 0 failed, then killed \(\d+ s\)/);
     const grandchild = Number(readFileSync(pidFile, "utf8"));
-    expect(alive(grandchild)).toBe(false);
+    expect(exists(grandchild)).toBe(false);
 
     expect(r.ms).toBeLessThan(60_000); // does not hang: three vitest start-ups, one watchdog period
   });

@@ -2,12 +2,6 @@ import { fileURLToPath } from "node:url";
 import type { TestProject } from "vitest/node";
 import { startFakeGraph } from "./fake-graph.ts";
 
-declare module "vitest" {
-  export interface ProvidedContext {
-    graphUrl: string;
-  }
-}
-
 /** Meta's OpenAPI description of the Cloud API, vendored with its source and licence (test/reference/README.md). */
 export const REFERENCE = fileURLToPath(new URL("../reference/whatsapp-cloud-api-v23.openapi.yaml", import.meta.url));
 

@@ -4,13 +4,6 @@ import { startAll } from "./setup-scope.ts";
 
 // vitest globalSetup: one webhook receiver for the whole Workers test run; tests reach it on
 // 127.0.0.1 through inject("receiverUrl").
-declare module "vitest" {
-  export interface ProvidedContext {
-    receiverUrl: string;
-    deadUrl: string;
-  }
-}
-
 export default function setup(project: TestProject) {
   return startAll(async (onClose) => {
     const receiver = await startReceiver();

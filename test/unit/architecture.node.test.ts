@@ -97,6 +97,16 @@ describe("architecture: one template per resource", () => {
     const mounted = sourceFiles(SRC).filter((f) => readFileSync(f, "utf8").includes("export function mount"));
     expect(mounted.map((f) => relative(ROOT, f))).toEqual([]);
   });
+
+  it("every routes.ts declares its routes through one routeGroup (so no route forgets its group's tags or errors)", () => {
+    const off = resourceFolders(SRC)
+      .map((d) => join(d, "routes.ts"))
+      .filter((f) => {
+        const text = readFileSync(f, "utf8");
+        return text.includes("createRoute") || text.split("routeGroup(").length !== 2;
+      });
+    expect(off.map((f) => relative(ROOT, f))).toEqual([]);
+  });
 });
 
 /** Lines of a source file that reach the `messages` table: SQL text, or the drizzle table imported from the schema. */

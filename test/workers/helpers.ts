@@ -1,4 +1,5 @@
 import { env, exports } from "cloudflare:workers";
+import { expect } from "vitest";
 import { getDb } from "../../src/db/client.ts";
 import { accounts, apiKeys } from "../../src/db/schema/index.ts";
 import { generateApiKey, hashApiKey } from "../../src/platform/api-keys.ts";
@@ -43,6 +44,20 @@ export function api(path: string, init: RequestInit & { key?: string; json?: unk
     body = JSON.stringify(init.json);
   }
   return (exports as unknown as { default: Fetcher }).default.fetch(new Request(`http://api.test${path}`, { ...init, headers, body }));
+}
+
+/**
+ * Sends a request with an `Idempotency-Key` twice: the first answer must have `status`, the second
+ * must be its replay (same status, `Idempotent-Replayed: true`). Both bodies, parsed.
+ */
+export async function sentTwice<T>(send: () => Promise<Response>, status: number): Promise<{ first: T; replay: T }> {
+  const first = await send();
+  expect(first.status).toBe(status);
+  const firstBody = (await first.json()) as T;
+  const replay = await send();
+  expect(replay.status).toBe(status);
+  expect(replay.headers.get("Idempotent-Replayed")).toBe("true");
+  return { first: firstBody, replay: (await replay.json()) as T };
 }
 
 export async function errorOf(res: Response): Promise<{ code: string; message: string; [k: string]: unknown }> {

@@ -1,17 +1,12 @@
 import { describe, expect, it } from "vitest";
-import { api, createKey, errorOf } from "./helpers.ts";
+import { api, createKey, errorOf, sentTwice } from "./helpers.ts";
 
 describe("Idempotency-Key", () => {
   it("same key and body replays the first response; nothing is created twice", async () => {
     const k = await createKey();
     const send = () => api("/api/keys", { method: "POST", key: k.key, json: { name: "once" }, headers: { "Idempotency-Key": "abc-1" } });
-    const first = await send();
-    expect(first.status).toBe(201);
-    const firstBody = await first.json();
-    const second = await send();
-    expect(second.status).toBe(201);
-    expect(second.headers.get("Idempotent-Replayed")).toBe("true");
-    expect(await second.json()).toEqual(firstBody);
+    const { first, replay } = await sentTwice(send, 201);
+    expect(replay).toEqual(first);
     const list = (await (await api("/api/keys", { key: k.key })).json()) as { data: unknown[] };
     expect(list.data).toHaveLength(2); // the test key + one created
   });

@@ -1,4 +1,5 @@
 import { index, integer, primaryKey, sqliteTable, text } from "drizzle-orm/sqlite-core";
+import { accountId, accountListIndex, contactCard, counter, jsonText, sessionRow, timestamps } from "./columns.ts";
 
 /**
  * Campaigns. Delivery stats are not stored: they are counted from the campaign's messages
@@ -7,9 +8,7 @@ import { index, integer, primaryKey, sqliteTable, text } from "drizzle-orm/sqlit
 export const campaigns = sqliteTable(
   "campaigns",
   {
-    id: text("id").primaryKey(),
-    accountId: text("account_id").notNull(),
-    sessionId: text("session_id").notNull(),
+    ...sessionRow(),
     name: text("name").notNull(),
     status: text("status", { enum: ["draft", "scheduled", "running", "paused", "completed", "cancelled"] }).notNull(),
     /** Why the campaign is paused (e.g. the session left WORKING); null otherwise. */
@@ -22,8 +21,8 @@ export const campaigns = sqliteTable(
     /** JSON {perMinute, jitterPct} or null (the session's own rate). */
     pacing: text("pacing"),
     /** Recipients resolved at start, and how many of them were skipped (opted out, duplicate, cancelled). */
-    total: integer("total").notNull().default(0),
-    skipped: integer("skipped").notNull().default(0),
+    total: counter("total"),
+    skipped: counter("skipped"),
     /** Guards the one resolution of the audience (written by the start that won). */
     startToken: text("start_token"),
     /** Last time recipient jobs were put on SEND_QUEUE (the cron re-kicks stalled campaigns). */
@@ -32,11 +31,10 @@ export const campaigns = sqliteTable(
     startedAt: integer("started_at"),
     completedAt: integer("completed_at"),
     cancelledAt: integer("cancelled_at"),
-    createdAt: integer("created_at").notNull(),
-    updatedAt: integer("updated_at").notNull(),
+    ...timestamps(),
   },
   (t) => [
-    index("campaigns_account_idx").on(t.accountId, t.id),
+    accountListIndex("campaigns_account_idx", t),
     index("campaigns_account_status_idx").on(t.accountId, t.status, t.id),
     index("campaigns_status_idx").on(t.status, t.scheduledAt),
     index("campaigns_session_idx").on(t.sessionId, t.status),
@@ -53,13 +51,11 @@ export const campaignRecipients = sqliteTable(
   {
     campaignId: text("campaign_id").notNull(),
     seq: integer("seq").notNull(),
-    accountId: text("account_id").notNull(),
+    accountId: accountId(),
     contactId: text("contact_id").notNull(),
-    /** E.164 with "+" (a snapshot taken at start, like name, email and attributes). */
-    phone: text("phone").notNull(),
-    name: text("name"),
-    email: text("email"),
-    attributes: text("attributes").notNull().default("{}"),
+    /** A snapshot of the contact taken at start. */
+    ...contactCard(),
+    attributes: jsonText("attributes", "{}"),
     status: text("status", { enum: ["pending", "queued", "skipped"] }).notNull(),
     /** Why skipped: opted_out, duplicate, cancelled. */
     reason: text("reason"),

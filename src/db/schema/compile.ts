@@ -1,4 +1,5 @@
 import { index, integer, sqliteTable, text } from "drizzle-orm/sqlite-core";
+import { accountListIndex, accountRow, counter, createdAt } from "./columns.ts";
 
 /**
  * Async compile jobs. The input lives in R2 (`jobs/<accountId>/<id>.input.json`, it can be 10 MiB),
@@ -9,17 +10,16 @@ import { index, integer, sqliteTable, text } from "drizzle-orm/sqlite-core";
 export const compileJobs = sqliteTable(
   "compile_jobs",
   {
-    id: text("id").primaryKey(),
-    accountId: text("account_id").notNull(),
+    ...accountRow(),
     status: text("status", { enum: ["queued", "running", "succeeded", "failed"] }).notNull(),
     engine: text("engine", { enum: ["pdflatex", "xelatex", "lualatex"] }).notNull(),
     /** Compile attempts claimed so far; the claim increments it and fences later writes. */
-    attempt: integer("attempt").notNull().default(0),
+    attempt: counter("attempt"),
     /** While running: after this instant another consumer may take the job over. */
     leaseExpiresAt: integer("lease_expires_at"),
     /** The cron re-sends the queue message of a queued (or lease-expired) job not picked up by then. */
     requeueAt: integer("requeue_at").notNull(),
-    createdAt: integer("created_at").notNull(),
+    createdAt: createdAt(),
     startedAt: integer("started_at"),
     completedAt: integer("completed_at"),
     durationMs: integer("duration_ms"),
@@ -31,7 +31,7 @@ export const compileJobs = sqliteTable(
     /** Signs the callback; returned once in the 202. */
     callbackSecret: text("callback_secret"),
     callbackStatus: text("callback_status", { enum: ["pending", "delivered", "failed"] }),
-    callbackAttempts: integer("callback_attempts").notNull().default(0),
+    callbackAttempts: counter("callback_attempts"),
   },
-  (t) => [index("compile_jobs_account_idx").on(t.accountId, t.id), index("compile_jobs_requeue_idx").on(t.status, t.requeueAt)],
+  (t) => [accountListIndex("compile_jobs_account_idx", t), index("compile_jobs_requeue_idx").on(t.status, t.requeueAt)],
 );

@@ -1,4 +1,5 @@
 import { index, integer, primaryKey, sqliteTable, text, uniqueIndex } from "drizzle-orm/sqlite-core";
+import { accountId, accountListIndex, accountRow, chatId, contactCard, counter, createdAt, jsonText, sessionId, sessionRow, timestamps } from "./columns.ts";
 
 /**
  * Messaging sessions: the queryable mirror of each Session Durable Object. Network credentials live
@@ -7,8 +8,7 @@ import { index, integer, primaryKey, sqliteTable, text, uniqueIndex } from "driz
 export const messagingSessions = sqliteTable(
   "messaging_sessions",
   {
-    id: text("id").primaryKey(),
-    accountId: text("account_id").notNull(),
+    ...accountRow(),
     name: text("name").notNull(),
     network: text("network", { enum: ["sandbox", "whatsapp"] }).notNull(),
     status: text("status", { enum: ["STARTING", "WORKING", "FAILED", "STOPPED"] }).notNull(),
@@ -18,10 +18,9 @@ export const messagingSessions = sqliteTable(
     credentialsSet: integer("credentials_set", { mode: "boolean" }).notNull().default(false),
     /** Bulk pacing (messages per minute); null = unpaced. */
     sendRatePerMinute: integer("send_rate_per_minute"),
-    createdAt: integer("created_at").notNull(),
-    updatedAt: integer("updated_at").notNull(),
+    ...timestamps(),
   },
-  (t) => [index("msg_sessions_account_idx").on(t.accountId, t.id), index("msg_sessions_phone_idx").on(t.accountId, t.phoneNumber)],
+  (t) => [accountListIndex("msg_sessions_account_idx", t), index("msg_sessions_phone_idx").on(t.accountId, t.phoneNumber)],
 );
 
 /** Message types, in both directions (messaging/message-types.ts gives their meaning). */
@@ -30,11 +29,8 @@ export const MESSAGE_TYPES = ["text", "template", "image", "video", "audio", "do
 export const messages = sqliteTable(
   "messages",
   {
-    id: text("id").primaryKey(),
-    accountId: text("account_id").notNull(),
-    sessionId: text("session_id").notNull(),
-    /** `<digits>@c.us` */
-    chatId: text("chat_id").notNull(),
+    ...sessionRow(),
+    chatId: chatId(),
     direction: text("direction", { enum: ["inbound", "outbound"] }).notNull(),
     type: text("type", { enum: MESSAGE_TYPES }).notNull(),
     text: text("text"),
@@ -55,7 +51,7 @@ export const messages = sqliteTable(
     batchId: text("batch_id"),
     /** Set by campaigns. */
     campaignId: text("campaign_id"),
-    createdAt: integer("created_at").notNull(),
+    createdAt: createdAt(),
     sentAt: integer("sent_at"),
     deliveredAt: integer("delivered_at"),
     readAt: integer("read_at"),
@@ -73,33 +69,26 @@ export const messages = sqliteTable(
 export const messageBatches = sqliteTable(
   "message_batches",
   {
-    id: text("id").primaryKey(),
-    accountId: text("account_id").notNull(),
-    sessionId: text("session_id").notNull(),
+    ...sessionRow(),
     total: integer("total").notNull(),
-    createdAt: integer("created_at").notNull(),
+    createdAt: createdAt(),
   },
-  (t) => [index("message_batches_account_idx").on(t.accountId, t.id)],
+  (t) => [accountListIndex("message_batches_account_idx", t)],
 );
 
 export const contacts = sqliteTable(
   "contacts",
   {
-    id: text("id").primaryKey(),
-    accountId: text("account_id").notNull(),
-    /** E.164 with "+" */
-    phone: text("phone").notNull(),
-    name: text("name"),
-    email: text("email"),
+    ...accountRow(),
+    ...contactCard(),
     /** JSON array of strings */
-    tags: text("tags").notNull().default("[]"),
+    tags: jsonText("tags", "[]"),
     /** JSON object */
-    attributes: text("attributes").notNull().default("{}"),
+    attributes: jsonText("attributes", "{}"),
     optedOut: integer("opted_out", { mode: "boolean" }).notNull().default(false),
-    createdAt: integer("created_at").notNull(),
-    updatedAt: integer("updated_at").notNull(),
+    ...timestamps(),
   },
-  (t) => [uniqueIndex("contacts_account_phone_idx").on(t.accountId, t.phone), index("contacts_account_idx").on(t.accountId, t.id)],
+  (t) => [uniqueIndex("contacts_account_phone_idx").on(t.accountId, t.phone), accountListIndex("contacts_account_idx", t)],
 );
 
 /**
@@ -110,17 +99,16 @@ export const contacts = sqliteTable(
 export const chats = sqliteTable(
   "chats",
   {
-    accountId: text("account_id").notNull(),
-    sessionId: text("session_id").notNull(),
-    /** `<digits>@c.us` */
-    chatId: text("chat_id").notNull(),
+    accountId: accountId(),
+    sessionId: sessionId(),
+    chatId: chatId(),
     lastMessageId: text("last_message_id").notNull(),
     lastMessageAt: integer("last_message_at").notNull(),
     /** The customer's last message: opens the 24-hour customer-service window. */
     lastInboundId: text("last_inbound_id"),
     lastInboundAt: integer("last_inbound_at"),
     /** Inbound messages since the chat was last marked read. */
-    unreadCount: integer("unread_count").notNull().default(0),
+    unreadCount: counter("unread_count"),
     /** The oldest of them (bounds the range marked read). */
     firstUnreadId: text("first_unread_id"),
     readAt: integer("read_at"),

@@ -1,4 +1,5 @@
 import { index, integer, primaryKey, sqliteTable, text } from "drizzle-orm/sqlite-core";
+import { accountId, createdAt } from "./columns.ts";
 
 export const accounts = sqliteTable("accounts", {
   id: text("id").primaryKey(),
@@ -6,20 +7,20 @@ export const accounts = sqliteTable("accounts", {
   plan: text("plan", { enum: ["free", "pro", "enterprise"] }).notNull(),
   /** Requests per minute for enterprise accounts; null for the fixed plans. */
   rateLimitPerMinute: integer("rate_limit_per_minute"),
-  createdAt: integer("created_at").notNull(),
+  createdAt: createdAt(),
 });
 
 export const apiKeys = sqliteTable(
   "api_keys",
   {
     id: text("id").primaryKey(),
-    accountId: text("account_id").notNull().references(() => accounts.id),
+    accountId: accountId().references(() => accounts.id),
     name: text("name").notNull(),
     /** The first characters of the key, safe to show in listings. */
     prefix: text("prefix").notNull(),
     /** SHA-256 of the whole key, hex. Keys have 192 random bits, so a fast hash is enough. */
     hash: text("hash").notNull().unique(),
-    createdAt: integer("created_at").notNull(),
+    createdAt: createdAt(),
     revokedAt: integer("revoked_at"),
   },
   (t) => [index("api_keys_account_idx").on(t.accountId)],
@@ -28,7 +29,7 @@ export const apiKeys = sqliteTable(
 export const idempotencyKeys = sqliteTable(
   "idempotency_keys",
   {
-    accountId: text("account_id").notNull(),
+    accountId: accountId(),
     key: text("key").notNull(),
     /** SHA-256 of method, path and body: the same key with another request is refused. */
     requestHash: text("request_hash").notNull(),
@@ -38,7 +39,7 @@ export const idempotencyKeys = sqliteTable(
     /** Base64 body when small; otherwise the body lives in R2 under `responseR2Key`. */
     responseBody: text("response_body"),
     responseR2Key: text("response_r2_key"),
-    createdAt: integer("created_at").notNull(),
+    createdAt: createdAt(),
     expiresAt: integer("expires_at").notNull(),
   },
   (t) => [primaryKey({ columns: [t.accountId, t.key] }), index("idempotency_expires_idx").on(t.expiresAt)],
@@ -51,5 +52,5 @@ export const deadLetters = sqliteTable("dead_letters", {
   queue: text("queue"),
   body: text("body").notNull(),
   attempts: integer("attempts").notNull(),
-  createdAt: integer("created_at").notNull(),
+  createdAt: createdAt(),
 });

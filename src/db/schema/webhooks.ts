@@ -1,4 +1,5 @@
 import { index, integer, sqliteTable, text, uniqueIndex } from "drizzle-orm/sqlite-core";
+import { accountId, accountRow, counter, createdAt, timestamps } from "./columns.ts";
 
 /**
  * Every published event, written before the request that caused it answers (src/events/emit.ts).
@@ -8,17 +9,16 @@ import { index, integer, sqliteTable, text, uniqueIndex } from "drizzle-orm/sqli
 export const events = sqliteTable(
   "events",
   {
-    id: text("id").primaryKey(),
-    accountId: text("account_id").notNull(),
+    ...accountRow(),
     type: text("type").notNull(),
     sessionId: text("session_id"),
     /** The exact delivery body `{type, timestamp, data}` as JSON: signed and sent byte for byte. */
     payload: text("payload").notNull(),
-    createdAt: integer("created_at").notNull(),
+    createdAt: createdAt(),
     /** Set once the consumer has created a delivery for every matching webhook. */
     fannedOutAt: integer("fanned_out_at"),
     /** How often the cron had to put this event back on the queue (bounded, against poison events). */
-    requeues: integer("requeues").notNull().default(0),
+    requeues: counter("requeues"),
   },
   (t) => [index("events_pending_idx").on(t.fannedOutAt, t.createdAt), index("events_account_idx").on(t.accountId, t.createdAt)],
 );
@@ -26,8 +26,7 @@ export const events = sqliteTable(
 export const webhooks = sqliteTable(
   "webhooks",
   {
-    id: text("id").primaryKey(),
-    accountId: text("account_id").notNull(),
+    ...accountRow(),
     url: text("url").notNull(),
     description: text("description"),
     /** JSON array of event types, or `["*"]`. */
@@ -44,8 +43,7 @@ export const webhooks = sqliteTable(
     previousSecretExpiresAt: integer("previous_secret_expires_at"),
     /** Start of the current run of failed attempts; null after any success. */
     failingSince: integer("failing_since"),
-    createdAt: integer("created_at").notNull(),
-    updatedAt: integer("updated_at").notNull(),
+    ...timestamps(),
   },
   (t) => [index("webhooks_account_idx").on(t.accountId, t.enabled)],
 );
@@ -53,14 +51,13 @@ export const webhooks = sqliteTable(
 export const webhookDeliveries = sqliteTable(
   "webhook_deliveries",
   {
-    id: text("id").primaryKey(),
-    accountId: text("account_id").notNull(),
+    ...accountRow(),
     webhookId: text("webhook_id").notNull(),
     eventId: text("event_id").notNull(),
     eventType: text("event_type").notNull(),
     status: text("status", { enum: ["pending", "succeeded", "failed"] }).notNull(),
     /** Attempts made so far. */
-    attempts: integer("attempts").notNull().default(0),
+    attempts: counter("attempts"),
     /** When the next attempt is due (pending only). */
     nextAttemptAt: integer("next_attempt_at"),
     /** When a queue message was sent for the current `nextAttemptAt`; null = the cron must enqueue it. */
@@ -69,8 +66,7 @@ export const webhookDeliveries = sqliteTable(
     leaseUntil: integer("lease_until"),
     lastStatusCode: integer("last_status_code"),
     lastError: text("last_error"),
-    createdAt: integer("created_at").notNull(),
-    updatedAt: integer("updated_at").notNull(),
+    ...timestamps(),
   },
   (t) => [
     uniqueIndex("deliveries_event_webhook_uq").on(t.eventId, t.webhookId),
@@ -84,7 +80,7 @@ export const webhookAttempts = sqliteTable(
   {
     id: text("id").primaryKey(),
     deliveryId: text("delivery_id").notNull(),
-    accountId: text("account_id").notNull(),
+    accountId: accountId(),
     attempt: integer("attempt").notNull(),
     /** Receiver's HTTP status; null on timeout or network error. */
     statusCode: integer("status_code"),
@@ -94,7 +90,7 @@ export const webhookAttempts = sqliteTable(
     responseBody: text("response_body"),
     /** When the following attempt is scheduled; null if none. */
     nextAttemptAt: integer("next_attempt_at"),
-    createdAt: integer("created_at").notNull(),
+    createdAt: createdAt(),
   },
   (t) => [index("attempts_delivery_idx").on(t.deliveryId, t.attempt)],
 );
@@ -107,11 +103,11 @@ export const streamTickets = sqliteTable(
   "stream_tickets",
   {
     hash: text("hash").primaryKey(),
-    accountId: text("account_id").notNull(),
+    accountId: accountId(),
     /** The API key that asked for it: the stream runs as that key (rate limit, revocation). */
     keyId: text("key_id").notNull(),
     expiresAt: integer("expires_at").notNull(),
-    createdAt: integer("created_at").notNull(),
+    createdAt: createdAt(),
   },
   (t) => [index("stream_tickets_expiry_idx").on(t.expiresAt)],
 );

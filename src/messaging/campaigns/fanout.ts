@@ -1,5 +1,5 @@
 import { newId } from "../../platform/ids.ts";
-import { enqueueSendJobs, type SendJob } from "../queue/send-queue.ts";
+import { enqueueSendJobs, type JobOf } from "../queue/send-queue.ts";
 import { sessionStub } from "../sessions/service.ts";
 import type { StoredMedia } from "../messages/mapper.ts";
 import { pacingOf, type CampaignRow } from "./mapper.ts";
@@ -12,13 +12,8 @@ export const JOB_SIZE = 100;
 /** Message ids of a job: a time-ordered base plus the recipient's seq in this many digits. */
 const SEQ_DIGITS = 7;
 
-export interface CampaignJob extends SendJob {
-  kind: "campaign";
-  accountId: string;
-  campaignId: string;
-  from: number;
-  to: number;
-}
+/** Recipients `from` .. `to` (seqs, inclusive) of one campaign. */
+export type CampaignJob = JobOf<"campaign", { accountId: string; campaignId: string; from: number; to: number }>;
 
 /** Puts jobs for the given blocks of JOB_SIZE recipients (block b = seqs b*100+1 .. b*100+100). */
 export async function enqueueBlocks(env: Env, c: Pick<CampaignRow, "id" | "accountId">, blocks: number[]): Promise<void> {

@@ -1,59 +1,32 @@
-import { createRoute } from "@hono/zod-openapi";
 import { idempotency } from "../../platform/idempotency.ts";
-import { AUTHED_ERRORS, errorResponses, jsonBody, jsonResponse } from "../../platform/openapi.ts";
+import { AUTHED_ERRORS, jsonBody, jsonResponse, routeGroup } from "../../platform/openapi.ts";
 import { pageOf } from "../../platform/pagination.ts";
 import { Campaign, CampaignIdParam, CampaignListQuery, CreateCampaignBody, Recipient, RecipientListQuery, UpdateCampaignBody } from "./schemas.ts";
 
-const tags = ["Campaigns"];
+const route = routeGroup({ tags: ["Campaigns"], errors: AUTHED_ERRORS });
 
-export const createCampaignRoute = createRoute({
-  method: "post",
-  path: "/api/campaigns",
-  tags,
-  summary: "Create a campaign (in draft)",
+export const createCampaignRoute = route("post", "/api/campaigns", "Create a campaign (in draft)", {
   description: "Unknown `{{variables}}` in the text are a 400 naming the variable. Start it with `POST /api/campaigns/{id}/start`.",
-  middleware: [idempotency()] as const,
-  request: { body: jsonBody(CreateCampaignBody) },
-  responses: { 201: jsonResponse(Campaign, "The campaign, in draft"), ...errorResponses(...AUTHED_ERRORS, 413, 415, 422) },
+  middleware: [idempotency()] as const, request: { body: jsonBody(CreateCampaignBody) },
+  responses: { 201: jsonResponse(Campaign, "The campaign, in draft") }, errors: [413, 415, 422],
 });
 
-export const listCampaignsRoute = createRoute({
-  method: "get",
-  path: "/api/campaigns",
-  tags,
-  summary: "List campaigns, newest first; filter by status",
-  request: { query: CampaignListQuery },
-  responses: { 200: jsonResponse(pageOf(Campaign, "CampaignPage"), "A page of campaigns"), ...errorResponses(...AUTHED_ERRORS) },
+export const listCampaignsRoute = route("get", "/api/campaigns", "List campaigns, newest first; filter by status", {
+  request: { query: CampaignListQuery }, responses: { 200: jsonResponse(pageOf(Campaign, "CampaignPage"), "A page of campaigns") },
 });
 
-export const getCampaignRoute = createRoute({
-  method: "get",
-  path: "/api/campaigns/{id}",
-  tags,
-  summary: "Get a campaign with live stats and timing",
-  request: { params: CampaignIdParam },
-  responses: { 200: jsonResponse(Campaign, "The campaign"), ...errorResponses(...AUTHED_ERRORS, 404) },
+export const getCampaignRoute = route("get", "/api/campaigns/{id}", "Get a campaign with live stats and timing", {
+  request: { params: CampaignIdParam }, responses: { 200: jsonResponse(Campaign, "The campaign") }, errors: [404],
 });
 
-export const updateCampaignRoute = createRoute({
-  method: "put",
-  path: "/api/campaigns/{id}",
-  tags,
-  summary: "Change a draft campaign (the given fields)",
+export const updateCampaignRoute = route("put", "/api/campaigns/{id}", "Change a draft campaign (the given fields)", {
   request: { params: CampaignIdParam, body: jsonBody(UpdateCampaignBody) },
-  responses: { 200: jsonResponse(Campaign, "The updated campaign"), ...errorResponses(...AUTHED_ERRORS, 404, 409, 413, 415) },
+  responses: { 200: jsonResponse(Campaign, "The updated campaign") }, errors: [404, 409, 413, 415],
 });
 
+/** A state change: POST /api/campaigns/{id}/<name>, answering the campaign. */
 const action = (name: "start" | "pause" | "resume" | "cancel", summary: string, description: string) =>
-  createRoute({
-    method: "post",
-    path: `/api/campaigns/{id}/${name}`,
-    tags,
-    summary,
-    description,
-    request: { params: CampaignIdParam },
-    responses: { 200: jsonResponse(Campaign, "The campaign"), ...errorResponses(...AUTHED_ERRORS, 404, 409) },
-  });
+  route("post", `/api/campaigns/{id}/${name}`, summary, { description, request: { params: CampaignIdParam }, responses: { 200: jsonResponse(Campaign, "The campaign") }, errors: [404, 409] });
 
 export const startCampaignRoute = action(
   "start",
@@ -64,11 +37,7 @@ export const pauseCampaignRoute = action("pause", "Pause a running campaign", "N
 export const resumeCampaignRoute = action("resume", "Resume a paused campaign", "Continues where it stopped; 409 `session_not_working` while the session is not WORKING.");
 export const cancelCampaignRoute = action("cancel", "Cancel a campaign", "From any state before completed; recipients not yet sent become `skipped: cancelled`.");
 
-export const listRecipientsRoute = createRoute({
-  method: "get",
-  path: "/api/campaigns/{id}/recipients",
-  tags,
-  summary: "The campaign's recipients in send order, with status and failure reason",
+export const listRecipientsRoute = route("get", "/api/campaigns/{id}/recipients", "The campaign's recipients in send order, with status and failure reason", {
   request: { params: CampaignIdParam, query: RecipientListQuery },
-  responses: { 200: jsonResponse(pageOf(Recipient, "CampaignRecipientPage"), "A page of recipients"), ...errorResponses(...AUTHED_ERRORS, 404) },
+  responses: { 200: jsonResponse(pageOf(Recipient, "CampaignRecipientPage"), "A page of recipients") }, errors: [404],
 });

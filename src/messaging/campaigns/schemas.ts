@@ -4,6 +4,7 @@ import { PaginationQuery } from "../../platform/pagination.ts";
 import { MEDIA_TYPES } from "../media/limits.ts";
 import { ContactsToSend, InteractiveSend, Location } from "../messages/content.ts";
 import { MAX_TEXT, TemplateSpec } from "../messages/schemas.ts";
+import { DeliveryCounts, DeliveryTimes, Timestamps } from "../schema-fields.ts";
 import { CAMPAIGN_STATUSES } from "./lifecycle.ts";
 import { parseTemplate, TemplateError } from "./template.ts";
 
@@ -92,12 +93,7 @@ export type UpdateCampaignBody = z.infer<typeof UpdateCampaignBody>;
 
 export const CampaignStats = z
   .object({
-    total: z.number().int(),
-    pending: z.number().int(),
-    sent: z.number().int(),
-    delivered: z.number().int(),
-    read: z.number().int(),
-    failed: z.number().int(),
+    ...DeliveryCounts,
     skipped: z.number().int(),
   })
   .openapi("CampaignStats", { description: "Each recipient is in exactly one state: the states add up to `total`. Delivery and read keep updating after completion." });
@@ -119,8 +115,7 @@ export const Campaign = z
     completedAt: z.string().nullable(),
     cancelledAt: z.string().nullable(),
     etaSeconds: z.number().int().nullable().openapi({ description: "Estimated seconds until every recipient is sent (running campaigns)." }),
-    createdAt: z.string(),
-    updatedAt: z.string(),
+    ...Timestamps,
   })
   .openapi("Campaign");
 export type Campaign = z.infer<typeof Campaign>;
@@ -139,9 +134,7 @@ export const Recipient = z
     reason: z.string().nullable().openapi({ description: "Why skipped (`opted_out`, `duplicate`, `cancelled`) or failed (the message's error code)." }),
     error: z.object({ code: z.string(), message: z.string() }).nullable(),
     messageId: z.string().nullable(),
-    sentAt: z.string().nullable(),
-    deliveredAt: z.string().nullable(),
-    readAt: z.string().nullable(),
+    ...DeliveryTimes,
   })
   .openapi("CampaignRecipient");
 export type Recipient = z.infer<typeof Recipient>;

@@ -2,6 +2,7 @@ import { z } from "@hono/zod-openapi";
 import { boundedJson } from "../../platform/json-bounds.ts";
 import { idParam } from "../../platform/openapi.ts";
 import { PaginationQuery } from "../../platform/pagination.ts";
+import { Timestamps } from "../schema-fields.ts";
 
 const Tags = z.array(z.string().min(1).max(64)).max(50);
 /** Attributes travel in every `contact.created` event: bounded as a whole, not only per value. */
@@ -20,8 +21,7 @@ export const Contact = z
     tags: z.array(z.string()),
     attributes: z.record(z.string(), z.unknown()),
     optedOut: z.boolean().openapi({ description: "Set by an inbound `STOP` (or by you); campaigns skip opted-out contacts." }),
-    createdAt: z.string(),
-    updatedAt: z.string(),
+    ...Timestamps,
   })
   .openapi("Contact");
 export type Contact = z.infer<typeof Contact>;

@@ -7,7 +7,7 @@ import { isFileType } from "../message-types.ts";
 import type { StoredMedia } from "../messages/mapper.ts";
 import { messageById, settlePendingMedia } from "../messages/store.ts";
 import type { NetworkDriver } from "../networks/driver.ts";
-import type { SendJob, SendJobHandler } from "../queue/send-queue.ts";
+import type { JobOf, SendJobHandler } from "../queue/send-queue.ts";
 import { MEDIA_LIMITS } from "./limits.ts";
 
 /**
@@ -20,12 +20,7 @@ import { MEDIA_LIMITS } from "./limits.ts";
 export const MAX_ATTEMPTS = 5;
 const TIMEOUT_MS = 30_000;
 
-export interface MediaJob extends SendJob {
-  kind: "media";
-  sessionId: string;
-  messageId: string;
-  attempt: number;
-}
+export type MediaJob = JobOf<"media", { sessionId: string; messageId: string; attempt: number }>;
 
 /** The outcome of one download attempt. */
 export type FetchOutcome = { ok: true } | { ok: false; reason: string; transient: boolean };

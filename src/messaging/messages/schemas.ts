@@ -3,6 +3,7 @@ import { boundedJson } from "../../platform/json-bounds.ts";
 import { PaginationQuery } from "../../platform/pagination.ts";
 import { ACCEPTED_ADDRESS_FORMS } from "../chat-id.ts";
 import { MEDIA_TYPES } from "../media/limits.ts";
+import { DeliveryCounts, DeliveryTimes } from "../schema-fields.ts";
 import { MESSAGE_STATUSES } from "../status.ts";
 import { ContactsToSend, ContentFields, InteractiveSend, Location, MESSAGE_TYPES, ReactionsField } from "./content.ts";
 
@@ -38,6 +39,14 @@ export const MediaInput = z
   ])
   .openapi("MediaInput");
 export type MediaInput = z.infer<typeof MediaInput>;
+
+/** A media message as a bulk item or a sandbox inbound carries it (next to its `to` or `from`). */
+export const MediaItemFields = {
+  type: z.enum(MEDIA_TYPES),
+  media: MediaInput,
+  caption: z.string().min(1).max(1024).optional(),
+  filename: z.string().min(1).max(255).optional(),
+};
 
 const ContactsSend = ContactsToSend;
 const ReactionSend = z
@@ -86,13 +95,7 @@ export const BulkItem = z.union([
   contentForms.location.extend({ to: To }),
   contentForms.contacts.extend({ to: To }),
   contentForms.interactive.extend({ to: To }),
-  z.strictObject({
-    to: To,
-    type: z.enum(MEDIA_TYPES),
-    media: MediaInput,
-    caption: z.string().min(1).max(1024).optional(),
-    filename: z.string().min(1).max(255).optional(),
-  }),
+  z.strictObject({ to: To, ...MediaItemFields }),
 ]);
 export type BulkItem = z.infer<typeof BulkItem>;
 
@@ -150,9 +153,7 @@ export const Message = z
     batchId: z.string().nullable(),
     campaignId: z.string().nullable(),
     createdAt: z.string(),
-    sentAt: z.string().nullable(),
-    deliveredAt: z.string().nullable(),
-    readAt: z.string().nullable(),
+    ...DeliveryTimes,
   })
   .openapi("Message");
 export type Message = z.infer<typeof Message>;
@@ -161,12 +162,7 @@ export const Batch = z
   .object({
     id: z.string(),
     sessionId: z.string(),
-    total: z.number().int(),
-    pending: z.number().int(),
-    sent: z.number().int(),
-    delivered: z.number().int(),
-    read: z.number().int(),
-    failed: z.number().int(),
+    ...DeliveryCounts,
     done: z.boolean().openapi({ description: "Every message reached `sent`, `delivered`, `read` or `failed`." }),
     createdAt: z.string(),
   })

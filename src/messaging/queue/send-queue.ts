@@ -16,6 +16,9 @@ export interface SendJob {
   [key: string]: unknown;
 }
 
+/** A job of one kind with its own fields. */
+export type JobOf<K extends SendJobKind, Fields> = SendJob & { kind: K } & Fields;
+
 export type SendJobHandler = (job: SendJob, env: Env) => Promise<void>;
 export type SendJobHandlers = Readonly<Record<SendJobKind, SendJobHandler>>;
 
@@ -24,12 +27,7 @@ export async function enqueueSendJobs(env: Env, jobs: SendJob[]): Promise<void> 
   await sendAll(env.SEND_QUEUE, jobs.map((body) => ({ body, contentType: "json" as const })));
 }
 
-export interface BulkJob extends SendJob {
-  kind: "bulk";
-  accountId: string;
-  sessionId: string;
-  messageIds: string[];
-}
+export type BulkJob = JobOf<"bulk", { accountId: string; sessionId: string; messageIds: string[] }>;
 
 export const runBulkJob: SendJobHandler = async (job, env) => {
   const { sessionId, messageIds } = job as BulkJob;

@@ -1,9 +1,9 @@
 import { z } from "@hono/zod-openapi";
 import { boundedJson } from "../../platform/json-bounds.ts";
-import { MEDIA_TYPES } from "../media/limits.ts";
 import { ButtonReply, Contacts, InteractiveReply, Location, MAX_UNSUPPORTED_RAW, Order } from "../messages/content.ts";
-import { MediaInput } from "../messages/schemas.ts";
+import { MediaItemFields } from "../messages/schemas.ts";
 import { idParam } from "../../platform/openapi.ts";
+import { Timestamps } from "../schema-fields.ts";
 
 export const SESSION_STATUSES = ["STARTING", "WORKING", "FAILED", "STOPPED"] as const;
 export type SessionStatus = (typeof SESSION_STATUSES)[number];
@@ -55,8 +55,7 @@ export const Session = z
       .openapi({ description: "Whether network credentials are stored. Secrets are never returned." }),
     webhookPath: z.string().nullable().openapi({ description: "whatsapp: the path to give Meta as the webhook callback URL (GET verification, POST events)." }),
     sendRatePerMinute: z.number().int().nullable(),
-    createdAt: z.string(),
-    updatedAt: z.string(),
+    ...Timestamps,
   })
   .openapi("Session");
 export type Session = z.infer<typeof Session>;
@@ -84,10 +83,7 @@ export const SandboxInboundBody = z
     }),
     z.strictObject({
       from: From,
-      type: z.enum(MEDIA_TYPES),
-      media: MediaInput,
-      caption: z.string().min(1).max(1024).optional(),
-      filename: z.string().min(1).max(255).optional(),
+      ...MediaItemFields,
       voice: z.boolean().optional(),
       animated: z.boolean().optional(),
     }),

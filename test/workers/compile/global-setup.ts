@@ -6,13 +6,6 @@ import { startAll } from "../../support/setup-scope.ts";
 
 // Node side of the compile tests: the TeX compile server of container/ run in-process on loopback
 // (real TeX), and a receiver that records compile callbacks so tests can read them back.
-declare module "vitest" {
-  export interface ProvidedContext {
-    compilerUrl: string;
-    callbackReceiverUrl: string;
-  }
-}
-
 /** The in-process start function of container/src/server.ts. */
 type StartServer = (opts: { port: number; host: string; env: NodeJS.ProcessEnv }) => Promise<{ url: string; close(): Promise<void> }>;
 

@@ -14,6 +14,8 @@ export interface Stream {
   /** The first received envelope matching `pred`, waiting up to `timeoutMs`. */
   next(pred: (e: Envelope) => boolean, timeoutMs?: number): Promise<Envelope>;
   closed: Promise<{ code: number; reason: string }>;
+  /** Sends `ping`; resolves with the server's `pong` (never, if none comes). */
+  ping(): Promise<string>;
 }
 
 /** Opens GET /api/events/stream as a WebSocket client (with a ticket in `query`, or a key header). */
@@ -23,10 +25,14 @@ export async function openStream(query: string, init: { key?: string; ip?: strin
   const ws = res.webSocket;
   const received: Envelope[] = [];
   const waiters: (() => void)[] = [];
+  const pongs: ((data: string) => void)[] = [];
   let onClose!: (v: { code: number; reason: string }) => void;
   const closed = new Promise<{ code: number; reason: string }>((r) => (onClose = r));
   ws.addEventListener("message", (m) => {
-    if (m.data === "pong") return;
+    if (m.data === "pong") {
+      for (const p of pongs.splice(0)) p(m.data);
+      return;
+    }
     received.push(JSON.parse(m.data as string) as Envelope);
     for (const w of waiters.splice(0)) w();
   });
@@ -48,7 +54,12 @@ export async function openStream(query: string, init: { key?: string; ip?: strin
       });
     }
   };
-  return { res, ws, received, next, closed };
+  const ping = () => {
+    const pong = new Promise<string>((r) => pongs.push(r));
+    ws.send("ping");
+    return pong;
+  };
+  return { res, ws, received, next, closed, ping };
 }
 
 export async function ticketFor(key: string): Promise<string> {

@@ -29,9 +29,7 @@ describe("event stream: happy paths", () => {
   it("accepts an Authorization header instead of a ticket (non-browser clients) and answers ping", async () => {
     const k = await createKey("pro");
     const stream = await openStream("", { key: k.key });
-    const pong = new Promise((r) => stream.ws.addEventListener("message", (m) => m.data === "pong" && r(m.data)));
-    stream.ws.send("ping");
-    expect(await pong).toBe("pong");
+    expect(await stream.ping()).toBe("pong");
     stream.ws.close(1000);
   });
 
@@ -170,9 +168,7 @@ describe("event stream: security", () => {
     const stub = env.EVENT_STREAMS.get(env.EVENT_STREAMS.idFromName(k1.accountId));
     expect(await runDurableObjectAlarm(stub)).toBe(true);
     expect((await doomed.closed).code).toBe(KEY_REVOKED);
-    const pong = new Promise((r) => keep.ws.addEventListener("message", (m) => m.data === "pong" && r(m.data)));
-    keep.ws.send("ping");
-    expect(await pong).toBe("pong");
+    expect(await keep.ping()).toBe("pong");
     keep.ws.close(1000);
   });
 

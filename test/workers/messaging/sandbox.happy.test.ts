@@ -1,6 +1,6 @@
 import { describe, expect, it } from "vitest";
 import { api, createKey } from "../helpers.ts";
-import { eventsOf, getMessage, json, sandboxSession, waitFor, type MessageJson, type SessionJson } from "./support.ts";
+import { eventsOf, getMessage, json, sandboxSession, sendText, waitFor, type MessageJson, type SessionJson } from "./support.ts";
 
 describe("messaging: sandbox sessions and sends", () => {
   it("creates a sandbox session that is WORKING at once with its own number, and emits session.connected", async () => {
@@ -20,9 +20,7 @@ describe("messaging: sandbox sessions and sends", () => {
   it("send -> sent -> delivered -> read with timestamps, each announced on the events queue", async () => {
     const k = await createKey("pro");
     const s = await sandboxSession(k.key);
-    const res = await api("/api/messages/send", { method: "POST", key: k.key, json: { sessionId: s.id, to: "+14155550123", text: "hello" } });
-    expect(res.status).toBe(201);
-    const m = await json<MessageJson>(res);
+    const m = await sendText(k.key, s.id, "+14155550123", "hello");
     expect(m).toMatchObject({ sessionId: s.id, chatId: "14155550123@c.us", direction: "outbound", type: "text", text: "hello", status: "sent" });
     expect(m.sentAt).not.toBeNull();
     const read = await waitFor(async () => {
@@ -43,9 +41,7 @@ describe("messaging: sandbox sessions and sends", () => {
   it("a 999 number fails with no_account", async () => {
     const k = await createKey("pro");
     const s = await sandboxSession(k.key);
-    const res = await api("/api/messages/send", { method: "POST", key: k.key, json: { sessionId: s.id, to: "9991234567@c.us", text: "x" } });
-    expect(res.status).toBe(201);
-    const m = await json<MessageJson>(res);
+    const m = await sendText(k.key, s.id, "9991234567@c.us", "x");
     expect(m.status).toBe("failed");
     expect(m.error?.code).toBe("no_account");
     await new Promise((r) => setTimeout(r, 400));
@@ -56,8 +52,7 @@ describe("messaging: sandbox sessions and sends", () => {
     const k = await createKey("pro");
     const a = await sandboxSession(k.key);
     const b = await sandboxSession(k.key);
-    const res = await api("/api/messages/send", { method: "POST", key: k.key, json: { sessionId: a.id, to: b.me!.chatId, text: "ping" } });
-    expect(res.status).toBe(201);
+    await sendText(k.key, a.id, b.me!.chatId, "ping");
     const inbox = await json<{ data: MessageJson[] }>(await api(`/api/messages/${a.me!.chatId}?sessionId=${b.id}`, { key: k.key }));
     expect(inbox.data).toHaveLength(1);
     expect(inbox.data[0]).toMatchObject({ direction: "inbound", status: "received", text: "ping", sessionId: b.id, chatId: a.me!.chatId });

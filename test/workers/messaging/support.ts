@@ -3,12 +3,6 @@ import type { DomainEvent } from "../../../src/events/types.ts";
 import { seenEvents as seen } from "../event-tap.ts";
 import { api } from "../helpers.ts";
 
-declare module "vitest" {
-  export interface ProvidedContext {
-    graphUrl: string;
-  }
-}
-
 export function eventsOf(accountId: string, type?: string): DomainEvent[] {
   return seen.filter((e) => e.accountId === accountId && (!type || e.type === type));
 }
@@ -56,6 +50,13 @@ export async function sandboxSession(key: string, extra: Record<string, unknown>
   const res = await api("/api/sessions", { method: "POST", key, json: { name: "sbx", ...extra } });
   if (res.status !== 201) throw new Error(`session create ${res.status}: ${await res.text()}`);
   return json<SessionJson>(res);
+}
+
+/** A text sent with POST /api/messages/send, which must accept it (201): the message as answered. */
+export async function sendText(key: string, sessionId: string, to: string, text: string): Promise<MessageJson> {
+  const res = await api("/api/messages/send", { method: "POST", key, json: { sessionId, to, text } });
+  if (res.status !== 201) throw new Error(`send ${res.status}: ${await res.text()}`);
+  return json<MessageJson>(res);
 }
 
 export async function getMessage(key: string, chatId: string, id: string, sessionId?: string): Promise<MessageJson | undefined> {

@@ -1,7 +1,7 @@
 import { describe, expect, it } from "vitest";
-import { api, createKey } from "./support.ts";
+import { api } from "./support.ts";
 import { getMessage, json, sandboxSession, type MessageJson, type SessionJson } from "../messaging/support.ts";
-import { about, arrival, arrivalWhere, delivered, expectExactlyOnce, fixture, receiptDelays, settle } from "./event-types.support.ts";
+import { about, arrival, arrivalWhere, delivered, expectExactlyOnce, fixture, receiptDelays, settle, targets, twoAccounts } from "./event-types.support.ts";
 
 // Every event type of docs/contracts.md §4 (but campaign.completed, covered with campaigns) produced by the
 // operation that should produce it, delivered once to each matching webhook and to no other, with
@@ -16,21 +16,19 @@ interface ContactJson {
 
 describe("webhooks: every event type from the operation that produces it", () => {
   it("session.connected: POST /api/sessions", async () => {
-    const a = await createKey();
-    const b = await createKey();
+    const { a, b } = await twoAccounts();
     const f = await fixture(a, b, ["session.connected"]);
     const s = await sandboxSession(a.key);
     await arrival(f.typed, "session.connected", s.id);
     await settle();
-    const got = await expectExactlyOnce([f.all, f.typed], [f.otherTypes, f.disabled, f.otherAccount], "session.connected", s.id);
+    const got = await expectExactlyOnce(...targets(f), "session.connected", s.id);
     expect(got.data).toEqual(s);
     expect(got.data).toEqual(await json<SessionJson>(await api(`/api/sessions/${s.id}`, { key: a.key })));
     expect(got.data.status).toBe("WORKING");
   });
 
   it("session.disconnected then session.connected: POST /api/sessions/:id/restart; session filters apply", async () => {
-    const a = await createKey();
-    const b = await createKey();
+    const { a, b } = await twoAccounts();
     const s = await sandboxSession(a.key);
     const other = await sandboxSession(a.key);
     const f = await fixture(a, b, ["session.disconnected"], { same: s.id, other: other.id });
@@ -41,18 +39,17 @@ describe("webhooks: every event type from the operation that produces it", () =>
     await arrival(f.typed, "session.disconnected", s.id);
     await arrival(f.all, "session.connected", s.id);
     await settle();
-    const down = await expectExactlyOnce([f.all, f.typed, f.sameSession!], [f.otherTypes, f.disabled, f.otherSession!, f.otherAccount], "session.disconnected", s.id);
+    const down = await expectExactlyOnce(...targets(f), "session.disconnected", s.id);
     // The session as it was when it left WORKING: reconnecting, then WORKING again.
     const { updatedAt: _u, ...rest } = after;
     expect(down.data).toMatchObject({ ...rest, status: "STARTING", statusReason: null });
-    const up = await expectExactlyOnce([f.all, f.otherTypes, f.sameSession!], [f.typed, f.disabled, f.otherSession!, f.otherAccount], "session.connected", s.id);
+    const up = await expectExactlyOnce(...targets(f, false), "session.connected", s.id);
     expect(up.data).toEqual(after);
     expect(up.data).toEqual(await json<SessionJson>(await api(`/api/sessions/${s.id}`, { key: a.key })));
   });
 
   it("session.disconnected: DELETE /api/sessions/:id", async () => {
-    const a = await createKey();
-    const b = await createKey();
+    const { a, b } = await twoAccounts();
     const s = await sandboxSession(a.key);
     const f = await fixture(a, b, ["session.disconnected"], { same: s.id, other: "ses_someother" });
     const res = await api(`/api/sessions/${s.id}`, { method: "DELETE", key: a.key });
@@ -61,14 +58,13 @@ describe("webhooks: every event type from the operation that produces it", () =>
     expect(stopped.status).toBe("STOPPED");
     await arrival(f.typed, "session.disconnected", s.id);
     await settle();
-    const got = await expectExactlyOnce([f.all, f.typed, f.sameSession!], [f.otherTypes, f.disabled, f.otherSession!, f.otherAccount], "session.disconnected", s.id);
+    const got = await expectExactlyOnce(...targets(f), "session.disconnected", s.id);
     expect(got.data).toEqual(stopped);
     expect(got.data).toEqual(await json<SessionJson>(await api(`/api/sessions/${s.id}`, { key: a.key })));
   });
 
   it("message.sent, message.delivered, message.read: a sandbox send, receipts after SANDBOX_DELIVERED_MS / SANDBOX_READ_MS", async () => {
-    const a = await createKey();
-    const b = await createKey();
+    const { a, b } = await twoAccounts();
     const s = await sandboxSession(a.key);
     const other = await sandboxSession(a.key);
     const f = await fixture(a, b, ["message.sent", "message.delivered", "message.read"], { same: s.id, other: other.id });
@@ -79,8 +75,7 @@ describe("webhooks: every event type from the operation that produces it", () =>
     expect(m.status).toBe("sent");
     const readDelivery = await arrival(f.typed, "message.read", m.id);
     await settle();
-    const matching = [f.all, f.typed, f.sameSession!];
-    const notMatching = [f.otherTypes, f.disabled, f.otherSession!, f.otherAccount];
+    const [matching, notMatching] = targets(f);
     const sent = await expectExactlyOnce(matching, notMatching, "message.sent", m.id);
     const delivered = await expectExactlyOnce(matching, notMatching, "message.delivered", m.id);
     const read = await expectExactlyOnce(matching, notMatching, "message.read", m.id);
@@ -105,8 +100,7 @@ describe("webhooks: every event type from the operation that produces it", () =>
   });
 
   it("a send to a 999 number fails: no message.sent, message.delivered or message.read", async () => {
-    const a = await createKey();
-    const b = await createKey();
+    const { a, b } = await twoAccounts();
     const s = await sandboxSession(a.key);
     const f = await fixture(a, b, ["message.sent", "message.delivered", "message.read"], { same: s.id });
     const bad = await json<MessageJson>(await api("/api/messages/send", { method: "POST", key: a.key, json: { sessionId: s.id, to: "+9991234567", text: "nobody" } }));
@@ -125,8 +119,7 @@ describe("webhooks: every event type from the operation that produces it", () =>
   });
 
   it("message.received and contact.created: POST /api/sessions/:id/sandbox/inbound from an unknown number", async () => {
-    const a = await createKey();
-    const b = await createKey();
+    const { a, b } = await twoAccounts();
     const s = await sandboxSession(a.key);
     const other = await sandboxSession(a.key);
     const f = await fixture(a, b, ["message.received", "contact.created"], { same: s.id, other: other.id });
@@ -136,8 +129,7 @@ describe("webhooks: every event type from the operation that produces it", () =>
     await arrival(f.typed, "message.received", m.id);
     const contactEvent = await arrivalWhere(f.typed, "contact.created", (d) => d.data.phone === "+15557770001");
     await settle();
-    const matching = [f.all, f.typed, f.sameSession!];
-    const notMatching = [f.otherTypes, f.disabled, f.otherSession!, f.otherAccount];
+    const [matching, notMatching] = targets(f);
     const received = await expectExactlyOnce(matching, notMatching, "message.received", m.id);
     expect(received.data).toEqual(m);
     expect(received.data).toEqual(await getMessage(a.key, "15557770001@c.us", m.id, s.id));
@@ -155,8 +147,7 @@ describe("webhooks: every event type from the operation that produces it", () =>
   });
 
   it("message.received: a message from another sandbox session of the same account (and message.sent on the sender)", async () => {
-    const a = await createKey();
-    const b = await createKey();
+    const { a, b } = await twoAccounts();
     const sender = await sandboxSession(a.key);
     const target = await sandboxSession(a.key);
     const f = await fixture(a, b, ["message.received"], { same: target.id, other: sender.id });
@@ -165,15 +156,14 @@ describe("webhooks: every event type from the operation that produces it", () =>
     const inbound = await arrivalWhere(f.typed, "message.received", (d) => d.data.text === "between sessions");
     await settle();
     // The receiving session's filter gets it; the sender's filter does not (it gets message.sent).
-    const got = await expectExactlyOnce([f.all, f.typed, f.sameSession!], [f.otherTypes, f.disabled, f.otherSession!, f.otherAccount], "message.received", inbound.data.id);
+    const got = await expectExactlyOnce(...targets(f), "message.received", inbound.data.id);
     expect(got.data).toEqual(await getMessage(a.key, sender.me!.chatId, inbound.data.id, target.id));
     expect(got.data).toMatchObject({ direction: "inbound", sessionId: target.id, chatId: sender.me!.chatId, text: "between sessions" });
     await expectExactlyOnce([f.all, f.otherTypes, f.otherSession!], [f.typed, f.disabled, f.sameSession!, f.otherAccount], "message.sent", sent.id);
   });
 
   it("contact.created: POST /api/contacts (account-wide: not for session-filtered webhooks)", async () => {
-    const a = await createKey();
-    const b = await createKey();
+    const { a, b } = await twoAccounts();
     const f = await fixture(a, b, ["contact.created"], { same: "ses_any" });
     const res = await api("/api/contacts", { method: "POST", key: a.key, json: { phone: "+4915112345678", name: "Ada", tags: ["vip"], attributes: { plan: "gold" } } });
     expect(res.status).toBe(201);

@@ -2,7 +2,7 @@ import { env } from "cloudflare:workers";
 import { expect } from "vitest";
 import type { Received } from "../../support/receiver.ts";
 import type { TestKey } from "../helpers.ts";
-import { receivedAt, registerWebhook, waitFor, type CreatedWebhook } from "./support.ts";
+import { createKey, receivedAt, registerWebhook, waitFor, type CreatedWebhook } from "./support.ts";
 
 /** A verified delivery, its body parsed. */
 export interface Delivered {
@@ -65,6 +65,22 @@ export async function fixture(a: TestKey, b: TestKey, types: string[], sessions:
     otherSession: sessions.other ? await registerWebhook(a, { events: ["*"], sessionId: sessions.other }) : null,
     otherAccount: await registerWebhook(b, { events: ["*"] }),
   };
+}
+
+/** The two accounts of a fixture: `a` whose events are judged, `b` another one. */
+export async function twoAccounts(): Promise<{ a: TestKey; b: TestKey }> {
+  return { a: await createKey(), b: await createKey() };
+}
+
+/**
+ * For an event on the fixture's `same` session (or with no session when the fixture has none):
+ * the webhooks that must get it and those that must not, when it is of one of the fixture's types
+ * or (`ofType` false) of another type.
+ */
+export function targets(f: Fixture, ofType = true): [matching: CreatedWebhook[], notMatching: CreatedWebhook[]] {
+  const [wants, refuses] = ofType ? [f.typed, f.otherTypes] : [f.otherTypes, f.typed];
+  const present = (hooks: Array<CreatedWebhook | null>) => hooks.filter((h): h is CreatedWebhook => h !== null);
+  return [present([f.all, wants, f.sameSession]), present([refuses, f.disabled, f.otherSession, f.otherAccount])];
 }
 
 /**

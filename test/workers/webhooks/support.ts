@@ -5,13 +5,6 @@ import type { Answer, InboxConfig, Received } from "../../support/receiver.ts";
 import { api, createKey, errorOf, type TestKey } from "../helpers.ts";
 
 // Provided by test/support/receiver-setup.ts (a vitest globalSetup, in Node).
-declare module "vitest" {
-  export interface ProvidedContext {
-    receiverUrl: string;
-    deadUrl: string;
-  }
-}
-
 export const receiverUrl = () => inject("receiverUrl");
 export const deadUrl = () => inject("deadUrl");
 
