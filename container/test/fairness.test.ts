@@ -13,11 +13,15 @@ import { compile, doc, expectPdf, testServer } from "./helpers.ts";
 describe("who is heavy", () => {
   afterEach(() => vi.useRealTimers());
   const at = (ms: number) => vi.setSystemTime(new Date(1_000_000 + ms));
-
-  it("a namespace alone is never heavy, however long it keeps the server busy", () => {
+  /** A Fairness on a fake clock at 0. */
+  const fresh = () => {
     vi.useFakeTimers();
     at(0);
-    const f = new Fairness();
+    return new Fairness();
+  };
+
+  it("a namespace alone is never heavy, however long it keeps the server busy", () => {
+    const f = fresh();
     const job = f.begin("a");
     at(30_000);
     expect(job.heavy()).toBe(false);
@@ -25,9 +29,7 @@ describe("who is heavy", () => {
   });
 
   it("busy without a break for over a second, while another namespace compiles now and then: heavy; the other is not", () => {
-    vi.useFakeTimers();
-    at(0);
-    const f = new Fairness();
+    const f = fresh();
     const b = f.begin("b");
     at(100);
     b.end();
@@ -51,9 +53,7 @@ describe("who is heavy", () => {
   });
 
   it("three jobs begun within 800 ms: heavy at once (short jobs drain the pool before a streak shows)", () => {
-    vi.useFakeTimers();
-    at(0);
-    const f = new Fairness();
+    const f = fresh();
     f.begin("b").end();
     let last;
     for (let i = 0; i < 3; i++) {
@@ -74,9 +74,7 @@ describe("who is heavy", () => {
   });
 
   it("when every active namespace is heavy, none is demoted; an idle one is forgotten after 10 s", () => {
-    vi.useFakeTimers();
-    at(0);
-    const f = new Fairness();
+    const f = fresh();
     const a = f.begin("a");
     const b = f.begin("b");
     at(2_000);
