@@ -1,9 +1,11 @@
 // Fairness between the accounts (namespaces) that share one compile server.
 //
 // A namespace that has kept the server busy without a break for more than `streakMs`
-// (jobs back to back, or one long job), or that began `burst` jobs within `burstMs`
-// (short jobs back to back drain the pool long before a streak shows), is heavy while
-// another namespace that is not has been active within `activeMs`. A heavy namespace's processes run at the lowest
+// (jobs back to back, or one long job), or for more than `dutyMax` of the recent past
+// (a moving average over about `dutyMs`: pauses between its requests do not reset it),
+// or that began `burst` jobs within `burstMs` (short jobs back to back drain the pool long
+// before a streak shows), is heavy while another namespace that is not has been active
+// within `activeMs`. A heavy namespace's processes run at the lowest
 // CPU priority (nice 19), and it may not take the pool's last warm engines, so the other
 // account's next compile neither waits for the CPU nor starts cold. A demoted process
 // still gets all the CPU nobody else wants: alone on the server, or beside other heavy
@@ -29,9 +31,12 @@ export interface FairnessOptions {
   /** This many jobs begun within burstMs: heavy. */
   burst: number;
   burstMs: number;
+  /** Busy more than this share of the time (moving average, time constant dutyMs): heavy. */
+  dutyMax: number;
+  dutyMs: number;
 }
 
-export const DEFAULT_FAIRNESS: FairnessOptions = { streakMs: 1_000, gapMs: 250, activeMs: 10_000, burst: 3, burstMs: 800 };
+export const DEFAULT_FAIRNESS: FairnessOptions = { streakMs: 1_000, gapMs: 250, activeMs: 10_000, burst: 3, burstMs: 800, dutyMax: 0.7, dutyMs: 2_000 };
 
 /** One job's view of its namespace. */
 export interface JobPriority {
@@ -56,6 +61,9 @@ interface Namespace {
   lastEnd: number;
   /** When its last `burst` jobs began, oldest first. */
   begins: number[];
+  /** Share of the time it was busy (moving average) as of `dutyAt`. */
+  duty: number;
+  dutyAt: number;
 }
 
 /** Background work (verifying a dumped preamble): always at low priority. */
@@ -79,9 +87,18 @@ export class Fairness {
     this.opts = { ...DEFAULT_FAIRNESS, ...opts };
   }
 
+  /** Brings the moving average of `s` up to `now` (call before its inflight count changes). */
+  private dutyNow(s: Namespace, now: number): number {
+    const k = Math.exp(-Math.max(0, now - s.dutyAt) / this.opts.dutyMs);
+    s.duty = s.duty * k + (s.inflight > 0 ? 1 - k : 0);
+    s.dutyAt = now;
+    return s.duty;
+  }
+
   private busyStreak(s: Namespace, now: number): boolean {
     const busy = s.inflight > 0 || now - s.lastEnd <= this.opts.gapMs;
     if (busy && now - s.since > this.opts.streakMs) return true;
+    if (this.dutyNow(s, now) > this.opts.dutyMax) return true;
     return s.begins.length >= this.opts.burst && now - s.begins[0]! <= this.opts.burstMs;
   }
 
@@ -117,10 +134,11 @@ export class Fairness {
     const now = Date.now();
     let s = this.spaces.get(ns);
     if (!s) {
-      s = { inflight: 0, since: now, lastEnd: -Infinity, begins: [] };
+      s = { inflight: 0, since: now, lastEnd: -Infinity, begins: [], duty: 0, dutyAt: now };
       this.spaces.set(ns, s);
     }
     if (s.inflight === 0 && now - s.lastEnd > this.opts.gapMs) s.since = now;
+    this.dutyNow(s, now);
     s.inflight++;
     s.begins.push(now);
     if (s.begins.length > this.opts.burst) s.begins.shift();
@@ -151,8 +169,10 @@ export class Fairness {
       end: () => {
         if (ended) return;
         ended = true;
+        const now = Date.now();
+        this.dutyNow(space, now);
         space.inflight--;
-        space.lastEnd = Date.now();
+        space.lastEnd = now;
         if (!this.spaces.has(ns)) this.spaces.set(ns, space);
       },
     };

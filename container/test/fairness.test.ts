@@ -52,6 +52,22 @@ describe("who is heavy", () => {
     expect(f.begin("a").heavy()).toBe(false);
   });
 
+  it("pauses between requests longer than the gap do not hide a namespace busy most of the time", () => {
+    const f = fresh();
+    let t = 0;
+    let heavyAt: number | undefined;
+    for (let i = 0; i < 12; i++) {
+      f.begin("b").end(); // b compiles now and then
+      const a = f.begin("a");
+      at((t += 900));
+      if (heavyAt === undefined && a.heavy()) heavyAt = t;
+      a.end();
+      at((t += 300)); // 300 ms pauses: each breaks the streak; a is busy 75 % of the time
+    }
+    expect(heavyAt).toBeDefined();
+    expect(heavyAt!).toBeLessThan(8_000);
+  });
+
   it("three jobs begun within 800 ms: heavy at once (short jobs drain the pool before a streak shows)", () => {
     const f = fresh();
     f.begin("b").end();
