@@ -74,7 +74,7 @@ export const BACKGROUND: JobPriority = {
     return () => {};
   },
   settle(child) {
-    if (child.pid !== undefined) void demoteTree(child.pid);
+    if (child.pid !== undefined) void reniceTree(child.pid);
   },
 };
 
@@ -147,7 +147,7 @@ export class Fairness {
     const demote = (child: ChildProcess) => {
       if (child.pid === undefined || child.exitCode !== null || child.signalCode !== null) return;
       this.demoted++;
-      void demoteTree(child.pid);
+      void reniceTree(child.pid);
     };
     return {
       heavy: () => this.isHeavy(ns),
@@ -179,23 +179,30 @@ export class Fairness {
   }
 }
 
+/** Sets `nice` on one process; false if it has gone or is not this server's to change. */
+export function renice(pid: number | undefined, nice: number): boolean {
+  if (pid === undefined) return false;
+  try {
+    os.setPriority(pid, nice);
+    return true;
+  } catch {
+    return false;
+  }
+}
+
 /**
  * Sets `nice` on `root` and every process below it (children are read from /proc after
  * their parent is demoted, so one forked meanwhile inherits the new value). Processes
  * that have gone, or that this server may not touch, are skipped.
  */
-export async function demoteTree(root: number, nice = LOW_PRIORITY): Promise<number> {
+export async function reniceTree(root: number, nice = LOW_PRIORITY): Promise<number> {
   const queue = [root];
   const seen = new Set<number>();
   while (queue.length > 0 && seen.size < MAX_TREE) {
     const pid = queue.shift()!;
     if (seen.has(pid)) continue;
     seen.add(pid);
-    try {
-      os.setPriority(pid, nice);
-    } catch {
-      continue;
-    }
+    if (!renice(pid, nice)) continue;
     const tasks = await fs.readdir(`/proc/${pid}/task`).catch(() => [] as string[]);
     for (const t of tasks) {
       const kids = await fs.readFile(`/proc/${pid}/task/${t}/children`, "utf8").catch(() => "");

@@ -3,12 +3,11 @@
 // pass of one job and is never reused. Pools are refilled in the background.
 import { randomBytes } from "node:crypto";
 import { promises as fs } from "node:fs";
-import os from "node:os";
 import path from "node:path";
 import type { ChildProcess } from "node:child_process";
 import type { Config, Engine } from "./config.ts";
 import { engineArgs, killGroup, normaliseExit, READY_MARKER, spawnLimited, spawnOptions } from "./engine.ts";
-import { Fairness, LOW_PRIORITY } from "./fairness.ts";
+import { Fairness, LOW_PRIORITY, renice } from "./fairness.ts";
 import { SANDBOX_FMT } from "./sandbox.ts";
 
 export interface ExitInfo {
@@ -299,13 +298,7 @@ export class EnginePool {
     const own = await this.spawnOne();
     // a heavy job's own engine loads its format at low priority from the start (its sandbox
     // has not forked yet; the job demotes whatever has meanwhile)
-    if (heavy && own.child.pid !== undefined) {
-      try {
-        os.setPriority(own.child.pid, LOW_PRIORITY);
-      } catch {
-        /* gone already */
-      }
-    }
+    if (heavy) renice(own.child.pid, LOW_PRIORITY);
     return own;
   }
 

@@ -5,7 +5,7 @@ import { spawn } from "node:child_process";
 import { promises as fs } from "node:fs";
 import os from "node:os";
 import { afterAll, afterEach, describe, expect, it, vi } from "vitest";
-import { demoteTree, Fairness, LOW_PRIORITY } from "../src/fairness.ts";
+import { reniceTree, Fairness, LOW_PRIORITY } from "../src/fairness.ts";
 import { Busy, Gate } from "../src/limits.ts";
 import type { RunningServer } from "../src/server.ts";
 import { compile, doc, expectPdf, testServer } from "./helpers.ts";
@@ -157,11 +157,11 @@ describe("who gets a compile slot", () => {
 describe("demotion", () => {
   const niceOf = async (pid: number) => Number((await fs.readFile(`/proc/${pid}/stat`, "utf8")).split(") ")[1]!.split(" ")[16]);
 
-  it("demoteTree sets nice 19 on a process and everything below it, children forked later included", async () => {
+  it("reniceTree sets nice 19 on a process and everything below it, children forked later included", async () => {
     const child = spawn("/bin/sh", ["-c", "sleep 30 & sleep 30 & sleep 0.3; sleep 30 & wait"], { detached: true, stdio: "ignore" });
     try {
       await new Promise((r) => setTimeout(r, 100));
-      const n = await demoteTree(child.pid!);
+      const n = await reniceTree(child.pid!);
       expect(n).toBeGreaterThanOrEqual(3); // sh and two sleeps
       await new Promise((r) => setTimeout(r, 400)); // the third sleep is forked after the demotion
       const kids = (await fs.readFile(`/proc/${child.pid}/task/${child.pid}/children`, "utf8")).trim().split(" ").map(Number);
