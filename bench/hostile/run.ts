@@ -3,10 +3,11 @@
 //   node bench/hostile/run.ts            (via npm run bench:hostile)
 // The server runs as its own process (as deployed), pdflatex only, default limits. First the
 // bystander's idle latency; then, per attack, the attack is sent back to back while the bystander
-// compiles BENCH_N hello worlds one after the other. Floors: the bystander's max under each
+// compiles BENCH_N hello worlds, one every BENCH_GAP_MS. Floors: the bystander's max under each
 // attack <= 3x its idle p50; the server's event-loop lag p99 (its /healthz) < 100 ms. The idle p50
 // is also measured again just before each attack and shown beside it, for a machine others share.
-// Env: BENCH_N (bystander compiles per phase, default 20), BENCH_ATTACKS (only the attacks whose
+// Env: BENCH_N (bystander compiles per phase, default 20), BENCH_GAP_MS (one bystander compile
+// starts every this many ms, default 500; 0: back to back), BENCH_ATTACKS (only the attacks whose
 // name contains it).
 import { spawn } from "node:child_process";
 import net from "node:net";
@@ -17,6 +18,7 @@ import { ATTACKS, type Attack, HELLO } from "../../container/test/attacks.ts";
 
 const HERE = path.dirname(fileURLToPath(import.meta.url));
 const N = Number(process.env.BENCH_N ?? 20);
+const GAP_MS = Number(process.env.BENCH_GAP_MS ?? 500);
 const LAG_FLOOR_MS = 100;
 const MAX_OVER_IDLE = 3;
 
@@ -51,22 +53,29 @@ async function health(): Promise<{ status: number; eventLoopLagMs?: { p99Ms: num
 }
 
 /** `body` as an object, or already serialised (the attacks: their JSON is built once, not per request). */
-async function compile(body: unknown): Promise<{ status: number; ms: number; code?: string }> {
+async function compile(body: unknown): Promise<{ status: number; ms: number; code?: string; jobMs: number }> {
   const t = performance.now();
   const r = await fetch(`${url}/compile`, { method: "POST", headers: { "content-type": "application/json" }, body: typeof body === "string" ? body : JSON.stringify(body) });
   const buf = Buffer.from(await r.arrayBuffer());
   const ms = performance.now() - t;
   const code = r.status === 200 ? undefined : (JSON.parse(buf.toString()) as { error?: { code?: string } }).error?.code;
-  return { status: r.status, ms, code };
+  return { status: r.status, ms, code, jobMs: Number(r.headers.get("x-compile-duration-ms") ?? NaN) };
 }
 
-/** Hello world of the other account, one after the other; each must be a PDF. */
+/**
+ * Hello world of the other account, one every GAP ms (or right after the previous one ends,
+ * if that is later); each must be a PDF. Paced, like a person editing: a bystander sending
+ * back to back would itself be a load the server cannot keep engines warm for.
+ */
 async function bystander(n: number): Promise<number[]> {
   const out: number[] = [];
   for (let i = 0; i < n; i++) {
+    const t = performance.now();
     const r = await compile({ engine: "pdflatex", source: `% bystander ${i} ${Math.random()}\n${HELLO}`, namespace: "bystander" });
     if (r.status !== 200) throw new Error(`bystander compile failed: ${r.status} ${r.code}`);
     out.push(r.ms);
+    if (process.env.BENCH_VERBOSE && r.ms > 400) process.stderr.write(`  slow bystander: ${r.ms.toFixed(0)} ms, job ${r.jobMs} ms\n`);
+    await new Promise((res) => setTimeout(res, Math.max(0, GAP_MS - (performance.now() - t))));
   }
   return out;
 }
@@ -136,10 +145,11 @@ try {
     const cold = (pool1?.cold ?? NaN) - (pool0?.cold ?? NaN);
     rows.push({ attack, idleBefore, by: run.value, p99: run.p99, max: run.max, answers, takes, cold });
     process.stderr.write(`${attack.name}: done (${answers.length} attack requests)\n`);
+    if (process.env.BENCH_VERBOSE) process.stderr.write(`  bystander ms: ${run.value.map((x) => x.toFixed(0)).join(" ")}\n  health: ${JSON.stringify(await health())}\n`);
   }
 
   const f = (x: number) => x.toFixed(0);
-  console.log(`\nHostile compile jobs vs a bystander (${os.cpus().length} CPUs, ${os.cpus()[0]?.model ?? "?"}; bystander: hello world, pdflatex, n=${N} per phase, one at a time; attacks sent back to back meanwhile; times in ms)\n`);
+  console.log(`\nHostile compile jobs vs a bystander (${os.cpus().length} CPUs, ${os.cpus()[0]?.model ?? "?"}; bystander: hello world, pdflatex, n=${N} per phase, one every ${GAP_MS} ms; attacks sent back to back meanwhile; times in ms)\n`);
   console.log(`Bystander idle: p50 ${f(idleP50)}, max ${f(Math.max(...idle.value))}; server event-loop lag idle: p99 ${idle.p99.toFixed(1)}, max ${idle.max.toFixed(1)}\n`);
   console.log("| attack | attacker answer | attacker time p50 / max (n) | bystander p50 | bystander max | max / idle p50 | floor | (idle p50 just before; max / it) | lag p99 | lag max | floor | cold engines | ok |");
   console.log("| --- | --- | --- | --- | --- | --- | --- | --- | --- | --- | --- | --- | --- |");

@@ -88,7 +88,7 @@ async function compile(req: IncomingMessage, res: ServerResponse, st: AppState):
   if (st.shutdown.aborted) throw shuttingDown();
   let release: () => void;
   try {
-    release = await st.gate.acquire();
+    release = await st.gate.acquire(v.value.namespace);
   } catch (e) {
     if (e instanceof Busy) {
       throw new HttpError(503, "compiler_busy", e.message, { retryAfterSeconds: e.retryAfterSeconds }, { "Retry-After": String(e.retryAfterSeconds) });
@@ -141,7 +141,7 @@ export function createHandler(st: AppState) {
       } else if (url.pathname === "/healthz") {
         if (req.method !== "GET" && req.method !== "HEAD") throw new HttpError(405, "method_not_allowed", "Use GET /healthz.", {}, { Allow: "GET, HEAD" });
         const ready = st.ready();
-        const body = { ok: ready, pools: st.pools.stats(), jobs: st.gate.stats(), engines: st.cfg.engines, eventLoopLagMs: st.lag.stats(), ...(st.preambles ? { preambles: st.preambles.stats() } : {}) };
+        const body = { ok: ready, pools: st.pools.stats(), jobs: st.gate.stats(), fairness: st.pools.fairness.stats(), engines: st.cfg.engines, eventLoopLagMs: st.lag.stats(), ...(st.preambles ? { preambles: st.preambles.stats() } : {}) };
         if (ready) sendJson(res, 200, body);
         else sendJson(res, 503, { ...body, error: { code: "not_ready", message: "Engine pools are still warming up." } }, { "Retry-After": "1" });
       } else {

@@ -7,6 +7,7 @@ import type { ChildProcess } from "node:child_process";
 import type { Config } from "./config.ts";
 import { DRIVER_DIR, DRIVER_MAP, driverArgs, fontMaps, writeLeanDriver } from "./driver.ts";
 import { engineEnv, goLine, jobDirSeen, killGroup, MAIN_BASENAME, normaliseExit, spawnLimited, spawnOptions } from "./engine.ts";
+import { BACKGROUND, type JobPriority } from "./fairness.ts";
 import { checkJobDir, type JobCaps, type Overrun } from "./limits.ts";
 import { DRIVER_FAILED, firstCause, logTail, parseLog, parseToolOutput, type LogError, type LogWarning } from "./log-parser.ts";
 import { needsRerun, planTools, snapshot, toolCommand, type Tool } from "./passes.ts";
@@ -48,6 +49,13 @@ export type CompileResult = CompileSuccess | CompileFailure;
 
 type Ending = "exit" | "timeout" | "aborted" | Overrun;
 
+/** What bounds every process of one job: its deadline, the server's shutdown, its CPU priority. */
+interface RunLimits {
+  deadline: number;
+  signal?: AbortSignal | undefined;
+  prio: JobPriority;
+}
+
 interface RunOutcome {
   ending: Ending;
   code: number | null;
@@ -69,8 +77,9 @@ const SIZE_EVERY = 5;
  * Waits for the process group to end; kills it at the deadline, when the server
  * shuts down (`signal`), or when the job directory is over a cap (see checkJobDir).
  */
-async function runToExit(child: ChildProcess, exited: Promise<{ code: number | null; signal: NodeJS.Signals | null }>, dir: string, deadline: number, cfg: Config, signal?: AbortSignal): Promise<RunOutcome> {
+async function runToExit(child: ChildProcess, exited: Promise<{ code: number | null; signal: NodeJS.Signals | null }>, dir: string, cfg: Config, { deadline, signal, prio }: RunLimits): Promise<RunOutcome> {
   let ending: Ending = "exit";
+  const unwatch = prio.watch(child);
   const stop = (why: Ending) => {
     if (ending === "exit") ending = why;
     killGroup(child);
@@ -97,6 +106,7 @@ async function runToExit(child: ChildProcess, exited: Promise<{ code: number | n
     }
   })();
   const { code, signal: sig } = await exited;
+  unwatch();
   watching = false;
   wake?.();
   clearTimeout(timer);
@@ -195,14 +205,15 @@ export class JobAborted extends Error {
 
 /** Where the engine processes of one job's passes come from. */
 interface ProcessSource {
-  take(): Promise<WarmProcess>;
+  /** `heavy`: the job runs long (fairness.ts); the pool keeps its last engines for others. */
+  take(heavy: boolean): Promise<WarmProcess>;
   /** The job is over; `ok`: it succeeded (a spare process may then be kept). */
   close(ok: boolean): void;
 }
 
 /** The warm pool: engines started in a job directory's root from the engine's own format. */
 function poolSource(pool: EnginePool): ProcessSource {
-  return { take: () => pool.take(), close: () => {} };
+  return { take: (heavy) => pool.take(heavy), close: () => {} };
 }
 
 /**
@@ -245,25 +256,33 @@ function dedicatedSource(cfg: Config, engine: CompileRequest["engine"], spec: Pr
  * the normal way, after which the preamble may be dumped in the background.
  */
 export async function runJob(req: CompileRequest, pools: Pools, cfg: Config, signal?: AbortSignal, preambles?: Preambles): Promise<CompileResult> {
-  const started = Date.now();
-  const deadline = started + req.timeoutMs;
   const pool = pools.get(req.engine);
   if (!pool) throw new Error(`engine ${req.engine} not enabled`);
+  const job = pools.fairness.begin(req.namespace);
+  try {
+    return await compileOnce(req, pool, cfg, { deadline: Date.now() + req.timeoutMs, signal, prio: job }, preambles);
+  } finally {
+    job.end();
+  }
+}
+
+async function compileOnce(req: CompileRequest, pool: EnginePool, cfg: Config, run: RunLimits, preambles?: Preambles): Promise<CompileResult> {
+  const started = run.deadline - req.timeoutMs;
   const { sub } = mainParts(req.mainPath);
   // the warm pool's engines have shell escape off (it is a command-line choice): a shell-escape
   // job starts its own, and skips precompiled preambles (their processes have it off too)
-  if (req.shellEscape) return runPasses(req, dedicatedSource(cfg, req.engine, { subdir: sub || undefined, shellEscape: true }), cfg, started, deadline, false, signal);
+  if (req.shellEscape) return runPasses(req, dedicatedSource(cfg, req.engine, { subdir: sub || undefined, shellEscape: true }), cfg, started, false, run);
   const normal = () => (sub ? dedicatedSource(cfg, req.engine, { subdir: sub }) : poolSource(pool));
   const use = preambles?.lookup(req);
   if (use) {
-    const r = await runPasses(req, formatSource(cfg, req, use, preambles), cfg, started, deadline, true, signal);
+    const r = await runPasses(req, formatSource(cfg, req, use, preambles), cfg, started, true, run);
     if (r.ok) return { ...r, preamble: "hit" };
     if (r.code !== "compile_error") return r;
-    const again = await runPasses(req, normal(), cfg, started, deadline, false, signal);
+    const again = await runPasses(req, normal(), cfg, started, false, run);
     if (again.ok) preambles?.reject(use.key);
     return again;
   }
-  const r = await runPasses(req, normal(), cfg, started, deadline, false, signal);
+  const r = await runPasses(req, normal(), cfg, started, false, run);
   if (r.ok && preambles?.keyOf(req)) {
     preambles.afterCompile(req, r);
     return { ...r, preamble: "miss" };
@@ -279,15 +298,16 @@ function formatSource(cfg: Config, req: CompileRequest, use: PreambleUse, preamb
 /** Compiles `req` from a dumped preamble only (the verification of a new format). */
 export async function compileWithFormat(req: CompileRequest, use: PreambleUse, cfg: Config, signal?: AbortSignal): Promise<{ pdf: Buffer; pages: number } | undefined> {
   const started = Date.now();
-  const r = await runPasses(req, formatSource(cfg, req, use), cfg, started, started + req.timeoutMs, true, signal);
+  const r = await runPasses(req, formatSource(cfg, req, use), cfg, started, true, { deadline: started + req.timeoutMs, signal, prio: BACKGROUND });
   return r.ok ? { pdf: r.pdf, pages: r.pages } : undefined;
 }
 
-async function runPasses(req: CompileRequest, source: ProcessSource, cfg: Config, started: number, deadline: number, fromFormat: boolean, signal?: AbortSignal): Promise<CompileResult> {
+async function runPasses(req: CompileRequest, source: ProcessSource, cfg: Config, started: number, fromFormat: boolean, run: RunLimits): Promise<CompileResult> {
   const hasBib = req.files.some((f) => f.path.endsWith(".bib"));
   const { sub, mainFile } = mainParts(req.mainPath);
   const go = goLine({ mainFile, draft: req.draft, preamble: fromFormat });
-  let proc: WarmProcess = await source.take();
+  let proc: WarmProcess = await source.take(run.prio.heavy());
+  run.prio.settle(proc.child);
   let dir = proc.dir;
   let cwd = path.join(dir, sub);
   let succeeded = false;
@@ -332,18 +352,18 @@ async function runPasses(req: CompileRequest, source: ProcessSource, cfg: Config
     for (;;) {
       passes++;
       proc.go(go);
-      const run = await runToExit(proc.child, proc.exited, dir, deadline, cfg, signal);
-      if (run.ending !== "exit") {
+      const pass = await runToExit(proc.child, proc.exited, dir, cfg, run);
+      if (pass.ending !== "exit") {
         // stopped from outside: only the tail is answered, the log is not parsed
         lastLog = await readLog(cwd, undefined, 2 * cfg.limits.logTailBytes);
-        return limitFail(run.ending, `Pass ${passes} of ${req.engine}`);
+        return limitFail(pass.ending, `Pass ${passes} of ${req.engine}`);
       }
       lastLog = await readLog(cwd);
       const parsed = parseLog(lastLog);
       warnings = parsed.warnings;
       pages = parsed.pages;
-      if (parsed.errors.length > 0 || run.code !== 0) {
-        const { first, errors } = firstCause(parsed, req.source, mainFile, `${req.engine} stopped with exit code ${run.code ?? run.signal}.`);
+      if (parsed.errors.length > 0 || pass.code !== 0) {
+        const { first, errors } = firstCause(parsed, req.source, mainFile, `${req.engine} stopped with exit code ${pass.code ?? pass.signal}.`);
         if (parsed.missingEnd && first.file === "main.tex") first.file = mainFile;
         // file names in the log are relative to the main file's folder: name them from the project root
         if (sub) for (const e of errors) if (e.file !== undefined && !e.file.startsWith("/")) e.file = path.posix.normalize(path.posix.join(sub, e.file));
@@ -360,7 +380,7 @@ async function runPasses(req: CompileRequest, source: ProcessSource, cfg: Config
         if (!plan.ok) return fail("compile_error", plan.message, [{ message: plan.message, file: plan.file }], { file: plan.file });
         for (const t of plan.runs) {
           const [cmd, args] = toolCommand(t);
-          const r = await runTool(cmd, args, dir, deadline, cfg, signal, sub);
+          const r = await runTool(cmd, args, dir, cfg, run, sub);
           if (r.ending !== "exit") return limitFail(r.ending, t.tool);
           // bibtex: 1 means warnings only
           if (r.code !== 0 && !(t.tool === "bibtex" && r.code === 1)) return toolFail(t.tool, (t.logFile ? await readLog(cwd, t.logFile) : "") || r.output);
@@ -376,7 +396,8 @@ async function runPasses(req: CompileRequest, source: ProcessSource, cfg: Config
 
       const again = toolRan || needsRerun(before, after, lastLog);
       if (!again || passes >= cfg.limits.maxPasses) break;
-      const next = await source.take();
+      const next = await source.take(run.prio.heavy());
+      run.prio.settle(next.child);
       proc.kill();
       await moveAll(dir, next.dir);
       await removeDir(dir);
@@ -387,7 +408,7 @@ async function runPasses(req: CompileRequest, source: ProcessSource, cfg: Config
     }
 
     if (req.engine === "xelatex") {
-      const d = await runDriver(dir, sub, deadline, cfg, req.shellEscape === true, signal);
+      const d = await runDriver(dir, sub, cfg, run, req.shellEscape === true);
       if (d.ending !== "exit") return limitFail(d.ending, "The PDF driver (xdvipdfmx)");
       if (d.code !== 0) {
         lastLog = `${lastLog}\n${d.output}`;
@@ -422,7 +443,7 @@ async function runPasses(req: CompileRequest, source: ProcessSource, cfg: Config
  * xelatex's PDF driver on the last pass's main.xdv (see driver.ts): with the job's own lean
  * font map when it can have one, and when that fails, once more with the installation's maps.
  */
-async function runDriver(dir: string, sub: string, deadline: number, cfg: Config, shellEscape: boolean, signal?: AbortSignal): Promise<RunOutcome & { output: string }> {
+async function runDriver(dir: string, sub: string, cfg: Config, run: RunLimits, shellEscape: boolean): Promise<RunOutcome & { output: string }> {
   const xdv = `${MAIN_BASENAME}.xdv`;
   const pdf = `${MAIN_BASENAME}.pdf`;
   const own = async (p: string) => {
@@ -432,14 +453,14 @@ async function runDriver(dir: string, sub: string, deadline: number, cfg: Config
   if (await writeLeanDriver(dir, path.join(dir, sub, xdv), maps, own)) {
     const seen = path.posix.join(jobDirSeen(dir, cfg.sandbox), DRIVER_DIR);
     // an empty last component: kpathsea's default path follows (dvipdfmx.cfg's `i` includes)
-    const r = await runTool("xdvipdfmx", driverArgs(xdv, pdf, `${seen}/${DRIVER_MAP}`), dir, deadline, cfg, signal, sub, { DVIPDFMXINPUTS: `${seen}:` }, shellEscape);
+    const r = await runTool("xdvipdfmx", driverArgs(xdv, pdf, `${seen}/${DRIVER_MAP}`), dir, cfg, run, sub, { DVIPDFMXINPUTS: `${seen}:` }, shellEscape);
     if (r.ending !== "exit" || r.code === 0) return r;
   }
-  return runTool("xdvipdfmx", driverArgs(xdv, pdf), dir, deadline, cfg, signal, sub, undefined, shellEscape);
+  return runTool("xdvipdfmx", driverArgs(xdv, pdf), dir, cfg, run, sub, undefined, shellEscape);
 }
 
 /** `env` is added to the engine environment; `shellEscape`: the environment of an engine with the request's shell escape (xelatex's driver). */
-async function runTool(cmd: string, args: string[], dir: string, deadline: number, cfg: Config, signal?: AbortSignal, sub = "", env?: Record<string, string>, shellEscape = false): Promise<RunOutcome & { output: string }> {
+async function runTool(cmd: string, args: string[], dir: string, cfg: Config, run: RunLimits, sub = "", env?: Record<string, string>, shellEscape = false): Promise<RunOutcome & { output: string }> {
   const child = spawnLimited(cmd, args, { ...spawnOptions(cfg, dir), subdir: sub || undefined, env, shellEscape });
   child.stdin!.end();
   let output = "";
@@ -448,7 +469,7 @@ async function runTool(cmd: string, args: string[], dir: string, deadline: numbe
   };
   child.stdout!.on("data", take);
   child.stderr!.on("data", take);
-  const r = await runToExit(child, exitedOf(child), dir, deadline, cfg, signal);
+  const r = await runToExit(child, exitedOf(child), dir, cfg, run);
   return { ...r, output };
 }
 

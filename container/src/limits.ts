@@ -13,10 +13,21 @@ export class Busy extends Error {
   }
 }
 
-/** At most `max` holders; up to `maxQueue` waiters (each at most `waitMs`); beyond that Busy. */
+/**
+ * At most `max` holders; up to `maxQueue` waiters (each at most `waitMs`); beyond that Busy.
+ * Fair between namespaces (accounts): a freed slot goes to the waiter whose namespace holds
+ * the fewest slots (among equals, the one served longest ago; then the longest waiting), and a namespace holding none may take
+ * one slot over `max` while every slot is held by others, so one account's long jobs never
+ * make another's wait (its extra job competes with processes that fairness.ts has demoted).
+ */
 export class Gate {
   private active = 0;
-  private readonly waiters: Array<{ resolve: () => void; reject: (e: Error) => void; timer: NodeJS.Timeout }> = [];
+  private extra = false;
+  private readonly holders = new Map<string, number>();
+  /** When each namespace was last given a slot (a grant counter). */
+  private readonly served = new Map<string, number>();
+  private grants = 0;
+  private readonly waiters: Array<{ ns: string; resolve: (extra: boolean) => void; reject: (e: Error) => void; timer: NodeJS.Timeout }> = [];
   private readonly max: number;
   private readonly maxQueue: number;
   private readonly waitMs: number;
@@ -34,14 +45,14 @@ export class Gate {
     return Math.max(1, Math.ceil((queued * this.avgJobMs) / this.max / 1000));
   }
 
-  async acquire(): Promise<() => void> {
-    if (this.active < this.max) {
-      this.active++;
-      return this.releaser();
-    }
+  async acquire(namespace = ""): Promise<() => void> {
+    const held = this.holders.get(namespace) ?? 0;
+    if (this.active < this.max) return this.grant(namespace, false);
+    if (!this.extra && held === 0 && this.max > 1) return this.grant(namespace, true);
     if (this.waiters.length >= this.maxQueue) throw new Busy(this.retryAfter());
-    await new Promise<void>((resolve, reject) => {
+    const extra = await new Promise<boolean>((resolve, reject) => {
       const w = {
+        ns: namespace,
         resolve,
         reject,
         timer: setTimeout(() => {
@@ -52,10 +63,24 @@ export class Gate {
       };
       this.waiters.push(w);
     });
-    return this.releaser();
+    return this.releaser(namespace, extra);
   }
 
-  private releaser(): () => void {
+  private grant(ns: string, extra: boolean): () => void {
+    this.take(ns, extra);
+    return this.releaser(ns, extra);
+  }
+
+  private take(ns: string, extra: boolean): void {
+    this.active++;
+    if (extra) this.extra = true;
+    this.holders.set(ns, (this.holders.get(ns) ?? 0) + 1);
+    this.served.delete(ns); // re-inserted last: the map stays in order of service and is trimmed from the front
+    this.served.set(ns, ++this.grants);
+    if (this.served.size > 10_000) this.served.delete(this.served.keys().next().value!);
+  }
+
+  private releaser(ns: string, extra: boolean): () => void {
     const started = Date.now();
     let done = false;
     return () => {
@@ -63,12 +88,38 @@ export class Gate {
       done = true;
       this.lastReleasedAt = Date.now();
       this.avgJobMs = this.avgJobMs * 0.8 + (this.lastReleasedAt - started) * 0.2;
-      const next = this.waiters.shift();
-      if (next) {
-        clearTimeout(next.timer);
-        next.resolve(); // the slot passes to the waiter
-      } else this.active--;
+      const left = (this.holders.get(ns) ?? 1) - 1;
+      if (left > 0) this.holders.set(ns, left);
+      else this.holders.delete(ns);
+      this.active--;
+      if (extra) this.extra = false;
+      this.passOn();
     };
+  }
+
+  /** Gives a free slot (or the free extra one, to a namespace holding none) to the fairest waiter. */
+  private passOn(): void {
+    const regular = this.active < this.max;
+    if (!regular && (this.extra || this.max < 2)) return;
+    let best = -1;
+    for (let i = 0; i < this.waiters.length; i++) {
+      const held = this.holders.get(this.waiters[i]!.ns) ?? 0;
+      if (!regular && held > 0) continue;
+      if (best < 0 || this.fairer(this.waiters[i]!.ns, this.waiters[best]!.ns)) best = i;
+    }
+    if (best < 0) return;
+    const [next] = this.waiters.splice(best, 1);
+    clearTimeout(next!.timer);
+    this.take(next!.ns, !regular);
+    next!.resolve(!regular);
+  }
+
+  /** `a` before `b`: it holds fewer slots, or as many and was last served longer ago. */
+  private fairer(a: string, b: string): boolean {
+    const ha = this.holders.get(a) ?? 0;
+    const hb = this.holders.get(b) ?? 0;
+    if (ha !== hb) return ha < hb;
+    return (this.served.get(a) ?? -Infinity) < (this.served.get(b) ?? -Infinity);
   }
 
   /** A job is running, or one ended within `graceMs` (its response may still be on its way out). */

@@ -7,6 +7,7 @@ import path from "node:path";
 import type { ChildProcess } from "node:child_process";
 import type { Config, Engine } from "./config.ts";
 import { engineArgs, killGroup, normaliseExit, READY_MARKER, spawnLimited, spawnOptions } from "./engine.ts";
+import { Fairness, LOW_PRIORITY, renice } from "./fairness.ts";
 import { SANDBOX_FMT } from "./sandbox.ts";
 
 export interface ExitInfo {
@@ -175,6 +176,9 @@ export async function removeDir(dir: string): Promise<void> {
   await fs.rm(dir, { recursive: true, force: true, maxRetries: 3 }).catch(() => {});
 }
 
+/** Ready processes a heavy job may not take, and below which the pool refills even while jobs run. */
+const RESERVE = 2;
+
 export class EnginePool {
   readonly engine: Engine;
   private readonly cfg: Config;
@@ -201,6 +205,10 @@ export class EnginePool {
     this.target = cfg.poolSize[engine];
   }
 
+  private reserve(): number {
+    return Math.max(0, Math.min(RESERVE, this.target - 1));
+  }
+
   /** Starts one engine process in a fresh directory (not added to the pool). */
   async spawnOne(): Promise<WarmProcess> {
     const p = await spawnProcess(this.cfg, this.engine);
@@ -219,8 +227,8 @@ export class EnginePool {
       try {
         while (!this.closed && this.idle.length + this.startingCount < this.target) {
           // Refill in the background: while jobs are compiling, starting engines would
-          // only steal their CPU, so wait unless this pool has run dry.
-          while (!this.closed && this.busy() && this.idle.length > 0) await new Promise((r) => setTimeout(r, 10));
+          // only steal their CPU, so wait while the pool still holds more than its reserve.
+          while (!this.closed && this.busy() && this.idle.length > this.reserve()) await new Promise((r) => setTimeout(r, 10));
           if (this.closed) break;
           const n = Math.min(2, this.target - this.idle.length - this.startingCount);
           const batch: Promise<void>[] = [];
@@ -270,18 +278,28 @@ export class EnginePool {
     this.onFailure?.(this.failures, this.lastError);
   }
 
-  /** A ready process if one is idle, else a freshly started one (cold). */
-  async take(): Promise<WarmProcess> {
+  /**
+   * A ready process if one is idle, else a freshly started one (cold). A `heavy` job (see
+   * fairness.ts) leaves the last RESERVE ready processes to other jobs: it starts its own
+   * instead, so its many passes cannot leave another account a cold start.
+   */
+  async take(heavy = false): Promise<WarmProcess> {
     this.served++;
     let p: WarmProcess | undefined;
-    while ((p = this.idle.shift())) {
-      if (!p.isDead) break;
-      await removeDir(p.dir);
+    if (!heavy || this.idle.length > this.reserve()) {
+      while ((p = this.idle.shift())) {
+        if (!p.isDead) break;
+        await removeDir(p.dir);
+      }
     }
     setImmediate(() => void this.fill());
     if (p) return p;
     this.cold++;
-    return this.spawnOne();
+    const own = await this.spawnOne();
+    // a heavy job's own engine loads its format at low priority from the start (its sandbox
+    // has not forked yet; the job demotes whatever has meanwhile)
+    if (heavy) renice(own.child.pid, LOW_PRIORITY);
+    return own;
   }
 
   stats(): PoolStats {
@@ -309,8 +327,11 @@ export class EnginePool {
 
 export class Pools {
   readonly byEngine: Map<Engine, EnginePool>;
+  /** Which namespaces run long jobs (their processes yield the CPU and the last warm engines). */
+  readonly fairness: Fairness;
   constructor(cfg: Config, busy?: () => boolean) {
     this.byEngine = new Map(cfg.engines.map((e) => [e, new EnginePool(e, cfg, busy)]));
+    this.fairness = new Fairness();
   }
   get(engine: Engine): EnginePool | undefined {
     return this.byEngine.get(engine);

@@ -15,6 +15,11 @@ import { compileWithFormat, writeInputs } from "./job.ts";
 import { Pools } from "./pool.ts";
 import { Preambles } from "./preamble.ts";
 
+// libuv runs file system work on a pool of threads (4 by default), shared by every job: one
+// account's large files (reads, writes, removal of a job directory) must not queue another's
+// small ones. Read when the pool first starts, so set before any asynchronous file access.
+process.env.UV_THREADPOOL_SIZE ??= "16";
+
 const REFILL_GRACE_MS = 30;
 /** On shutdown, how long killed jobs get to send their 503 before connections are cut. */
 const DRAIN_MS = 300;

@@ -1,0 +1,213 @@
+// Fairness between the accounts (namespaces) that share one compile server.
+//
+// A namespace that has kept the server busy without a break for more than `streakMs`
+// (jobs back to back, or one long job), or for more than `dutyMax` of the recent past
+// (a moving average over about `dutyMs`: pauses between its requests do not reset it),
+// or that began `burst` jobs within `burstMs` (short jobs back to back drain the pool long
+// before a streak shows), is heavy while another namespace that is not has been active
+// within `activeMs`. A heavy namespace's processes run at the lowest
+// CPU priority (nice 19), and it may not take the pool's last warm engines, so the other
+// account's next compile neither waits for the CPU nor starts cold. A demoted process
+// still gets all the CPU nobody else wants: alone on the server, or beside other heavy
+// namespaces only, nobody is demoted. Raising a nice value needs no privilege: this works
+// as root and as a plain user.
+import { promises as fs } from "node:fs";
+import os from "node:os";
+import type { ChildProcess } from "node:child_process";
+
+export const LOW_PRIORITY = 19;
+/** Processes one demotion visits at most (a sandbox holds bwrap, its init and the engine; shell escape a few more). */
+const MAX_TREE = 256;
+/** How often a running process of a namespace that is not heavy is looked at again. */
+const RECHECK_MS = 200;
+
+export interface FairnessOptions {
+  /** Busy this long without a break: heavy. */
+  streakMs: number;
+  /** A pause shorter than this (a client sending its next request) does not break a streak. */
+  gapMs: number;
+  /** Had a job within this long: active. */
+  activeMs: number;
+  /** This many jobs begun within burstMs: heavy. */
+  burst: number;
+  burstMs: number;
+  /** Busy more than this share of the time (moving average, time constant dutyMs): heavy. */
+  dutyMax: number;
+  dutyMs: number;
+}
+
+export const DEFAULT_FAIRNESS: FairnessOptions = { streakMs: 1_000, gapMs: 250, activeMs: 10_000, burst: 3, burstMs: 800, dutyMax: 0.7, dutyMs: 2_000 };
+
+/** One job's view of its namespace. */
+export interface JobPriority {
+  /** Demote this job's processes, and keep the pool's last engines from it. */
+  heavy(): boolean;
+  /** `child` runs for this job: demoted as soon as the namespace is heavy. Returns the stop. */
+  watch(child: ChildProcess): () => void;
+  /** This job took `child` for its next pass (perhaps still loading its format): demoted at once if heavy. */
+  settle(child: ChildProcess): void;
+}
+
+export interface Job extends JobPriority {
+  /** The job is over (call once). */
+  end(): void;
+}
+
+interface Namespace {
+  inflight: number;
+  /** When the current busy streak began. */
+  since: number;
+  /** When its last job ended. */
+  lastEnd: number;
+  /** When its last `burst` jobs began, oldest first. */
+  begins: number[];
+  /** Share of the time it was busy (moving average) as of `dutyAt`. */
+  duty: number;
+  dutyAt: number;
+}
+
+/** Background work (verifying a dumped preamble): always at low priority. */
+export const BACKGROUND: JobPriority = {
+  heavy: () => true,
+  watch(child) {
+    BACKGROUND.settle(child);
+    return () => {};
+  },
+  settle(child) {
+    if (child.pid !== undefined) void reniceTree(child.pid);
+  },
+};
+
+export class Fairness {
+  private readonly spaces = new Map<string, Namespace>();
+  private readonly opts: FairnessOptions;
+  private demoted = 0;
+
+  constructor(opts: Partial<FairnessOptions> = {}) {
+    this.opts = { ...DEFAULT_FAIRNESS, ...opts };
+  }
+
+  /** Brings the moving average of `s` up to `now` (call before its inflight count changes). */
+  private dutyNow(s: Namespace, now: number): number {
+    const k = Math.exp(-Math.max(0, now - s.dutyAt) / this.opts.dutyMs);
+    s.duty = s.duty * k + (s.inflight > 0 ? 1 - k : 0);
+    s.dutyAt = now;
+    return s.duty;
+  }
+
+  private busyStreak(s: Namespace, now: number): boolean {
+    const busy = s.inflight > 0 || now - s.lastEnd <= this.opts.gapMs;
+    if (busy && now - s.since > this.opts.streakMs) return true;
+    if (this.dutyNow(s, now) > this.opts.dutyMax) return true;
+    return s.begins.length >= this.opts.burst && now - s.begins[0]! <= this.opts.burstMs;
+  }
+
+  private active(s: Namespace, now: number): boolean {
+    return s.inflight > 0 || now - s.lastEnd < this.opts.activeMs;
+  }
+
+  isHeavy(ns: string, now = Date.now()): boolean {
+    const me = this.spaces.get(ns);
+    if (!me || !this.busyStreak(me, now)) return false;
+    for (const [other, s] of this.spaces) {
+      if (other === ns) continue;
+      if (!this.active(s, now)) this.spaces.delete(other); // forgotten once idle: the map stays small
+      else if (!this.busyStreak(s, now)) return true;
+    }
+    return false;
+  }
+
+  stats(): { activeNamespaces: number; heavyNamespaces: number; demoted: number } {
+    const now = Date.now();
+    let active = 0;
+    let heavy = 0;
+    for (const [ns, s] of this.spaces) {
+      if (this.active(s, now)) active++;
+      if (this.isHeavy(ns, now)) heavy++;
+    }
+    return { activeNamespaces: active, heavyNamespaces: heavy, demoted: this.demoted };
+  }
+
+  /** A job of `namespace` starts (requests without one share ""). */
+  begin(namespace: string | undefined): Job {
+    const ns = namespace ?? "";
+    const now = Date.now();
+    let s = this.spaces.get(ns);
+    if (!s) {
+      s = { inflight: 0, since: now, lastEnd: -Infinity, begins: [], duty: 0, dutyAt: now };
+      this.spaces.set(ns, s);
+    }
+    if (s.inflight === 0 && now - s.lastEnd > this.opts.gapMs) s.since = now;
+    this.dutyNow(s, now);
+    s.inflight++;
+    s.begins.push(now);
+    if (s.begins.length > this.opts.burst) s.begins.shift();
+    const space = s;
+    let ended = false;
+    const demote = (child: ChildProcess) => {
+      if (child.pid === undefined || child.exitCode !== null || child.signalCode !== null) return;
+      this.demoted++;
+      void reniceTree(child.pid);
+    };
+    return {
+      heavy: () => this.isHeavy(ns),
+      settle: (child) => {
+        if (this.isHeavy(ns)) demote(child);
+      },
+      watch: (child) => {
+        let timer: NodeJS.Timeout | undefined;
+        const check = () => {
+          if (this.isHeavy(ns)) demote(child);
+          else {
+            timer = setTimeout(check, RECHECK_MS);
+            timer.unref();
+          }
+        };
+        check();
+        return () => clearTimeout(timer);
+      },
+      end: () => {
+        if (ended) return;
+        ended = true;
+        const now = Date.now();
+        this.dutyNow(space, now);
+        space.inflight--;
+        space.lastEnd = now;
+        if (!this.spaces.has(ns)) this.spaces.set(ns, space);
+      },
+    };
+  }
+}
+
+/** Sets `nice` on one process; false if it has gone or is not this server's to change. */
+export function renice(pid: number | undefined, nice: number): boolean {
+  if (pid === undefined) return false;
+  try {
+    os.setPriority(pid, nice);
+    return true;
+  } catch {
+    return false;
+  }
+}
+
+/**
+ * Sets `nice` on `root` and every process below it (children are read from /proc after
+ * their parent is demoted, so one forked meanwhile inherits the new value). Processes
+ * that have gone, or that this server may not touch, are skipped.
+ */
+export async function reniceTree(root: number, nice = LOW_PRIORITY): Promise<number> {
+  const queue = [root];
+  const seen = new Set<number>();
+  while (queue.length > 0 && seen.size < MAX_TREE) {
+    const pid = queue.shift()!;
+    if (seen.has(pid)) continue;
+    seen.add(pid);
+    if (!renice(pid, nice)) continue;
+    const tasks = await fs.readdir(`/proc/${pid}/task`).catch(() => [] as string[]);
+    for (const t of tasks) {
+      const kids = await fs.readFile(`/proc/${pid}/task/${t}/children`, "utf8").catch(() => "");
+      for (const k of kids.split(" ")) if (k.trim()) queue.push(Number(k));
+    }
+  }
+  return seen.size;
+}

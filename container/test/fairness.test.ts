@@ -1,0 +1,223 @@
+// Fairness between namespaces on one compile server: who counts as heavy, that a heavy
+// namespace's processes really run at the lowest CPU priority, and that it leaves the
+// pool's last warm engines to the others.
+import { spawn } from "node:child_process";
+import { promises as fs } from "node:fs";
+import os from "node:os";
+import { afterAll, afterEach, describe, expect, it, vi } from "vitest";
+import { reniceTree, Fairness, LOW_PRIORITY } from "../src/fairness.ts";
+import { Busy, Gate } from "../src/limits.ts";
+import type { RunningServer } from "../src/server.ts";
+import { compile, doc, expectPdf, testServer } from "./helpers.ts";
+
+describe("who is heavy", () => {
+  afterEach(() => vi.useRealTimers());
+  const at = (ms: number) => vi.setSystemTime(new Date(1_000_000 + ms));
+  /** A Fairness on a fake clock at 0. */
+  const fresh = () => {
+    vi.useFakeTimers();
+    at(0);
+    return new Fairness();
+  };
+
+  it("a namespace alone is never heavy, however long it keeps the server busy", () => {
+    const f = fresh();
+    const job = f.begin("a");
+    at(30_000);
+    expect(job.heavy()).toBe(false);
+    job.end();
+  });
+
+  it("busy without a break for over a second, while another namespace compiles now and then: heavy; the other is not", () => {
+    const f = fresh();
+    const b = f.begin("b");
+    at(100);
+    b.end();
+    // back to back: gaps of 5 ms do not break the streak
+    let t = 0;
+    for (let i = 0; i < 4; i++) {
+      at((t += 5));
+      const a = f.begin("a");
+      at((t += 300));
+      a.end();
+    }
+    at((t += 5));
+    const a = f.begin("a");
+    expect(a.heavy()).toBe(true);
+    expect(f.isHeavy("b")).toBe(false);
+    expect(f.stats()).toMatchObject({ activeNamespaces: 2, heavyNamespaces: 1 });
+    a.end();
+    // a pause longer than the gap ends the streak
+    at(t + 1_000);
+    expect(f.begin("a").heavy()).toBe(false);
+  });
+
+  it("pauses between requests longer than the gap do not hide a namespace busy most of the time", () => {
+    const f = fresh();
+    let t = 0;
+    let heavyAt: number | undefined;
+    for (let i = 0; i < 12; i++) {
+      f.begin("b").end(); // b compiles now and then
+      const a = f.begin("a");
+      at((t += 900));
+      if (heavyAt === undefined && a.heavy()) heavyAt = t;
+      a.end();
+      at((t += 300)); // 300 ms pauses: each breaks the streak; a is busy 75 % of the time
+    }
+    expect(heavyAt).toBeDefined();
+    expect(heavyAt!).toBeLessThan(8_000);
+  });
+
+  it("three jobs begun within 800 ms: heavy at once (short jobs drain the pool before a streak shows)", () => {
+    const f = fresh();
+    f.begin("b").end();
+    let last;
+    for (let i = 0; i < 3; i++) {
+      at(1_000 + i * 100);
+      last = f.begin("a");
+      last.end();
+    }
+    expect(f.isHeavy("a")).toBe(true);
+    // a person compiling twice a second is not
+    const g = new Fairness();
+    at(5_000);
+    g.begin("a").end();
+    for (let i = 0; i < 3; i++) {
+      at(6_000 + i * 500);
+      g.begin("b").end();
+    }
+    expect(g.isHeavy("b")).toBe(false);
+  });
+
+  it("when every active namespace is heavy, none is demoted; an idle one is forgotten after 10 s", () => {
+    const f = fresh();
+    const a = f.begin("a");
+    const b = f.begin("b");
+    at(2_000);
+    expect(a.heavy()).toBe(false);
+    expect(b.heavy()).toBe(false);
+    b.end();
+    at(2_500); // b's streak is over, a's goes on: a yields to b
+    expect(a.heavy()).toBe(true);
+    at(12_600); // b idle for 10 s: forgotten, a is alone again
+    expect(a.heavy()).toBe(false);
+    expect(f.stats().activeNamespaces).toBe(1);
+    a.end();
+  });
+});
+
+describe("who gets a compile slot", () => {
+  const settled = async <T>(p: Promise<T>) => {
+    let done = false;
+    void p.then(() => (done = true), () => (done = true));
+    await new Promise((r) => setTimeout(r, 10));
+    return done;
+  };
+
+  it("an account holding no slot gets one over the limit while another holds them all; only one such extra", async () => {
+    const g = new Gate(2, 4, 1_000);
+    const a1 = await g.acquire("a");
+    await g.acquire("a");
+    const b = g.acquire("b");
+    expect(await settled(b)).toBe(true);
+    expect(g.stats().active).toBe(3);
+    const c = g.acquire("c");
+    expect(await settled(c)).toBe(false); // the extra slot is taken
+    const a3 = g.acquire("a");
+    a3.catch(() => {}); // still waiting when the test ends
+    (await b)();
+    expect(await settled(c)).toBe(true); // the extra freed: c (holding none) before a
+    expect(await settled(a3)).toBe(false);
+    a1();
+    expect(await settled(a3)).toBe(false); // c took the extra, so a1's slot only brings it back to two
+  });
+
+  it("a freed slot goes to the waiting account that holds the fewest, not to the first in line", async () => {
+    const g = new Gate(1, 8, 10_000);
+    const first = await g.acquire("a");
+    const order: string[] = [];
+    const queued = ["a", "a", "a"].map((ns, i) => g.acquire(ns).then((rel) => (order.push(`${ns}${i}`), rel)));
+    const b = g.acquire("b").then((rel) => (order.push("b"), rel)); // max 1: no extra slot
+    await new Promise((r) => setTimeout(r, 10));
+    first();
+    (await b)();
+    for (const q of queued) (await q)();
+    expect(order[0]).toBe("b");
+    expect(order.slice(1)).toEqual(["a0", "a1", "a2"]);
+  });
+
+  it("a full queue still answers Busy", async () => {
+    const g = new Gate(1, 1, 1_000);
+    await g.acquire("a");
+    g.acquire("a").catch(() => {}); // waits until the gate's own timeout
+    await expect(g.acquire("a")).rejects.toBeInstanceOf(Busy);
+  });
+});
+
+describe("demotion", () => {
+  const niceOf = async (pid: number) => Number((await fs.readFile(`/proc/${pid}/stat`, "utf8")).split(") ")[1]!.split(" ")[16]);
+
+  it("reniceTree sets nice 19 on a process and everything below it, children forked later included", async () => {
+    const child = spawn("/bin/sh", ["-c", "sleep 30 & sleep 30 & sleep 0.3; sleep 30 & wait"], { detached: true, stdio: "ignore" });
+    try {
+      await new Promise((r) => setTimeout(r, 100));
+      const n = await reniceTree(child.pid!);
+      expect(n).toBeGreaterThanOrEqual(3); // sh and two sleeps
+      await new Promise((r) => setTimeout(r, 400)); // the third sleep is forked after the demotion
+      const kids = (await fs.readFile(`/proc/${child.pid}/task/${child.pid}/children`, "utf8")).trim().split(" ").map(Number);
+      expect(kids.length).toBe(3);
+      expect(os.getPriority(child.pid!)).toBe(LOW_PRIORITY);
+      for (const k of kids) expect(await niceOf(k)).toBe(LOW_PRIORITY);
+    } finally {
+      process.kill(-child.pid!, "SIGKILL");
+    }
+  });
+});
+
+describe("on the server", () => {
+  const servers: RunningServer[] = [];
+  afterAll(() => Promise.all(servers.map((s) => s.close())));
+  const health = async (url: string) => (await fetch(`${url}/healthz`)).json() as Promise<{ fairness: { heavyNamespaces: number; demoted: number }; pools: { pdflatex: { ready: number; cold: number; served: number } } }>;
+
+  // a document that keeps pdflatex busy for a few seconds, then succeeds
+  const spin = doc("\\count255=0 \\loop\\advance\\count255 by 1 \\ifnum\\count255<8000000 \\repeat done");
+
+  it("a long job beside another account's compiles is demoted to nice 19; the other account's compile still succeeds", async () => {
+    const s = await testServer({ engines: ["pdflatex"], poolSize: { pdflatex: 4 } as never, maxConcurrent: 2 });
+    servers.push(s);
+    expectPdf(await compile(s.url, { engine: "pdflatex", source: doc("B"), namespace: "b" }));
+    const long = compile(s.url, { engine: "pdflatex", source: spin, namespace: "a", timeoutMs: 30_000 });
+    let demotedEngine = false;
+    for (let i = 0; i < 60 && !demotedEngine; i++) {
+      await new Promise((r) => setTimeout(r, 100));
+      // the busy pdflatex of a's job: the one process of the pool that uses the CPU
+      for (const pid of await fs.readdir("/proc").catch(() => [] as string[])) {
+        if (!/^\d+$/.test(pid)) continue;
+        const stat = await fs.readFile(`/proc/${pid}/stat`, "utf8").catch(() => "");
+        if (!stat.includes("(pdflatex)")) continue;
+        const f = stat.split(") ")[1]!.split(" ");
+        if (Number(f[11]) > 50 && Number(f[16]) === LOW_PRIORITY) demotedEngine = true; // utime > 0.5 s of ticks, nice 19
+      }
+      if (i % 5 === 0) expectPdf(await compile(s.url, { engine: "pdflatex", source: doc(`B ${i}`), namespace: "b" }));
+    }
+    expect(demotedEngine).toBe(true);
+    expect((await health(s.url)).fairness.demoted).toBeGreaterThan(0);
+    expectPdf(await long);
+  }, 90_000);
+
+  it("a namespace sending jobs back to back leaves the last two warm engines to the other account", async () => {
+    const s = await testServer({ engines: ["pdflatex"], poolSize: { pdflatex: 4 } as never, maxConcurrent: 2 });
+    servers.push(s);
+    expectPdf(await compile(s.url, { engine: "pdflatex", source: doc("B"), namespace: "b" }));
+    for (let i = 0; i < 30 && (await health(s.url)).pools.pdflatex.ready < 4; i++) await new Promise((r) => setTimeout(r, 100));
+    // five quick failures in a row: the third is heavy (three begun within 800 ms)
+    const before = (await health(s.url)).pools.pdflatex;
+    for (let i = 0; i < 5; i++) expect((await compile(s.url, { engine: "pdflatex", source: "\\undefinedcommand", namespace: "a" })).status).toBe(422);
+    const after = (await health(s.url)).pools.pdflatex;
+    expect(after.served - before.served).toBe(5);
+    expect(after.cold - before.cold).toBeGreaterThanOrEqual(1); // a started its own rather than take the reserve
+    const r = await compile(s.url, { engine: "pdflatex", source: doc("B again"), namespace: "b" });
+    expectPdf(r);
+    expect((await health(s.url)).pools.pdflatex.cold - after.cold).toBe(0); // b found a warm engine
+  }, 90_000);
+});
