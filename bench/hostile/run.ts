@@ -10,11 +10,11 @@
 // starts every this many ms, default 500; 0: back to back), BENCH_ATTACKS (only the attacks whose
 // name contains it).
 import { spawn } from "node:child_process";
-import net from "node:net";
 import os from "node:os";
 import path from "node:path";
 import { fileURLToPath } from "node:url";
 import { ATTACKS, type Attack, HELLO } from "../../container/test/attacks.ts";
+import { freePort } from "../../scripts/free-port.ts";
 
 const HERE = path.dirname(fileURLToPath(import.meta.url));
 const N = Number(process.env.BENCH_N ?? 20);
@@ -25,17 +25,6 @@ const MAX_OVER_IDLE = 3;
 function pct(xs: number[], p: number): number {
   const s = [...xs].sort((a, b) => a - b);
   return s[Math.min(s.length - 1, Math.max(0, Math.ceil((p / 100) * s.length) - 1))] ?? NaN;
-}
-
-function freePort(): Promise<number> {
-  return new Promise((resolve, reject) => {
-    const srv = net.createServer();
-    srv.once("error", reject);
-    srv.listen(0, "127.0.0.1", () => {
-      const port = (srv.address() as net.AddressInfo).port;
-      srv.close(() => resolve(port));
-    });
-  });
 }
 
 const port = await freePort();

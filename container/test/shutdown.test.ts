@@ -8,21 +8,11 @@ import os from "node:os";
 import path from "node:path";
 import { fileURLToPath } from "node:url";
 import { describe, expect, it } from "vitest";
+import { freePort } from "../../scripts/free-port.ts";
 import { stopGroups } from "../../scripts/process-groups.ts";
 import { doc } from "./helpers.ts";
 
 const SERVER = path.join(path.dirname(fileURLToPath(import.meta.url)), "../src/server.ts");
-
-function freePort(): Promise<number> {
-  return new Promise((resolve, reject) => {
-    const srv = net.createServer();
-    srv.once("error", reject);
-    srv.listen(0, "127.0.0.1", () => {
-      const port = (srv.address() as net.AddressInfo).port;
-      srv.close(() => resolve(port));
-    });
-  });
-}
 
 function canListen(port: number): Promise<boolean> {
   return new Promise((resolve) => {

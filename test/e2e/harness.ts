@@ -2,24 +2,14 @@
 // directory, and gives tests and benchmarks a client's view of it.
 import { spawn, type ChildProcess } from "node:child_process";
 import { createWriteStream, mkdtempSync, rmSync } from "node:fs";
-import { createServer } from "node:net";
 import { tmpdir } from "node:os";
 import { join, resolve } from "node:path";
 import { capture } from "../../scripts/capture.ts";
+import { freePort } from "../../scripts/free-port.ts";
 
 export const ROOT = resolve(import.meta.dirname, "../..");
 
-export function freePort(): Promise<number> {
-  return new Promise((res, rej) => {
-    const srv = createServer();
-    srv.unref();
-    srv.on("error", rej);
-    srv.listen(0, "127.0.0.1", () => {
-      const { port } = srv.address() as { port: number };
-      srv.close(() => res(port));
-    });
-  });
-}
+export { freePort };
 
 export interface DevServer {
   baseUrl: string;
