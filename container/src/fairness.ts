@@ -117,6 +117,19 @@ export class Fairness {
     return false;
   }
 
+  /** Some namespace is heavy: another's jobs are waiting on the server's engines right now. */
+  contended(now = Date.now()): boolean {
+    let heavy = false;
+    let light = false;
+    for (const s of this.spaces.values()) {
+      if (!this.active(s, now)) continue;
+      if (this.busyStreak(s, now)) heavy = true;
+      else light = true;
+      if (heavy && light) return true;
+    }
+    return false;
+  }
+
   stats(): { activeNamespaces: number; heavyNamespaces: number; demoted: number } {
     const now = Date.now();
     let active = 0;

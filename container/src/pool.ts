@@ -191,6 +191,7 @@ export class EnginePool {
   private cold = 0;
   private filling = false;
   private readonly busy: () => boolean;
+  private readonly contended: () => boolean;
   private readonly starting = new Set<WarmProcess>();
   /** Starts that failed in a row, and the last one's reason. */
   private failures = 0;
@@ -198,10 +199,11 @@ export class EnginePool {
   /** Told of every failed start (Pools.warmUp). */
   onFailure?: (failuresInARow: number, reason: string) => void;
 
-  constructor(engine: Engine, cfg: Config, busy: () => boolean = () => false) {
+  constructor(engine: Engine, cfg: Config, busy: () => boolean = () => false, contended: () => boolean = () => false) {
     this.engine = engine;
     this.cfg = cfg;
     this.busy = busy;
+    this.contended = contended;
     this.target = cfg.poolSize[engine];
   }
 
@@ -226,9 +228,10 @@ export class EnginePool {
     const run = async () => {
       try {
         while (!this.closed && this.idle.length + this.startingCount < this.target) {
-          // Refill in the background: while jobs are compiling, starting engines would
-          // only steal their CPU, so wait while the pool still holds more than its reserve.
-          while (!this.closed && this.busy() && this.idle.length > this.reserve()) await new Promise((r) => setTimeout(r, 10));
+          // Refill in the background: while jobs are compiling, starting engines would only
+          // steal their CPU, so wait until the pool is empty; but while a heavy account keeps
+          // the server busy, keep the reserve the others' next compiles will take.
+          while (!this.closed && this.busy() && this.idle.length > (this.contended() ? this.reserve() : 0)) await new Promise((r) => setTimeout(r, 10));
           if (this.closed) break;
           const n = Math.min(2, this.target - this.idle.length - this.startingCount);
           const batch: Promise<void>[] = [];
@@ -330,8 +333,9 @@ export class Pools {
   /** Which namespaces run long jobs (their processes yield the CPU and the last warm engines). */
   readonly fairness: Fairness;
   constructor(cfg: Config, busy?: () => boolean) {
-    this.byEngine = new Map(cfg.engines.map((e) => [e, new EnginePool(e, cfg, busy)]));
-    this.fairness = new Fairness();
+    const fairness = new Fairness();
+    this.byEngine = new Map(cfg.engines.map((e) => [e, new EnginePool(e, cfg, busy, () => fairness.contended())]));
+    this.fairness = fairness;
   }
   get(engine: Engine): EnginePool | undefined {
     return this.byEngine.get(engine);
