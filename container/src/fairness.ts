@@ -117,16 +117,10 @@ export class Fairness {
     return false;
   }
 
-  /** Some namespace is heavy: another's jobs are waiting on the server's engines right now. */
-  contended(now = Date.now()): boolean {
-    let heavy = false;
-    let light = false;
-    for (const s of this.spaces.values()) {
-      if (!this.active(s, now)) continue;
-      if (this.busyStreak(s, now)) heavy = true;
-      else light = true;
-      if (heavy && light) return true;
-    }
+  /** More than one namespace has been active lately: one's takes may leave another a cold start. */
+  shared(now = Date.now()): boolean {
+    let n = 0;
+    for (const s of this.spaces.values()) if (this.active(s, now) && ++n > 1) return true;
     return false;
   }
 

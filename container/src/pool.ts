@@ -191,7 +191,7 @@ export class EnginePool {
   private cold = 0;
   private filling = false;
   private readonly busy: () => boolean;
-  private readonly contended: () => boolean;
+  private readonly shared: () => boolean;
   private readonly starting = new Set<WarmProcess>();
   /** Starts that failed in a row, and the last one's reason. */
   private failures = 0;
@@ -199,11 +199,11 @@ export class EnginePool {
   /** Told of every failed start (Pools.warmUp). */
   onFailure?: (failuresInARow: number, reason: string) => void;
 
-  constructor(engine: Engine, cfg: Config, busy: () => boolean = () => false, contended: () => boolean = () => false) {
+  constructor(engine: Engine, cfg: Config, busy: () => boolean = () => false, shared: () => boolean = () => false) {
     this.engine = engine;
     this.cfg = cfg;
     this.busy = busy;
-    this.contended = contended;
+    this.shared = shared;
     this.target = cfg.poolSize[engine];
   }
 
@@ -229,9 +229,9 @@ export class EnginePool {
       try {
         while (!this.closed && this.idle.length + this.startingCount < this.target) {
           // Refill in the background: while jobs are compiling, starting engines would only
-          // steal their CPU, so wait until the pool is empty; but while a heavy account keeps
-          // the server busy, keep the reserve the others' next compiles will take.
-          while (!this.closed && this.busy() && this.idle.length > (this.contended() ? this.reserve() : 0)) await new Promise((r) => setTimeout(r, 10));
+          // steal their CPU, so wait until the pool is empty; but while several accounts use
+          // the server, keep the reserve their next compiles will take.
+          while (!this.closed && this.busy() && this.idle.length > (this.shared() ? this.reserve() : 0)) await new Promise((r) => setTimeout(r, 10));
           if (this.closed) break;
           const n = Math.min(2, this.target - this.idle.length - this.startingCount);
           const batch: Promise<void>[] = [];
@@ -334,7 +334,7 @@ export class Pools {
   readonly fairness: Fairness;
   constructor(cfg: Config, busy?: () => boolean) {
     const fairness = new Fairness();
-    this.byEngine = new Map(cfg.engines.map((e) => [e, new EnginePool(e, cfg, busy, () => fairness.contended())]));
+    this.byEngine = new Map(cfg.engines.map((e) => [e, new EnginePool(e, cfg, busy, () => fairness.shared())]));
     this.fairness = fairness;
   }
   get(engine: Engine): EnginePool | undefined {
