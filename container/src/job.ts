@@ -292,7 +292,9 @@ async function compileOnce(req: CompileRequest, pool: EnginePool, cfg: Config, r
 
 function formatSource(cfg: Config, req: CompileRequest, use: PreambleUse, preambles?: Preambles): ProcessSource {
   const { sub } = mainParts(req.mainPath);
-  return dedicatedSource(cfg, req.engine, { subdir: sub || undefined, fmtFile: use.fmtFile }, use.warm, (p) => preambles?.keepWarm(use.key, p));
+  // without the cache (verifying a new format) a spare process has nowhere to go: it is discarded
+  const spare = preambles ? (p: WarmProcess) => preambles.keepWarm(use.key, p) : undefined;
+  return dedicatedSource(cfg, req.engine, { subdir: sub || undefined, fmtFile: use.fmtFile }, use.warm, spare);
 }
 
 /** Compiles `req` from a dumped preamble only (the verification of a new format). */

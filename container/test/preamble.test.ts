@@ -214,6 +214,39 @@ describe("scope and invalidation", () => {
   });
 });
 
+describe("processes started from a format", () => {
+  /**
+   * Sandboxes whose command line names `text` (their bwrap names the format's host path; its
+   * forked init repeats that command line, so only processes whose parent is not one are counted).
+   */
+  const running = (text: string) => {
+    const found = new Map<string, string>();
+    for (const p of readdirSync("/proc").filter((x) => /^\d+$/.test(x))) {
+      try {
+        const [state, ppid] = readFileSync(`/proc/${p}/stat`, "utf8").split(") ")[1]!.split(" ");
+        if (state !== "Z" && readFileSync(`/proc/${p}/cmdline`, "utf8").includes(text)) found.set(p, ppid!);
+      } catch {
+        /* gone meanwhile */
+      }
+    }
+    return [...found].filter(([, ppid]) => !found.has(ppid)).map(([p]) => p);
+  };
+
+  it("verifying a new format leaves only the one kept warm; closing the server leaves none", { timeout: 120_000 }, async () => {
+    const jobRoot = path.join(os.tmpdir(), `texcompile-verify-${process.pid}`);
+    const own = await testServer({ jobRoot, preamble: { warm: 1 } as never, poolSize: { pdflatex: 1, xelatex: 0, lualatex: 0 } as never });
+    try {
+      expectPdf(await compile(own.url, { engine: "pdflatex", source: fixture("medium.tex"), namespace: "acct-verify" }));
+      await own.preambles.idle();
+      await new Promise((r) => setTimeout(r, 300)); // a discarded process is gone by now
+      expect(running(`${jobRoot}/preambles/`)).toHaveLength(1);
+    } finally {
+      await own.close();
+    }
+    expect(running(`${jobRoot}/preambles/`)).toHaveLength(0);
+  });
+});
+
 describe("bounded cache, fallback (no warm processes)", () => {
   let small: RunningServer;
   beforeAll(async () => {
