@@ -151,8 +151,11 @@ export class Fairness {
     if (s.begins.length > this.opts.burst) s.begins.shift();
     const space = s;
     let ended = false;
+    // settle() and watch() both see each pass's process: it is reniced once
+    const done = new WeakSet<ChildProcess>();
     const demote = (child: ChildProcess) => {
-      if (child.pid === undefined || child.exitCode !== null || child.signalCode !== null) return;
+      if (done.has(child) || child.pid === undefined || child.exitCode !== null || child.signalCode !== null) return;
+      done.add(child);
       this.demoted++;
       void reniceTree(child.pid);
     };

@@ -16,9 +16,10 @@ export class Busy extends Error {
 /**
  * At most `max` holders; up to `maxQueue` waiters (each at most `waitMs`); beyond that Busy.
  * Fair between namespaces (accounts): a freed slot goes to the waiter whose namespace holds
- * the fewest slots (among equals, the one served longest ago; then the longest waiting), and a namespace holding none may take
- * one slot over `max` while every slot is held by others, so one account's long jobs never
- * make another's wait (its extra job competes with processes that fairness.ts has demoted).
+ * the fewest slots (among equals, the one served longest ago; then the longest waiting), and
+ * a namespace holding none may take one slot over `max` while every slot is held by others,
+ * so one account's long jobs never make another's wait (its extra job competes with
+ * processes that fairness.ts has demoted).
  */
 export class Gate {
   private active = 0;
