@@ -176,7 +176,7 @@ export async function removeDir(dir: string): Promise<void> {
   await fs.rm(dir, { recursive: true, force: true, maxRetries: 3 }).catch(() => {});
 }
 
-/** Ready processes a heavy job may not take, and below which the pool refills even while jobs run. */
+/** Ready processes a heavy job may not take, and below which the pool refills during jobs while several accounts use it. */
 const RESERVE = 2;
 
 export class EnginePool {
