@@ -11,7 +11,7 @@
 // still gets all the CPU nobody else wants: alone on the server, or beside other heavy
 // namespaces only, nobody is demoted. Raising a nice value needs no privilege: this works
 // as root and as a plain user.
-import { promises as fs } from "node:fs";
+import { readFileSync, promises as fs } from "node:fs";
 import os from "node:os";
 import type { ChildProcess } from "node:child_process";
 
@@ -78,10 +78,27 @@ export const BACKGROUND: JobPriority = {
   },
 };
 
+/** A light job holds other jobs' processes stopped for at most this long. */
+export const PAUSE_MAX_MS = 400;
+/** A job running longer than this is paused while another namespace's light job runs. */
+export const PREEMPT_AFTER_MS = 150;
+
+/** One running job, as pausing sees it. */
+interface Running {
+  ns: string;
+  begun: number;
+  /** Its processes (each sandbox's outer process), while they run. */
+  procs: Set<ChildProcess>;
+  /** Light jobs holding it stopped. */
+  pausedBy: number;
+}
+
 export class Fairness {
   private readonly spaces = new Map<string, Namespace>();
   private readonly opts: FairnessOptions;
   private demoted = 0;
+  private readonly running = new Set<Running>();
+  private pauses = 0;
 
   constructor(opts: Partial<FairnessOptions> = {}) {
     this.opts = { ...DEFAULT_FAIRNESS, ...opts };
@@ -117,6 +134,12 @@ export class Fairness {
     return false;
   }
 
+  /** A job of a namespace that is not heavy is running, or ended within `graceMs`. */
+  lightBusy(graceMs: number, now = Date.now()): boolean {
+    for (const [ns, s] of this.spaces) if ((s.inflight > 0 || now - s.lastEnd < graceMs) && !this.isHeavy(ns, now)) return true;
+    return false;
+  }
+
   /** More than one namespace has been active lately: one's takes may leave another a cold start. */
   shared(now = Date.now()): boolean {
     let n = 0;
@@ -124,7 +147,7 @@ export class Fairness {
     return false;
   }
 
-  stats(): { activeNamespaces: number; heavyNamespaces: number; demoted: number } {
+  stats(): { activeNamespaces: number; heavyNamespaces: number; demoted: number; pauses: number } {
     const now = Date.now();
     let active = 0;
     let heavy = 0;
@@ -132,7 +155,34 @@ export class Fairness {
       if (this.active(s, now)) active++;
       if (this.isHeavy(ns, now)) heavy++;
     }
-    return { activeNamespaces: active, heavyNamespaces: heavy, demoted: this.demoted };
+    return { activeNamespaces: active, heavyNamespaces: heavy, demoted: this.demoted, pauses: this.pauses };
+  }
+
+  /**
+   * A light job (of a namespace that is not heavy) starts: every job of another namespace that
+   * is heavy or has run longer than PREEMPT_AFTER_MS is stopped (SIGSTOP) until the light job
+   * ends, for PAUSE_MAX_MS at most. Short jobs then run as if alone; a long job loses the few
+   * tens of milliseconds a hello world takes, not its place. Returns the release.
+   */
+  private pauseOthers(light: Running, now: number): () => void {
+    const held: Running[] = [];
+    for (const r of this.running) {
+      if (r.ns === light.ns || !(now - r.begun > PREEMPT_AFTER_MS || this.isHeavy(r.ns, now))) continue;
+      held.push(r);
+      if (r.pausedBy++ === 0) for (const c of r.procs) signalSandbox(c, "SIGSTOP");
+    }
+    if (held.length === 0) return () => {};
+    this.pauses++;
+    let released = false;
+    const release = () => {
+      if (released) return;
+      released = true;
+      clearTimeout(timer);
+      for (const r of held) if (--r.pausedBy === 0) for (const c of r.procs) signalSandbox(c, "SIGCONT");
+    };
+    const timer = setTimeout(release, PAUSE_MAX_MS);
+    timer.unref();
+    return release;
   }
 
   /** A job of `namespace` starts (requests without one share ""). */
@@ -151,6 +201,15 @@ export class Fairness {
     if (s.begins.length > this.opts.burst) s.begins.shift();
     const space = s;
     let ended = false;
+    const me: Running = { ns, begun: now, procs: new Set(), pausedBy: 0 };
+    const release = this.isHeavy(ns, now) ? () => {} : this.pauseOthers(me, now);
+    this.running.add(me);
+    const track = (child: ChildProcess) => {
+      if (me.procs.has(child) || child.pid === undefined || child.exitCode !== null || child.signalCode !== null) return;
+      me.procs.add(child);
+      child.once("exit", () => me.procs.delete(child));
+      if (me.pausedBy > 0) signalSandbox(child, "SIGSTOP");
+    };
     // settle() and watch() both see each pass's process: it is reniced once
     const done = new WeakSet<ChildProcess>();
     const demote = (child: ChildProcess) => {
@@ -162,9 +221,11 @@ export class Fairness {
     return {
       heavy: () => this.isHeavy(ns),
       settle: (child) => {
+        track(child);
         if (this.isHeavy(ns)) demote(child);
       },
       watch: (child) => {
+        track(child);
         let timer: NodeJS.Timeout | undefined;
         const check = () => {
           if (this.isHeavy(ns)) demote(child);
@@ -179,6 +240,9 @@ export class Fairness {
       end: () => {
         if (ended) return;
         ended = true;
+        this.running.delete(me);
+        release();
+        if (me.pausedBy > 0) for (const c of me.procs) signalSandbox(c, "SIGCONT");
         const now = Date.now();
         this.dutyNow(space, now);
         space.inflight--;
@@ -186,6 +250,24 @@ export class Fairness {
         if (!this.spaces.has(ns)) this.spaces.set(ns, space);
       },
     };
+  }
+}
+
+/**
+ * Sends `sig` to the process groups of `child`'s sandbox: its own (the outer bwrap, or the
+ * process itself without a sandbox) and the session bwrap starts below it, where the engine runs.
+ */
+export function signalSandbox(child: ChildProcess, sig: NodeJS.Signals): void {
+  const pid = child.pid;
+  if (pid === undefined || child.exitCode !== null || child.signalCode !== null) return;
+  let kids = "";
+  try {
+    kids = readFileSync(`/proc/${pid}/task/${pid}/children`, "utf8");
+  } catch {}
+  for (const g of [pid, ...kids.split(" ").filter((k) => k.trim()).map(Number)]) {
+    try {
+      process.kill(-g, sig);
+    } catch {}
   }
 }
 

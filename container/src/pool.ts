@@ -176,7 +176,7 @@ export async function removeDir(dir: string): Promise<void> {
   await fs.rm(dir, { recursive: true, force: true, maxRetries: 3 }).catch(() => {});
 }
 
-/** Ready processes a heavy job may not take, and below which the pool refills during jobs while several accounts use it. */
+/** Ready processes below which the pool refills during jobs while several accounts use it. */
 const RESERVE = 2;
 
 export class EnginePool {
@@ -283,13 +283,13 @@ export class EnginePool {
 
   /**
    * A ready process if one is idle, else a freshly started one (cold). A `heavy` job (see
-   * fairness.ts) leaves the last RESERVE ready processes to other jobs: it starts its own
-   * instead, so its many passes cannot leave another account a cold start.
+   * fairness.ts) takes none: it starts its own, at low priority from the start, so neither its
+   * passes nor the refills they would cause (format loads at normal priority) cost the others.
    */
   async take(heavy = false): Promise<WarmProcess> {
     this.served++;
     let p: WarmProcess | undefined;
-    if (!heavy || this.idle.length > this.reserve()) {
+    if (!heavy) {
       while ((p = this.idle.shift())) {
         if (!p.isDead) break;
         await removeDir(p.dir);
@@ -332,8 +332,8 @@ export class Pools {
   readonly byEngine: Map<Engine, EnginePool>;
   /** Which namespaces run long jobs (their processes yield the CPU and the last warm engines). */
   readonly fairness: Fairness;
-  constructor(cfg: Config, busy?: () => boolean) {
-    const fairness = new Fairness();
+  /** `busy`: a job is running (or has just answered); see EnginePool.fill. */
+  constructor(cfg: Config, busy?: () => boolean, fairness = new Fairness()) {
     this.byEngine = new Map(cfg.engines.map((e) => [e, new EnginePool(e, cfg, busy, () => fairness.shared())]));
     this.fairness = fairness;
   }

@@ -13,6 +13,7 @@ import { RuntimeFilesUnreachable, stageRuntimeFiles } from "./sandbox.ts";
 import { Gate, LoopLagMonitor } from "./limits.ts";
 import { compileWithFormat, writeInputs } from "./job.ts";
 import { Pools } from "./pool.ts";
+import { Fairness } from "./fairness.ts";
 import { Preambles } from "./preamble.ts";
 
 // libuv runs file system work on a pool of threads (4 by default), shared by every job: one
@@ -57,7 +58,9 @@ export async function startServer(opts: StartOptions = {}): Promise<RunningServe
   const gate = new Gate(cfg.maxConcurrent, cfg.maxQueue, cfg.queueTimeoutMs);
   // Spare engines start when no job is running and the last answer has had time to reach the
   // caller: a format load is ~100 ms of CPU that would otherwise slow the response on its way out.
-  const pools = new Pools(cfg, () => gate.busy(REFILL_GRACE_MS));
+  // Jobs of heavy namespaces do not count: they run at low priority and take no warm engines.
+  const fairness = new Fairness();
+  const pools = new Pools(cfg, () => gate.busy(REFILL_GRACE_MS) && fairness.lightBusy(REFILL_GRACE_MS), fairness);
   const warm = pools.warmUp(cfg.warmTimeoutMs);
   warm.catch(() => {}); // reported by the caller: waitWarm below, or the main block
   const lag = new LoopLagMonitor();
