@@ -5,9 +5,8 @@ import { readlinkSync } from "node:fs";
 import os from "node:os";
 import { parentPort } from "node:worker_threads";
 import type { Limits } from "./config.ts";
-import { parseInline } from "./body.ts";
+import { PARSER_NICE, parseInline } from "./body.ts";
 
-export const PARSER_NICE = 10;
 try {
   // "<pid>/task/<tid>": this thread's id, which setpriority takes for one thread only
   const tid = Number(readlinkSync("/proc/thread-self").split("/").pop());

@@ -10,6 +10,8 @@ export type Parsed = { ok: true; value: CompileRequest } | { ok: false; issues: 
 
 /** Bodies up to this size are parsed on the main thread (well under a millisecond). */
 export const INLINE_MAX_BYTES = 256 * 1024;
+/** The worker thread's nice value: one account's large body yields the CPU to another's small job. */
+export const PARSER_NICE = 10;
 /** A parse in the worker that takes longer is abandoned (the worker is replaced). */
 const PARSE_DEADLINE_MS = 10_000;
 

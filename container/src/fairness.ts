@@ -97,7 +97,9 @@ export class Fairness {
   private readonly spaces = new Map<string, Namespace>();
   private readonly opts: FairnessOptions;
   private demoted = 0;
-  private readonly running = new Set<Running>();
+  /** Engines the pools start for later jobs: paused, as a long job is, while a light job runs. */
+  private readonly spares: Running = { ns: "", begun: -Infinity, procs: new Set(), pausedBy: 0 };
+  private readonly running = new Set<Running>([this.spares]);
   private pauses = 0;
 
   constructor(opts: Partial<FairnessOptions> = {}) {
@@ -140,6 +142,12 @@ export class Fairness {
     return false;
   }
 
+  /** A light job younger than PREEMPT_AFTER_MS is running (a hello world, most likely, nearly done). */
+  shortJobRunning(now = Date.now()): boolean {
+    for (const r of this.running) if (r !== this.spares && now - r.begun <= PREEMPT_AFTER_MS && !this.isHeavy(r.ns, now)) return true;
+    return false;
+  }
+
   /** More than one namespace has been active lately: one's takes may leave another a cold start. */
   shared(now = Date.now()): boolean {
     let n = 0;
@@ -167,12 +175,12 @@ export class Fairness {
   private pauseOthers(light: Running, now: number): () => void {
     const held: Running[] = [];
     for (const r of this.running) {
-      if (r.ns === light.ns || !(now - r.begun > PREEMPT_AFTER_MS || this.isHeavy(r.ns, now))) continue;
+      if ((r !== this.spares && r.ns === light.ns) || !(now - r.begun > PREEMPT_AFTER_MS || this.isHeavy(r.ns, now))) continue;
       held.push(r);
       if (r.pausedBy++ === 0) for (const c of r.procs) signalSandbox(c, "SIGSTOP");
     }
     if (held.length === 0) return () => {};
-    this.pauses++;
+    if (held.some((r) => r.procs.size > 0)) this.pauses++;
     let released = false;
     const release = () => {
       if (released) return;
@@ -183,6 +191,25 @@ export class Fairness {
     const timer = setTimeout(release, PAUSE_MAX_MS);
     timer.unref();
     return release;
+  }
+
+  /**
+   * `child` is an engine starting for no job yet (a pool's refill): paused while a light job
+   * runs. Call the returned function once it is ready, before any job may take it.
+   */
+  spare(child: ChildProcess): () => void {
+    const r = this.spares;
+    if (child.pid === undefined || child.exitCode !== null || child.signalCode !== null) return () => {};
+    r.procs.add(child);
+    if (r.pausedBy > 0) signalSandbox(child, "SIGSTOP");
+    return () => {
+      if (r.procs.delete(child) && r.pausedBy > 0) signalSandbox(child, "SIGCONT");
+    };
+  }
+
+  /** Lets every process this server stopped go on (at exit: nothing stays stopped behind it). */
+  continueAll(): void {
+    for (const r of this.running) if (r.pausedBy > 0) for (const c of r.procs) signalSandbox(c, "SIGCONT");
   }
 
   /** A job of `namespace` starts (requests without one share ""). */

@@ -198,6 +198,8 @@ export interface LoopLag {
 export class LoopLagMonitor {
   private static readonly RESOLUTION_MS = 10;
   private static readonly WINDOW_MS = 10_000;
+  /** Samples a window needs before its p99 counts (one second's worth). */
+  private static readonly MIN_SAMPLES = 100;
   private readonly h: ELDHistogram = monitorEventLoopDelay({ resolution: LoopLagMonitor.RESOLUTION_MS });
   private last = { p99: 0, max: 0 };
   private readonly timer: NodeJS.Timeout;
@@ -214,7 +216,9 @@ export class LoopLagMonitor {
   private read(): { p99: number; max: number } {
     // the histogram holds whole timer intervals (ns); lag is what exceeds the interval
     const lag = (ns: number) => (this.h.count === 0 ? 0 : Math.max(0, ns / 1e6 - LoopLagMonitor.RESOLUTION_MS));
-    return { p99: lag(this.h.percentile(99)), max: lag(this.h.max) };
+    // a window just begun has too few samples for a 99th percentile (of 20, it is the max)
+    const p99 = this.h.count >= LoopLagMonitor.MIN_SAMPLES ? lag(this.h.percentile(99)) : 0;
+    return { p99, max: lag(this.h.max) };
   }
 
   stats(): LoopLag {

@@ -199,11 +199,14 @@ export class EnginePool {
   /** Told of every failed start (Pools.warmUp). */
   onFailure?: (failuresInARow: number, reason: string) => void;
 
-  constructor(engine: Engine, cfg: Config, busy: () => boolean = () => false, shared: () => boolean = () => false) {
+  private readonly fairness: Fairness | undefined;
+
+  constructor(engine: Engine, cfg: Config, busy: () => boolean = () => false, fairness?: Fairness) {
     this.engine = engine;
+    this.fairness = fairness;
     this.cfg = cfg;
     this.busy = busy;
-    this.shared = shared;
+    this.shared = () => fairness?.shared() ?? false;
     this.target = cfg.poolSize[engine];
   }
 
@@ -231,7 +234,8 @@ export class EnginePool {
           // Refill in the background: while jobs are compiling, starting engines would only
           // steal their CPU, so wait until the pool is empty; but while several accounts use
           // the server, keep the reserve their next compiles will take.
-          while (!this.closed && this.busy() && this.idle.length > (this.shared() ? this.reserve() : 0)) await new Promise((r) => setTimeout(r, 10));
+          // (and never beside a job that has just begun: it is most likely short, and nearly done)
+          while (!this.closed && this.busy() && (this.idle.length > (this.shared() ? this.reserve() : 0) || this.fairness?.shortJobRunning())) await new Promise((r) => setTimeout(r, 10));
           if (this.closed) break;
           const n = Math.min(2, this.target - this.idle.length - this.startingCount);
           const batch: Promise<void>[] = [];
@@ -242,7 +246,9 @@ export class EnginePool {
                 .then(async (p) => {
                   this.starting.add(p);
                   if (this.closed) p.kill();
+                  const unpause = this.fairness?.spare(p.child);
                   const ok = await p.ready;
+                  unpause?.();
                   this.starting.delete(p);
                   if (ok && !this.closed) {
                     this.idle.push(p);
@@ -334,7 +340,7 @@ export class Pools {
   readonly fairness: Fairness;
   /** `busy`: a job is running (or has just answered); see EnginePool.fill. */
   constructor(cfg: Config, busy?: () => boolean, fairness = new Fairness()) {
-    this.byEngine = new Map(cfg.engines.map((e) => [e, new EnginePool(e, cfg, busy, () => fairness.shared())]));
+    this.byEngine = new Map(cfg.engines.map((e) => [e, new EnginePool(e, cfg, busy, fairness)]));
     this.fairness = fairness;
   }
   get(engine: Engine): EnginePool | undefined {

@@ -91,6 +91,7 @@ export async function startServer(opts: StartOptions = {}): Promise<RunningServe
       closing ??= (async () => {
         // kill every running job (each answers 503 shutting_down), then stop listening
         shutdown.abort();
+        fairness.continueAll();
         lag.stop();
         for (const until = Date.now() + DRAIN_MS; gate.stats().active > 0 && Date.now() < until; ) await new Promise((r) => setTimeout(r, 10));
         await new Promise<void>((r) => {
@@ -178,6 +179,8 @@ if (isMain) {
     setTimeout(() => process.exit(1), EXIT_DEADLINE_MS).unref();
     s.close().then(() => process.exit(0), () => process.exit(1));
   };
+  // a stopped (paused) process would outlive an exit that did not wait for close()
+  process.on("exit", () => s.pools.fairness.continueAll());
   process.on("SIGINT", stop);
   process.on("SIGTERM", stop);
 }

@@ -1,11 +1,11 @@
 // Fairness between namespaces on one compile server: who counts as heavy, that a heavy
-// namespace's processes really run at the lowest CPU priority, and that it leaves the
-// pool's last warm engines to the others.
+// namespace's processes really run at the lowest CPU priority, that a short job of another
+// namespace stops long ones while it runs, and that heavy jobs leave the warm engines to others.
 import { spawn } from "node:child_process";
 import { promises as fs } from "node:fs";
 import os from "node:os";
 import { afterAll, afterEach, describe, expect, it, vi } from "vitest";
-import { reniceTree, Fairness, LOW_PRIORITY } from "../src/fairness.ts";
+import { reniceTree, Fairness, LOW_PRIORITY, PAUSE_MAX_MS, PREEMPT_AFTER_MS } from "../src/fairness.ts";
 import { Busy, Gate } from "../src/limits.ts";
 import type { RunningServer } from "../src/server.ts";
 import { compile, doc, expectPdf, testServer } from "./helpers.ts";
@@ -106,6 +106,43 @@ describe("who is heavy", () => {
   });
 });
 
+describe("what the pools wait for", () => {
+  afterEach(() => vi.useRealTimers());
+  const at = (ms: number) => vi.setSystemTime(new Date(1_000_000 + ms));
+
+  it("a heavy namespace's jobs do not keep the pools from refilling; a light job does, for a grace after it", () => {
+    vi.useFakeTimers();
+    at(0);
+    const f = new Fairness();
+    f.begin("b").end();
+    const a = f.begin("a");
+    expect(f.lightBusy(30)).toBe(true); // a alone is not heavy yet
+    at(1_500);
+    expect(a.heavy()).toBe(true);
+    expect(f.lightBusy(30)).toBe(false);
+    const b = f.begin("b");
+    expect(f.lightBusy(30)).toBe(true);
+    b.end();
+    at(1_520);
+    expect(f.lightBusy(30)).toBe(true); // its answer may still be on its way out
+    at(1_560);
+    expect(f.lightBusy(30)).toBe(false);
+    a.end();
+  });
+
+  it("a light job that has just begun is short for PREEMPT_AFTER_MS", () => {
+    vi.useFakeTimers();
+    at(0);
+    const f = new Fairness();
+    const b = f.begin("b");
+    expect(f.shortJobRunning()).toBe(true);
+    at(PREEMPT_AFTER_MS + 1);
+    expect(f.shortJobRunning()).toBe(false);
+    b.end();
+    expect(f.shortJobRunning()).toBe(false);
+  });
+});
+
 describe("who gets a compile slot", () => {
   const settled = async <T>(p: Promise<T>) => {
     let done = false;
@@ -174,10 +211,112 @@ describe("demotion", () => {
   });
 });
 
+describe("pausing", () => {
+  /** A stand-in for a sandbox: a process group, and below it a session of its own (as bwrap makes). */
+  const sandbox = async () => {
+    const child = spawn("/bin/sh", ["-c", "setsid sleep 30 & wait"], { detached: true, stdio: "ignore" });
+    let inner = 0;
+    for (let i = 0; i < 50 && !inner; i++) {
+      await new Promise((r) => setTimeout(r, 10));
+      inner = Number((await fs.readFile(`/proc/${child.pid}/task/${child.pid}/children`, "utf8").catch(() => "")).trim().split(" ")[0]) || 0;
+    }
+    expect(inner).toBeGreaterThan(0);
+    return { child, pids: [child.pid!, inner] };
+  };
+  /** "T" for every process of the sandbox when it is stopped, "S" when it sleeps as it should. */
+  const states = async (pids: number[]) => (await Promise.all(pids.map(async (p) => (await fs.readFile(`/proc/${p}/stat`, "utf8")).split(") ")[1]![0]))).join("");
+  /** A signal takes effect once delivered: the states are polled for a moment. */
+  const expectStates = (pids: number[], want: string) => expect.poll(() => states(pids), { interval: 5, timeout: 1_000 }).toBe(want);
+  const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
+  const made: Array<{ child: ReturnType<typeof spawn>; pids: number[] }> = [];
+  afterAll(() => {
+    for (const m of made) for (const p of m.pids) try { process.kill(-p, "SIGKILL"); } catch {}
+  });
+
+  it("a light job stops another namespace's job that has run over PREEMPT_AFTER_MS, sandbox and session, until it ends", async () => {
+    const f = new Fairness();
+    const a = f.begin("a");
+    const s1 = await sandbox();
+    made.push(s1);
+    const unwatch = a.watch(s1.child);
+    const young = f.begin("b"); // a has run less than PREEMPT_AFTER_MS: left alone
+    await sleep(30); // nothing was stopped
+    expect(await states(s1.pids)).toBe("SS");
+    young.end();
+    await sleep(PREEMPT_AFTER_MS + 50);
+    const own = f.begin("a"); // a's own next job does not stop a
+    await sleep(30); // nothing was stopped
+    expect(await states(s1.pids)).toBe("SS");
+    own.end();
+    const b = f.begin("b");
+    await expectStates(s1.pids, "TT");
+    // a process a starts while it is stopped is stopped too
+    const s2 = await sandbox();
+    made.push(s2);
+    const unwatch2 = a.watch(s2.child);
+    await expectStates(s2.pids, "TT");
+    b.end();
+    await expectStates([...s1.pids, ...s2.pids], "SSSS");
+    expect(f.stats().pauses).toBe(1);
+    unwatch();
+    unwatch2();
+    a.end();
+  });
+
+  it("a light job that runs long lets the others go after PAUSE_MAX_MS; a heavy namespace's job stops nobody", async () => {
+    const f = new Fairness();
+    const a = f.begin("a");
+    const s1 = await sandbox();
+    made.push(s1);
+    const unwatch = a.watch(s1.child);
+    await sleep(PREEMPT_AFTER_MS + 50);
+    const b = f.begin("b");
+    await expectStates(s1.pids, "TT");
+    await sleep(PAUSE_MAX_MS + 100);
+    await expectStates(s1.pids, "SS");
+    b.end();
+    unwatch();
+    a.end();
+    // a heavy namespace's job (three begun within 800 ms) stops nobody
+    const g = new Fairness();
+    g.begin("c").end();
+    for (let i = 0; i < 3; i++) g.begin("h").end();
+    const c = g.begin("c");
+    const s2 = await sandbox();
+    made.push(s2);
+    const unwatch2 = c.watch(s2.child);
+    await sleep(PREEMPT_AFTER_MS + 50);
+    expect(g.isHeavy("h")).toBe(true);
+    const h = g.begin("h");
+    await sleep(30); // nothing was stopped
+    expect(await states(s2.pids)).toBe("SS");
+    h.end();
+    const d = g.begin("d"); // while a light one does
+    await expectStates(s2.pids, "TT");
+    d.end();
+    await expectStates(s2.pids, "SS");
+    unwatch2();
+    c.end();
+  });
+
+  it("an engine a pool starts for later is stopped while a light job runs, and goes on once released", async () => {
+    const f = new Fairness();
+    const s1 = await sandbox();
+    made.push(s1);
+    const ready = f.spare(s1.child);
+    const b = f.begin("b");
+    await expectStates(s1.pids, "TT");
+    ready(); // ready before the light job ended: it must be running when a job takes it
+    await expectStates(s1.pids, "SS");
+    b.end();
+    await expectStates(s1.pids, "SS");
+  });
+});
+
 describe("on the server", () => {
   const servers: RunningServer[] = [];
   afterAll(() => Promise.all(servers.map((s) => s.close())));
-  const health = async (url: string) => (await fetch(`${url}/healthz`)).json() as Promise<{ fairness: { heavyNamespaces: number; demoted: number }; pools: { pdflatex: { ready: number; cold: number; served: number } } }>;
+  const health = async (url: string) => (await fetch(`${url}/healthz`)).json() as Promise<{ fairness: { heavyNamespaces: number; demoted: number; pauses: number }; pools: { pdflatex: { ready: number; cold: number; served: number } } }>;
 
   // a document that keeps pdflatex busy for a few seconds, then succeeds
   const spin = doc("\\count255=0 \\loop\\advance\\count255 by 1 \\ifnum\\count255<8000000 \\repeat done");
@@ -201,21 +340,33 @@ describe("on the server", () => {
       if (i % 5 === 0) expectPdf(await compile(s.url, { engine: "pdflatex", source: doc(`B ${i}`), namespace: "b" }));
     }
     expect(demotedEngine).toBe(true);
-    expect((await health(s.url)).fairness.demoted).toBeGreaterThan(0);
+    const fair = (await health(s.url)).fairness;
+    expect(fair.demoted).toBeGreaterThan(0);
+    expect(fair.pauses).toBeGreaterThan(0); // b's compiles stopped a's long job while they ran
     expectPdf(await long);
   }, 90_000);
 
-  it("a namespace sending jobs back to back leaves the last two warm engines to the other account", async () => {
+  it("a namespace sending jobs back to back starts its own engines, leaving the warm ones to the other account", async () => {
     const s = await testServer({ engines: ["pdflatex"], poolSize: { pdflatex: 4 } as never, maxConcurrent: 2 });
     servers.push(s);
     expectPdf(await compile(s.url, { engine: "pdflatex", source: doc("B"), namespace: "b" }));
     for (let i = 0; i < 30 && (await health(s.url)).pools.pdflatex.ready < 4; i++) await new Promise((r) => setTimeout(r, 100));
-    // five quick failures in a row: the third is heavy (three begun within 800 ms)
+    // quick failures in a row: heavy from the third (three begun within 800 ms); each job begun
+    // while a is heavy starts its own engine
     const before = (await health(s.url)).pools.pdflatex;
-    for (let i = 0; i < 5; i++) expect((await compile(s.url, { engine: "pdflatex", source: "\\undefinedcommand", namespace: "a" })).status).toBe(422);
+    let heavyTakes = 0;
+    for (let i = 0; i < 8; i++) {
+      const h0 = await health(s.url);
+      expect((await compile(s.url, { engine: "pdflatex", source: "\\undefinedcommand", namespace: "a" })).status).toBe(422);
+      const h1 = await health(s.url);
+      if (h0.fairness.heavyNamespaces === 1 && h1.fairness.heavyNamespaces === 1) {
+        heavyTakes++;
+        expect(h1.pools.pdflatex.cold - h0.pools.pdflatex.cold).toBe(1);
+      }
+    }
+    expect(heavyTakes).toBeGreaterThanOrEqual(2);
     const after = (await health(s.url)).pools.pdflatex;
-    expect(after.served - before.served).toBe(5);
-    expect(after.cold - before.cold).toBeGreaterThanOrEqual(1); // a started its own rather than take the reserve
+    expect(after.served - before.served).toBe(8);
     const r = await compile(s.url, { engine: "pdflatex", source: doc("B again"), namespace: "b" });
     expectPdf(r);
     expect((await health(s.url)).pools.pdflatex.cold - after.cold).toBe(0); // b found a warm engine
