@@ -8,7 +8,9 @@
 // is also measured again just before each attack and shown beside it, for a machine others share.
 // Env: BENCH_N (bystander compiles per phase, default 20), BENCH_GAP_MS (one bystander compile
 // starts every this many ms, default 500; 0: back to back), BENCH_ATTACKS (only the attacks whose
-// name contains it).
+// name contains it), BENCH_VERBOSE (each bystander time with the server's own job time, and
+// /healthz after each attack), BENCH_SERVER_NODE_ARGS (node flags for the server, e.g.
+// "--cpu-prof --cpu-prof-dir=/tmp/prof").
 import { spawn } from "node:child_process";
 import os from "node:os";
 import path from "node:path";

@@ -7,7 +7,7 @@ import type { ChildProcess } from "node:child_process";
 import type { Config } from "./config.ts";
 import { DRIVER_DIR, DRIVER_MAP, driverArgs, fontMaps, writeLeanDriver } from "./driver.ts";
 import { engineEnv, goLine, jobDirSeen, killGroup, MAIN_BASENAME, normaliseExit, spawnLimited, spawnOptions } from "./engine.ts";
-import { BACKGROUND, type JobPriority } from "./fairness.ts";
+import { BACKGROUND, LOW_PRIORITY, renice, type JobPriority } from "./fairness.ts";
 import { checkJobDir, type JobCaps, type Overrun } from "./limits.ts";
 import { DRIVER_FAILED, firstCause, logTail, parseLog, parseToolOutput, type LogError, type LogWarning } from "./log-parser.ts";
 import { needsRerun, planTools, snapshot, toolCommand, type Tool } from "./passes.ts";
@@ -230,11 +230,12 @@ function dedicatedSource(cfg: Config, engine: CompileRequest["engine"], spec: Pr
     void p.exited.then(() => removeDir(p.dir));
   };
   return {
-    async take() {
+    async take(heavy) {
       let p = pending;
       pending = undefined;
       if (!p && next) p = await next;
-      next = start();
+      // a heavy job's next process loads its format at low priority too
+      next = start().then((n) => (heavy && n && renice(n.child.pid, LOW_PRIORITY), n));
       return p ?? spawnProcess(cfg, engine, spec);
     },
     close(ok) {

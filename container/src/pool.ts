@@ -234,8 +234,13 @@ export class EnginePool {
           // Refill in the background: while jobs are compiling, starting engines would only
           // steal their CPU, so wait until the pool is empty; but while several accounts use
           // the server, keep the reserve their next compiles will take.
-          // (and never beside a job that has just begun: it is most likely short, and nearly done)
-          while (!this.closed && this.busy() && (this.idle.length > (this.shared() ? this.reserve() : 0) || this.fairness?.shortJobRunning())) await new Promise((r) => setTimeout(r, 10));
+          // (and then not beside a job that has just begun: it is most likely short, and nearly done)
+          const wait = () => {
+            if (!this.busy()) return false;
+            if (!this.shared()) return this.idle.length > 0;
+            return this.idle.length > this.reserve() || this.fairness?.shortJobRunning() === true;
+          };
+          while (!this.closed && wait()) await new Promise((r) => setTimeout(r, 10));
           if (this.closed) break;
           const n = Math.min(2, this.target - this.idle.length - this.startingCount);
           const batch: Promise<void>[] = [];
