@@ -86,6 +86,13 @@ async function compile(req: IncomingMessage, res: ServerResponse, st: AppState):
   if (!st.pools.get(v.value.engine)) throw invalid([{ path: "engine", message: "engine not enabled on this server" }]);
 
   if (st.shutdown.aborted) throw shuttingDown();
+  // A caller that hangs up (its own deadline, a retry elsewhere) has its job killed: the time
+  // would only be taken from other requests.
+  const gone = new AbortController();
+  const hangUp = () => {
+    if (!res.writableEnded) gone.abort();
+  };
+  res.once("close", hangUp);
   let release: () => void;
   try {
     release = await st.gate.acquire(v.value.namespace);
@@ -98,11 +105,15 @@ async function compile(req: IncomingMessage, res: ServerResponse, st: AppState):
   let result;
   try {
     if (st.shutdown.aborted) throw shuttingDown();
-    result = await runJob(v.value, st.pools, st.cfg, st.shutdown, st.preambles);
+    if (gone.signal.aborted) throw new HttpError(499, "client_closed", "The caller closed the connection.");
+    result = await runJob(v.value, st.pools, st.cfg, AbortSignal.any([st.shutdown, gone.signal]), st.preambles);
   } catch (e) {
-    throw e instanceof JobAborted ? shuttingDown() : e;
+    if (!(e instanceof JobAborted)) throw e;
+    if (st.shutdown.aborted) throw shuttingDown();
+    throw new HttpError(499, "client_closed", "The caller closed the connection.");
   } finally {
     release();
+    res.off("close", hangUp);
   }
   if (result.ok) {
     res.writeHead(200, {

@@ -196,7 +196,7 @@ async function readLog(dir: string, name = `${MAIN_BASENAME}.log`, max = MAX_LOG
   }
 }
 
-/** The job was stopped because the server is shutting down; it has no answer of its own. */
+/** The job was stopped from outside (the server shuts down, or its caller hung up); it has no answer of its own. */
 export class JobAborted extends Error {
   constructor() {
     super("The compile server is shutting down.");

@@ -1,7 +1,7 @@
 // HTTP surface: health, 400/404/405/413/415, error body shape.
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import type { RunningServer } from "../src/server.ts";
-import { compile, testServer } from "./helpers.ts";
+import { compile, doc, expectPdf, testServer } from "./helpers.ts";
 
 let s: RunningServer;
 beforeAll(async () => {
@@ -42,4 +42,17 @@ describe("http", () => {
     expect(r.status).toBe(405);
     expect(r.headers.get("x-request-id")).toBeTruthy();
   });
+  it("a caller that hangs up has its job killed at once, not left to run to its time limit", async () => {
+    const jobs = async () => ((await (await fetch(`${s.url}/healthz`)).json()) as { jobs: { active: number } }).jobs.active;
+    // busy for far longer than the test waits
+    const spin = doc("\\count255=0 \\loop\\advance\\count255 by 1 \\ifnum\\count255<400000000 \\repeat done");
+    const ac = new AbortController();
+    const call = fetch(`${s.url}/compile`, { method: "POST", headers: { "content-type": "application/json" }, body: JSON.stringify({ engine: "pdflatex", source: spin, timeoutMs: 25_000 }), signal: ac.signal });
+    call.catch(() => {});
+    await expect.poll(jobs, { interval: 20, timeout: 5_000 }).toBe(1);
+    ac.abort();
+    await expect.poll(jobs, { interval: 20, timeout: 2_000 }).toBe(0);
+    // the server goes on serving
+    expectPdf(await compile(s.url, { engine: "pdflatex", source: doc("after") }));
+  }, 30_000);
 });
