@@ -3904,7 +3904,7 @@ export interface paths {
                             /** @example wh_0mh8k2x1qa1b2c3d4e5f6 */
                             id: string;
                             url: string;
-                            events: ("message.received" | "message.sent" | "message.delivered" | "message.read" | "session.connected" | "session.disconnected" | "contact.created" | "campaign.completed" | "*")[];
+                            events: ("message.received" | "message.sent" | "message.delivered" | "message.read" | "message.media_stored" | "message.media_failed" | "session.connected" | "session.disconnected" | "contact.created" | "campaign.completed" | "*")[];
                             description: string | null;
                             sessionId: string | null;
                             enabled: boolean;
@@ -5668,7 +5668,7 @@ export interface components {
             /** @example wh_0mh8k2x1qa1b2c3d4e5f6 */
             id: string;
             url: string;
-            events: ("message.received" | "message.sent" | "message.delivered" | "message.read" | "session.connected" | "session.disconnected" | "contact.created" | "campaign.completed" | "*")[];
+            events: ("message.received" | "message.sent" | "message.delivered" | "message.read" | "message.media_stored" | "message.media_failed" | "session.connected" | "session.disconnected" | "contact.created" | "campaign.completed" | "*")[];
             description: string | null;
             sessionId: string | null;
             enabled: boolean;
@@ -5700,7 +5700,7 @@ export interface components {
              *       "message.read"
              *     ]
              */
-            events: ("message.received" | "message.sent" | "message.delivered" | "message.read" | "session.connected" | "session.disconnected" | "contact.created" | "campaign.completed" | "*")[];
+            events: ("message.received" | "message.sent" | "message.delivered" | "message.read" | "message.media_stored" | "message.media_failed" | "session.connected" | "session.disconnected" | "contact.created" | "campaign.completed" | "*")[];
             /** @example Production CRM */
             description?: string | null;
             /** @description Only events of this messaging session; null = every session. */
@@ -5726,7 +5726,7 @@ export interface components {
              *       "message.read"
              *     ]
              */
-            events?: ("message.received" | "message.sent" | "message.delivered" | "message.read" | "session.connected" | "session.disconnected" | "contact.created" | "campaign.completed" | "*")[];
+            events?: ("message.received" | "message.sent" | "message.delivered" | "message.read" | "message.media_stored" | "message.media_failed" | "session.connected" | "session.disconnected" | "contact.created" | "campaign.completed" | "*")[];
             /** @example Production CRM */
             description?: string | null;
             /** @description Only events of this messaging session; null = every session. */

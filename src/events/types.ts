@@ -4,6 +4,8 @@ export const EVENT_TYPES = [
   "message.sent",
   "message.delivered",
   "message.read",
+  "message.media_stored",
+  "message.media_failed",
   "session.connected",
   "session.disconnected",
   "contact.created",

@@ -15,7 +15,8 @@ import { MEDIA_LIMITS } from "./limits.ts";
  * the session's Durable Object (which holds the network credentials) starts downloading the file
  * into R2, and a `media` job on the sends queue is the durable backstop: it asks the DO again if the
  * file is still pending, retrying transient failures with backoff (MAX_ATTEMPTS in all). The
- * message's media then says `stored`, or `failed` with the reason.
+ * message's media then says `stored`, or `failed` with the reason, announced once as
+ * `message.media_stored` / `message.media_failed` (see `settlePendingMedia`).
  */
 export const MAX_ATTEMPTS = 5;
 const TIMEOUT_MS = 30_000;
@@ -96,7 +97,7 @@ export async function fetchInboundMedia(env: Env, driver: NetworkDriver, account
   const media = JSON.parse(row.media) as StoredMedia;
   if (media.status !== "pending") return { ok: true };
   const fail = async (reason: string, transient: boolean): Promise<FetchOutcome> => {
-    if (!transient || lastAttempt) await settlePendingMedia(env, messageId, { ...media, status: "failed", reason });
+    if (!transient || lastAttempt) await settlePendingMedia(env, row, { ...media, status: "failed", reason });
     return { ok: false, reason, transient };
   };
   const limit = MEDIA_LIMITS[row.type].maxBytes;
@@ -125,7 +126,8 @@ export async function fetchInboundMedia(env: Env, driver: NetworkDriver, account
     httpMetadata: { contentType: mimetype, ...(media.filename ? { contentDisposition: `attachment; filename="${media.filename.replace(/["\\\r\n]/g, "_")}"` } : {}) },
     customMetadata: { accountId },
   });
-  await settlePendingMedia(env, messageId, { ...media, mimetype, mediaId: storedId, size: bytes.byteLength, status: "stored" });
+  // Another attempt settled it meanwhile: this copy is nobody's.
+  if (!(await settlePendingMedia(env, row, { ...media, mimetype, mediaId: storedId, size: bytes.byteLength, status: "stored" }))) await env.FILES.delete(`media/${storedId}`);
   return { ok: true };
 }
 

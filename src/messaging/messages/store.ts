@@ -1,7 +1,7 @@
 import { and, count, desc, eq, gte, inArray, isNull, lt, lte, or, sql } from "drizzle-orm";
 import { getDb } from "../../db/client.ts";
 import { messages } from "../../db/schema/index.ts";
-import { prepareEvents, type EmitInput } from "../../events/emit.ts";
+import { enqueueEvents, prepareEventAfterChange, prepareEvents, type EmitInput } from "../../events/emit.ts";
 import { chatIdOf } from "../chat-id.ts";
 import { needsFetch } from "../media/limits.ts";
 import type { FailureReason, InboundFromNetwork, InboundMedia } from "../networks/driver.ts";
@@ -213,12 +213,26 @@ export function reactionStatement(env: Env, targetId: string, who: string, emoji
     .where(and(eq(messages.id, targetId), sql`exists (select 1 from ${messages} where ${messages.id} = ${onlyIfStored})`));
 }
 
-/** Replaces the media of a message whose file is still `pending` (a retried fetch never overwrites a stored or failed one). */
-export async function settlePendingMedia(env: Env, id: string, media: StoredMedia): Promise<void> {
-  await getDb(env.DB)
+/**
+ * Settles the file of an inbound message whose media is still `pending`: `stored`, or `failed` for
+ * good. The change and its event (`message.media_stored` / `message.media_failed`, the message as
+ * `data`) are written in one batch, and the event only if the row was still pending, so a retried
+ * fetch (the queue's backstop after the Durable Object's own attempt) never overwrites a settled
+ * file nor announces it twice. Answers whether this call settled it.
+ */
+export async function settlePendingMedia(env: Env, row: MessageRow, media: StoredMedia): Promise<boolean> {
+  const db = getDb(env.DB);
+  const settled = JSON.stringify(media);
+  const update = db
     .update(messages)
-    .set({ media: JSON.stringify(media) })
-    .where(and(eq(messages.id, id), sql`json_extract(${messages.media}, '$.status') = 'pending'`));
+    .set({ media: settled })
+    .where(and(eq(messages.id, row.id), eq(messages.accountId, row.accountId), sql`json_extract(${messages.media}, '$.status') = 'pending'`));
+  const type = media.status === "stored" ? "message.media_stored" : "message.media_failed";
+  const announce = prepareEventAfterChange(env, { type, accountId: row.accountId, sessionId: row.sessionId, data: toMessage({ ...row, media: settled }) });
+  const [changed] = await db.batch([update, announce.statement]);
+  if (changed.meta.changes !== 1) return false;
+  await enqueueEvents(env, [announce.event.id]);
+  return true;
 }
 
 /** Marks read a chat's inbound messages from `fromId` on (for the caller's batch). */

@@ -1,6 +1,9 @@
+import { env } from "cloudflare:workers";
 import { describe, expect, it } from "vitest";
+import type { FetchOutcome } from "../../../src/messaging/media/inbound.ts";
 import { api, createKey } from "../helpers.ts";
-import { fakeMedia, fakeMediaDownloads, graphUrl, json, sandboxSession, toBase64, waitFor, type MessageJson } from "./support.ts";
+import { receivedAt, registerWebhook } from "../webhooks/support.ts";
+import { eventsOf, fakeMedia, fakeMediaDownloads, graphUrl, json, sandboxSession, toBase64, waitFor, type MessageJson } from "./support.ts";
 import { postHook, webhookOf, whatsappSession } from "./whatsapp-support.ts";
 
 const bytesOf = (n: number, seed = 7) => Uint8Array.from({ length: n }, (_, i) => (i * seed + 3) % 256);
@@ -95,5 +98,48 @@ describe("messaging: inbound media is fetched into storage at once", () => {
     const atB = await waitFor(() => messageById(k.key, `${a.phoneNumber!.slice(1)}@c.us`, b.id, (x) => x.type === "document"), 10_000, "peer document");
     expect(atB.media).toMatchObject({ status: "stored", filename: "r.pdf" });
     expect((await download(k.key, atB.id)).bytes).toEqual(doc);
+  });
+
+  it("whatsapp: the settled file is announced once, message.media_stored or message.media_failed with the message as data; a replayed media job announces nothing", async () => {
+    const k = await createKey("pro");
+    const { phone, session } = await whatsappSession(k.key);
+    const hook = await registerWebhook(k, { events: ["message.media_stored", "message.media_failed"] });
+    const bytes = bytesOf(8_000, 5);
+    const mediaId = await fakeMedia(phone.phoneNumberId, bytes, "image/jpeg");
+    const now = String(Math.floor(Date.now() / 1000));
+    await postHook(session.id, webhookOf(phone.phoneNumberId, [
+      { from: "16505557777", id: "wamid.ev-img", timestamp: now, type: "image", image: { caption: "ok", mime_type: "image/jpeg", sha256: "x", id: mediaId } },
+      { from: "16505557777", id: "wamid.ev-gone", timestamp: now, type: "document", document: { filename: "a.pdf", mime_type: "application/pdf", sha256: "x", id: "999000111333" } },
+    ]));
+    const deliveries = await waitFor(async () => {
+      const got = await receivedAt(hook.inbox);
+      return got.length >= 2 ? got : undefined;
+    }, 15_000, "both media events delivered");
+    const bodies = deliveries.map((d) => ({ verified: d.verified, ...(JSON.parse(d.body) as { type: string; data: MessageJson }) }));
+    expect(bodies.map((b) => b.type).sort()).toEqual(["message.media_failed", "message.media_stored"]);
+    expect(bodies.every((b) => b.verified)).toBe(true);
+
+    const history = await json<{ data: MessageJson[] }>(await api(`/api/messages/16505557777@c.us?sessionId=${session.id}`, { key: k.key }));
+    const image = history.data.find((m) => m.type === "image")!;
+    const doc = history.data.find((m) => m.type === "document")!;
+    expect(image.media).toMatchObject({ status: "stored", size: bytes.length, mimetype: "image/jpeg", caption: "ok" });
+    expect(bodies.find((b) => b.type === "message.media_stored")!.data).toEqual(image);
+    const failed = bodies.find((b) => b.type === "message.media_failed")!.data;
+    expect(failed).toEqual(doc);
+    expect(failed.media).toMatchObject({ status: "failed", reason: expect.any(String) });
+
+    // The queue's backstop job, replayed after the file settled: no second download, no second event.
+    const stub = env.SESSIONS.getByName(session.id) as unknown as { fetchMedia(id: string, last: boolean): Promise<FetchOutcome> };
+    expect(await stub.fetchMedia(image.id, true)).toEqual({ ok: true });
+    expect(await stub.fetchMedia(doc.id, true)).toEqual({ ok: true });
+    await waitFor(() => eventsOf(k.accountId).filter((e) => e.type.startsWith("message.media_")).length >= 2, 10_000, "events tapped");
+    const recorded = await env.DB.prepare("SELECT type, json_extract(payload, '$.data.id') AS id FROM events WHERE account_id = ? AND type LIKE 'message.media_%' ORDER BY type")
+      .bind(k.accountId)
+      .all<{ type: string; id: string }>();
+    expect(recorded.results).toEqual([
+      { type: "message.media_failed", id: doc.id },
+      { type: "message.media_stored", id: image.id },
+    ]);
+    expect(await fakeMediaDownloads(mediaId)).toBe(1);
   });
 });

@@ -53,7 +53,7 @@ export interface Fixture {
   otherAccount: CreatedWebhook;
 }
 
-const ALL_TYPES = ["message.received", "message.sent", "message.delivered", "message.read", "session.connected", "session.disconnected", "contact.created", "campaign.completed"];
+const ALL_TYPES = ["message.received", "message.sent", "message.delivered", "message.read", "message.media_stored", "message.media_failed", "session.connected", "session.disconnected", "contact.created", "campaign.completed"];
 
 export async function fixture(a: TestKey, b: TestKey, types: string[], sessions: { same?: string; other?: string } = {}): Promise<Fixture> {
   return {
