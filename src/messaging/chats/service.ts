@@ -47,7 +47,8 @@ export async function listChats(env: Env, accountId: string, q: { sessionId: str
 
 /**
  * Marks a chat's inbound messages read. The network is told first (whatsapp: `status: read` for
- * the last inbound message); if it refuses, nothing is written and the error is answered.
+ * the last inbound message; sandbox: the sending session's messages become `read`); if it refuses,
+ * nothing is written and the error is answered.
  */
 export async function markChatRead(env: Env, accountId: string, rawChatId: string, sessionId: string): Promise<Chat> {
   const digits = parseAddress(rawChatId);
@@ -58,7 +59,7 @@ export async function markChatRead(env: Env, accountId: string, rawChatId: strin
   const row = await db.select().from(chats).where(where).get();
   if (!row) throw errors.notFound("chat");
   if (row.unreadCount === 0 || !row.firstUnreadId) return (await withDetails(env, accountId, [row]))[0]!;
-  if (session.network === "whatsapp" && row.lastInboundId) {
+  if (row.lastInboundId) {
     const last = await messageById(env, row.lastInboundId);
     if (last?.externalId) {
       const res = await sessionStub(env, sessionId).markRead(accountId, last.externalId);

@@ -1,4 +1,4 @@
-import { and, count, desc, eq, gte, inArray, isNull, lt, lte, or, sql } from "drizzle-orm";
+import { and, count, desc, eq, gt, gte, inArray, isNull, lt, lte, or, sql } from "drizzle-orm";
 import { getDb } from "../../db/client.ts";
 import { messages } from "../../db/schema/index.ts";
 import { enqueueEvents, prepareEventAfterChange, prepareEvents, type EmitInput } from "../../events/emit.ts";
@@ -319,12 +319,23 @@ export async function batchStatusCounts(env: Env, accountId: string, batchId: st
   return new Map(rows.map((r) => [r.status, r.n]));
 }
 
-/** Ids of this session's messages sent or delivered at or before `cutoff` (at most `limit`). */
-export async function unreadSentBefore(env: Env, sessionId: string, cutoff: number, limit: number): Promise<string[]> {
+/** This session's messages sent or delivered at or before `cutoff`, in id order after `afterId` (at most `limit`). */
+export async function unreadSentBefore(env: Env, sessionId: string, cutoff: number, limit: number, afterId = ""): Promise<{ id: string; chatId: string }[]> {
+  return getDb(env.DB)
+    .select({ id: messages.id, chatId: messages.chatId })
+    .from(messages)
+    .where(and(eq(messages.sessionId, sessionId), inArray(messages.status, ["sent", "delivered"]), lte(messages.sentAt, cutoff), gt(messages.id, afterId)))
+    .orderBy(messages.id)
+    .limit(limit)
+    .all();
+}
+
+/** Ids of one chat's outbound messages, sent or delivered, up to `upToId` (at most `limit`): what a read receipt of it covers. */
+export async function unreadInChatUpTo(env: Env, accountId: string, sessionId: string, chatId: string, upToId: string, limit: number): Promise<string[]> {
   const rows = await getDb(env.DB)
     .select({ id: messages.id })
     .from(messages)
-    .where(and(eq(messages.sessionId, sessionId), inArray(messages.status, ["sent", "delivered"]), lte(messages.sentAt, cutoff)))
+    .where(and(eq(messages.accountId, accountId), eq(messages.sessionId, sessionId), eq(messages.chatId, chatId), eq(messages.direction, "outbound"), inArray(messages.status, ["sent", "delivered"]), lte(messages.id, upToId)))
     .limit(limit)
     .all();
   return rows.map((r) => r.id);

@@ -1,10 +1,10 @@
 import { config } from "../../platform/config.ts";
 import { log } from "../../platform/log.ts";
-import { digitsOfChatId } from "../chat-id.ts";
+import { chatIdOf, digitsOfChatId } from "../chat-id.ts";
 import type { MessageRow, StoredMedia } from "../messages/mapper.ts";
 import type { Content } from "../messages/content.ts";
 import type { TemplateSpec } from "../messages/schemas.ts";
-import { advanceStatus, messageById, unreadSentBefore } from "../messages/store.ts";
+import { advanceStatus, messageById, unreadInChatUpTo, unreadSentBefore } from "../messages/store.ts";
 import { workingSessionsByNumber } from "../sessions/service.ts";
 import type { ConnectResult, InboundFromNetwork, NetworkDriver, NetworkSendResult, OutboundMessage, SessionContext } from "./driver.ts";
 
@@ -17,6 +17,9 @@ const SANDBOX_PREFIX = "155501";
 /** How long after a read receipt is due the durable alarm checks that it happened. */
 const RECEIPT_BACKSTOP_MS = 5_000;
 const RECEIPT_TICK_MS = 100;
+/** Messages per statement batch when receipts cover a whole chat or a sweep; batches per read call. */
+const READ_BATCH = 400;
+const MAX_READ_BATCHES = 250;
 
 export function newSandboxNumber(): string {
   const bytes = crypto.getRandomValues(new Uint32Array(1));
@@ -36,7 +39,7 @@ export function sandboxSend(message: OutboundMessage): NetworkSendResult {
 
 /** What a peer session offers the sandbox network (the Session DO's `receive`). */
 interface PeerStub {
-  receive(inbound: InboundFromNetwork): Promise<unknown>;
+  receive(inbound: InboundFromNetwork): Promise<{ ok: boolean }>;
 }
 
 /**
@@ -74,11 +77,39 @@ export class SandboxDriver implements NetworkDriver {
   }
 
   async afterSent(rows: MessageRow[], now: number): Promise<void> {
-    this.scheduleReceipts(
-      rows.map((r) => r.id),
-      now,
-    );
-    await this.deliverToPeers(rows);
+    // A message that reached another session of the account is read when that session reads the
+    // chat (`markRead` there), as on WhatsApp; the others are read by the simulated person.
+    let atPeers = new Set<string>();
+    try {
+      atPeers = await this.deliverToPeers(rows);
+    } finally {
+      this.scheduleReceipts(
+        rows.map((r) => r.id),
+        now,
+        atPeers,
+      );
+    }
+  }
+
+  /**
+   * The session read its chat up to the message the peer knows as `externalId` (one of the peer's
+   * own message ids, see `deliverToPeers`): the peer's messages of that chat up to it are `read`,
+   * with their `message.read` events, in bounded batches. Messages not from a peer session
+   * (simulated inbound) have no one to tell.
+   */
+  async markRead(externalId: string): Promise<NetworkSendResult> {
+    const { env } = this.ctx();
+    const { accountId } = this.ctx().identity();
+    const theirs = await messageById(env, externalId);
+    if (!theirs || theirs.accountId !== accountId || theirs.direction !== "outbound" || theirs.chatId !== chatIdOf(this.phoneNumber)) return { ok: true, externalId: null };
+    const now = Date.now();
+    for (let i = 0; i < MAX_READ_BATCHES; i++) {
+      const ids = await unreadInChatUpTo(env, accountId, theirs.sessionId, theirs.chatId, theirs.id, READ_BATCH);
+      if (ids.length === 0) break;
+      const read = await advanceStatus(env, accountId, theirs.sessionId, { ids }, "read", now, undefined, { afterSent: true });
+      if (read.length === 0) break;
+    }
+    return { ok: true, externalId: null };
   }
 
   async onAlarm(): Promise<void> {
@@ -104,12 +135,13 @@ export class SandboxDriver implements NetworkDriver {
     return this.session;
   }
 
-  private scheduleReceipts(ids: string[], sentAt: number): void {
+  /** Delivered receipts for `ids`, read receipts for those not at a peer session (`atPeers`). */
+  private scheduleReceipts(ids: string[], sentAt: number, atPeers: Set<string>): void {
     if (ids.length === 0) return;
     const { deliveredMs, readMs } = config(this.ctx().env).sandbox;
     for (const id of ids) {
       this.receiptQueues.delivered.push({ id, due: sentAt + deliveredMs });
-      this.receiptQueues.read.push({ id, due: sentAt + readMs });
+      if (!atPeers.has(id)) this.receiptQueues.read.push({ id, due: sentAt + readMs });
     }
     this.armReceiptTimer(sentAt + deliveredMs);
     // Durable backstop: rarely a write (only when no alarm is due before it).
@@ -163,16 +195,27 @@ export class SandboxDriver implements NetworkDriver {
     if (next !== Infinity) this.armReceiptTimer(next);
   }
 
-  /** After a restart the in-memory receipts are gone: complete those of messages sent long enough ago. */
+  /**
+   * After a restart the in-memory receipts are gone: complete those of messages sent long enough
+   * ago. Messages to the number of a working sandbox session of the account are only delivered: that
+   * session's reader marks them read.
+   */
   private async sweepLostReceipts(): Promise<void> {
     if (this.sweptAfterStart) return;
     const { env } = this.ctx();
     const { accountId, sessionId } = this.ctx().identity();
     const cutoff = Date.now() - config(env).sandbox.readMs;
+    let after = "";
     for (;;) {
-      const stuck = await unreadSentBefore(env, sessionId, cutoff, 400);
+      const stuck = await unreadSentBefore(env, sessionId, cutoff, READ_BATCH, after);
       if (stuck.length === 0) break;
-      await advanceStatus(env, accountId, sessionId, { ids: stuck }, "read", Date.now(), undefined, { afterSent: true });
+      after = stuck.at(-1)!.id;
+      const numbers = [...new Set(stuck.map((r) => digitsOfChatId(r.chatId)))].filter(isSandboxNumber);
+      const peers = numbers.length ? await workingSessionsByNumber(env, accountId, "sandbox", numbers) : new Map<string, string>();
+      const toPeers = stuck.filter((r) => peers.has(digitsOfChatId(r.chatId))).map((r) => r.id);
+      const others = stuck.filter((r) => !peers.has(digitsOfChatId(r.chatId))).map((r) => r.id);
+      if (toPeers.length) await advanceStatus(env, accountId, sessionId, { ids: toPeers }, "delivered", Date.now(), undefined, { afterSent: true });
+      if (others.length) await advanceStatus(env, accountId, sessionId, { ids: others }, "read", Date.now(), undefined, { afterSent: true });
     }
     this.sweptAfterStart = true;
   }
@@ -186,13 +229,14 @@ export class SandboxDriver implements NetworkDriver {
     return row?.direction === "inbound" && row.externalId ? row.externalId : messageId;
   }
 
-  /** Messages to the number of another sandbox session of the same account arrive there. */
-  private async deliverToPeers(rows: MessageRow[]): Promise<void> {
+  /** Messages to the number of another sandbox session of the same account arrive there: answers the ids that did. */
+  private async deliverToPeers(rows: MessageRow[]): Promise<Set<string>> {
     const { env } = this.ctx();
     const { accountId } = this.ctx().identity();
+    const arrived = new Set<string>();
     // Only numbers in the sandbox range can belong to a session: others skip the lookup.
     const numbers = [...new Set(rows.map((r) => digitsOfChatId(r.chatId)))].filter((n) => n !== this.phoneNumber && isSandboxNumber(n));
-    if (numbers.length === 0) return;
+    if (numbers.length === 0) return arrived;
     const peers = await workingSessionsByNumber(env, accountId, "sandbox", numbers);
     for (const row of rows) {
       const peer = peers.get(digitsOfChatId(row.chatId));
@@ -211,7 +255,9 @@ export class SandboxDriver implements NetworkDriver {
         ...(content ? { content } : {}),
         ...(content?.reaction?.messageId ? { reactionToExternalId: await this.peerIdOf(content.reaction.messageId) } : {}),
       };
-      await (env.SESSIONS.getByName(peer) as unknown as PeerStub).receive(inbound);
+      const res = await (env.SESSIONS.getByName(peer) as unknown as PeerStub).receive(inbound);
+      if (res.ok) arrived.add(row.id);
     }
+    return arrived;
   }
 }

@@ -1,6 +1,6 @@
 import { describe, expect, it } from "vitest";
 import { api, createKey } from "../helpers.ts";
-import { fakeFail, fakeRequests, json, sandboxSession, type MessageJson } from "./support.ts";
+import { eventsOf, fakeFail, fakeRequests, json, sandboxSession, sendText, waitFor, type MessageJson } from "./support.ts";
 import { postHook, webhookOf, whatsappSession } from "./whatsapp-support.ts";
 
 interface ChatJson {
@@ -101,5 +101,45 @@ describe("messaging: chats", () => {
     // Nothing unread: no second call to the network.
     await api("/api/chats/16505551234@c.us/read", { method: "POST", key: k.key, json: { sessionId: session.id } });
     expect((await fakeRequests(phone.phoneNumberId)).filter((r) => r.body?.status === "read")).toHaveLength(reads.length);
+  });
+
+  it("sandbox: messages to another session of the account are read when that session reads the chat, not before (message.read once each)", async () => {
+    const k = await createKey("pro");
+    const a = await sandboxSession(k.key);
+    const b = await sandboxSession(k.key);
+    const statusesAtA = async () => {
+      const page = await json<{ data: MessageJson[] }>(await api(`/api/messages/${b.me!.chatId}?sessionId=${a.id}`, { key: k.key }));
+      return page.data;
+    };
+    const sent = [];
+    for (const text of ["one", "two", "three"]) sent.push(await sendText(k.key, a.id, b.me!.chatId, text));
+    const ids = sent.map((m) => m.id);
+    await waitFor(async () => (await statusesAtA()).filter((m) => m.status === "delivered").length === 3, 10_000, "delivered at the peer");
+    // Well past SANDBOX_READ_MS (200 ms here): nobody has read them yet.
+    await new Promise((r) => setTimeout(r, 800));
+    expect((await statusesAtA()).map((m) => [m.status, m.readAt])).toEqual([["delivered", null], ["delivered", null], ["delivered", null]]);
+    expect((await listChats(k.key, `sessionId=${b.id}`)).data[0]).toMatchObject({ id: a.me!.chatId, unreadCount: 3 });
+
+    const read = await api(`/api/chats/${a.me!.chatId}/read`, { method: "POST", key: k.key, json: { sessionId: b.id } });
+    expect(read.status).toBe(200);
+    expect(await json(read)).toMatchObject({ id: a.me!.chatId, unreadCount: 0 });
+    // The read receipt is in before the answer: the sender's messages are read, the reader's inbound copies stamped.
+    const atA = await statusesAtA();
+    expect(atA.every((m) => m.status === "read" && m.readAt !== null)).toBe(true);
+    const atB = await json<{ data: MessageJson[] }>(await api(`/api/messages/${a.me!.chatId}?sessionId=${b.id}`, { key: k.key }));
+    expect(atB.data.map((m) => [m.direction, m.status, m.readAt !== null])).toEqual([["inbound", "received", true], ["inbound", "received", true], ["inbound", "received", true]]);
+    const readEvents = () => eventsOf(k.accountId, "message.read").filter((e) => ids.includes((e.data as { id: string }).id));
+    await waitFor(() => readEvents().length >= 3, 10_000, "message.read events");
+    expect(readEvents().map((e) => e.sessionId)).toEqual([a.id, a.id, a.id]);
+
+    // A later message is read by the next read only; nothing is announced twice.
+    const four = await sendText(k.key, a.id, b.me!.chatId, "four");
+    await waitFor(async () => (await statusesAtA()).find((m) => m.id === four.id)?.status === "delivered", 10_000, "fourth delivered");
+    expect((await api(`/api/chats/${a.me!.chatId}/read`, { method: "POST", key: k.key, json: { sessionId: b.id } })).status).toBe(200);
+    expect((await statusesAtA()).find((m) => m.id === four.id)).toMatchObject({ status: "read" });
+    await waitFor(() => eventsOf(k.accountId, "message.read").some((e) => (e.data as { id: string }).id === four.id), 10_000, "fourth read event");
+    await new Promise((r) => setTimeout(r, 300));
+    expect(readEvents()).toHaveLength(3);
+    expect(eventsOf(k.accountId, "message.read").filter((e) => (e.data as { id: string }).id === four.id)).toHaveLength(1);
   });
 });
