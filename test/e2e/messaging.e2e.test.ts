@@ -12,7 +12,7 @@ async function waitFor<T>(fn: () => Promise<T | undefined>, timeoutMs: number, w
 }
 
 describe("messaging end to end (npm run dev, sandbox network)", () => {
-  it("session -> send -> delivered -> read; a second session receives; history and contacts (typed client)", async () => {
+  it("session -> send -> delivered; a second session receives and reads the chat -> read; history and contacts (typed client)", async () => {
     const api = typedClient(await newKey("pro"));
     const { data: a } = await api.POST("/api/sessions", { body: { name: "a" } });
     const { data: b } = await api.POST("/api/sessions", { body: { name: "b" } });
@@ -22,6 +22,13 @@ describe("messaging end to end (npm run dev, sandbox network)", () => {
     expect(sent.response.status).toBe(201);
     const msg = sent.data!;
     expect(msg.status).toBe("sent");
+    // A message to another session of the account is read when that session reads the chat.
+    await waitFor(async () => {
+      const { data: page } = await api.GET("/api/messages/{chatId}", { params: { path: { chatId: a.me!.chatId }, query: { sessionId: b.id } } });
+      return page?.data.length ? page : undefined;
+    }, 15_000, "arrival at b");
+    const marked = await api.POST("/api/chats/{chatId}/read", { params: { path: { chatId: a.me!.chatId } }, body: { sessionId: b.id } });
+    expect(marked.data?.unreadCount).toBe(0);
     const read = await waitFor(async () => {
       const { data: page } = await api.GET("/api/messages/{chatId}", { params: { path: { chatId: b.me!.chatId }, query: { sessionId: a.id } } });
       const m = page?.data.find((x) => x.id === msg.id);

@@ -210,7 +210,7 @@ export class SandboxDriver implements NetworkDriver {
       const stuck = await unreadSentBefore(env, sessionId, cutoff, READ_BATCH, after);
       if (stuck.length === 0) break;
       after = stuck.at(-1)!.id;
-      const numbers = [...new Set(stuck.map((r) => digitsOfChatId(r.chatId)))].filter(isSandboxNumber);
+      const numbers = [...new Set(stuck.map((r) => digitsOfChatId(r.chatId)))].filter((n) => n !== this.phoneNumber && isSandboxNumber(n));
       const peers = numbers.length ? await workingSessionsByNumber(env, accountId, "sandbox", numbers) : new Map<string, string>();
       const toPeers = stuck.filter((r) => peers.has(digitsOfChatId(r.chatId))).map((r) => r.id);
       const others = stuck.filter((r) => !peers.has(digitsOfChatId(r.chatId))).map((r) => r.id);
