@@ -2681,7 +2681,7 @@ export interface paths {
         put?: never;
         /**
          * Mark a chat's inbound messages read
-         * @description Sets `readAt` on its unread inbound messages and clears the unread count. The network is told first: on whatsapp sessions the Cloud API (`status: read` for the last inbound message, which marks the earlier ones too; if it refuses, nothing changes here); on sandbox sessions, when the messages came from another sandbox session of the account, that session's messages of the chat up to the last one received become `read`.
+         * @description Sets `readAt` on its unread inbound messages and clears the unread count. The network is told first: on whatsapp sessions the Cloud API (`status: read` for the last inbound message, which marks the earlier ones too; if it refuses, nothing changes here); on sandbox sessions, the unread messages that came from another sandbox session of the account become `read` there (with `message.read`).
          */
         post: {
             parameters: {

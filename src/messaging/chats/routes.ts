@@ -11,6 +11,6 @@ export const listChatsRoute = route("get", "/api/chats", "A session's conversati
 
 export const markReadRoute = route("post", "/api/chats/{chatId}/read", "Mark a chat's inbound messages read", {
   description:
-    "Sets `readAt` on its unread inbound messages and clears the unread count. The network is told first: on whatsapp sessions the Cloud API (`status: read` for the last inbound message, which marks the earlier ones too; if it refuses, nothing changes here); on sandbox sessions, when the messages came from another sandbox session of the account, that session's messages of the chat up to the last one received become `read`.",
+    "Sets `readAt` on its unread inbound messages and clears the unread count. The network is told first: on whatsapp sessions the Cloud API (`status: read` for the last inbound message, which marks the earlier ones too; if it refuses, nothing changes here); on sandbox sessions, the unread messages that came from another sandbox session of the account become `read` there (with `message.read`).",
   request: { params: ChatIdParam, body: jsonBody(MarkReadBody) }, responses: { 200: jsonResponse(Chat, "The chat, read") }, errors: [404, 409, 413, 415, 422, 503],
 });

@@ -330,15 +330,23 @@ export async function unreadSentBefore(env: Env, sessionId: string, cutoff: numb
     .all();
 }
 
-/** Ids of one chat's outbound messages, sent or delivered, up to `upToId` (at most `limit`): what a read receipt of it covers. */
-export async function unreadInChatUpTo(env: Env, accountId: string, sessionId: string, chatId: string, upToId: string, limit: number): Promise<string[]> {
-  const rows = await getDb(env.DB)
-    .select({ id: messages.id })
+/**
+ * The network ids of one chat's inbound messages not marked read yet, in id order after `afterId`
+ * (at most `limit`): what a read of the chat covers.
+ */
+export async function unreadInboundOfChat(env: Env, accountId: string, sessionId: string, chatId: string, afterId: string, limit: number): Promise<{ id: string; externalId: string | null }[]> {
+  return getDb(env.DB)
+    .select({ id: messages.id, externalId: messages.externalId })
     .from(messages)
-    .where(and(eq(messages.accountId, accountId), eq(messages.sessionId, sessionId), eq(messages.chatId, chatId), eq(messages.direction, "outbound"), inArray(messages.status, ["sent", "delivered"]), lte(messages.id, upToId)))
+    .where(and(eq(messages.accountId, accountId), eq(messages.sessionId, sessionId), eq(messages.chatId, chatId), gt(messages.id, afterId), eq(messages.direction, "inbound"), isNull(messages.readAt)))
+    .orderBy(messages.id)
     .limit(limit)
     .all();
-  return rows.map((r) => r.id);
+}
+
+/** A session's message by its network id. */
+export async function messageByExternalId(env: Env, sessionId: string, externalId: string): Promise<MessageRow | undefined> {
+  return getDb(env.DB).select().from(messages).where(and(eq(messages.sessionId, sessionId), eq(messages.externalId, externalId))).get();
 }
 
 // ---- retention ----------------------------------------------------------------------------------

@@ -4,7 +4,7 @@ import { chatIdOf, digitsOfChatId } from "../chat-id.ts";
 import type { MessageRow, StoredMedia } from "../messages/mapper.ts";
 import type { Content } from "../messages/content.ts";
 import type { TemplateSpec } from "../messages/schemas.ts";
-import { advanceStatus, messageById, unreadInChatUpTo, unreadSentBefore } from "../messages/store.ts";
+import { advanceStatus, messageByExternalId, messageById, unreadInboundOfChat, unreadSentBefore } from "../messages/store.ts";
 import { workingSessionsByNumber } from "../sessions/service.ts";
 import type { ConnectResult, InboundFromNetwork, NetworkDriver, NetworkSendResult, OutboundMessage, SessionContext } from "./driver.ts";
 
@@ -92,22 +92,26 @@ export class SandboxDriver implements NetworkDriver {
   }
 
   /**
-   * The session read its chat up to the message the peer knows as `externalId` (one of the peer's
-   * own message ids, see `deliverToPeers`): the peer's messages of that chat up to it are `read`,
-   * with their `message.read` events, in bounded batches. Messages not from a peer session
-   * (simulated inbound) have no one to tell.
+   * The session read its chat (its last inbound message is `externalId`): the messages of the chat
+   * it has not read yet that came from another sandbox session (named there by that session's own
+   * ids, see `deliverToPeers`) become `read` at the sender, with their `message.read` events, in
+   * bounded batches. Simulated inbound messages have no sender to tell.
    */
   async markRead(externalId: string): Promise<NetworkSendResult> {
     const { env } = this.ctx();
-    const { accountId } = this.ctx().identity();
+    const { accountId, sessionId } = this.ctx().identity();
+    const last = await messageByExternalId(env, sessionId, externalId);
     const theirs = await messageById(env, externalId);
-    if (!theirs || theirs.accountId !== accountId || theirs.direction !== "outbound" || theirs.chatId !== chatIdOf(this.phoneNumber)) return { ok: true, externalId: null };
+    if (!last || !theirs || theirs.accountId !== accountId || theirs.direction !== "outbound" || theirs.chatId !== chatIdOf(this.phoneNumber)) return { ok: true, externalId: null };
     const now = Date.now();
+    let after = "";
     for (let i = 0; i < MAX_READ_BATCHES; i++) {
-      const ids = await unreadInChatUpTo(env, accountId, theirs.sessionId, theirs.chatId, theirs.id, READ_BATCH);
-      if (ids.length === 0) break;
-      const read = await advanceStatus(env, accountId, theirs.sessionId, { ids }, "read", now, undefined, { afterSent: true });
-      if (read.length === 0) break;
+      const unread = await unreadInboundOfChat(env, accountId, sessionId, last.chatId, after, READ_BATCH);
+      if (unread.length === 0) break;
+      after = unread.at(-1)!.id;
+      const ids = unread.flatMap((m) => (m.externalId ? [m.externalId] : []));
+      // Scoped to the sender's session: ids that are not its messages change nothing.
+      if (ids.length) await advanceStatus(env, accountId, theirs.sessionId, { ids }, "read", now, undefined, { afterSent: true });
     }
     return { ok: true, externalId: null };
   }

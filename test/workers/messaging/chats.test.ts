@@ -142,4 +142,22 @@ describe("messaging: chats", () => {
     expect(readEvents()).toHaveLength(3);
     expect(eventsOf(k.accountId, "message.read").filter((e) => (e.data as { id: string }).id === four.id)).toHaveLength(1);
   });
+
+  it("sandbox: reading a chat with more unread messages than one batch (400) reads them all at the sender, each announced once", async () => {
+    const k = await createKey("pro");
+    const a = await sandboxSession(k.key);
+    const b = await sandboxSession(k.key);
+    const n = 450;
+    const bulk = await api("/api/messages/send-bulk", { method: "POST", key: k.key, json: { sessionId: a.id, messages: Array.from({ length: n }, (_, i) => ({ to: b.me!.chatId, text: `m${i}` })) } });
+    expect(bulk.status).toBe(202);
+    const { batchId } = await json<{ batchId: string }>(bulk);
+    const progress = async () => json<{ total: number; delivered: number; read: number }>(await api(`/api/messages/batches/${batchId}`, { key: k.key }));
+    await waitFor(async () => (await listChats(k.key, `sessionId=${b.id}`)).data[0]?.unreadCount === n, 20_000, "all arrived at b");
+    await waitFor(async () => (await progress()).delivered === n, 10_000, "all delivered");
+    expect((await api(`/api/chats/${a.me!.chatId}/read`, { method: "POST", key: k.key, json: { sessionId: b.id } })).status).toBe(200);
+    expect(await progress()).toMatchObject({ total: n, delivered: 0, read: n });
+    const readIds = () => eventsOf(k.accountId, "message.read").map((e) => (e.data as { id: string }).id);
+    await waitFor(() => readIds().length >= n, 10_000, "message.read events");
+    expect(new Set(readIds()).size).toBe(n);
+  });
 });
