@@ -72,13 +72,15 @@ export async function markChatRead(env: Env, accountId: string, rawChatId: strin
   }
   const now = Date.now();
   const [, updated] = await db.batch([
-    markInboundReadStatement(env, accountId, sessionId, row.chatId, row.firstUnreadId, now),
-    // Messages that arrived since `row` was read stay unread.
+    // Up to the last inbound message the network was told about: messages that arrived since `row`
+    // was read stay unread, and the count drops by exactly the messages marked (`changes()` of the
+    // statement before, in the same transaction), so the count and the messages agree.
+    markInboundReadStatement(env, accountId, sessionId, row.chatId, row.firstUnreadId, row.lastInboundAt ?? now, now),
     db
       .update(chats)
       .set({
-        unreadCount: sql`max(0, ${chats.unreadCount} - ${row.unreadCount})`,
-        firstUnreadId: sql`case when ${chats.unreadCount} - ${row.unreadCount} <= 0 then null else ${chats.firstUnreadId} end`,
+        unreadCount: sql`max(0, ${chats.unreadCount} - changes())`,
+        firstUnreadId: sql`case when ${chats.unreadCount} - changes() <= 0 then null else ${chats.firstUnreadId} end`,
         readAt: now,
       })
       .where(where)

@@ -235,12 +235,16 @@ export async function settlePendingMedia(env: Env, row: MessageRow, media: Store
   return true;
 }
 
-/** Marks read a chat's inbound messages from `fromId` on (for the caller's batch). */
-export function markInboundReadStatement(env: Env, accountId: string, sessionId: string, chatId: string, fromId: string, at: number) {
+/**
+ * Marks read a chat's unread inbound messages from `fromId` on, received no later than `upTo` (the
+ * last one the network was told about; later arrivals stay unread). For the caller's batch: the
+ * next statement may count them with SQLite's `changes()`.
+ */
+export function markInboundReadStatement(env: Env, accountId: string, sessionId: string, chatId: string, fromId: string, upTo: number, at: number) {
   return getDb(env.DB)
     .update(messages)
     .set({ readAt: at })
-    .where(and(eq(messages.accountId, accountId), eq(messages.sessionId, sessionId), eq(messages.chatId, chatId), gte(messages.id, fromId), eq(messages.direction, "inbound"), isNull(messages.readAt)));
+    .where(and(eq(messages.accountId, accountId), eq(messages.sessionId, sessionId), eq(messages.chatId, chatId), gte(messages.id, fromId), eq(messages.direction, "inbound"), isNull(messages.readAt), lte(messages.createdAt, upTo)));
 }
 
 /** Messages of an account by id (for the caller's batch). */
@@ -331,14 +335,15 @@ export async function unreadSentBefore(env: Env, sessionId: string, cutoff: numb
 }
 
 /**
- * The network ids of one chat's inbound messages not marked read yet, in id order after `afterId`
- * (at most `limit`): what a read of the chat covers.
+ * The network ids of one chat's inbound messages not marked read yet and received no later than
+ * `upTo`, in id order after `afterId` (at most `limit`): what a read of the chat covers (the same
+ * rows as `markInboundReadStatement`).
  */
-export async function unreadInboundOfChat(env: Env, accountId: string, sessionId: string, chatId: string, afterId: string, limit: number): Promise<{ id: string; externalId: string | null }[]> {
+export async function unreadInboundOfChat(env: Env, accountId: string, sessionId: string, chatId: string, upTo: number, afterId: string, limit: number): Promise<{ id: string; externalId: string | null }[]> {
   return getDb(env.DB)
     .select({ id: messages.id, externalId: messages.externalId })
     .from(messages)
-    .where(and(eq(messages.accountId, accountId), eq(messages.sessionId, sessionId), eq(messages.chatId, chatId), gt(messages.id, afterId), eq(messages.direction, "inbound"), isNull(messages.readAt)))
+    .where(and(eq(messages.accountId, accountId), eq(messages.sessionId, sessionId), eq(messages.chatId, chatId), gt(messages.id, afterId), eq(messages.direction, "inbound"), isNull(messages.readAt), lte(messages.createdAt, upTo)))
     .orderBy(messages.id)
     .limit(limit)
     .all();

@@ -93,7 +93,7 @@ export class SandboxDriver implements NetworkDriver {
 
   /**
    * The session read its chat (its last inbound message is `externalId`): the messages of the chat
-   * it has not read yet that came from another sandbox session (named there by that session's own
+   * it has not read yet, up to that one, that came from another sandbox session (named there by that session's own
    * ids, see `deliverToPeers`) become `read` at the sender, with their `message.read` events, in
    * bounded batches. Simulated inbound messages have no sender to tell.
    */
@@ -106,7 +106,7 @@ export class SandboxDriver implements NetworkDriver {
     const now = Date.now();
     let after = "";
     for (let i = 0; i < MAX_READ_BATCHES; i++) {
-      const unread = await unreadInboundOfChat(env, accountId, sessionId, last.chatId, after, READ_BATCH);
+      const unread = await unreadInboundOfChat(env, accountId, sessionId, last.chatId, last.createdAt, after, READ_BATCH);
       if (unread.length === 0) break;
       after = unread.at(-1)!.id;
       const ids = unread.flatMap((m) => (m.externalId ? [m.externalId] : []));
