@@ -155,7 +155,7 @@ function Thumb({ url, alt }: { url: string; alt: string }) {
   const [open, setOpen] = useState(false);
   return (
     <>
-      <button type="button" class="media-thumb" title="Show full size" onClick={() => setOpen(true)}>
+      <button type="button" class="media-thumb" aria-label={`${alt}: show full size`} onClick={() => setOpen(true)}>
         <img src={url} alt={alt} />
       </button>
       {open && <FullSize url={url} alt={alt} onClose={() => setOpen(false)} />}
