@@ -6,11 +6,16 @@
 // or that began `burst` jobs within `burstMs` (short jobs back to back drain the pool long
 // before a streak shows), is heavy while another namespace that is not has been active
 // within `activeMs`. A heavy namespace's processes run at the lowest
-// CPU priority (nice 19), and it may not take the pool's last warm engines, so the other
+// CPU priority (nice 19), and it takes no warm engines from the pools, so the other
 // account's next compile neither waits for the CPU nor starts cold. A demoted process
 // still gets all the CPU nobody else wants: alone on the server, or beside other heavy
 // namespaces only, nobody is demoted. Raising a nice value needs no privilege: this works
 // as root and as a plain user.
+//
+// Priority alone leaves a short job sharing two cores with the others' engines, their
+// kernel work and the pools' refills. So a light job (of a namespace that is not heavy)
+// also stops (SIGSTOP) the processes of other namespaces' long or heavy jobs and of engines
+// being started for later, while it runs and for PAUSE_MAX_MS at most.
 import { readFileSync, promises as fs } from "node:fs";
 import os from "node:os";
 import type { ChildProcess } from "node:child_process";
