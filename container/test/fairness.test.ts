@@ -295,6 +295,21 @@ describe("pausing", () => {
     c.end();
   });
 
+  it("a job is paused for the pause budget in all at most: newcomers cannot starve it", async () => {
+    const f = new Fairness({ pauseBudgetMs: 100 });
+    const a = await jobWithProcess(f, "a");
+    await sleep(PREEMPT_AFTER_MS + 50);
+    const b = f.begin("b");
+    await expectStates(a.pids, "TT");
+    await sleep(150);
+    b.end();
+    await expectStates(a.pids, "SS");
+    const c = f.begin("c"); // a has been stopped for its budget
+    await expectRunning(a.pids);
+    c.end();
+    a.end();
+  });
+
   it("an engine a pool starts for later is stopped while a light job runs, and goes on once released", async () => {
     const f = new Fairness();
     const spare = await sandbox();
