@@ -1,20 +1,21 @@
 // `npm run -s keys -- <command>`: manage accounts and API keys in D1 (docs/contracts.md §1).
 //
-//   create --name NAME --plan free|pro|enterprise [--limit N] [--account ID] [--remote]
+//   create --name NAME --plan free|pro|enterprise [--limit N] [--account ID [--force]] [--remote]
 //   list [--account ID] [--remote]
 //   revoke KEY_ID [--remote]
 //   plan ACCOUNT_ID free|pro|enterprise [--limit N] [--remote]
 //
 // Works on the local D1 that `npm run dev` uses (or PERSIST_TO), or the deployed one with --remote.
-// `create` prints the new key alone on the last line of stdout; it is never shown again.
+// `create` prints the new key alone on the last line of stdout; it is never shown again. With
+// --account it keeps the plan's cap on active keys, as POST /api/keys does (--force goes over it).
 import { parseArgs } from "node:util";
 import { generateApiKey, hashApiKey } from "../src/platform/key-format.ts";
 import { newId } from "../src/platform/ids.ts";
-import { PLANS, type Plan } from "../src/platform/plans.ts";
+import { keyLimitFor, PLANS, type Plan } from "../src/platform/plans.ts";
 import { runWrangler } from "./wrangler.ts";
 
 const USAGE = `usage: npm run -s keys -- <command>
-  create --name NAME --plan free|pro|enterprise [--limit N] [--account ID] [--remote]
+  create --name NAME --plan free|pro|enterprise [--limit N] [--account ID [--force]] [--remote]
   list [--account ID] [--remote]
   revoke KEY_ID [--remote]
   plan ACCOUNT_ID free|pro|enterprise [--limit N] [--remote]`;
@@ -34,6 +35,7 @@ function parse() {
         limit: { type: "string" },
         account: { type: "string" },
         remote: { type: "boolean", default: false },
+        force: { type: "boolean", default: false },
         help: { type: "boolean", short: "h", default: false },
       },
     });
@@ -79,9 +81,12 @@ switch (command) {
     const name = values.name ?? "default";
     let accountId = values.account;
     const statements: string[] = [];
+    /** Insert only while the account holds fewer active keys than this (the API's cap). */
+    let cap: number | undefined;
     if (accountId) {
-      const rows = await sql(`SELECT id FROM accounts WHERE id = ${q(accountId)}`);
+      const rows = await sql(`SELECT id, plan FROM accounts WHERE id = ${q(accountId)}`);
       if (rows.length === 0) fail(`no account ${accountId}`);
+      if (!values.force) cap = keyLimitFor(rows[0]!.plan as Plan, { ENTERPRISE_MAX_ACTIVE_KEYS: process.env.ENTERPRISE_MAX_ACTIVE_KEYS });
     } else {
       const plan = parsePlan(values.plan);
       const limit = parseLimit(plan);
@@ -90,8 +95,11 @@ switch (command) {
     }
     const { key, prefix } = generateApiKey();
     const keyId = newId("key");
-    statements.push(`INSERT INTO api_keys (id, account_id, name, prefix, hash, created_at) VALUES (${q(keyId)}, ${q(accountId)}, ${q(name)}, ${q(prefix)}, ${q(await hashApiKey(key))}, ${now})`);
-    await sql(statements.join("; "));
+    const row = `${q(keyId)}, ${q(accountId)}, ${q(name)}, ${q(prefix)}, ${q(await hashApiKey(key))}, ${now}`;
+    const where = cap === undefined ? "" : ` WHERE (SELECT count(*) FROM api_keys WHERE account_id = ${q(accountId)} AND revoked_at IS NULL) < ${q(cap)}`;
+    statements.push(`INSERT INTO api_keys (id, account_id, name, prefix, hash, created_at) SELECT ${row}${where} RETURNING id`);
+    const made = await sql(statements.join("; "));
+    if (made.length === 0) fail(`account ${accountId} already has ${cap} active API keys, the most its plan allows; revoke one (keys revoke KEY_ID) or pass --force`);
     console.log(`account ${accountId}`);
     console.log(`key id ${keyId} (prefix ${prefix})`);
     console.log("The key is shown once; store it now:");

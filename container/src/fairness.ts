@@ -6,11 +6,16 @@
 // or that began `burst` jobs within `burstMs` (short jobs back to back drain the pool long
 // before a streak shows), is heavy while another namespace that is not has been active
 // within `activeMs`. A heavy namespace's processes run at the lowest
-// CPU priority (nice 19), and it may not take the pool's last warm engines, so the other
+// CPU priority (nice 19), and it takes no warm engines from the pools, so the other
 // account's next compile neither waits for the CPU nor starts cold. A demoted process
 // still gets all the CPU nobody else wants: alone on the server, or beside other heavy
 // namespaces only, nobody is demoted. Raising a nice value needs no privilege: this works
 // as root and as a plain user.
+//
+// Priority alone leaves a short job sharing two cores with the others' engines, their
+// kernel work and the pools' refills. So a light job (of a namespace that is not heavy)
+// also stops (SIGSTOP) the processes of other namespaces' long or heavy jobs and of engines
+// being started for later, while it runs and for PAUSE_MAX_MS at most.
 import { readFileSync, promises as fs } from "node:fs";
 import os from "node:os";
 import type { ChildProcess } from "node:child_process";
@@ -34,9 +39,11 @@ export interface FairnessOptions {
   /** Busy more than this share of the time (moving average, time constant dutyMs): heavy. */
   dutyMax: number;
   dutyMs: number;
+  /** A job is paused for this long in all at most (so a stream of newcomers cannot starve it). */
+  pauseBudgetMs: number;
 }
 
-export const DEFAULT_FAIRNESS: FairnessOptions = { streakMs: 1_000, gapMs: 250, activeMs: 10_000, burst: 3, burstMs: 800, dutyMax: 0.7, dutyMs: 2_000 };
+export const DEFAULT_FAIRNESS: FairnessOptions = { streakMs: 1_000, gapMs: 250, activeMs: 10_000, burst: 3, burstMs: 800, dutyMax: 0.7, dutyMs: 2_000, pauseBudgetMs: 2_000 };
 
 /** One job's view of its namespace. */
 export interface JobPriority {
@@ -91,6 +98,9 @@ interface Running {
   procs: Set<ChildProcess>;
   /** Light jobs holding it stopped. */
   pausedBy: number;
+  /** Time spent stopped so far, and since when it is stopped now. */
+  pausedMs: number;
+  pausedAt: number;
 }
 
 export class Fairness {
@@ -98,7 +108,7 @@ export class Fairness {
   private readonly opts: FairnessOptions;
   private demoted = 0;
   /** Engines the pools start for later jobs: paused, as a long job is, while a light job runs. */
-  private readonly spares: Running = { ns: "", begun: -Infinity, procs: new Set(), pausedBy: 0 };
+  private readonly spares: Running = { ns: "", begun: -Infinity, procs: new Set(), pausedBy: 0, pausedMs: -Infinity, pausedAt: 0 };
   private readonly running = new Set<Running>([this.spares]);
   private pauses = 0;
 
@@ -170,14 +180,18 @@ export class Fairness {
    * A light job (of a namespace that is not heavy) starts: every job of another namespace that
    * is heavy or has run longer than PREEMPT_AFTER_MS is stopped (SIGSTOP) until the light job
    * ends, for PAUSE_MAX_MS at most. Short jobs then run as if alone; a long job loses the few
-   * tens of milliseconds a hello world takes, not its place. Returns the release.
+   * tens of milliseconds a hello world takes, not its place, and pauseBudgetMs in all at most
+   * (then it is left to run, at whatever priority it has). Returns the release.
    */
   private pauseOthers(light: Running, now: number): () => void {
     const held: Running[] = [];
     for (const r of this.running) {
-      if ((r !== this.spares && r.ns === light.ns) || !(now - r.begun > PREEMPT_AFTER_MS || this.isHeavy(r.ns, now))) continue;
+      if ((r !== this.spares && r.ns === light.ns) || r.pausedMs >= this.opts.pauseBudgetMs) continue;
+      if (!(now - r.begun > PREEMPT_AFTER_MS || this.isHeavy(r.ns, now))) continue;
       held.push(r);
-      if (r.pausedBy++ === 0) for (const c of r.procs) signalSandbox(c, "SIGSTOP");
+      if (r.pausedBy++ > 0) continue;
+      r.pausedAt = now;
+      for (const c of r.procs) signalSandbox(c, "SIGSTOP");
     }
     if (held.length === 0) return () => {};
     if (held.some((r) => r.procs.size > 0)) this.pauses++;
@@ -186,7 +200,11 @@ export class Fairness {
       if (released) return;
       released = true;
       clearTimeout(timer);
-      for (const r of held) if (--r.pausedBy === 0) for (const c of r.procs) signalSandbox(c, "SIGCONT");
+      for (const r of held) {
+        if (--r.pausedBy > 0) continue;
+        r.pausedMs += Date.now() - r.pausedAt;
+        for (const c of r.procs) signalSandbox(c, "SIGCONT");
+      }
     };
     const timer = setTimeout(release, PAUSE_MAX_MS);
     timer.unref();
@@ -228,7 +246,7 @@ export class Fairness {
     if (s.begins.length > this.opts.burst) s.begins.shift();
     const space = s;
     let ended = false;
-    const me: Running = { ns, begun: now, procs: new Set(), pausedBy: 0 };
+    const me: Running = { ns, begun: now, procs: new Set(), pausedBy: 0, pausedMs: 0, pausedAt: 0 };
     const release = this.isHeavy(ns, now) ? () => {} : this.pauseOthers(me, now);
     this.running.add(me);
     const track = (child: ChildProcess) => {

@@ -228,88 +228,99 @@ describe("pausing", () => {
   /** A signal takes effect once delivered: the states are polled for a moment. */
   const expectStates = (pids: number[], want: string) => expect.poll(() => states(pids), { interval: 5, timeout: 1_000 }).toBe(want);
   const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
+  /** Nothing may have been stopped: a moment for a stray signal to land, then the states. */
+  const expectRunning = async (pids: number[]) => {
+    await sleep(30);
+    expect(await states(pids)).toBe("SS".repeat(pids.length / 2));
+  };
   const made: Array<{ child: ReturnType<typeof spawn>; pids: number[] }> = [];
-  afterAll(() => {
-    for (const m of made) for (const p of m.pids) try { process.kill(-p, "SIGKILL"); } catch {}
-  });
+  /** A job of `ns` with one sandbox process, watched as runToExit watches a pass; `add` starts another. */
+  const jobWithProcess = async (f: Fairness, ns: string) => {
+    const job = f.begin(ns);
+    const stops: Array<() => void> = [];
+    const add = async () => {
+      const sb = await sandbox();
+      made.push(sb);
+      stops.push(job.watch(sb.child));
+      return sb.pids;
+    };
+    const pids = await add();
+    return { pids, add, end: () => (stops.forEach((s) => s()), job.end()) };
+  };
 
   it("a light job stops another namespace's job that has run over PREEMPT_AFTER_MS, sandbox and session, until it ends", async () => {
     const f = new Fairness();
-    const a = f.begin("a");
-    const s1 = await sandbox();
-    made.push(s1);
-    const unwatch = a.watch(s1.child);
+    const a = await jobWithProcess(f, "a");
     const young = f.begin("b"); // a has run less than PREEMPT_AFTER_MS: left alone
-    await sleep(30); // nothing was stopped
-    expect(await states(s1.pids)).toBe("SS");
+    await expectRunning(a.pids);
     young.end();
     await sleep(PREEMPT_AFTER_MS + 50);
     const own = f.begin("a"); // a's own next job does not stop a
-    await sleep(30); // nothing was stopped
-    expect(await states(s1.pids)).toBe("SS");
+    await expectRunning(a.pids);
     own.end();
     const b = f.begin("b");
-    await expectStates(s1.pids, "TT");
-    // a process a starts while it is stopped is stopped too
-    const s2 = await sandbox();
-    made.push(s2);
-    const unwatch2 = a.watch(s2.child);
-    await expectStates(s2.pids, "TT");
+    await expectStates(a.pids, "TT");
+    const later = await a.add(); // a process a starts while it is stopped is stopped too
+    await expectStates(later, "TT");
     b.end();
-    await expectStates([...s1.pids, ...s2.pids], "SSSS");
+    await expectStates([...a.pids, ...later], "SSSS");
     expect(f.stats().pauses).toBe(1);
-    unwatch();
-    unwatch2();
     a.end();
   });
 
   it("a light job that runs long lets the others go after PAUSE_MAX_MS; a heavy namespace's job stops nobody", async () => {
     const f = new Fairness();
-    const a = f.begin("a");
-    const s1 = await sandbox();
-    made.push(s1);
-    const unwatch = a.watch(s1.child);
+    const a = await jobWithProcess(f, "a");
     await sleep(PREEMPT_AFTER_MS + 50);
     const b = f.begin("b");
-    await expectStates(s1.pids, "TT");
+    await expectStates(a.pids, "TT");
     await sleep(PAUSE_MAX_MS + 100);
-    await expectStates(s1.pids, "SS");
+    await expectStates(a.pids, "SS");
     b.end();
-    unwatch();
     a.end();
     // a heavy namespace's job (three begun within 800 ms) stops nobody
     const g = new Fairness();
     g.begin("c").end();
     for (let i = 0; i < 3; i++) g.begin("h").end();
-    const c = g.begin("c");
-    const s2 = await sandbox();
-    made.push(s2);
-    const unwatch2 = c.watch(s2.child);
+    const c = await jobWithProcess(g, "c");
     await sleep(PREEMPT_AFTER_MS + 50);
     expect(g.isHeavy("h")).toBe(true);
     const h = g.begin("h");
-    await sleep(30); // nothing was stopped
-    expect(await states(s2.pids)).toBe("SS");
+    await expectRunning(c.pids);
     h.end();
     const d = g.begin("d"); // while a light one does
-    await expectStates(s2.pids, "TT");
+    await expectStates(c.pids, "TT");
     d.end();
-    await expectStates(s2.pids, "SS");
-    unwatch2();
+    await expectStates(c.pids, "SS");
     c.end();
+  });
+
+  it("a job is paused for the pause budget in all at most: newcomers cannot starve it", async () => {
+    const f = new Fairness({ pauseBudgetMs: 100 });
+    const a = await jobWithProcess(f, "a");
+    await sleep(PREEMPT_AFTER_MS + 50);
+    const b = f.begin("b");
+    await expectStates(a.pids, "TT");
+    await sleep(150);
+    b.end();
+    await expectStates(a.pids, "SS");
+    const c = f.begin("c"); // a has been stopped for its budget
+    await expectRunning(a.pids);
+    c.end();
+    a.end();
   });
 
   it("an engine a pool starts for later is stopped while a light job runs, and goes on once released", async () => {
     const f = new Fairness();
-    const s1 = await sandbox();
-    made.push(s1);
-    const ready = f.spare(s1.child);
+    const spare = await sandbox();
+    made.push(spare);
+    const ready = f.spare(spare.child);
     const b = f.begin("b");
-    await expectStates(s1.pids, "TT");
+    await expectStates(spare.pids, "TT");
     ready(); // ready before the light job ended: it must be running when a job takes it
-    await expectStates(s1.pids, "SS");
+    await expectStates(spare.pids, "SS");
     b.end();
-    await expectStates(s1.pids, "SS");
+    await expectStates(spare.pids, "SS");
   });
 });
 

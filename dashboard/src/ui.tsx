@@ -1,7 +1,7 @@
 // Small shared pieces. Everything user-provided goes through JSX text (escaped by Preact), never
 // through innerHTML.
 import type { ComponentChildren } from "preact";
-import { useEffect, useState } from "preact/hooks";
+import { useEffect, useRef, useState } from "preact/hooks";
 import { ApiFailure, errorText } from "./api.ts";
 import { onEvent, type StreamEvent } from "./events.ts";
 
@@ -89,6 +89,44 @@ export function useLoad<T>(fn: () => Promise<T>, deps: unknown[] = []) {
     // eslint-disable-next-line react-hooks/exhaustive-deps
   }, [...deps, tick]);
   return { data, setData, error, reload: () => setTick((t) => t + 1) };
+}
+
+/**
+ * Polls while `active`: `refresh` after 1 s, then 2, 4, ... up to `maxMs` between calls, re-armed each
+ * time one of `results` changes (a load's data or error), never while the tab is hidden (back in view:
+ * soon again).
+ * `restart()` goes back to the shortest wait (after the user changed something). `polling` is whether
+ * a refresh is scheduled.
+ */
+export function usePollWhile(active: boolean, refresh: () => void, results: unknown[], maxMs = 10_000) {
+  const [visible, setVisible] = useState(document.visibilityState !== "hidden");
+  const wait = useRef(1000);
+  useEffect(() => {
+    const on = () => {
+      const v = document.visibilityState !== "hidden";
+      if (v) wait.current = 1000;
+      setVisible(v);
+    };
+    document.addEventListener("visibilitychange", on);
+    return () => document.removeEventListener("visibilitychange", on);
+  }, []);
+  const polling = active && visible;
+  useEffect(() => {
+    if (!polling) {
+      if (!active) wait.current = 1000;
+      return;
+    }
+    const t = setTimeout(refresh, wait.current);
+    wait.current = Math.min(wait.current * 2, maxMs);
+    return () => clearTimeout(t);
+    // eslint-disable-next-line react-hooks/exhaustive-deps
+  }, [polling, ...results]);
+  return {
+    polling,
+    restart: () => {
+      wait.current = 1000;
+    },
+  };
 }
 
 export function useEvents(handler: (e: StreamEvent) => void, deps: unknown[] = []) {

@@ -15,12 +15,14 @@ const BUILD_DIR = "/assets/";
 /**
  * Same origin only, no inline script or style, no eval. `blob:` images and workers: PDF.js renders
  * pages through them; `connect-src 'self'` covers the same-origin WebSocket of the event stream.
+ * `blob:` images and media: a chat's files are fetched with the API key and shown by object URLs.
  */
 export const CONSOLE_CSP = [
   "default-src 'none'",
   "script-src 'self'",
   "style-src 'self'",
   "img-src 'self' data: blob:",
+  "media-src blob:",
   "font-src 'self'",
   "connect-src 'self'",
   "worker-src 'self'",

@@ -9,7 +9,7 @@ import { gzipSync } from "node:zlib";
 import { chromium, type Browser, type BrowserContext, type Page } from "playwright-core";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { CHROMIUM } from "../../scripts/ensure-browser.ts";
-import { baseUrl, newKey } from "../e2e/client.ts";
+import { baseUrl, call, newKey } from "../e2e/client.ts";
 
 const SHOTS = resolve(process.env.TEST_OUT_DIR || ".tmp", "browser");
 const XSS = `<img src=x onerror="window.__xss=1">`;
@@ -22,6 +22,10 @@ let key: string;
 let receiver: Server;
 let receiverUrl: string;
 const received: string[] = [];
+/** Files the receiver serves as a sender's media server: `/media/slow.png` waits until `releaseSlow()`. */
+const PNG_1PX = Buffer.from("iVBORw0KGgoAAAANSUhEUgAAAAEAAAABCAYAAAAfFcSJAAAADUlEQVR42mP8z8BQDwAEhQGAhKmMIQAAAABJRU5ErkJggg==", "base64");
+let releaseSlow: () => void = () => {};
+const slowReleased = new Promise<void>((r) => (releaseSlow = r));
 const cspViolations: string[] = [];
 const pageErrors: string[] = [];
 /** JavaScript the first page loaded (url -> gzipped bytes). */
@@ -61,6 +65,14 @@ async function noXss(): Promise<void> {
 beforeAll(async () => {
   mkdirSync(SHOTS, { recursive: true });
   receiver = createServer((req, res) => {
+    if (req.url === "/media/slow.png") {
+      void slowReleased.then(() => res.writeHead(200, { "Content-Type": "image/png" }).end(PNG_1PX));
+      return;
+    }
+    if (req.url?.startsWith("/media/")) {
+      res.writeHead(404, { "Content-Type": "text/plain" }).end("gone");
+      return;
+    }
     let body = "";
     req.on("data", (d: Buffer) => (body += d.toString()));
     req.on("end", () => {
@@ -148,13 +160,70 @@ describe("browser console (Chromium against npm run dev)", () => {
     // Open, so read: no unread badge once the read is recorded.
     await expect.poll(() => page.locator('[data-chat="15550001234@c.us"] .unread').count()).toBe(0);
     await noXss();
+  });
 
-    // A picture, uploaded from the file picker (base64 to send-media).
-    const png = Buffer.from("iVBORw0KGgoAAAANSUhEUgAAAAEAAAABCAYAAAAfFcSJAAAADUlEQVR42mP8z8BQDwAEhQGAhKmMIQAAAABJRU5ErkJggg==", "base64");
-    await page.locator("#msg-file").setInputFiles({ name: "dot.png", mimeType: "image/png", buffer: png });
+  it("shows a chat's files as themselves: picture (full size on click), audio, document; placeholders while received or failed", async () => {
+    // A picture, uploaded from the file picker (base64 to send-media), shown from the API as a blob.
+    await page.locator("#msg-file").setInputFiles({ name: "dot.png", mimeType: "image/png", buffer: PNG_1PX });
     await page.getByRole("button", { name: "Send file" }).click();
-    await expect.poll(() => page.locator(".bubble.out .media-tag").last().textContent()).toBe("[image: dot.png]");
+    const img = page.locator(".bubble.out .media-image img").last();
+    await expect.poll(() => img.evaluate((e: HTMLImageElement) => e.complete && e.naturalWidth)).toBe(1);
+    const imgSrc = (await img.getAttribute("src"))!;
+    expect(imgSrc).toMatch(/^blob:/);
+    await img.click();
+    const full = page.locator("dialog.media-full[open] img");
+    await expect.poll(() => full.evaluate((e: HTMLImageElement) => e.complete && e.naturalWidth)).toBe(1);
+    await page.keyboard.press("Escape");
+    await expect.poll(() => page.locator("dialog.media-full").count()).toBe(0);
+
+    // Audio with the browser's controls (a few silent MPEG frames: 128 kbit/s, 44.1 kHz, mono).
+    const frame = Buffer.alloc(417);
+    frame.set([0xff, 0xfb, 0x90, 0xc4]);
+    await page.locator("#msg-file").setInputFiles({ name: "hush.mp3", mimeType: "audio/mpeg", buffer: Buffer.concat(Array(20).fill(frame)) });
+    await page.getByRole("button", { name: "Send file" }).click();
+    const audio = page.locator(".bubble.out .media-audio audio").last();
+    await expect.poll(() => audio.evaluate((e: HTMLAudioElement) => e.controls && e.readyState >= 1 && e.duration > 0)).toBe(true);
+
+    // A document: a link with its name and size that downloads the bytes.
+    const notes = `notes ${XSS}\n`;
+    await page.locator("#msg-file").setInputFiles({ name: "notes.txt", mimeType: "text/plain", buffer: Buffer.from(notes) });
+    await page.getByRole("button", { name: "Send file" }).click();
+    const doc = page.locator(".bubble.out .media-document button").last();
+    await expect.poll(() => doc.textContent()).toBe(`📄 notes.txt (${Buffer.byteLength(notes)} B)`);
+    const [download] = await Promise.all([page.waitForEvent("download"), doc.click()]);
+    expect(download.suggestedFilename()).toBe("notes.txt");
+    const chunks: Buffer[] = [];
+    for await (const c of (await download.createReadStream())!) chunks.push(c as Buffer);
+    expect(Buffer.concat(chunks).toString()).toBe(notes);
+
+    // Received files: a placeholder while the session fetches the file, then the picture; a failed fetch says why.
+    const sessionId = new URL(page.url()).searchParams.get("session")!;
+    const inbound = (url: string, caption: string) =>
+      call(`/api/sessions/${sessionId}/sandbox/inbound`, { method: "POST", key, json: { from: "15550001234@c.us", type: "image", media: { url }, caption } });
+    const origin = new URL(receiverUrl).origin;
+    expect((await inbound(`${origin}/media/slow.png`, "slow one")).status).toBe(201);
+    const slow = page.locator(".bubble.in", { hasText: "slow one" });
+    await expect.poll(() => slow.locator(".media").getAttribute("data-media-state")).toBe("pending");
+    expect(await slow.locator("img").count()).toBe(0);
+    expect(await slow.locator(".text").textContent()).toBe("slow one");
+    await shot("03-chat-receiving");
+    releaseSlow();
+    await expect.poll(() => slow.locator("img").evaluate((e: HTMLImageElement) => e.complete && e.naturalWidth), { timeout: 30_000 }).toBe(1);
+    expect(await slow.locator("img").getAttribute("src")).toMatch(/^blob:/);
+
+    expect((await inbound(`${origin}/media/missing.png`, "lost one")).status).toBe(201);
+    const lost = page.locator(".bubble.in", { hasText: "lost one" });
+    await expect.poll(() => lost.locator(".media").getAttribute("data-media-state"), { timeout: 20_000 }).toBe("failed");
+    expect(await lost.locator(".media").textContent()).toContain("HTTP 404");
+    expect(await lost.locator("img").count()).toBe(0);
+    await noXss();
     await shot("03-chat");
+
+    // Off the page, the object URLs are revoked: the picture's no longer loads.
+    await go("Sessions");
+    const loads = (u: string) =>
+      page.evaluate((src) => new Promise<boolean>((r) => Object.assign(new Image(), { onload: () => r(true), onerror: () => r(false), src })), u);
+    expect(await loads(imgSrc)).toBe(false);
   });
 
   it("imports 50 contacts from CSV and shows the rejected rows by line", async () => {
@@ -263,10 +332,18 @@ describe("browser console (Chromium against npm run dev)", () => {
     await shot("08-latex-error");
   });
 
-  it("queues a background compile and lists the job", async () => {
+  it("queues a background compile and the jobs list follows it to succeeded without Refresh", async () => {
     await pasteIntoEditor("\\documentclass{article}\\begin{document}async\\end{document}\n");
-    await page.getByRole("button", { name: "Compile in the background" }).click();
-    await expect.poll(() => page.locator("tbody tr", { hasText: "pdflatex" }).count(), { timeout: 15_000 }).toBeGreaterThan(0);
+    const [queued] = await Promise.all([
+      page.waitForResponse((r) => r.url().endsWith("/v1/compile/async") && r.request().method() === "POST"),
+      page.getByRole("button", { name: "Compile in the background" }).click(),
+    ]);
+    const { id } = (await queued.json()) as { id: string };
+    const row = page.locator("tbody tr", { hasText: id });
+    await expect.poll(() => row.textContent(), { timeout: 45_000 }).toContain("succeeded");
+    expect(await row.getByRole("button", { name: "Show PDF" }).count()).toBe(1);
+    // Nothing left to change: the polling stops.
+    await expect.poll(() => page.getByTestId("jobs-live").getAttribute("data-polling")).toBe("false");
   });
 
   it("works at 375 px wide, and ran without CSP violations or page errors", async () => {

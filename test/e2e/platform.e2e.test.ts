@@ -34,6 +34,10 @@ describe("platform end to end (npm run dev)", () => {
     const second = (await keysCli(["create", "--name", "second", "--account", accountId])).trim().split("\n").pop()!;
     const { data: acct } = await typedClient(second).GET("/api/account");
     expect(acct?.id).toBe(accountId);
+    // the plan's cap on active keys holds here too (Free: 3); --force goes over it
+    await keysCli(["create", "--name", "third", "--account", accountId]);
+    await expect(keysCli(["create", "--name", "fourth", "--account", accountId])).rejects.toThrow(/already has 3 active API keys/);
+    await keysCli(["create", "--name", "fourth", "--account", accountId, "--force"]);
     await keysCli(["plan", accountId, "enterprise", "--limit", "2500"]);
     const fresh = await newKey("pro", ["--account", accountId]);
     const res = await call("/api/account", { key: fresh });

@@ -13,6 +13,8 @@ describe("browser console at / (single-page app from static assets)", () => {
     const csp = res.headers.get("Content-Security-Policy") ?? "";
     expect(csp).toContain("default-src 'none'");
     expect(csp).toContain("script-src 'self';");
+    // A chat's video and audio play from object URLs of files fetched with the key.
+    expect(csp).toContain("media-src blob:;");
     expect(csp).not.toContain("unsafe-inline");
     expect(csp).not.toContain("unsafe-eval");
     expect(res.headers.get("X-Content-Type-Options")).toBe("nosniff");

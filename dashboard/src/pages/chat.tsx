@@ -2,6 +2,7 @@ import { useEffect, useMemo, useRef, useState } from "preact/hooks";
 import { api, must, type Schemas } from "../api.ts";
 import { ErrorBox, navigate, useAction, useEvents, useLoad, when } from "../ui.tsx";
 import { listSessions } from "./sessions.tsx";
+import { MessageMedia } from "../media.tsx";
 // The server's own limits: a file it would refuse is refused here before it is read into memory.
 import { MEDIA_LIMITS } from "../../../src/messaging/media/limits.ts";
 
@@ -36,13 +37,12 @@ function Bubble({ m }: { m: Message }) {
   const body = m.text ?? m.media?.caption ?? (m.template ? `[template ${m.template.name}]` : "");
   return (
     <li class={`bubble ${m.direction === "inbound" ? "in" : "out"}`} data-message={m.id}>
-      {m.type !== "text" && m.type !== "template" && (
-        <span class="media-tag">
-          [{m.type}
-          {m.media?.filename ? `: ${m.media.filename}` : ""}]
-        </span>
+      {m.media ? (
+        <MessageMedia m={m} />
+      ) : (
+        m.type !== "text" && m.type !== "template" && <span class="media-tag">[{m.type}]</span>
       )}
-      <span class="text">{body}</span>
+      {body && <span class="text">{body}</span>}
       <span class="meta">
         {when(m.createdAt)} {m.direction !== "inbound" && <Ticks status={m.status} />}
         {m.error && <span class="error"> {m.error.message}</span>}

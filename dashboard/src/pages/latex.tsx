@@ -2,7 +2,7 @@ import { useEffect, useRef, useState } from "preact/hooks";
 import { api, ApiFailure, must, type ApiErrorBody, type Schemas } from "../api.ts";
 import { createEditor, type LatexEditor } from "../editor.ts";
 import { renderPdf } from "../pdf.ts";
-import { DataTable, ErrorBox, StatusBadge, useAction, useLoad, when } from "../ui.tsx";
+import { DataTable, ErrorBox, StatusBadge, useAction, useLoad, usePollWhile, when } from "../ui.tsx";
 
 const SAMPLE = String.raw`\documentclass{article}
 \usepackage{amsmath}
@@ -50,6 +50,9 @@ export function Latex() {
   const [renders, setRenders] = useState(0);
   const act = useAction();
   const jobs = useLoad(() => must(api().GET("/v1/compile/jobs", { params: { query: { limit: 20 } } })));
+  // Compile jobs are not on the event stream: the list is polled while one of them can still change.
+  const unfinished = jobs.data?.data.some((j) => j.status === "queued" || j.status === "running") ?? false;
+  const poll = usePollWhile(unfinished, jobs.reload, [jobs.data, jobs.error]);
 
   useEffect(() => {
     if (!host.current) return;
@@ -89,7 +92,10 @@ export function Latex() {
 
   async function compileAsync() {
     const job = await act.run(() => must(api().POST("/v1/compile/async", { body: request() })));
-    if (job) jobs.reload();
+    if (job) {
+      poll.restart();
+      jobs.reload();
+    }
   }
 
   async function openJob(j: Schemas["CompileJob"]) {
@@ -161,9 +167,14 @@ export function Latex() {
         </div>
       </div>
       <h2>Background jobs</h2>
-      <button type="button" class="secondary" onClick={jobs.reload}>
-        Refresh jobs
-      </button>
+      <div class="row wrap">
+        <button type="button" class="secondary" onClick={jobs.reload}>
+          Refresh jobs
+        </button>
+        <span class="muted" role="status" data-testid="jobs-live" data-polling={String(poll.polling)}>
+          {poll.polling ? "Updating while jobs run…" : ""}
+        </span>
+      </div>
       <DataTable caption="Compile jobs" columns={["Job", "Engine", "Status", "Created", "Pages"]} actions error={jobs.error}>
         {jobs.data?.data.map((j) => (
           <tr key={j.id}>
