@@ -54,7 +54,7 @@ describe("webhooks: happy path", () => {
 
     expect((await receivedAt(all.inbox)).map((r) => r.type).sort()).toEqual([...EVENT_TYPES].sort());
     expect(new Set(gotAll.map((r) => r.webhookId))).toEqual(new Set(emitted.map((e) => e.id)));
-    expect((await receivedAt(sess1.inbox)).map((r) => JSON.parse(r.body).data.n).sort()).toEqual([0, 2, 4, 6]);
+    expect((await receivedAt(sess1.inbox)).map((r) => JSON.parse(r.body).data.n).sort((x, y) => x - y)).toEqual(EVENT_TYPES.map((_, i) => i).filter((i) => i % 2 === 0));
     expect((await receivedAt(readOnly.inbox)).map((r) => r.type)).toEqual(["message.read"]);
     expect(gotRead).toHaveLength(1);
     expect(gotSess.every((r) => r.verified)).toBe(true);
