@@ -1,10 +1,11 @@
+import { chunk } from "../../platform/batching.ts";
 import { config } from "../../platform/config.ts";
 import { log } from "../../platform/log.ts";
 import { chatIdOf, digitsOfChatId } from "../chat-id.ts";
 import type { MessageRow, StoredMedia } from "../messages/mapper.ts";
 import type { Content } from "../messages/content.ts";
 import type { TemplateSpec } from "../messages/schemas.ts";
-import { advanceStatus, messageByExternalId, messageById, unreadInboundOfChat, unreadSentBefore } from "../messages/store.ts";
+import { advanceStatus, ID_CHUNK, messageByExternalId, messageById, messagesByIdsQuery, unreadInboundOfChat, unreadSentBefore } from "../messages/store.ts";
 import { workingSessionsByNumber } from "../sessions/service.ts";
 import type { ConnectResult, InboundFromNetwork, NetworkDriver, NetworkSendResult, OutboundMessage, SessionContext } from "./driver.ts";
 
@@ -101,8 +102,7 @@ export class SandboxDriver implements NetworkDriver {
     const { env } = this.ctx();
     const { accountId, sessionId } = this.ctx().identity();
     const last = await messageByExternalId(env, sessionId, externalId);
-    const theirs = await messageById(env, externalId);
-    if (!last || !theirs || theirs.accountId !== accountId || theirs.direction !== "outbound" || theirs.chatId !== chatIdOf(this.phoneNumber)) return { ok: true, externalId: null };
+    if (!last) return { ok: true, externalId: null };
     const now = Date.now();
     let after = "";
     for (let i = 0; i < MAX_READ_BATCHES; i++) {
@@ -110,8 +110,15 @@ export class SandboxDriver implements NetworkDriver {
       if (unread.length === 0) break;
       after = unread.at(-1)!.id;
       const ids = unread.flatMap((m) => (m.externalId ? [m.externalId] : []));
-      // Scoped to the sender's session: ids that are not its messages change nothing.
-      if (ids.length) await advanceStatus(env, accountId, theirs.sessionId, { ids }, "read", now, undefined, { afterSent: true });
+      // The sender's own rows: messages of this account sent to this session's number.
+      const bySender = new Map<string, string[]>();
+      for (const part of chunk(ids, ID_CHUNK)) {
+        for (const row of await messagesByIdsQuery(env, accountId, part)) {
+          if (row.direction !== "outbound" || row.chatId !== chatIdOf(this.phoneNumber)) continue;
+          bySender.set(row.sessionId, [...(bySender.get(row.sessionId) ?? []), row.id]);
+        }
+      }
+      for (const [sender, theirs] of bySender) await advanceStatus(env, accountId, sender, { ids: theirs }, "read", now, undefined, { afterSent: true });
     }
     return { ok: true, externalId: null };
   }
