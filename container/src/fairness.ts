@@ -41,9 +41,11 @@ export interface FairnessOptions {
   dutyMs: number;
   /** A job is paused for this long in all at most (so a stream of newcomers cannot starve it). */
   pauseBudgetMs: number;
+  /** CPUs: a light job pauses jobs that are merely long only when more want to run than this. */
+  cores: number;
 }
 
-export const DEFAULT_FAIRNESS: FairnessOptions = { streakMs: 1_000, gapMs: 250, activeMs: 10_000, burst: 3, burstMs: 800, dutyMax: 0.7, dutyMs: 2_000, pauseBudgetMs: 2_000 };
+export const DEFAULT_FAIRNESS: FairnessOptions = { streakMs: 1_000, gapMs: 250, activeMs: 10_000, burst: 3, burstMs: 800, dutyMax: 0.7, dutyMs: 2_000, pauseBudgetMs: 2_000, cores: os.availableParallelism() };
 
 /** One job's view of its namespace. */
 export interface JobPriority {
@@ -178,16 +180,22 @@ export class Fairness {
 
   /**
    * A light job (of a namespace that is not heavy) starts: every job of another namespace that
-   * is heavy or has run longer than PREEMPT_AFTER_MS is stopped (SIGSTOP) until the light job
+   * is heavy, or has run longer than PREEMPT_AFTER_MS while more jobs and starting engines want
+   * to run than there are CPUs, is stopped (SIGSTOP) until the light job
    * ends, for PAUSE_MAX_MS at most. Short jobs then run as if alone; a long job loses the few
    * tens of milliseconds a hello world takes, not its place, and pauseBudgetMs in all at most
    * (then it is left to run, at whatever priority it has). Returns the release.
    */
   private pauseOthers(light: Running, now: number): () => void {
+    // Pausing a job that is merely long only helps when the CPUs are oversubscribed: with a core
+    // to spare, it would only leave that core idle. A heavy namespace's jobs are paused regardless.
+    let wanting = 1 + this.spares.procs.size;
+    for (const r of this.running) if (r !== this.spares && r.pausedBy === 0 && r.procs.size > 0) wanting++;
+    const crowded = wanting > this.opts.cores;
     const held: Running[] = [];
     for (const r of this.running) {
-      if ((r !== this.spares && r.ns === light.ns) || r.pausedMs >= this.opts.pauseBudgetMs) continue;
-      if (!(now - r.begun > PREEMPT_AFTER_MS || this.isHeavy(r.ns, now))) continue;
+      if (r === this.spares ? !crowded : r.ns === light.ns || r.pausedMs >= this.opts.pauseBudgetMs) continue;
+      if (r !== this.spares && !(this.isHeavy(r.ns, now) || (crowded && now - r.begun > PREEMPT_AFTER_MS))) continue;
       held.push(r);
       if (r.pausedBy++ > 0) continue;
       r.pausedAt = now;

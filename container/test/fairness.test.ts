@@ -249,7 +249,7 @@ describe("pausing", () => {
   };
 
   it("a light job stops another namespace's job that has run over PREEMPT_AFTER_MS, sandbox and session, until it ends", async () => {
-    const f = new Fairness();
+    const f = new Fairness({ cores: 1 }); // more want to run than there are CPUs
     const a = await jobWithProcess(f, "a");
     const young = f.begin("b"); // a has run less than PREEMPT_AFTER_MS: left alone
     await expectRunning(a.pids);
@@ -269,7 +269,7 @@ describe("pausing", () => {
   });
 
   it("a light job that runs long lets the others go after PAUSE_MAX_MS; a heavy namespace's job stops nobody", async () => {
-    const f = new Fairness();
+    const f = new Fairness({ cores: 1 });
     const a = await jobWithProcess(f, "a");
     await sleep(PREEMPT_AFTER_MS + 50);
     const b = f.begin("b");
@@ -279,7 +279,7 @@ describe("pausing", () => {
     b.end();
     a.end();
     // a heavy namespace's job (three begun within 800 ms) stops nobody
-    const g = new Fairness();
+    const g = new Fairness({ cores: 1 });
     g.begin("c").end();
     for (let i = 0; i < 3; i++) g.begin("h").end();
     const c = await jobWithProcess(g, "c");
@@ -296,7 +296,7 @@ describe("pausing", () => {
   });
 
   it("a job is paused for the pause budget in all at most: newcomers cannot starve it", async () => {
-    const f = new Fairness({ pauseBudgetMs: 100 });
+    const f = new Fairness({ pauseBudgetMs: 100, cores: 1 });
     const a = await jobWithProcess(f, "a");
     await sleep(PREEMPT_AFTER_MS + 50);
     const b = f.begin("b");
@@ -310,8 +310,27 @@ describe("pausing", () => {
     a.end();
   });
 
-  it("an engine a pool starts for later is stopped while a light job runs, and goes on once released", async () => {
-    const f = new Fairness();
+  it("with a CPU to spare, a long job is left to run; a heavy namespace's is stopped all the same", async () => {
+    const f = new Fairness({ cores: 2 }); // a's process and b's: no more than the CPUs
+    const a = await jobWithProcess(f, "a");
+    await sleep(PREEMPT_AFTER_MS + 50);
+    const b = f.begin("b");
+    await expectRunning(a.pids);
+    b.end();
+    a.end();
+    const g = new Fairness({ cores: 2 });
+    g.begin("c").end();
+    for (let i = 0; i < 3; i++) g.begin("h").end(); // h is heavy
+    const h = await jobWithProcess(g, "h");
+    const c = g.begin("c");
+    await expectStates(h.pids, "TT");
+    c.end();
+    await expectStates(h.pids, "SS");
+    h.end();
+  });
+
+  it("an engine a pool starts for later is stopped while a light job runs (when the CPUs are crowded), and goes on once released", async () => {
+    const f = new Fairness({ cores: 1 });
     const spare = await sandbox();
     made.push(spare);
     const ready = f.spare(spare.child);
