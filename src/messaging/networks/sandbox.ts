@@ -80,14 +80,16 @@ export class SandboxDriver implements NetworkDriver {
   async afterSent(rows: MessageRow[], now: number): Promise<void> {
     // A message that reached another session of the account is read when that session reads the
     // chat (`markRead` there), as on WhatsApp; the others are read by the simulated person.
+    const ids = rows.map((r) => r.id);
+    this.scheduleReceipts("delivered", ids, now); // at once: delivering to peers takes a query
     let atPeers = new Set<string>();
     try {
       atPeers = await this.deliverToPeers(rows);
     } finally {
       this.scheduleReceipts(
-        rows.map((r) => r.id),
+        "read",
+        ids.filter((id) => !atPeers.has(id)),
         now,
-        atPeers,
       );
     }
   }
@@ -146,17 +148,15 @@ export class SandboxDriver implements NetworkDriver {
     return this.session;
   }
 
-  /** Delivered receipts for `ids`, read receipts for those not at a peer session (`atPeers`). */
-  private scheduleReceipts(ids: string[], sentAt: number, atPeers: Set<string>): void {
+  /** `status` receipts for `ids` sent at `sentAt`, due after the sandbox's delay for it. */
+  private scheduleReceipts(status: "delivered" | "read", ids: string[], sentAt: number): void {
     if (ids.length === 0) return;
     const { deliveredMs, readMs } = config(this.ctx().env).sandbox;
-    for (const id of ids) {
-      this.receiptQueues.delivered.push({ id, due: sentAt + deliveredMs });
-      if (!atPeers.has(id)) this.receiptQueues.read.push({ id, due: sentAt + readMs });
-    }
-    this.armReceiptTimer(sentAt + deliveredMs);
+    const due = sentAt + (status === "delivered" ? deliveredMs : readMs);
+    for (const id of ids) this.receiptQueues[status].push({ id, due });
+    this.armReceiptTimer(due);
     // Durable backstop: rarely a write (only when no alarm is due before it).
-    void this.ctx().wakeAt(sentAt + readMs + RECEIPT_BACKSTOP_MS);
+    if (status === "read") void this.ctx().wakeAt(due + RECEIPT_BACKSTOP_MS);
   }
 
   private armReceiptTimer(dueAt: number): void {
@@ -182,11 +182,14 @@ export class SandboxDriver implements NetworkDriver {
   private async applyDueReceipts(): Promise<void> {
     const { env } = this.ctx();
     const { accountId, sessionId } = this.ctx().identity();
+    // A late tick finds a message's delivered and read receipts both due: read is stamped after
+    // delivered (never the same millisecond), as the network would have sent them.
+    let notBefore = 0;
     for (;;) {
-      const now = Date.now();
       let worked = false;
       for (const status of ["delivered", "read"] as const) {
         const queue = this.receiptQueues[status];
+        const now = Math.max(Date.now(), notBefore);
         let n = 0;
         while (n < queue.length && queue[n]!.due <= now && n < 400) n++;
         if (n === 0) continue;
@@ -194,6 +197,7 @@ export class SandboxDriver implements NetworkDriver {
         worked = true;
         try {
           await advanceStatus(env, accountId, sessionId, { ids: due.map((r) => r.id) }, status, now, undefined, { afterSent: true, enqueue: (ids) => this.ctx().queueEvents(ids) });
+          notBefore = now + 1;
         } catch (err) {
           queue.unshift(...due); // retried by the next timer or the backstop alarm
           this.armReceiptTimer(Date.now() + 1000);
