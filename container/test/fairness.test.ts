@@ -370,6 +370,8 @@ describe("on the server", () => {
       if (i % 5 === 0) expectPdf(await compile(s.url, { engine: "pdflatex", source: doc(`B ${i}`), namespace: "b" }));
     }
     expect(demotedEngine).toBe(true);
+    // a is heavy now (its engine was demoted) and still running: b's next compile pauses it
+    expectPdf(await compile(s.url, { engine: "pdflatex", source: doc("B paused a"), namespace: "b" }));
     const fair = (await health(s.url)).fairness;
     expect(fair.demoted).toBeGreaterThan(0);
     expect(fair.pauses).toBeGreaterThan(0); // b's compiles stopped a's long job while they ran
