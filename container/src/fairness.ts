@@ -110,7 +110,7 @@ export class Fairness {
   private readonly opts: FairnessOptions;
   private demoted = 0;
   /** Engines the pools start for later jobs: paused, as a long job is, while a light job runs. */
-  private readonly spares: Running = { ns: "", begun: -Infinity, procs: new Set(), pausedBy: 0, pausedMs: -Infinity, pausedAt: 0 };
+  private readonly spares: Running = { ns: "", begun: -Infinity, procs: new Set(), pausedBy: 0, pausedMs: 0, pausedAt: 0 };
   private readonly running = new Set<Running>([this.spares]);
   private pauses = 0;
 
@@ -192,14 +192,17 @@ export class Fairness {
     let wanting = 1 + this.spares.procs.size;
     for (const r of this.running) if (r !== this.spares && r.pausedBy === 0 && r.procs.size > 0) wanting++;
     const crowded = wanting > this.opts.cores;
+    const pausable = (r: Running) =>
+      r === this.spares
+        ? crowded
+        : r.ns !== light.ns && r.pausedMs < this.opts.pauseBudgetMs && (this.isHeavy(r.ns, now) || (crowded && now - r.begun > PREEMPT_AFTER_MS));
     const held: Running[] = [];
     for (const r of this.running) {
-      if (r === this.spares ? !crowded : r.ns === light.ns || r.pausedMs >= this.opts.pauseBudgetMs) continue;
-      if (r !== this.spares && !(this.isHeavy(r.ns, now) || (crowded && now - r.begun > PREEMPT_AFTER_MS))) continue;
+      if (!pausable(r)) continue;
       held.push(r);
       if (r.pausedBy++ > 0) continue;
       r.pausedAt = now;
-      for (const c of r.procs) signalSandbox(c, "SIGSTOP");
+      signalAll(r, "SIGSTOP");
     }
     if (held.length === 0) return () => {};
     if (held.some((r) => r.procs.size > 0)) this.pauses++;
@@ -211,7 +214,7 @@ export class Fairness {
       for (const r of held) {
         if (--r.pausedBy > 0) continue;
         r.pausedMs += Date.now() - r.pausedAt;
-        for (const c of r.procs) signalSandbox(c, "SIGCONT");
+        signalAll(r, "SIGCONT");
       }
     };
     const timer = setTimeout(release, PAUSE_MAX_MS);
@@ -225,7 +228,7 @@ export class Fairness {
    */
   spare(child: ChildProcess): () => void {
     const r = this.spares;
-    if (child.pid === undefined || child.exitCode !== null || child.signalCode !== null) return () => {};
+    if (!isRunning(child)) return () => {};
     r.procs.add(child);
     if (r.pausedBy > 0) signalSandbox(child, "SIGSTOP");
     return () => {
@@ -235,7 +238,7 @@ export class Fairness {
 
   /** Lets every process this server stopped go on (at exit: nothing stays stopped behind it). */
   continueAll(): void {
-    for (const r of this.running) if (r.pausedBy > 0) for (const c of r.procs) signalSandbox(c, "SIGCONT");
+    for (const r of this.running) if (r.pausedBy > 0) signalAll(r, "SIGCONT");
   }
 
   /** A job of `namespace` starts (requests without one share ""). */
@@ -258,7 +261,7 @@ export class Fairness {
     const release = this.isHeavy(ns, now) ? () => {} : this.pauseOthers(me, now);
     this.running.add(me);
     const track = (child: ChildProcess) => {
-      if (me.procs.has(child) || child.pid === undefined || child.exitCode !== null || child.signalCode !== null) return;
+      if (me.procs.has(child) || !isRunning(child)) return;
       me.procs.add(child);
       child.once("exit", () => me.procs.delete(child));
       if (me.pausedBy > 0) signalSandbox(child, "SIGSTOP");
@@ -266,7 +269,7 @@ export class Fairness {
     // settle() and watch() both see each pass's process: it is reniced once
     const done = new WeakSet<ChildProcess>();
     const demote = (child: ChildProcess) => {
-      if (done.has(child) || child.pid === undefined || child.exitCode !== null || child.signalCode !== null) return;
+      if (done.has(child) || !isRunning(child)) return;
       done.add(child);
       this.demoted++;
       void reniceTree(child.pid);
@@ -295,7 +298,7 @@ export class Fairness {
         ended = true;
         this.running.delete(me);
         release();
-        if (me.pausedBy > 0) for (const c of me.procs) signalSandbox(c, "SIGCONT");
+        if (me.pausedBy > 0) signalAll(me, "SIGCONT");
         const now = Date.now();
         this.dutyNow(space, now);
         space.inflight--;
@@ -306,13 +309,23 @@ export class Fairness {
   }
 }
 
+/** Started and not yet exited. */
+function isRunning(child: ChildProcess): child is ChildProcess & { pid: number } {
+  return child.pid !== undefined && child.exitCode === null && child.signalCode === null;
+}
+
+/** `sig` to every process of a running job (see signalSandbox). */
+function signalAll(r: Running, sig: NodeJS.Signals): void {
+  for (const c of r.procs) signalSandbox(c, sig);
+}
+
 /**
  * Sends `sig` to the process groups of `child`'s sandbox: its own (the outer bwrap, or the
  * process itself without a sandbox) and the session bwrap starts below it, where the engine runs.
  */
 export function signalSandbox(child: ChildProcess, sig: NodeJS.Signals): void {
+  if (!isRunning(child)) return;
   const pid = child.pid;
-  if (pid === undefined || child.exitCode !== null || child.signalCode !== null) return;
   let kids = "";
   try {
     kids = readFileSync(`/proc/${pid}/task/${pid}/children`, "utf8");

@@ -63,6 +63,11 @@ function shuttingDown(): HttpError {
   return new HttpError(503, "shutting_down", "The compile server is shutting down; retry on another instance.", { retryAfterSeconds: 1 }, { "Retry-After": "1" });
 }
 
+/** Logged only: the caller that would read it has gone. */
+function clientClosed(): HttpError {
+  return new HttpError(499, "client_closed", "The caller closed the connection.");
+}
+
 function invalid(issues: Issue[]): HttpError {
   return new HttpError(400, "invalid_request", issues.map((i) => (i.path ? `${i.path}: ${i.message}` : i.message)).join("; "), { details: { issues } });
 }
@@ -105,12 +110,12 @@ async function compile(req: IncomingMessage, res: ServerResponse, st: AppState):
   let result;
   try {
     if (st.shutdown.aborted) throw shuttingDown();
-    if (gone.signal.aborted) throw new HttpError(499, "client_closed", "The caller closed the connection.");
+    if (gone.signal.aborted) throw clientClosed();
     result = await runJob(v.value, st.pools, st.cfg, AbortSignal.any([st.shutdown, gone.signal]), st.preambles);
   } catch (e) {
     if (!(e instanceof JobAborted)) throw e;
     if (st.shutdown.aborted) throw shuttingDown();
-    throw new HttpError(499, "client_closed", "The caller closed the connection.");
+    throw clientClosed();
   } finally {
     release();
     res.off("close", hangUp);

@@ -191,7 +191,6 @@ export class EnginePool {
   private cold = 0;
   private filling = false;
   private readonly busy: () => boolean;
-  private readonly shared: () => boolean;
   private readonly starting = new Set<WarmProcess>();
   /** Starts that failed in a row, and the last one's reason. */
   private failures = 0;
@@ -206,7 +205,6 @@ export class EnginePool {
     this.fairness = fairness;
     this.cfg = cfg;
     this.busy = busy;
-    this.shared = () => fairness?.shared() ?? false;
     this.target = cfg.poolSize[engine];
   }
 
@@ -237,7 +235,7 @@ export class EnginePool {
           // (and then not beside a job that has just begun: it is most likely short, and nearly done)
           const wait = () => {
             if (!this.busy()) return false;
-            if (!this.shared()) return this.idle.length > 0;
+            if (!this.fairness?.shared()) return this.idle.length > 0;
             return this.idle.length > this.reserve() || this.fairness?.shortJobRunning() === true;
           };
           while (!this.closed && wait()) await new Promise((r) => setTimeout(r, 10));
@@ -341,7 +339,7 @@ export class EnginePool {
 
 export class Pools {
   readonly byEngine: Map<Engine, EnginePool>;
-  /** Which namespaces run long jobs (their processes yield the CPU and the last warm engines). */
+  /** Which namespaces run long jobs (their processes yield the CPU and the warm engines). */
   readonly fairness: Fairness;
   /** `busy`: a job is running (or has just answered); see EnginePool.fill. */
   constructor(cfg: Config, busy?: () => boolean, fairness = new Fairness()) {
