@@ -40,7 +40,8 @@ const XDV_ID = 7;
  * an .xdv of this XeTeX, a truncated file, a postamble over MAX_POSTAMBLE.
  */
 export async function xdvTfmNames(file: string): Promise<string[] | undefined> {
-  const fh = await fs.open(file, constants.O_RDONLY | constants.O_NOFOLLOW).catch(() => undefined);
+  // O_NONBLOCK: a FIFO in its place must not block a thread of the pool
+  const fh = await fs.open(file, constants.O_RDONLY | constants.O_NOFOLLOW | constants.O_NONBLOCK).catch(() => undefined);
   if (!fh) return undefined;
   try {
     const { size } = await fh.stat();

@@ -8,6 +8,7 @@ import path from "node:path";
 import { fileURLToPath } from "node:url";
 import type { Config, Engine } from "./config.ts";
 import { bwrapArgs, runtimeLuaPath, SANDBOX_FMT, SANDBOX_JOB_DIR, SANDBOX_LUA } from "./sandbox.ts";
+import { jobsDir } from "./workdir.ts";
 
 export const MAIN_BASENAME = "main";
 export const MAIN_FILE = "main.tex";
@@ -200,7 +201,9 @@ export function spawnLimited(cmd: string, args: string[], o: SpawnOptions): Chil
     env = { ...engineEnv(o.cwd, sub), ...o.env };
   }
   return spawn("/usr/bin/prlimit", argv, {
-    cwd: sub ? path.join(o.cwd, sub) : o.cwd,
+    // in the sandbox the working folder is set inside it (--chdir): the host side never enters a
+    // folder of the job's, which its programs may have swapped for a link
+    cwd: sub && !o.sandbox ? path.join(o.cwd, sub) : o.cwd,
     env,
     detached: true, // own process group: the whole group is killed at the deadline
     stdio: ["pipe", "pipe", "pipe"],
@@ -263,9 +266,10 @@ export interface SandboxCheck {
  */
 export async function checkSandbox(cfg: Config, timeoutMs = 15_000): Promise<SandboxCheck> {
   const started = Date.now();
-  const dir = path.join(cfg.jobRoot, `check-${randomBytes(8).toString("hex")}`);
+  const dir = path.join(jobsDir(cfg), `check-${randomBytes(8).toString("hex")}`);
   const done = (r: Omit<SandboxCheck, "durationMs">): SandboxCheck => ({ ...r, durationMs: Date.now() - started });
   try {
+    await fs.mkdir(jobsDir(cfg), { recursive: true, mode: 0o711 });
     await fs.mkdir(dir, { mode: 0o700 });
     if (cfg.engineUid !== undefined) await fs.chown(dir, cfg.engineUid, cfg.engineGid ?? cfg.engineUid);
     const hidden = ["/etc/passwd", "/etc/shadow", "/root", "/home", cfg.jobRoot, HERE].map((p) => `'${p.replace(/'/g, "")}'`).join(" ");

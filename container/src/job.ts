@@ -8,12 +8,12 @@ import type { Config } from "./config.ts";
 import { DRIVER_DIR, DRIVER_MAP, driverArgs, fontMaps, writeLeanDriver } from "./driver.ts";
 import { engineEnv, goLine, jobDirSeen, killGroup, MAIN_BASENAME, normaliseExit, spawnLimited, spawnOptions } from "./engine.ts";
 import { BACKGROUND, LOW_PRIORITY, renice, type JobPriority } from "./fairness.ts";
-import { checkJobDir, type JobCaps, type Overrun } from "./limits.ts";
 import { DRIVER_FAILED, firstCause, logTail, parseLog, parseToolOutput, type LogError, type LogWarning } from "./log-parser.ts";
 import { needsRerun, planTools, snapshot, toolCommand, type Tool } from "./passes.ts";
 import { removeDir, spawnProcess, type EnginePool, type Pools, type ProcessSpec, type WarmProcess } from "./pool.ts";
 import type { PreambleUse, Preambles } from "./preamble.ts";
 import type { CompileRequest } from "./validate.ts";
+import { WorkDir, type JobCaps, type Overrun } from "./workdir.ts";
 
 export interface CompileSuccess {
   ok: true;
@@ -72,12 +72,14 @@ const MAX_LOG_PARSE = 2 * 1024 * 1024;
 /** How often a running process's directory is looked at; sizes are summed every SIZE_EVERY-th look. */
 const WATCH_MS = 200;
 const SIZE_EVERY = 5;
+/** Not carried to the next pass: each process has its own font cache folder. */
+const SKIP_ON_MOVE: ReadonlySet<string> = new Set([".texmf-var"]);
 
 /**
  * Waits for the process group to end; kills it at the deadline, when the server
- * shuts down (`signal`), or when the job directory is over a cap (see checkJobDir).
+ * shuts down (`signal`), or when the job directory is over a cap (see WorkDir.check).
  */
-async function runToExit(child: ChildProcess, exited: Promise<{ code: number | null; signal: NodeJS.Signals | null }>, dir: string, cfg: Config, { deadline, signal, prio }: RunLimits): Promise<RunOutcome> {
+async function runToExit(child: ChildProcess, exited: Promise<{ code: number | null; signal: NodeJS.Signals | null }>, work: WorkDir, cfg: Config, { deadline, signal, prio }: RunLimits): Promise<RunOutcome> {
   let ending: Ending = "exit";
   const unwatch = prio.watch(child);
   const stop = (why: Ending) => {
@@ -98,7 +100,7 @@ async function runToExit(child: ChildProcess, exited: Promise<{ code: number | n
         setTimeout(r, WATCH_MS);
       });
       if (!watching) break;
-      const over = await checkJobDir(dir, caps, tick % SIZE_EVERY === 0);
+      const over = await work.check(caps, tick % SIZE_EVERY === 0);
       if (over && watching) {
         stop(over);
         break;
@@ -164,37 +166,14 @@ export async function writeInputs(dir: string, req: CompileRequest, cfg: Config)
   for (const f of req.files) await write(f.path, f.data);
 }
 
-/**
- * Moves everything of a finished pass into the directory of the next warm process.
- * Folders the next process already has (the main file's, made at its start) are
- * merged; files it already has (its own log, opened before the job) stay its own.
- */
-async function moveAll(from: string, to: string, depth = 0): Promise<void> {
-  for (const name of await fs.readdir(from)) {
-    if (depth === 0 && name === ".texmf-var") continue; // the next process has its own cache dir
-    const src = path.join(from, name);
-    const dst = path.join(to, name);
-    const there = await fs.lstat(dst).catch(() => undefined);
-    if (!there) await fs.rename(src, dst);
-    else if (there.isDirectory() && depth < 8) await moveAll(src, dst, depth + 1);
-  }
+/** The last `max` bytes of a log of the main file's folder `sub` (TeX's errors are at its end). */
+async function readLog(work: WorkDir, sub: string, name = `${MAIN_BASENAME}.log`, max = MAX_LOG_PARSE): Promise<string> {
+  const buf = await work.readFile(sub ? `${sub}/${name}` : name, max, true);
+  return buf ? buf.toString("utf8") : "";
 }
 
-/** The last `max` bytes of a log (TeX's errors are at its end). */
-async function readLog(dir: string, name = `${MAIN_BASENAME}.log`, max = MAX_LOG_PARSE): Promise<string> {
-  const p = path.join(dir, name);
-  const fh = await fs.open(p, constants.O_RDONLY | constants.O_NOFOLLOW).catch(() => undefined);
-  if (!fh) return "";
-  try {
-    const { size } = await fh.stat();
-    const len = Math.min(size, max);
-    const buf = Buffer.alloc(len);
-    await fh.read(buf, 0, len, size - len);
-    return buf.toString("utf8");
-  } finally {
-    await fh.close();
-  }
-}
+/** The next pass's folder lacks what the job made: it replaced a folder of its own meanwhile. */
+const FOLDER_REPLACED = "The document replaced its main file's folder (or a folder above it) while it ran, so its files could not be carried to the next pass.";
 
 /** The job was stopped from outside (the server shuts down, or its caller hung up); it has no answer of its own. */
 export class JobAborted extends Error {
@@ -312,7 +291,9 @@ async function runPasses(req: CompileRequest, source: ProcessSource, cfg: Config
   let proc: WarmProcess = await source.take(run.prio.heavy());
   run.prio.settle(proc.child);
   let dir = proc.dir;
-  let cwd = path.join(dir, sub);
+  let work = new WorkDir(dir);
+  /** The next pass's process, from the moment it is taken until it is `proc`: killed with the job otherwise. */
+  let next: WarmProcess | undefined;
   let succeeded = false;
   let passes = 0;
   let lastLog = "";
@@ -350,18 +331,18 @@ async function runPasses(req: CompileRequest, source: ProcessSource, cfg: Config
 
   try {
     await writeInputs(dir, req, cfg);
-    let before = await snapshot(dir);
+    let before = await snapshot(work);
     const toolsDone = new Map<string, string>();
     for (;;) {
       passes++;
       proc.go(go);
-      const pass = await runToExit(proc.child, proc.exited, dir, cfg, run);
+      const pass = await runToExit(proc.child, proc.exited, work, cfg, run);
       if (pass.ending !== "exit") {
         // stopped from outside: only the tail is answered, the log is not parsed
-        lastLog = await readLog(cwd, undefined, 2 * cfg.limits.logTailBytes);
+        lastLog = await readLog(work, sub, undefined, 2 * cfg.limits.logTailBytes);
         return limitFail(pass.ending, `Pass ${passes} of ${req.engine}`);
       }
-      lastLog = await readLog(cwd);
+      lastLog = await readLog(work, sub);
       const parsed = parseLog(lastLog);
       warnings = parsed.warnings;
       pages = parsed.pages;
@@ -373,20 +354,20 @@ async function runPasses(req: CompileRequest, source: ProcessSource, cfg: Config
         const message = req.shellEscape ? first.message : shellEscapeHint(first.message);
         return fail("compile_error", message, errors, { line: first.line, file: first.file });
       }
-      let after = await snapshot(dir);
+      let after = await snapshot(work);
 
       // bibtex/biber (only when the request brought a .bib), makeindex for indexes,
       // glossaries and nomenclature: each only when its input changed
       let toolRan = false;
       for (let round = 0; round < 2; round++) {
-        const plan = await planTools(cwd, lastLog, toolsDone, hasBib, dir);
+        const plan = await planTools(work, lastLog, toolsDone, hasBib, sub);
         if (!plan.ok) return fail("compile_error", plan.message, [{ message: plan.message, file: plan.file }], { file: plan.file });
         for (const t of plan.runs) {
           const [cmd, args] = toolCommand(t);
-          const r = await runTool(cmd, args, dir, cfg, run, sub);
+          const r = await runTool(cmd, args, work, cfg, run, sub);
           if (r.ending !== "exit") return limitFail(r.ending, t.tool);
           // bibtex: 1 means warnings only
-          if (r.code !== 0 && !(t.tool === "bibtex" && r.code === 1)) return toolFail(t.tool, (t.logFile ? await readLog(cwd, t.logFile) : "") || r.output);
+          if (r.code !== 0 && !(t.tool === "bibtex" && r.code === 1)) return toolFail(t.tool, (t.logFile ? await readLog(work, sub, t.logFile) : "") || r.output);
           toolsDone.set(t.id, t.key);
           if (t.tool === "bibtex" || t.tool === "biber") bibTool = t.tool;
           toolsRun.add(t.tool);
@@ -395,23 +376,27 @@ async function runPasses(req: CompileRequest, source: ProcessSource, cfg: Config
         // splitindex wrote the raw indexes of splitidx: make them now rather than after another pass
         if (!plan.runs.some((t) => t.tool === "splitindex")) break;
       }
-      if (toolRan) after = await snapshot(dir);
+      if (toolRan) after = await snapshot(work);
 
       const again = toolRan || needsRerun(before, after, lastLog);
       if (!again || passes >= cfg.limits.maxPasses) break;
-      const next = await source.take(run.prio.heavy());
+      next = await source.take(run.prio.heavy());
       run.prio.settle(next.child);
       proc.kill();
-      await moveAll(dir, next.dir);
+      await proc.exited;
+      // through handles, never by path: the job may have swapped any folder of its own for a link
+      const carried = await work.moveAllTo(new WorkDir(next.dir), SKIP_ON_MOVE);
       await removeDir(dir);
       proc = next;
-      dir = next.dir;
-      cwd = path.join(dir, sub);
+      next = undefined;
+      dir = proc.dir;
+      work = new WorkDir(dir);
+      if (!carried) return fail("compile_error", FOLDER_REPLACED, [{ message: FOLDER_REPLACED }]);
       before = after;
     }
 
     if (req.engine === "xelatex") {
-      const d = await runDriver(dir, sub, cfg, run, req.shellEscape === true);
+      const d = await runDriver(work, sub, cfg, run, req.shellEscape === true);
       if (d.ending !== "exit") return limitFail(d.ending, "The PDF driver (xdvipdfmx)");
       if (d.code !== 0) {
         lastLog = `${lastLog}\n${d.output}`;
@@ -420,14 +405,18 @@ async function runPasses(req: CompileRequest, source: ProcessSource, cfg: Config
       }
     }
 
-    const pdfPath = path.join(cwd, `${MAIN_BASENAME}.pdf`);
-    const st = await fs.lstat(pdfPath).catch(() => undefined);
-    if (!st || !st.isFile()) return fail("compile_error", "No PDF was produced (the document has no pages).", [{ message: "No pages of output." }]);
-    if (st.size > cfg.limits.maxPdfBytes) return fail("output_too_large", `The PDF is ${st.size} bytes; the limit is ${cfg.limits.maxPdfBytes}.`);
-    const pdf = await fs.readFile(pdfPath);
+    const pdfName = sub ? `${sub}/${MAIN_BASENAME}.pdf` : `${MAIN_BASENAME}.pdf`;
+    const size = await work.fileSize(pdfName);
+    const noPdf = () => fail("compile_error", "No PDF was produced (the document has no pages).", [{ message: "No pages of output." }]);
+    if (size === undefined) return noPdf();
+    if (size > cfg.limits.maxPdfBytes) return fail("output_too_large", `The PDF is ${size} bytes; the limit is ${cfg.limits.maxPdfBytes}.`);
+    const pdf = await work.readFile(pdfName, cfg.limits.maxPdfBytes);
+    if (!pdf) return noPdf();
     succeeded = true;
     return { ok: true, pdf, pages: pages ?? countPages(pdf), passes, durationMs: Date.now() - started, warnings, bibTool, tools: [...toolsRun] };
   } finally {
+    next?.kill();
+    if (next) void next.exited.then(() => removeDir(next!.dir));
     proc.kill();
     await removeDir(dir);
     source.close(succeeded);
@@ -446,25 +435,28 @@ async function runPasses(req: CompileRequest, source: ProcessSource, cfg: Config
  * xelatex's PDF driver on the last pass's main.xdv (see driver.ts): with the job's own lean
  * font map when it can have one, and when that fails, once more with the installation's maps.
  */
-async function runDriver(dir: string, sub: string, cfg: Config, run: RunLimits, shellEscape: boolean): Promise<RunOutcome & { output: string }> {
+async function runDriver(work: WorkDir, sub: string, cfg: Config, run: RunLimits, shellEscape: boolean): Promise<RunOutcome & { output: string }> {
+  const dir = work.host;
   const xdv = `${MAIN_BASENAME}.xdv`;
   const pdf = `${MAIN_BASENAME}.pdf`;
   const own = async (p: string) => {
     if (cfg.engineUid !== undefined) await fs.chown(p, cfg.engineUid, cfg.engineGid ?? cfg.engineUid);
   };
   const maps = await fontMaps(engineEnv(cfg.jobRoot));
-  if (await writeLeanDriver(dir, path.join(dir, sub, xdv), maps, own)) {
+  // the .xdv is read through a handle of the main file's folder, never through a link
+  const lean = await work.inDir(sub, (fd) => writeLeanDriver(dir, `/proc/self/fd/${fd}/${xdv}`, maps, own));
+  if (lean === true) {
     const seen = path.posix.join(jobDirSeen(dir, cfg.sandbox), DRIVER_DIR);
     // an empty last component: kpathsea's default path follows (dvipdfmx.cfg's `i` includes)
-    const r = await runTool("xdvipdfmx", driverArgs(xdv, pdf, `${seen}/${DRIVER_MAP}`), dir, cfg, run, sub, { DVIPDFMXINPUTS: `${seen}:` }, shellEscape);
+    const r = await runTool("xdvipdfmx", driverArgs(xdv, pdf, `${seen}/${DRIVER_MAP}`), work, cfg, run, sub, { DVIPDFMXINPUTS: `${seen}:` }, shellEscape);
     if (r.ending !== "exit" || r.code === 0) return r;
   }
-  return runTool("xdvipdfmx", driverArgs(xdv, pdf), dir, cfg, run, sub, undefined, shellEscape);
+  return runTool("xdvipdfmx", driverArgs(xdv, pdf), work, cfg, run, sub, undefined, shellEscape);
 }
 
 /** `env` is added to the engine environment; `shellEscape`: the environment of an engine with the request's shell escape (xelatex's driver). */
-async function runTool(cmd: string, args: string[], dir: string, cfg: Config, run: RunLimits, sub = "", env?: Record<string, string>, shellEscape = false): Promise<RunOutcome & { output: string }> {
-  const child = spawnLimited(cmd, args, { ...spawnOptions(cfg, dir), subdir: sub || undefined, env, shellEscape });
+async function runTool(cmd: string, args: string[], work: WorkDir, cfg: Config, run: RunLimits, sub = "", env?: Record<string, string>, shellEscape = false): Promise<RunOutcome & { output: string }> {
+  const child = spawnLimited(cmd, args, { ...spawnOptions(cfg, work.host), subdir: sub || undefined, env, shellEscape });
   child.stdin!.end();
   let output = "";
   const take = (c: Buffer) => {
@@ -472,7 +464,7 @@ async function runTool(cmd: string, args: string[], dir: string, cfg: Config, ru
   };
   child.stdout!.on("data", take);
   child.stderr!.on("data", take);
-  const r = await runToExit(child, exitedOf(child), dir, cfg, run);
+  const r = await runToExit(child, exitedOf(child), work, cfg, run);
   return { ...r, output };
 }
 

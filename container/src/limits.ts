@@ -1,9 +1,8 @@
 // Runtime limits: the admission gate (concurrency + bounded queue), the job
 // directory watch (files, bytes, log) and the event-loop lag monitor. Static
 // limits (sizes, times) live in config.ts.
-import { promises as fs } from "node:fs";
 import { monitorEventLoopDelay, type ELDHistogram } from "node:perf_hooks";
-import path from "node:path";
+import { WorkDir, type JobCaps, type Overrun } from "./workdir.ts";
 
 export class Busy extends Error {
   readonly retryAfterSeconds: number;
@@ -133,54 +132,11 @@ export class Gate {
   }
 }
 
-export type Overrun = "too_large" | "too_many_files" | "log_too_large";
+export type { JobCaps, Overrun } from "./workdir.ts";
 
-export interface JobCaps {
-  maxEntries: number;
-  maxBytes: number;
-  maxLogBytes: number;
-  /** The log whose size is capped, relative to the job directory. */
-  logName: string;
-}
-
-/**
- * One look at a job directory, cheap enough to repeat every tick: its entries are
- * counted from readdir alone (no stat per file), and the count stops one past
- * `maxEntries`, so a directory flooded with files costs no more than a full one. The
- * log is one lstat(). Only with `sizes` are regular files lstat()ed for the byte
- * total: at most `maxEntries` of them, and the caller does that on a slower cadence.
- */
-export async function checkJobDir(dir: string, caps: JobCaps, sizes: boolean): Promise<Overrun | undefined> {
-  const log = await fs.lstat(path.join(dir, caps.logName)).catch(() => undefined);
-  if (log && log.size > caps.maxLogBytes) return "log_too_large";
-  let entries = 0;
-  let bytes = 0;
-  const stack = [dir];
-  while (stack.length) {
-    const d = stack.pop()!;
-    let handle;
-    try {
-      handle = await fs.opendir(d, { bufferSize: 128 });
-    } catch {
-      continue; // removed meanwhile, or not ours to read
-    }
-    try {
-      // iteration closes the handle when it ends, breaks or throws
-      for await (const e of handle) {
-        if (++entries > caps.maxEntries) return "too_many_files";
-        const p = path.join(d, e.name);
-        if (e.isDirectory()) stack.push(p);
-        else if (sizes && e.isFile()) {
-          const st = await fs.lstat(p).catch(() => undefined);
-          if (st) bytes += st.size;
-          if (bytes > caps.maxBytes) return "too_large";
-        }
-      }
-    } catch {
-      /* the directory went away while being read */
-    }
-  }
-  return undefined;
+/** One look at a job directory while its programs run: see WorkDir.check. */
+export function checkJobDir(dir: string, caps: JobCaps, sizes: boolean): Promise<Overrun | undefined> {
+  return new WorkDir(dir).check(caps, sizes);
 }
 
 export interface LoopLag {

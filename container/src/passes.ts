@@ -6,42 +6,46 @@
 // xindy) and nomencl's .nlo.
 // Each tool runs only when its input changed since it last ran.
 import { createHash } from "node:crypto";
-import { constants, promises as fs } from "node:fs";
 import path from "node:path";
 import { logAsksRerun, splitLines } from "./log-parser.ts";
 import { MAIN_BASENAME } from "./engine.ts";
+import { WorkDir } from "./workdir.ts";
 
 /** Files LaTeX writes in one pass and reads in the next (and tools' outputs it reads). */
 const TRACKED = /\.(aux|toc|lof|lot|loa|lol|out|nav|snm|thm|bbl|ind|gls|acr|nls)$/;
 
 export type Snapshot = Map<string, string>; // relative path -> sha1
 
-async function walk(dir: string, rel: string, out: string[], depth: number): Promise<void> {
+/** The root of a job as the server reads it (a host path is opened as a WorkDir). */
+export type JobRoot = WorkDir | string;
+const workOf = (r: JobRoot) => (typeof r === "string" ? new WorkDir(r) : r);
+const join = (sub: string, rel: string) => (sub ? `${sub}/${rel}` : rel);
+
+/** Tracked files below folder `rel` (never through a link), at most MAX_DIR_ENTRIES looked at per folder. */
+async function walk(work: WorkDir, rel: string, out: string[], depth: number): Promise<void> {
   if (depth > 8) return;
-  let entries;
-  try {
-    entries = await fs.readdir(path.join(dir, rel), { withFileTypes: true });
-  } catch {
-    return;
-  }
-  for (const e of entries) {
-    const r = rel ? `${rel}/${e.name}` : e.name;
+  for (const e of await work.list(rel, MAX_DIR_ENTRIES)) {
+    const r = join(rel, e.name);
     if (e.name.startsWith(".")) continue;
-    if (e.isDirectory()) await walk(dir, r, out, depth + 1);
+    if (e.isDirectory()) await walk(work, r, out, depth + 1);
     else if (e.isFile() && TRACKED.test(e.name)) out.push(r);
   }
 }
 
-export async function snapshot(dir: string): Promise<Snapshot> {
+/** A snapshot reads at most this much of each tracked file, and this many files, one at a time. */
+const MAX_SNAPSHOT_FILE = 16 * 1024 * 1024;
+const MAX_SNAPSHOT_FILES = 500;
+
+export async function snapshot(root: JobRoot): Promise<Snapshot> {
+  const work = workOf(root);
   const files: string[] = [];
-  await walk(dir, "", files, 0);
+  await walk(work, "", files, 0);
   const snap: Snapshot = new Map();
-  await Promise.all(
-    files.map(async (f) => {
-      const data = await fs.readFile(path.join(dir, f)).catch(() => undefined);
-      if (data && data.length > 0) snap.set(f, createHash("sha1").update(data).digest("hex"));
-    }),
-  );
+  // one file at a time: a job's many large files must not hold every libuv thread at once
+  for (const f of files.slice(0, MAX_SNAPSHOT_FILES)) {
+    const data = await work.readFile(f, MAX_SNAPSHOT_FILE);
+    if (data && data.length > 0) snap.set(f, createHash("sha1").update(data).digest("hex"));
+  }
   return snap;
 }
 
@@ -100,22 +104,6 @@ const sha1 = (...parts: (string | Buffer)[]) => {
   for (const p of parts) h.update(p).update("\0");
   return h.digest("hex");
 };
-
-/** A regular file of the job (never a symlink), at most MAX_TOOL_INPUT bytes, else undefined. */
-async function readJobFile(dir: string, rel: string): Promise<Buffer | undefined> {
-  const fh = await fs.open(path.join(dir, rel), constants.O_RDONLY | constants.O_NOFOLLOW).catch(() => undefined);
-  if (!fh) return undefined;
-  try {
-    const st = await fh.stat();
-    if (!st.isFile()) return undefined;
-    const len = Math.min(st.size, MAX_TOOL_INPUT);
-    const buf = Buffer.alloc(len);
-    await fh.read(buf, 0, len, 0);
-    return buf;
-  } finally {
-    await fh.close();
-  }
-}
 
 /** A file name a tool may be given: relative, plain segments, no "..", no option-like start. */
 function safeName(n: string): boolean {
@@ -322,29 +310,33 @@ function bibLines(aux: string): { lines: string[]; data: boolean; cites: boolean
 /**
  * The tool runs the job needs after a successful pass, given what ran before
  * (`done`: id -> key of the input it processed). Bibliography tools only when
- * `bib` (the request brought a .bib file). `dir` is the main file's folder, `root` the project root.
+ * `bib` (the request brought a .bib file). `sub` is the main file's folder in the project ("" for the root).
  */
-export async function planTools(dir: string, log: string, done: Map<string, string>, bib: boolean, root = dir): Promise<ToolPlan> {
+export async function planTools(root: JobRoot, log: string, done: Map<string, string>, bib: boolean, sub = ""): Promise<ToolPlan> {
+  const work = workOf(root);
+  // a regular file of the main file's folder (never through a link), at most MAX_TOOL_INPUT bytes
+  const read = (rel: string) => work.readFile(join(sub, rel), MAX_TOOL_INPUT);
   const runs: ToolRun[] = [];
   const add = (r: ToolRun) => {
     if (done.get(r.id) !== r.key && runs.length < MAX_RUNS) runs.push(r);
   };
-  const names = (await fs.readdir(dir).catch(() => [] as string[])).slice(0, MAX_DIR_ENTRIES).sort();
+  const names = (await work.list(sub, MAX_DIR_ENTRIES)).map((e) => e.name).sort();
 
   if (bib) {
-    const bcf = await readJobFile(dir, `${MAIN_BASENAME}.bcf`);
+    const bcf = await read(`${MAIN_BASENAME}.bcf`);
     if (bcf) {
-      const src = await biberSources(dir, root);
+      const src = await biberSources(work, sub);
       if (!src.ok) return { ok: false, message: `biber data source "${src.bad}" is not one of the request's files.`, file: `${MAIN_BASENAME}.bcf` };
       add({ tool: "biber", args: ["--noconf", "--nolog", MAIN_BASENAME], id: `biber ${MAIN_BASENAME}`, key: sha1(bcf) });
     } else {
       // bibtex per .aux that names a database and cites something (multibib, bibunits);
       // citations of \include'd chapters' .aux files count for every one of them
       const auxFiles: string[] = [];
-      await walk(dir, "", auxFiles, 0);
+      await walk(work, sub, auxFiles, 0);
       const parsed = new Map<string, ReturnType<typeof bibLines>>();
-      for (const f of auxFiles.filter((x) => x.endsWith(".aux")).slice(0, MAX_DIR_ENTRIES)) {
-        const data = await readJobFile(dir, f);
+      const fromMain = auxFiles.map((f) => (sub ? f.slice(sub.length + 1) : f));
+      for (const f of fromMain.filter((x) => x.endsWith(".aux")).slice(0, MAX_DIR_ENTRIES)) {
+        const data = await read(f);
         if (data) parsed.set(f, bibLines(data.toString("utf8")));
       }
       const shared = [...parsed].filter(([, p]) => !p.data).flatMap(([f, p]) => [f, ...p.lines]);
@@ -361,7 +353,7 @@ export async function planTools(dir: string, log: string, done: Map<string, stri
   const imakeidx = imakeidxCommands(log);
   for (const n of names) {
     if (!n.endsWith(".idx") || !safeName(n)) continue;
-    const data = await readJobFile(dir, n);
+    const data = await read(n);
     if (!data) continue;
     const base = n.slice(0, -".idx".length);
     if (isSplitIndex(data)) {
@@ -381,7 +373,7 @@ export async function planTools(dir: string, log: string, done: Map<string, stri
     let opts = cmd?.options;
     if (!cmd) {
       if (projectOptions === null) {
-        const rc = await readJobFile(dir, "latexmkrc");
+        const rc = await read("latexmkrc");
         projectOptions = rc ? latexmkrcOptions(rc.toString("utf8")) : [];
       }
       opts = projectOptions;
@@ -391,7 +383,7 @@ export async function planTools(dir: string, log: string, done: Map<string, stri
     add({ tool: "makeindex", args, id: `makeindex ${n}`, key: sha1(data, ...args), logFile: `${base}.ilg` });
   }
 
-  const mainAux = await readJobFile(dir, `${MAIN_BASENAME}.aux`);
+  const mainAux = await read(`${MAIN_BASENAME}.aux`);
   if (mainAux) {
     const aux = mainAux.toString("utf8");
     if (needsBib2gls(aux)) {
@@ -404,14 +396,14 @@ export async function planTools(dir: string, log: string, done: Map<string, stri
     const g = glossaryRuns(aux, MAIN_BASENAME);
     if ("bad" in g) return { ok: false, message: g.bad, file: `${MAIN_BASENAME}.aux` };
     for (const r of g) {
-      const data = await readJobFile(dir, r.input);
+      const data = await read(r.input);
       if (!data) continue;
       add({ tool: r.tool, ...(r.tool === "xindy" ? { program: "xindy" } : {}), args: r.args, id: `${r.tool} ${r.input}`, key: sha1(data, ...r.args), logFile: r.log });
     }
   }
 
   const nlo = `${MAIN_BASENAME}.nlo`;
-  const nloData = names.includes(nlo) ? await readJobFile(dir, nlo) : undefined;
+  const nloData = names.includes(nlo) ? await read(nlo) : undefined;
   if (nloData) {
     const args = ["-s", "nomencl.ist", "-t", `${MAIN_BASENAME}.nlg`, "-o", `${MAIN_BASENAME}.nls`, nlo];
     add({ tool: "makeindex", args, id: `makeindex ${nlo}`, key: sha1(nloData, ...args), logFile: `${MAIN_BASENAME}.nlg` });
@@ -460,25 +452,37 @@ export function bcfDatasources(bcf: string): { attrs: string; src: string }[] | 
 
 /**
  * Data sources a .bcf names; biber only runs when all are plain files of the job.
- * `dir` is the main file's folder (biber's working directory), `root` the project
- * root: a name is found from the main file's folder (also with "..", staying in
- * the project), else from the root (biber asks kpsewhich, whose BIBINPUTS lists
- * the root when the main file is in a subfolder; see engineEnv).
+ * `sub` is the main file's folder (biber's working directory): a name is found from
+ * it (also with "..", staying in the project), else from the project root (biber asks
+ * kpsewhich, whose BIBINPUTS lists the root when the main file is in a subfolder; see
+ * engineEnv). Names are resolved as strings and looked up through real folders only.
  */
-export async function biberSources(dir: string, root = dir): Promise<{ ok: boolean; bad?: string }> {
-  const bcf = await fs.readFile(path.join(dir, `${MAIN_BASENAME}.bcf`), "utf8").catch(() => "");
+export async function biberSources(root: JobRoot, sub = ""): Promise<{ ok: boolean; bad?: string }> {
+  const work = workOf(root);
+  const bcf = ((await work.readFile(join(sub, `${MAIN_BASENAME}.bcf`), MAX_TOOL_INPUT)) ?? Buffer.alloc(0)).toString("utf8");
   const sources = bcfDatasources(bcf);
   if (!sources) return { ok: false, bad: `more than ${MAX_DATASOURCES} data sources` };
   const seen = new Set<string>();
-  const inProject = (p: string) => p === root || p.startsWith(root + path.sep);
-  const isFile = async (p: string) => inProject(p) && ((await fs.lstat(p).catch(() => undefined))?.isFile() ?? false);
+  const isFile = async (rel: string | undefined) => rel !== undefined && (await work.fileSize(rel)) !== undefined;
   for (const { attrs, src } of sources) {
     if (seen.has(src)) continue;
     seen.add(src);
     if (!attrs.includes('type="file"') || src.includes("://") || src.startsWith("/") || src.includes("\\")) return { ok: false, bad: src };
-    const fromMain = path.resolve(dir, src);
-    const found = (await isFile(fromMain)) || (!src.split("/").includes("..") && (await isFile(path.resolve(root, src))));
+    const found = (await isFile(inProject(sub, src))) || (!src.split("/").includes("..") && (await isFile(inProject("", src))));
     if (!found) return { ok: false, bad: src };
   }
   return { ok: true };
+}
+
+/** `rel` taken from folder `from` of the project, as a project path; undefined when it leaves the project. */
+function inProject(from: string, rel: string): string | undefined {
+  const out = from ? from.split("/") : [];
+  for (const seg of rel.split("/")) {
+    if (seg === "" || seg === ".") continue;
+    if (seg === "..") {
+      if (out.length === 0) return undefined;
+      out.pop();
+    } else out.push(seg);
+  }
+  return out.length ? out.join("/") : undefined;
 }

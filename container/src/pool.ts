@@ -9,6 +9,7 @@ import type { Config, Engine } from "./config.ts";
 import { engineArgs, killGroup, normaliseExit, READY_MARKER, spawnLimited, spawnOptions } from "./engine.ts";
 import { Fairness, LOW_PRIORITY, renice } from "./fairness.ts";
 import { SANDBOX_FMT } from "./sandbox.ts";
+import { jobsDir, removeTree } from "./workdir.ts";
 
 export interface ExitInfo {
   code: number | null;
@@ -99,7 +100,7 @@ export interface PoolStats {
 export class PoolNotReady extends Error {}
 
 export async function makeJobDir(cfg: Config): Promise<string> {
-  const dir = path.join(cfg.jobRoot, randomBytes(16).toString("hex"));
+  const dir = path.join(jobsDir(cfg), randomBytes(16).toString("hex"));
   await fs.mkdir(dir, { mode: 0o700 });
   if (cfg.engineUid !== undefined) await fs.chown(dir, cfg.engineUid, cfg.engineGid ?? cfg.engineUid);
   return dir;
@@ -172,8 +173,9 @@ export async function spawnProcess(cfg: Config, engine: Engine, spec: ProcessSpe
   return new WarmProcess(engine, dir, child, 60_000);
 }
 
+/** Removes a job directory without following anything its processes left in it (see workdir.ts). */
 export async function removeDir(dir: string): Promise<void> {
-  await fs.rm(dir, { recursive: true, force: true, maxRetries: 3 }).catch(() => {});
+  await removeTree(dir).catch(() => {});
 }
 
 /** Ready processes below which the pool refills during jobs while several accounts use it. */

@@ -13,6 +13,7 @@ import { RuntimeFilesUnreachable, stageRuntimeFiles } from "./sandbox.ts";
 import { Gate, LoopLagMonitor } from "./limits.ts";
 import { compileWithFormat, writeInputs } from "./job.ts";
 import { Pools } from "./pool.ts";
+import { jobsDir } from "./workdir.ts";
 import { Fairness } from "./fairness.ts";
 import { Preambles } from "./preamble.ts";
 
@@ -147,16 +148,17 @@ async function verifySandbox(cfg: Config): Promise<void> {
 }
 
 /**
- * The parent of all job directories. When engines run under another uid, it is
- * traversable but not listable for them (0711; 0311 when they share the
- * server's uid), so a job cannot enumerate the
- * random names of other jobs' directories.
+ * JOB_ROOT and its `jobs` folder, the parent of all job directories. When engines run under
+ * another uid, they are traversable but not listable for them (0711; 0311 when they share the
+ * server's uid), so a job cannot enumerate the random names of other jobs' directories.
  */
 async function prepareJobRoot(cfg: Config): Promise<void> {
   // same uid as the engines (non-root deployment): write+search only, no read
   const mode = cfg.engineUid !== undefined ? 0o711 : 0o311;
   await fs.mkdir(cfg.jobRoot, { recursive: true, mode });
   await fs.chmod(cfg.jobRoot, mode);
+  await fs.mkdir(jobsDir(cfg), { recursive: true, mode });
+  await fs.chmod(jobsDir(cfg), mode);
 }
 
 const isMain = process.argv[1] && fileURLToPath(import.meta.url) === (await fs.realpath(process.argv[1]).catch(() => process.argv[1]));

@@ -13,6 +13,7 @@ import path from "node:path";
 import { afterAll, beforeAll, describe, expect, it, vi } from "vitest";
 import { loadConfig } from "../src/config.ts";
 import { checkSandbox } from "../src/engine.ts";
+import { jobsDir } from "../src/workdir.ts";
 import { bwrapArgs, SANDBOX_JOB_DIR } from "../src/sandbox.ts";
 import { SandboxUnavailable, startServer, type RunningServer } from "../src/server.ts";
 import { compile, doc, expectPdf, pdfAllText, pdfText, testServer, type Result } from "./helpers.ts";
@@ -88,12 +89,12 @@ describe("\\includegraphics and \\input outside the job", () => {
   }
 });
 
-/** Polls the job root (as the server sees it) for the job directory holding `name`. */
+/** Polls the jobs folder (as the server sees it) for the job directory holding `name`. */
 async function findJobDir(name: string, timeoutMs = 10_000): Promise<string> {
   const end = Date.now() + timeoutMs;
   while (Date.now() < end) {
-    for (const d of readdirSync(s.config.jobRoot)) {
-      const p = path.join(s.config.jobRoot, d);
+    for (const d of readdirSync(jobsDir(s.config))) {
+      const p = path.join(jobsDir(s.config), d);
       if (existsSync(path.join(p, name))) return p;
     }
     await new Promise((r) => setTimeout(r, 20));
