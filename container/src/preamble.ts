@@ -7,13 +7,14 @@
 // format gave the same pages and text as the normal compile it was built from.
 import { execFile } from "node:child_process";
 import { createHash, randomBytes } from "node:crypto";
-import { constants, promises as fs } from "node:fs";
+import { promises as fs } from "node:fs";
 import path from "node:path";
 import type { Config, Engine } from "./config.ts";
 import { DRAFT_OPTIONS, killGroup, LUA_SANDBOX, MAIN_BASENAME, spawnLimited, spawnOptions } from "./engine.ts";
 import { makeJobDir, prepareLuaCache, removeDir, spawnProcess, type WarmProcess } from "./pool.ts";
 import { SANDBOX_JOB_DIR, SANDBOX_LUA } from "./sandbox.ts";
 import type { CompileRequest } from "./validate.ts";
+import { WorkDir } from "./workdir.ts";
 
 const VERSION = "texpool-preamble/v1";
 const MAX_BACKGROUND_WAIT_MS = 2_000;
@@ -116,20 +117,15 @@ async function texVersion(engine: Engine): Promise<string> {
 }
 
 /** The first "! ..." line of a log (at most 64 KiB read from its end). */
-async function firstError(log: string): Promise<string> {
-  const fh = await fs.open(log, constants.O_RDONLY | constants.O_NOFOLLOW).catch(() => undefined);
-  if (!fh) return "no log";
-  try {
-    const { size } = await fh.stat();
-    const len = Math.min(size, 64 * 1024);
-    const buf = Buffer.alloc(len);
-    await fh.read(buf, 0, len, size - len);
-    const line = buf.toString("utf8").split("\n").find((l) => l.startsWith("!"));
-    return (line ?? "no error in the log").slice(0, 200);
-  } finally {
-    await fh.close();
-  }
+async function firstError(work: WorkDir, log: string): Promise<string> {
+  const buf = await work.readFile(log, 64 * 1024, true);
+  if (!buf) return "no log";
+  const line = buf.toString("utf8").split("\n").find((l) => l.startsWith("!"));
+  return (line ?? "no error in the log").slice(0, 200);
 }
+
+/** A dump's recorder file (.fls) longer than this is refused (it lists the files TeX read). */
+const MAX_FLS_BYTES = 4 * 1024 * 1024;
 
 export class Preambles {
   private readonly cfg: Config;
@@ -373,19 +369,20 @@ export class Preambles {
       });
       clearTimeout(timer);
       killGroup(child);
-      const cwd = path.join(dir, sub);
-      const fmtPath = path.join(cwd, `${MAIN_BASENAME}.fmt`);
-      if (code !== 0) return `the dump stopped (exit ${code}): ${await firstError(path.join(cwd, `${MAIN_BASENAME}.log`))}`;
-      const deps = await this.readDeps(path.join(cwd, `${MAIN_BASENAME}.fls`), dir, sub, req);
+      // the dump's files are read through handles: its Lua may have moved folders around
+      const work = new WorkDir(dir);
+      const inMain = (name: string) => (sub ? `${sub}/${name}` : name);
+      if (code !== 0) return `the dump stopped (exit ${code}): ${await firstError(work, inMain(`${MAIN_BASENAME}.log`))}`;
+      const fls = await work.readFile(inMain(`${MAIN_BASENAME}.fls`), MAX_FLS_BYTES + 1);
+      const deps = fls && fls.length <= MAX_FLS_BYTES ? this.readDeps(fls.toString("utf8"), dir, sub, req) : undefined;
       if (!deps) return "the preamble reads files the request did not bring";
-      const st = await fs.lstat(fmtPath).catch(() => undefined);
-      if (!st || !st.isFile() || st.size === 0 || st.size > cfg.preamble.maxBytes) return "no usable format file";
       await fs.mkdir(this.dir, { recursive: true, mode: 0o711 });
       const fmtFile = path.join(this.dir, `${randomBytes(16).toString("hex")}.fmt`);
       // a copy owned by the server, read-only for everyone: no engine can change it
-      await fs.copyFile(fmtPath, fmtFile, constants.COPYFILE_EXCL);
+      const bytes = await work.copyOut(inMain(`${MAIN_BASENAME}.fmt`), fmtFile, cfg.preamble.maxBytes);
+      if (bytes === undefined) return "no usable format file";
       await fs.chmod(fmtFile, 0o444);
-      return { fmtFile, deps, bytes: st.size };
+      return { fmtFile, deps, bytes };
     } finally {
       await removeDir(dir);
     }
@@ -395,17 +392,7 @@ export class Preambles {
    * Project files the dump read (recorder INPUT lines inside the job directory), each
    * with its hash; undefined when it read a file the request did not bring (generated).
    */
-  private async readDeps(fls: string, dir: string, sub: string, req: CompileRequest): Promise<Array<[string, string]> | undefined> {
-    const fh = await fs.open(fls, constants.O_RDONLY | constants.O_NOFOLLOW).catch(() => undefined);
-    if (!fh) return undefined;
-    let text: string;
-    try {
-      const { size } = await fh.stat();
-      if (size > 4 * 1024 * 1024) return undefined;
-      text = (await fh.readFile()).toString("utf8");
-    } finally {
-      await fh.close();
-    }
+  private readDeps(text: string, dir: string, sub: string, req: CompileRequest): Array<[string, string]> | undefined {
     const root = (this.cfg.sandbox ? SANDBOX_JOB_DIR : dir) + "/";
     const deps = new Map<string, string>();
     for (const line of text.split("\n")) {

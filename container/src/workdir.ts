@@ -112,6 +112,40 @@ export class WorkDir {
     return r ?? undefined;
   }
 
+  /**
+   * Copies a regular file of the job (never through a link) of at most `max` bytes to `dest`, a new
+   * file of the server's (never replacing anything). Returns its size, or undefined (nothing written).
+   */
+  async copyOut(rel: string, dest: string, max: number): Promise<number | undefined> {
+    const p = WorkDir.split(rel);
+    if (!p) return undefined;
+    const r = await this.inDir(p.dir, async (fd) => {
+      const fh = await fs.open(at(fd, p.name), FILE_FLAGS).catch(() => undefined);
+      if (!fh) return undefined;
+      try {
+        const st = await fh.stat();
+        if (!st.isFile() || st.size === 0 || st.size > max) return undefined;
+        const out = await fs.open(dest, constants.O_WRONLY | constants.O_CREAT | constants.O_EXCL | O_NOFOLLOW, 0o600);
+        try {
+          const buf = Buffer.alloc(Math.min(st.size, 1024 * 1024));
+          let copied = 0;
+          while (copied < st.size) {
+            const { bytesRead } = await fh.read(buf, 0, Math.min(buf.length, st.size - copied), copied);
+            if (bytesRead === 0) break;
+            await out.write(buf, 0, bytesRead);
+            copied += bytesRead;
+          }
+          return copied;
+        } finally {
+          await out.close();
+        }
+      } finally {
+        await fh.close();
+      }
+    });
+    return r ?? undefined;
+  }
+
   /** Size of a regular file, undefined when missing or anything else. */
   async fileSize(rel: string): Promise<number | undefined> {
     const st = await this.lstat(rel);
