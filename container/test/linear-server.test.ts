@@ -38,9 +38,10 @@ describe("a missing file named \" \" next to long comment lines", () => {
     expect(r.status, JSON.stringify(r.json)).toBe(422);
     expect(r.json.error).toMatchObject({ code: "compile_error", file: "main.tex", line: 24 });
     expect(r.json.error.message).toContain("File ` ' not found");
-    // bounds a loaded 2-core machine meets; before, the thread was held for 7 s and more
+    // bounds a loaded 2-core machine meets (hello worlds took up to 2 s at a load of 17);
+    // before, the thread was held for 7 s on an idle machine, 30 s on that loaded one
     expect(ms).toBeLessThan(5_000);
-    expect(Math.max(...bystanders), `bystanders: ${bystanders.join(", ")} ms`).toBeLessThan(3_000);
+    expect(Math.max(...bystanders), `bystanders: ${bystanders.join(", ")} ms`).toBeLessThan(5_000);
     const lag = (await (await fetch(`${s.url}/healthz`)).json()).eventLoopLagMs;
     expect(lag.maxMs).toBeLessThan(2_000);
   });
