@@ -4,8 +4,9 @@
 //
 // The log is user-controlled text (a document can \message anything), so every
 // scan here is linear: only the last PARSE_BYTES of a log are read, each line is
-// capped, lines are classified with indexOf/startsWith, and the only regexes are
-// anchored ones without overlapping quantifiers.
+// capped, lines are classified with indexOf/startsWith, look-aheads stop once the
+// error and warning lists are full, and the only regexes are anchored ones without
+// overlapping quantifiers.
 
 export interface LogError {
   message: string;
@@ -69,6 +70,34 @@ export function splitLines(s: string): string[] {
   return out;
 }
 
+/**
+ * The lines of `s` that start with one of `prefixes`, in order, each capped at MAX_LINE
+ * characters (without "\r"). Each prefix is looked for with indexOf("\n" + prefix): the
+ * other lines are skipped at search speed and never copied, so a file of millions of
+ * lines that matter to nobody costs one pass per prefix, not an array of millions.
+ */
+export function linesWith(s: string, prefixes: readonly string[]): string[] {
+  const needles = prefixes.map((p) => `\n${p}`);
+  // next[j]: where the next line starting with prefixes[j] starts (s.length: none left)
+  const find = (j: number, from: number) => {
+    const k = s.indexOf(needles[j]!, from - 1);
+    return k < 0 ? s.length : k + 1;
+  };
+  const next = prefixes.map((p, j) => (s.startsWith(p) ? 0 : find(j, 1)));
+  const out: string[] = [];
+  for (;;) {
+    let start = s.length;
+    for (const n of next) if (n < start) start = n;
+    if (start >= s.length) return out;
+    let nl = s.indexOf("\n", start);
+    if (nl < 0) nl = s.length;
+    let end = Math.min(nl, start + MAX_LINE);
+    if (end === nl && end > start && s.charCodeAt(end - 1) === 13) end--;
+    out.push(s.slice(start, end));
+    for (let j = 0; j < next.length; j++) if (next[j]! < nl + 1) next[j] = find(j, nl + 1);
+  }
+}
+
 const isDigit = (c: number) => c >= 48 && c <= 57;
 const isAlnum = (c: number) => isDigit(c) || (c >= 65 && c <= 90) || (c >= 97 && c <= 122);
 const isSpace = (c: number) => c === 32 || c === 9 || c === 13 || c === 10;
@@ -106,12 +135,13 @@ function clip(s: string): string {
 /** "(pkgname)   text": a continuation line of a package message, or undefined. */
 function packageContinuation(l: string): string | undefined {
   if (!l.startsWith("(")) return undefined;
-  const close = l.indexOf(")");
-  if (close < 2 || close > 64) return undefined;
-  for (let k = 1; k < close; k++) {
-    const c = l.charCodeAt(k);
+  // a package name of at most 63 characters: never a search along the whole line
+  let close = 1;
+  for (; close < l.length && close <= 64 && l[close] !== ")"; close++) {
+    const c = l.charCodeAt(close);
     if (!(isAlnum(c) || c === 64 || c === 46 || c === 95 || c === 45)) return undefined; // @ . _ -
   }
+  if (close < 2 || close > 64 || l[close] !== ")") return undefined;
   if (!isSpace(l.charCodeAt(close + 1))) return undefined;
   return l.slice(close + 1).trim();
 }
@@ -246,6 +276,11 @@ export function parseLog(fullLog: string, maxChars = PARSE_BYTES): ParsedLog {
     const fl = fileLine(l);
     if (fl) {
       if (isConsequence(fl.text) || (fl.text === "Emergency stop." && errors.length > 0)) continue;
+      // no more errors are kept: skip the look-ahead (every line of a log could be one)
+      if (errors.length >= MAX_ERRORS) {
+        runaway = undefined;
+        continue;
+      }
       let message = continuation(lines, i, fl.text);
       if (runaway !== undefined) message = clip(`${runaway}: ${message}`);
       runaway = undefined;
@@ -271,6 +306,10 @@ export function parseLog(fullLog: string, maxChars = PARSE_BYTES): ParsedLog {
         if ((lines[i + 1] ?? "").startsWith("<*>")) missingEnd = true;
         if (missingEnd || errors.length > 0) continue;
       }
+      if (errors.length >= MAX_ERRORS) {
+        runaway = undefined;
+        continue;
+      }
       const e: LogError = { message: continuation(lines, i, runaway !== undefined ? `${runaway}: ${text}` : text) };
       runaway = undefined;
       bitmapFontHint(e);
@@ -289,6 +328,7 @@ export function parseLog(fullLog: string, maxChars = PARSE_BYTES): ParsedLog {
     let k = 0;
     while (k < l.length && k < 64 && (l[k] === ")" || l[k] === " ")) k++;
     if ((lines[i + 1] ?? "") === "stack traceback:" || l.startsWith("[\\directlua]:", k) || l.startsWith("[\\latelua]:", k)) {
+      if (errors.length >= MAX_ERRORS) continue;
       const e: LogError = { message: clip(`Lua error: ${l.slice(k).trim()}`) };
       locate(lines, i + 1, e);
       addError(e);
@@ -336,6 +376,7 @@ export function parseLog(fullLog: string, maxChars = PARSE_BYTES): ParsedLog {
     const font = l.startsWith("LaTeX Font Warning: ") ? l.slice("LaTeX Font Warning: ".length) : undefined;
     const other = font ?? latex ?? pkg ?? namedWarning(l, "Class ");
     if (other !== undefined) {
+      if (warnings.length >= MAX_WARNINGS) continue;
       const kind: WarningKind = font !== undefined ? "font" : latex !== undefined ? "latex" : "package";
       const message = continuation(lines, i, other);
       addWarning({ kind, message, line: inputLine(message) });
@@ -361,6 +402,7 @@ export function parseLog(fullLog: string, maxChars = PARSE_BYTES): ParsedLog {
   return { errors, warnings, pages, missingEnd };
 }
 
+/** The line that asked for a missing file is in the preamble: the first 256 KiB of the source are enough. */
 const MAX_SOURCE_SCAN = 256 * 1024;
 
 /** Lines of `s` (a final newline ends the last line, it does not start another), without copying it. */
@@ -378,8 +420,7 @@ export function firstCause(parsed: ParsedLog, source: string, mainFile: string, 
   const errors = parsed.errors.length ? parsed.errors.map((e) => ({ ...e })) : [{ message: fallback }];
   const first = errors[0] as LogError;
   if (parsed.missingEnd && first.line === undefined) first.line = lineCount(source);
-  // the line that asked for a missing file is in the preamble: the first 256 KiB are enough
-  locateMissingFile(first, source.length > MAX_SOURCE_SCAN ? source.slice(0, MAX_SOURCE_SCAN) : source, mainFile);
+  locateMissingFile(first, source, mainFile);
   return { first, errors };
 }
 
@@ -446,7 +487,10 @@ export function logAsksRerun(log: string): boolean {
 
 /**
  * "File `x.sty' not found" is reported where TeX stopped reading, often the line
- * after the \usepackage; point at the line of `source` that asked for the file.
+ * after the \usepackage; point at the line of `source` (its first MAX_SOURCE_SCAN
+ * characters, where preambles are) that asked for the file, outside comments.
+ * Linear in the characters scanned, whatever the name (a name of blanks matches at
+ * every blank of a line: each is checked in constant time, see askedOn).
  */
 export function locateMissingFile(e: LogError, source: string, mainFile: string): void {
   const open = e.message.indexOf("File `");
@@ -462,27 +506,70 @@ export function locateMissingFile(e: LogError, source: string, mainFile: string)
     cmds = ["\\documentclass"];
   }
   if (!name || name.length > 255) return;
-  const lines = splitLines(source);
+  const border = prefixTable(name);
+  const lines = splitLines(source.length > MAX_SOURCE_SCAN ? source.slice(0, MAX_SOURCE_SCAN) : source);
   for (let i = 0; i < lines.length; i++) {
-    const l = lines[i] ?? "";
+    const l = uncommented(lines[i] ?? "");
     let from = -1;
     for (const c of cmds) {
       const k = l.indexOf(c);
       if (k >= 0 && (from < 0 || k < from)) from = k;
     }
-    if (from < 0) continue;
-    for (let k = l.indexOf(name, from); k >= 0; k = l.indexOf(name, k + 1)) {
-      let a = k - 1;
-      while (a > from && isSpace(l.charCodeAt(a))) a--;
-      let b = k + name.length;
-      while (b < l.length && isSpace(l.charCodeAt(b))) b++;
-      if ((l[a] === "{" || l[a] === ",") && (l[b] === "}" || l[b] === ",")) {
-        e.line = i + 1;
-        e.file = mainFile;
-        return;
-      }
+    if (from >= 0 && askedOn(l, from, name, border)) {
+      e.line = i + 1;
+      e.file = mainFile;
+      return;
     }
   }
+}
+
+/** The line up to its first % that is not escaped (an odd number of backslashes before it). */
+function uncommented(l: string): string {
+  for (let k = l.indexOf("%"); k >= 0; k = l.indexOf("%", k + 1)) {
+    // the backslashes walked over lie between two %: none is walked over twice
+    let b = k;
+    while (b > 0 && l.charCodeAt(b - 1) === 92) b--;
+    if ((k - b) % 2 === 0) return l.slice(0, k);
+  }
+  return l;
+}
+
+/** Knuth-Morris-Pratt: border[q] is the longest proper border of the name's first q+1 characters. */
+function prefixTable(name: string): Int32Array {
+  const border = new Int32Array(name.length);
+  for (let q = 1, k = 0; q < name.length; q++) {
+    while (k > 0 && name.charCodeAt(q) !== name.charCodeAt(k)) k = border[k - 1]!;
+    if (name.charCodeAt(q) === name.charCodeAt(k)) k++;
+    border[q] = k;
+  }
+  return border;
+}
+
+/**
+ * Whether `name` is one item of a braced list after `from` (the command): an occurrence
+ * with only blanks between it and a "{" or "," before, and a "}" or "," after. The
+ * occurrences come from one KMP pass; the nearest non-blank before and after each are
+ * kept by two cursors that only move forward, so no character is looked at twice over.
+ */
+function askedOn(l: string, from: number, name: string, border: Int32Array): boolean {
+  let before = -1; // the last non-blank in [from, seen)
+  let seen = from;
+  let after = -1; // the first non-blank at or after the previous occurrence's end (or l.length)
+  for (let i = from, q = 0; i < l.length; i++) {
+    const c = l.charCodeAt(i);
+    while (q > 0 && c !== name.charCodeAt(q)) q = border[q - 1]!;
+    if (c === name.charCodeAt(q)) q++;
+    if (q < name.length) continue;
+    q = border[q - 1]!;
+    const k = i + 1 - name.length;
+    const end = i + 1;
+    for (; seen < k; seen++) if (!isSpace(l.charCodeAt(seen))) before = seen;
+    if (after < end) for (after = end; after < l.length && isSpace(l.charCodeAt(after)); after++);
+    const open = l[before];
+    const shut = l[after];
+    if ((open === "{" || open === ",") && (shut === "}" || shut === ",")) return true;
+  }
+  return false;
 }
 
 const TOOL_ERROR_STARTS = ["I couldn't", "I found no", "Illegal", "Sorry", "Index style file", "Can't ", "!! ", "Unknown option", "Warning: Couldn't", "Repeated entry"];

@@ -6,8 +6,7 @@
 // xindy) and nomencl's .nlo.
 // Each tool runs only when its input changed since it last ran.
 import { createHash } from "node:crypto";
-import path from "node:path";
-import { logAsksRerun, splitLines } from "./log-parser.ts";
+import { linesWith, logAsksRerun, splitLines } from "./log-parser.ts";
 import { MAIN_BASENAME } from "./engine.ts";
 import { WorkDir } from "./workdir.ts";
 
@@ -180,7 +179,8 @@ export interface IndexCommand {
  */
 export function imakeidxCommands(log: string): Map<string, IndexCommand> {
   const out = new Map<string, IndexCommand>();
-  const lines = splitLines(log);
+  // only its lines are split out (a log of millions of short lines costs one search, see linesWith)
+  const lines = linesWith(log, ["(imakeidx)", RUNSYSTEM]);
   for (let i = 0; i < lines.length; i++) {
     const l = lines[i] ?? "";
     let cmd: string | undefined;
@@ -249,7 +249,7 @@ export function glossaryRuns(aux: string, base: string): GlossaryRun[] | { bad: 
     }
     return out;
   };
-  for (const l of splitLines(aux)) {
+  for (const l of linesWith(aux, ["\\@istfilename{", "\\@glsorder{", "\\@xdylanguage{", "\\@gls@codepage{", "\\@newglossary{"])) {
     if (l.startsWith("\\@istfilename{")) ist = arg(l, "\\@istfilename")[0];
     else if (l.startsWith("\\@glsorder{")) letter = arg(l, "\\@glsorder")[0] === "letter";
     else if (l.startsWith("\\@xdylanguage{") && language.size < MAX_RUNS) {
@@ -298,7 +298,7 @@ function bibLines(aux: string): { lines: string[]; data: boolean; cites: boolean
   const lines: string[] = [];
   let data = false;
   let cites = false;
-  for (const l of splitLines(aux)) {
+  for (const l of linesWith(aux, ["\\citation{", "\\bibdata{", "\\bibstyle{"])) {
     if (l.startsWith("\\citation{")) cites = true;
     else if (l.startsWith("\\bibdata{")) data = true;
     else if (!l.startsWith("\\bibstyle{")) continue;
@@ -340,11 +340,12 @@ export async function planTools(root: JobRoot, log: string, done: Map<string, st
         if (data) parsed.set(f, bibLines(data.toString("utf8")));
       }
       const shared = [...parsed].filter(([, p]) => !p.data).flatMap(([f, p]) => [f, ...p.lines]);
+      // (joined, not spread into arguments: an .aux can have millions of \citation lines)
       for (const [f, p] of parsed) {
         if (!p.data || !p.cites || f.includes("/")) continue;
         const base = f.slice(0, -".aux".length);
         if (!safeName(base)) continue;
-        add({ tool: "bibtex", args: [base], id: `bibtex ${f}`, key: sha1(...p.lines, ...shared), logFile: `${base}.blg` });
+        add({ tool: "bibtex", args: [base], id: `bibtex ${f}`, key: sha1(p.lines.join("\n"), shared.join("\n")), logFile: `${base}.blg` });
       }
     }
   }
@@ -459,8 +460,10 @@ export function bcfDatasources(bcf: string): { attrs: string; src: string }[] | 
  */
 export async function biberSources(root: JobRoot, sub = ""): Promise<{ ok: boolean; bad?: string }> {
   const work = workOf(root);
-  const bcf = ((await work.readFile(join(sub, `${MAIN_BASENAME}.bcf`), MAX_TOOL_INPUT)) ?? Buffer.alloc(0)).toString("utf8");
-  const sources = bcfDatasources(bcf);
+  // read as the tools' inputs are (a regular file, capped): anything else is refused, not checked in part
+  const data = await work.readFile(join(sub, `${MAIN_BASENAME}.bcf`), MAX_TOOL_INPUT);
+  if (!data || data.length >= MAX_TOOL_INPUT) return { ok: false, bad: `${MAIN_BASENAME}.bcf (not a regular file under ${MAX_TOOL_INPUT} bytes)` };
+  const sources = bcfDatasources(data.toString("utf8"));
   if (!sources) return { ok: false, bad: `more than ${MAX_DATASOURCES} data sources` };
   const seen = new Set<string>();
   const isFile = async (rel: string | undefined) => rel !== undefined && (await work.fileSize(rel)) !== undefined;

@@ -395,6 +395,7 @@ export class Preambles {
   private readDeps(text: string, dir: string, sub: string, req: CompileRequest): Array<[string, string]> | undefined {
     const root = (this.cfg.sandbox ? SANDBOX_JOB_DIR : dir) + "/";
     const deps = new Map<string, string>();
+    const files = new Map(req.files.map((f) => [f.path, f] as const));
     for (const line of text.split("\n")) {
       if (!line.startsWith("INPUT ")) continue;
       const p = line.slice(6).trim();
@@ -404,7 +405,9 @@ export class Preambles {
         rel = path.posix.normalize(p.slice(root.length));
       } else rel = path.posix.normalize(path.posix.join(sub, p));
       if (rel === req.mainPath || rel.startsWith(".texmf-var/")) continue; // the main file; lualatex's font caches
-      const f = req.files.find((x) => x.path === rel);
+      // hashed once: a preamble can open one large file thousands of times (one line each)
+      if (deps.has(rel)) continue;
+      const f = files.get(rel);
       if (!f) return undefined;
       deps.set(rel, sha256(f.data));
     }

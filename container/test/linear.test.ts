@@ -101,11 +101,17 @@ describe("linear scans over hostile text", () => {
     expect(logAsksRerun("(rerunfilecheck)    \n   Rerun to get bookmarks right")).toBe(true);
   });
 
-  it("missing-file line finder: a 4 MiB source line of \\usepackage{", () => {
-    const src = `\\documentclass{article}\n${repeat("\\usepackage{ foo ", 4 * MiB)}\n\\usepackage{amsmath, foo }\n`;
+  it("missing-file line finder: a long source line of \\usepackage{", () => {
+    // within the first 256 KiB (where preambles are) the line is found past the long one
+    const src = `\\documentclass{article}\n${repeat("\\usepackage{ foo ", 200 * 1024)}\n\\usepackage{amsmath, foo }\n`;
     const e: LogError = { message: "LaTeX Error: File `foo.sty' not found.", file: "main.tex", line: 9 };
     const r = timed(() => locateMissingFile(e, src, "main.tex"));
     expect(r.ms).toBeLessThan(BOUND_MS);
     expect(e.line).toBe(3);
+    // past them it is not looked for: the log's line stays
+    const far: LogError = { ...e, line: 9 };
+    const r2 = timed(() => locateMissingFile(far, `\\documentclass{article}\n${repeat("\\usepackage{ foo ", 4 * MiB)}\n\\usepackage{amsmath, foo }\n`, "main.tex"));
+    expect(r2.ms).toBeLessThan(BOUND_MS);
+    expect(far.line).toBe(9);
   });
 });
