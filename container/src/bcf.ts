@@ -10,13 +10,14 @@
 // latin1, then NFD: NFD turns "≮" into "<"); XML entities are decoded as libxml does,
 // and names compared without their prefix (biber strips namespaces). Anything this
 // scanner cannot follow is refused: biber would refuse it as malformed anyway.
+import { isAscii, isUtf8 } from "node:buffer";
 import { readFileSync } from "node:fs";
 
 /** biber-guard.pl's source: biber runs as `perl -e BIBER_GUARD -- ARGS` (nothing to bind into the sandbox). */
 export const BIBER_GUARD = readFileSync(new URL("./biber-guard.pl", import.meta.url), "utf8");
 
-/** More than any real control file (a few hundred KiB with many sourcemaps). */
-export const MAX_BCF_BYTES = 8 * 1024 * 1024;
+/** More than any real control file (a few hundred KiB with thousands of citations and sourcemaps). */
+export const MAX_BCF_BYTES = 2 * 1024 * 1024;
 
 export type BcfCheck = { ok: true } | { ok: false; reason: string };
 
@@ -29,6 +30,8 @@ const LETTER_ESCAPES = "ntLUEQFul";
 /** Substituted by biber before the evaluation (see biber-guard.pl, which checks the result). */
 const MAP_TOKENS = ["MAPLOOP", "MAPUNIQVAL", "MAPUNIQ"];
 const ENTITIES: Record<string, string> = { lt: "<", gt: ">", amp: "&", quot: '"', apos: "'" };
+/** Attributes whose values are checked (attrProblem) or read (component): only these are decoded. */
+const READ_ATTRS = new Set(["map_replace", ...MATCH_ATTRS, "locale", "type", "datatype", "component"]);
 const MAX_TEXT = 4096;
 
 const isDigit = (c: string | undefined) => c !== undefined && c >= "0" && c <= "9";
@@ -118,13 +121,8 @@ function decode(s: string): string | undefined {
 
 /** The text as biber reads it: UTF-8 if it is valid UTF-8, else latin1; then NFD. */
 function asBiberReads(buf: Buffer): string {
-  let text: string;
-  try {
-    text = new TextDecoder("utf-8", { fatal: true }).decode(buf);
-  } catch {
-    text = buf.toString("latin1");
-  }
-  return text.normalize("NFD");
+  if (isAscii(buf)) return buf.toString("latin1"); // NFD changes no ASCII
+  return (isUtf8(buf) ? buf.toString("utf8") : buf.toString("latin1")).normalize("NFD");
 }
 
 interface Attr {
@@ -247,6 +245,9 @@ function parseTag(s: string, lt: number): { name: string; attrs: Attr[]; selfClo
   while (i < s.length && !isSpace(s[i]) && s[i] !== ">" && s[i] !== "/") i++;
   const name = s.slice(nameStart, i);
   if (name.length === 0) return undefined;
+  // no "<" may come before the tag's end (not even in a value): found once, so the scan stays linear
+  const next = s.indexOf("<", lt + 1);
+  const limit = next < 0 ? s.length : next;
   const attrs: Attr[] = [];
   for (;;) {
     while (isSpace(s[i])) i++;
@@ -264,12 +265,13 @@ function parseTag(s: string, lt: number): { name: string; attrs: Attr[]; selfClo
     if (q !== '"' && q !== "'") return undefined;
     const close = s.indexOf(q, i + 1);
     if (close < 0) return undefined;
-    const rawValue = s.slice(i + 1, close);
-    if (rawValue.includes("<")) return undefined;
-    // libxml normalises whitespace characters in attribute values to spaces
-    const value = decode(rawValue.replace(/[\t\n\r]/g, " "));
-    if (value === undefined) return undefined;
-    attrs.push({ name: attrName, value });
+    if (close > limit) return undefined;
+    if (READ_ATTRS.has(localName(attrName))) {
+      // libxml normalises whitespace characters in attribute values to spaces
+      const value = decode(s.slice(i + 1, close).replace(/[\t\n\r]/g, " "));
+      if (value === undefined) return undefined;
+      attrs.push({ name: attrName, value });
+    }
     i = close + 1;
   }
 }
