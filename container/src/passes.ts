@@ -9,6 +9,7 @@ import { createHash } from "node:crypto";
 import { linesWith, logAsksRerun, splitLines } from "./log-parser.ts";
 import { MAIN_BASENAME } from "./engine.ts";
 import { WorkDir } from "./workdir.ts";
+import { BIBER_GUARD, checkBcf } from "./bcf.ts";
 
 /** Files LaTeX writes in one pass and reads in the next (and tools' outputs it reads). */
 const TRACKED = /\.(aux|toc|lof|lot|loa|lol|out|nav|snm|thm|bbl|ind|gls|acr|nls)$/;
@@ -327,7 +328,11 @@ export async function planTools(root: JobRoot, log: string, done: Map<string, st
     if (bcf) {
       const src = await biberSources(work, sub);
       if (!src.ok) return { ok: false, message: `biber data source "${src.bad}" is not one of the request's files.`, file: `${MAIN_BASENAME}.bcf` };
-      add({ tool: "biber", args: ["--noconf", "--nolog", MAIN_BASENAME], id: `biber ${MAIN_BASENAME}`, key: sha1(bcf) });
+      // biber evaluates parts of the .bcf as Perl: refuse what is not plain data, and run it under the guard
+      const check = checkBcf(bcf);
+      if (!check.ok) return { ok: false, message: `biber: ${check.reason}.`, file: `${MAIN_BASENAME}.bcf` };
+      const args = ["-e", BIBER_GUARD, "--", "--noconf", "--nolog", MAIN_BASENAME];
+      add({ tool: "biber", program: "perl", args, id: `biber ${MAIN_BASENAME}`, key: sha1(bcf) });
     } else {
       // bibtex per .aux that names a database and cites something (multibib, bibunits);
       // citations of \include'd chapters' .aux files count for every one of them
