@@ -33,6 +33,8 @@ export interface RunningServer {
   config: Config;
   pools: Pools;
   preambles: Preambles;
+  /** The compile slots (tests hold them to fill the server). */
+  gate: Gate;
   /** Resolves once every pool is full; rejects (PoolNotReady) naming the engine that cannot start. */
   warm: Promise<void>;
   close(): Promise<void>;
@@ -55,7 +57,7 @@ export async function startServer(opts: StartOptions = {}): Promise<RunningServe
   await verifySandbox(cfg);
   // xelatex's driver reads the font maps once, now rather than during the first job
   if (cfg.engines.includes("xelatex")) void fontMaps(engineEnv(cfg.jobRoot));
-  const gate = new Gate(cfg.maxConcurrent, cfg.maxQueue, cfg.queueTimeoutMs);
+  const gate = new Gate(cfg.maxConcurrent, cfg.maxQueue, cfg.queueTimeoutMs, cfg.maxQueuePerAccount);
   // Spare engines start when no job is running and the last answer has had time to reach the
   // caller: a format load is ~100 ms of CPU that would otherwise slow the response on its way out.
   // Jobs of heavy namespaces do not count: they run at low priority and take no warm engines.
@@ -86,6 +88,7 @@ export async function startServer(opts: StartOptions = {}): Promise<RunningServe
     config: cfg,
     pools,
     preambles,
+    gate,
     warm,
     close() {
       closing ??= (async () => {
