@@ -68,9 +68,10 @@ export async function startServer(opts: StartOptions = {}): Promise<RunningServe
   const lag = new LoopLagMonitor();
   const shutdown = new AbortController();
   const body = new BodyParser(cfg.limits);
-  // preambles are dumped in the background, while a compile slot is free
-  const preambles = new Preambles(cfg, () => gate.stats().active < gate.stats().max);
-  preambles.setRunner({ writeInputs, compileWithFormat: (req, use) => compileWithFormat(req, use, cfg, shutdown.signal) });
+  // preambles are dumped and verified in the background, each in a compile slot of its account
+  // that is free while no request waits, and without running bibtex, biber, makeindex...
+  const preambles = new Preambles(cfg, (ns) => gate.tryAcquire(ns));
+  preambles.setRunner({ writeInputs, compileWithFormat: (req, use) => compileWithFormat(req, use, cfg, shutdown.signal, { noTools: true }) });
   const server = http.createServer(createHandler({ cfg, pools, gate, lag, body, shutdown: shutdown.signal, preambles, ready: () => pools.isWarm() }));
   server.requestTimeout = cfg.limits.maxTimeoutMs + 60_000;
   server.headersTimeout = 30_000;
