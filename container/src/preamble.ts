@@ -185,11 +185,12 @@ export class Preambles {
     // fontspec document from such a format placed text differently once its body was edited,
     // though the format had reproduced the original.
     if (!this.enabled || req.namespace === undefined || req.engine !== "pdflatex") return undefined;
+    const version = this.versions.get(req.engine);
+    if (version === undefined) return undefined; // not yet known (just started): asked again after the compile
     // asked up to three times per request: the preamble is scanned and hashed once
     if (this.keys.has(req)) return this.keys.get(req);
     const pre = preambleOf(req.source);
-    const version = this.versions.get(req.engine);
-    const key = pre === undefined || version === undefined ? undefined : sha256(JSON.stringify([VERSION, req.namespace, req.engine, req.draft, req.mainPath, version, pre]));
+    const key = pre === undefined ? undefined : sha256(JSON.stringify([VERSION, req.namespace, req.engine, req.draft, req.mainPath, version, pre]));
     this.keys.set(req, key);
     return key;
   }
