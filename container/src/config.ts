@@ -47,6 +47,7 @@ export interface Config {
   poolSize: Record<Engine, number>;
   maxConcurrent: number; // jobs compiling at once
   maxQueue: number; // jobs waiting for a slot before 503
+  maxQueuePerAccount: number; // jobs of one namespace waiting for a slot before its 503
   queueTimeoutMs: number; // how long a job may wait for a slot
   warmTimeoutMs: number; // start-up: every pool full within this, or startServer fails with the reason
   jobRoot: string; // parent of all job directories
@@ -119,6 +120,7 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env, overrides: Part
     },
     maxConcurrent,
     maxQueue: int(env, "MAX_QUEUE", maxConcurrent * 4, 0),
+    maxQueuePerAccount: 0, // set below, from the final maxQueue
     queueTimeoutMs: int(env, "QUEUE_TIMEOUT_MS", 30_000, 0),
     warmTimeoutMs: int(env, "WARM_TIMEOUT_MS", 60_000, 100),
     jobRoot: env.JOB_ROOT || path.join(os.tmpdir(), `texcompile-${process.pid}`),
@@ -147,5 +149,7 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env, overrides: Part
     preamble: { ...cfg.preamble, ...(overrides.preamble ?? {}) },
   };
   if (!out.sandbox) out.limits.shellEscape = false;
+  // one account may fill a quarter of the queue: the others can still queue behind it
+  out.maxQueuePerAccount = overrides.maxQueuePerAccount ?? int(env, "MAX_QUEUE_PER_ACCOUNT", Math.max(1, Math.floor(out.maxQueue / 4)), 1);
   return out;
 }

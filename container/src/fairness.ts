@@ -15,7 +15,8 @@
 // Priority alone leaves a short job sharing two cores with the others' engines, their
 // kernel work and the pools' refills. So a light job (of a namespace that is not heavy)
 // also stops (SIGSTOP) the processes of other namespaces' long or heavy jobs and of engines
-// being started for later, while it runs and for PAUSE_MAX_MS at most.
+// being started for later, while it runs and for PAUSE_MAX_MS at most; a job is stopped for
+// pauseBudgetMs in all at most, however many light jobs overlap.
 import { readFileSync, promises as fs } from "node:fs";
 import os from "node:os";
 import type { ChildProcess } from "node:child_process";
@@ -98,11 +99,13 @@ interface Running {
   begun: number;
   /** Its processes (each sandbox's outer process), while they run. */
   procs: Set<ChildProcess>;
-  /** Light jobs holding it stopped. */
-  pausedBy: number;
-  /** Time spent stopped so far, and since when it is stopped now. */
+  /** The light jobs holding it stopped, each by its own token: stopped while not empty. */
+  holds: Set<object>;
+  /** Time spent stopped before the current stop, and since when it is stopped now. */
   pausedMs: number;
   pausedAt: number;
+  /** Continues it once its pause budget is spent, however many light jobs still hold it. */
+  budget?: NodeJS.Timeout | undefined;
 }
 
 export class Fairness {
@@ -110,7 +113,7 @@ export class Fairness {
   private readonly opts: FairnessOptions;
   private demoted = 0;
   /** Engines the pools start for later jobs: paused, as a long job is, while a light job runs. */
-  private readonly spares: Running = { ns: "", begun: -Infinity, procs: new Set(), pausedBy: 0, pausedMs: 0, pausedAt: 0 };
+  private readonly spares: Running = { ns: "", begun: -Infinity, procs: new Set(), holds: new Set(), pausedMs: 0, pausedAt: 0 };
   private readonly running = new Set<Running>([this.spares]);
   private pauses = 0;
 
@@ -190,19 +193,18 @@ export class Fairness {
     // Pausing a job that is merely long only helps when the CPUs are oversubscribed: with a core
     // to spare, it would only leave that core idle. A heavy namespace's jobs are paused regardless.
     let wanting = 1 + this.spares.procs.size;
-    for (const r of this.running) if (r !== this.spares && r.pausedBy === 0 && r.procs.size > 0) wanting++;
+    for (const r of this.running) if (r !== this.spares && r.holds.size === 0 && r.procs.size > 0) wanting++;
     const crowded = wanting > this.opts.cores;
     const pausable = (r: Running) =>
       r === this.spares
         ? crowded
-        : r.ns !== light.ns && r.pausedMs < this.opts.pauseBudgetMs && (this.isHeavy(r.ns, now) || (crowded && now - r.begun > PREEMPT_AFTER_MS));
+        : r.ns !== light.ns && this.stoppedMs(r, now) < this.opts.pauseBudgetMs && (this.isHeavy(r.ns, now) || (crowded && now - r.begun > PREEMPT_AFTER_MS));
+    const token = {};
     const held: Running[] = [];
     for (const r of this.running) {
       if (!pausable(r)) continue;
       held.push(r);
-      if (r.pausedBy++ > 0) continue;
-      r.pausedAt = now;
-      signalAll(r, "SIGSTOP");
+      this.hold(r, token, now);
     }
     if (held.length === 0) return () => {};
     if (held.some((r) => r.procs.size > 0)) this.pauses++;
@@ -211,15 +213,40 @@ export class Fairness {
       if (released) return;
       released = true;
       clearTimeout(timer);
-      for (const r of held) {
-        if (--r.pausedBy > 0) continue;
-        r.pausedMs += Date.now() - r.pausedAt;
-        signalAll(r, "SIGCONT");
-      }
+      for (const r of held) if (r.holds.delete(token) && r.holds.size === 0) this.resume(r);
     };
     const timer = setTimeout(release, PAUSE_MAX_MS);
     timer.unref();
     return release;
+  }
+
+  /** Time `r` has been stopped, the current stop included. */
+  private stoppedMs(r: Running, now: number): number {
+    return r.pausedMs + (r.holds.size > 0 ? now - r.pausedAt : 0);
+  }
+
+  /**
+   * `token` holds `r` stopped. Its budget is charged while it is stopped, not when the last
+   * holder lets go: light jobs that overlap would otherwise keep it stopped for as long as
+   * they keep coming. Engines started for later (spares) belong to no job and have no budget.
+   */
+  private hold(r: Running, token: object, now: number): void {
+    r.holds.add(token);
+    if (r.holds.size > 1) return;
+    r.pausedAt = now;
+    signalAll(r, "SIGSTOP");
+    if (r === this.spares) return;
+    r.budget = setTimeout(() => this.resume(r), Math.max(0, this.opts.pauseBudgetMs - r.pausedMs));
+    r.budget.unref();
+  }
+
+  /** `r` (stopped) runs again: charged for the stop, every hold on it dropped. */
+  private resume(r: Running): void {
+    clearTimeout(r.budget);
+    r.budget = undefined;
+    r.holds.clear();
+    r.pausedMs += Date.now() - r.pausedAt;
+    signalAll(r, "SIGCONT");
   }
 
   /**
@@ -230,15 +257,15 @@ export class Fairness {
     const r = this.spares;
     if (!isRunning(child)) return () => {};
     r.procs.add(child);
-    if (r.pausedBy > 0) signalSandbox(child, "SIGSTOP");
+    if (r.holds.size > 0) signalSandbox(child, "SIGSTOP");
     return () => {
-      if (r.procs.delete(child) && r.pausedBy > 0) signalSandbox(child, "SIGCONT");
+      if (r.procs.delete(child) && r.holds.size > 0) signalSandbox(child, "SIGCONT");
     };
   }
 
   /** Lets every process this server stopped go on (at exit: nothing stays stopped behind it). */
   continueAll(): void {
-    for (const r of this.running) if (r.pausedBy > 0) signalAll(r, "SIGCONT");
+    for (const r of this.running) if (r.holds.size > 0) this.resume(r);
   }
 
   /** A job of `namespace` starts (requests without one share ""). */
@@ -257,14 +284,14 @@ export class Fairness {
     if (s.begins.length > this.opts.burst) s.begins.shift();
     const space = s;
     let ended = false;
-    const me: Running = { ns, begun: now, procs: new Set(), pausedBy: 0, pausedMs: 0, pausedAt: 0 };
+    const me: Running = { ns, begun: now, procs: new Set(), holds: new Set(), pausedMs: 0, pausedAt: 0 };
     const release = this.isHeavy(ns, now) ? () => {} : this.pauseOthers(me, now);
     this.running.add(me);
     const track = (child: ChildProcess) => {
       if (me.procs.has(child) || !isRunning(child)) return;
       me.procs.add(child);
       child.once("exit", () => me.procs.delete(child));
-      if (me.pausedBy > 0) signalSandbox(child, "SIGSTOP");
+      if (me.holds.size > 0) signalSandbox(child, "SIGSTOP");
     };
     // settle() and watch() both see each pass's process: it is reniced once
     const done = new WeakSet<ChildProcess>();
@@ -298,7 +325,7 @@ export class Fairness {
         ended = true;
         this.running.delete(me);
         release();
-        if (me.pausedBy > 0) signalAll(me, "SIGCONT");
+        if (me.holds.size > 0) this.resume(me);
         const now = Date.now();
         this.dutyNow(space, now);
         space.inflight--;

@@ -277,14 +277,17 @@ function formatSource(cfg: Config, req: CompileRequest, use: PreambleUse, preamb
   return dedicatedSource(cfg, req.engine, { subdir: sub || undefined, fmtFile: use.fmtFile }, use.warm, spare);
 }
 
-/** Compiles `req` from a dumped preamble only (the verification of a new format). */
-export async function compileWithFormat(req: CompileRequest, use: PreambleUse, cfg: Config, signal?: AbortSignal): Promise<{ pdf: Buffer; pages: number } | undefined> {
+/**
+ * Compiles `req` from a dumped preamble only (the verification of a new format). `noTools`: a
+ * document that would run bibtex, biber, makeindex... fails instead (background work runs none).
+ */
+export async function compileWithFormat(req: CompileRequest, use: PreambleUse, cfg: Config, signal?: AbortSignal, opts: { noTools?: boolean } = {}): Promise<{ pdf: Buffer; pages: number } | undefined> {
   const started = Date.now();
-  const r = await runPasses(req, formatSource(cfg, req, use), cfg, started, true, { deadline: started + req.timeoutMs, signal, prio: BACKGROUND });
+  const r = await runPasses(req, formatSource(cfg, req, use), cfg, started, true, { deadline: started + req.timeoutMs, signal, prio: BACKGROUND }, opts.noTools === true);
   return r.ok ? { pdf: r.pdf, pages: r.pages } : undefined;
 }
 
-async function runPasses(req: CompileRequest, source: ProcessSource, cfg: Config, started: number, fromFormat: boolean, run: RunLimits): Promise<CompileResult> {
+async function runPasses(req: CompileRequest, source: ProcessSource, cfg: Config, started: number, fromFormat: boolean, run: RunLimits, noTools = false): Promise<CompileResult> {
   const hasBib = req.files.some((f) => f.path.endsWith(".bib"));
   const { sub, mainFile } = mainParts(req.mainPath);
   const go = goLine({ mainFile, draft: req.draft, preamble: fromFormat });
@@ -362,6 +365,7 @@ async function runPasses(req: CompileRequest, source: ProcessSource, cfg: Config
       for (let round = 0; round < 2; round++) {
         const plan = await planTools(work, lastLog, toolsDone, hasBib, sub);
         if (!plan.ok) return fail("compile_error", plan.message, [{ message: plan.message, file: plan.file }], { file: plan.file });
+        if (noTools && plan.runs.length > 0) return fail("compile_error", `${plan.runs[0]!.tool} would run (tools are not run here).`);
         for (const t of plan.runs) {
           const [cmd, args] = toolCommand(t);
           const r = await runTool(cmd, args, work, cfg, run, sub);

@@ -6,19 +6,28 @@ import { WorkDir, type JobCaps, type Overrun } from "./workdir.ts";
 
 export class Busy extends Error {
   readonly retryAfterSeconds: number;
-  constructor(retryAfterSeconds: number) {
-    super("The compile server is at capacity.");
+  constructor(retryAfterSeconds: number, message = "The compile server is at capacity.") {
+    super(message);
     this.retryAfterSeconds = retryAfterSeconds;
   }
 }
 
+interface Waiter {
+  ns: string;
+  resolve: (extra: boolean) => void;
+  reject: (e: Error) => void;
+  timer: NodeJS.Timeout;
+}
+
 /**
- * At most `max` holders; up to `maxQueue` waiters (each at most `waitMs`); beyond that Busy.
- * Fair between namespaces (accounts): a freed slot goes to the waiter whose namespace holds
- * the fewest slots (among equals, the one served longest ago; then the longest waiting), and
- * a namespace holding none may take one slot over `max` while every slot is held by others,
- * so one account's long jobs never make another's wait (its extra job competes with
- * processes that fairness.ts has demoted).
+ * At most `max` holders; up to `maxQueue` waiters (each at most `waitMs`), of which at most
+ * `maxQueuePerNs` of one namespace (account); beyond that Busy, so one account cannot fill
+ * the queue and turn every other account away.
+ * Fair between namespaces: a freed slot goes to the waiter whose namespace holds the fewest
+ * slots (among equals, the one served longest ago: round robin between the accounts that
+ * wait; then the longest waiting), and a namespace holding none may take one slot over `max`
+ * while every slot is held by others, so one account's long jobs never make another's wait
+ * (its extra job competes with processes that fairness.ts has demoted).
  */
 export class Gate {
   private active = 0;
@@ -27,17 +36,21 @@ export class Gate {
   /** When each namespace was last given a slot (a grant counter). */
   private readonly served = new Map<string, number>();
   private grants = 0;
-  private readonly waiters: Array<{ ns: string; resolve: (extra: boolean) => void; reject: (e: Error) => void; timer: NodeJS.Timeout }> = [];
+  private readonly waiters: Waiter[] = [];
+  /** Waiters per namespace. */
+  private readonly waiting = new Map<string, number>();
   private readonly max: number;
   private readonly maxQueue: number;
+  private readonly maxQueuePerNs: number;
   private readonly waitMs: number;
   private avgJobMs = 1000;
   private lastReleasedAt = 0;
 
-  constructor(max: number, maxQueue: number, waitMs: number) {
+  constructor(max: number, maxQueue: number, waitMs: number, maxQueuePerNs = maxQueue) {
     this.max = max;
     this.maxQueue = maxQueue;
     this.waitMs = waitMs;
+    this.maxQueuePerNs = maxQueuePerNs;
   }
 
   retryAfter(): number {
@@ -50,20 +63,40 @@ export class Gate {
     if (this.active < this.max) return this.grant(namespace, false);
     if (!this.extra && held === 0 && this.max > 1) return this.grant(namespace, true);
     if (this.waiters.length >= this.maxQueue) throw new Busy(this.retryAfter());
+    if ((this.waiting.get(namespace) ?? 0) >= this.maxQueuePerNs) throw new Busy(this.retryAfter(), "This account has as many compiles waiting as one account may; retry when one has finished.");
     const extra = await new Promise<boolean>((resolve, reject) => {
-      const w = {
+      const w: Waiter = {
         ns: namespace,
         resolve,
         reject,
         timer: setTimeout(() => {
           const i = this.waiters.indexOf(w);
-          if (i >= 0) this.waiters.splice(i, 1);
+          if (i >= 0) this.unqueue(i);
           reject(new Busy(this.retryAfter()));
         }, this.waitMs),
       };
       this.waiters.push(w);
+      this.waiting.set(namespace, (this.waiting.get(namespace) ?? 0) + 1);
     });
     return this.releaser(namespace, extra);
+  }
+
+  /**
+   * A slot for background work of `namespace` (a preamble dump) only if one is free and nobody
+   * waits: it never takes the extra slot, never queues, and never goes before a request.
+   */
+  tryAcquire(namespace = ""): (() => void) | undefined {
+    if (this.active >= this.max || this.waiters.length > 0) return undefined;
+    return this.grant(namespace, false);
+  }
+
+  /** Takes waiter `i` out of the queue. */
+  private unqueue(i: number): Waiter {
+    const [w] = this.waiters.splice(i, 1);
+    const left = (this.waiting.get(w!.ns) ?? 1) - 1;
+    if (left > 0) this.waiting.set(w!.ns, left);
+    else this.waiting.delete(w!.ns);
+    return w!;
   }
 
   private grant(ns: string, extra: boolean): () => void {
@@ -108,10 +141,10 @@ export class Gate {
       if (best < 0 || this.fairer(this.waiters[i]!.ns, this.waiters[best]!.ns)) best = i;
     }
     if (best < 0) return;
-    const [next] = this.waiters.splice(best, 1);
-    clearTimeout(next!.timer);
-    this.take(next!.ns, !regular);
-    next!.resolve(!regular);
+    const next = this.unqueue(best);
+    clearTimeout(next.timer);
+    this.take(next.ns, !regular);
+    next.resolve(!regular);
   }
 
   /** `a` before `b`: it holds fewer slots, or as many and was last served longer ago. */
@@ -127,8 +160,8 @@ export class Gate {
     return this.active > 0 || now - this.lastReleasedAt < graceMs;
   }
 
-  stats(): { active: number; queued: number; max: number; maxQueue: number } {
-    return { active: this.active, queued: this.waiters.length, max: this.max, maxQueue: this.maxQueue };
+  stats(): { active: number; queued: number; max: number; maxQueue: number; maxQueuePerAccount: number } {
+    return { active: this.active, queued: this.waiters.length, max: this.max, maxQueue: this.maxQueue, maxQueuePerAccount: this.maxQueuePerNs };
   }
 }
 

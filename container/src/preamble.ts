@@ -5,33 +5,30 @@
 // content-addressed, bounded (count, bytes, age; least recently used go first), built
 // in the same sandbox and limits as compiles, and only used after one compile from the
 // format gave the same pages and text as the normal compile it was built from.
-import { execFile } from "node:child_process";
+import { execFile, type ChildProcess } from "node:child_process";
 import { createHash, randomBytes } from "node:crypto";
 import { promises as fs } from "node:fs";
 import path from "node:path";
 import type { Config, Engine } from "./config.ts";
 import { DRAFT_OPTIONS, killGroup, LUA_SANDBOX, MAIN_BASENAME, spawnLimited, spawnOptions } from "./engine.ts";
+import { BACKGROUND, LOW_PRIORITY, renice } from "./fairness.ts";
+import { refusal } from "./preamble-refuse.ts";
 import { makeJobDir, prepareLuaCache, removeDir, spawnProcess, type WarmProcess } from "./pool.ts";
 import { SANDBOX_JOB_DIR, SANDBOX_LUA } from "./sandbox.ts";
 import type { CompileRequest } from "./validate.ts";
 import { WorkDir } from "./workdir.ts";
 
 const VERSION = "texpool-preamble/v1";
-const MAX_BACKGROUND_WAIT_MS = 2_000;
+/** A dump that found no free compile slot for this long is dropped (the next compile asks again). */
+const MAX_SLOT_WAIT_MS = 60_000;
+const SLOT_POLL_MS = 100;
+/** The files a preamble reads are scanned (see refusal) up to this many bytes in all; more: not dumped. */
+const MAX_DEPS_SCANNED = 512 * 1024;
 const BEGIN_DOCUMENT = "\\begin{document}";
 
 /**
- * Preambles the format path does not take: anything that writes (its output would
- * happen once, at dump time), changes how the main file is read, or drives the dump.
- * (\makeglossaries writes its makeindex style file at once.) A preamble that reads files
- * the request did not bring (generated ones) is refused
- * after the dump (recorder), and any other difference by the verification compile.
- */
-const REFUSED = ["\\write", "\\immediate", "\\openout", "\\special", "\\everyjob", "\\dump", "\\endofdump", "\\catcode", "\\endinput", "filecontents", "\\directlua", "\\luaexec", "\\luadirect", "\\pdfobj", "\\pdfannot", "\\pdfcatalog", "\\pdfinfo", "\\makeglossaries"];
-
-/**
- * Longer preambles (in characters) are not precompiled. Real ones are a few KiB; the scans below (one per
- * refused word) and the key's hash run on the thread every account shares, on every request.
+ * Longer preambles (in characters) are not precompiled. Real ones are a few KiB; the scan below and
+ * the key's hash run on the thread every account shares, on every request.
  */
 export const MAX_PREAMBLE_CHARS = 256 * 1024;
 
@@ -47,7 +44,11 @@ export function preambleOf(source: string): string | undefined {
   if (!pre.includes("\\documentclass")) return undefined;
   // a preamble without packages loads in a few milliseconds: a format would not pay for its dump
   if (!pre.includes("\\usepackage") && !pre.includes("\\RequirePackage")) return undefined;
-  for (const word of REFUSED) if (pre.includes(word)) return undefined;
+  // refused (preamble-refuse.ts): anything that writes, changes how the main file is read or
+  // drives the dump, under any spelling. A preamble that reads files the request did not bring
+  // (generated ones) is refused after the dump (recorder), one whose files are refused likewise,
+  // and any other difference by the verification compile.
+  if (refusal(pre) !== undefined) return undefined;
   return pre;
 }
 
@@ -90,9 +91,15 @@ export interface PreambleStats {
 /** What the background work needs from job.ts (passed in to keep the modules acyclic). */
 export interface PreambleRunner {
   writeInputs(dir: string, req: CompileRequest, cfg: Config): Promise<void>;
-  /** Compiles `req` from the format only (no fallback); the PDF or undefined. */
+  /** Compiles `req` from the format only (no fallback), running no tool (bibtex, makeindex...); the PDF or undefined. */
   compileWithFormat(req: CompileRequest, use: PreambleUse): Promise<{ pdf: Buffer; pages: number } | undefined>;
 }
+
+/**
+ * A compile slot of `namespace` for background work, if one is free and no request waits for
+ * one (Gate.tryAcquire); the release.
+ */
+export type SlotFor = (namespace: string) => (() => void) | undefined;
 
 interface Pending {
   req: CompileRequest;
@@ -132,6 +139,7 @@ export class Preambles {
   private readonly dir: string;
   private readonly entries = new Map<string, Entry>();
   private readonly versions = new Map<Engine, string>();
+  private readonly keys = new WeakMap<CompileRequest, string | undefined>();
   private queue: Pending[] = [];
   private working = false;
   private closed = false;
@@ -139,12 +147,14 @@ export class Preambles {
   private hits = 0;
   private lastRefusal: string | undefined;
   private runner: PreambleRunner | undefined;
-  private readonly canRun: () => boolean;
+  private readonly slotFor: SlotFor;
   private idleWaiters: Array<() => void> = [];
+  /** Aborted at close: a dump or text extraction still running is killed. */
+  private readonly stopping = new AbortController();
 
-  constructor(cfg: Config, canRun: () => boolean = () => true) {
+  constructor(cfg: Config, slotFor: SlotFor = () => () => {}) {
     this.cfg = cfg;
-    this.canRun = canRun;
+    this.slotFor = slotFor;
     this.dir = path.join(cfg.jobRoot, "preambles");
     // the TeX version is part of every key; until it is known, no format is made or used
     if (this.enabled) {
@@ -171,10 +181,14 @@ export class Preambles {
     // fontspec document from such a format placed text differently once its body was edited,
     // though the format had reproduced the original.
     if (!this.enabled || req.namespace === undefined || req.engine !== "pdflatex") return undefined;
-    const pre = preambleOf(req.source);
     const version = this.versions.get(req.engine);
-    if (pre === undefined || version === undefined) return undefined;
-    return sha256(JSON.stringify([VERSION, req.namespace, req.engine, req.draft, req.mainPath, version, pre]));
+    if (version === undefined) return undefined; // not yet known (just started): asked again after the compile
+    // asked up to three times per request: the preamble is scanned and hashed once
+    if (this.keys.has(req)) return this.keys.get(req);
+    const pre = preambleOf(req.source);
+    const key = pre === undefined ? undefined : sha256(JSON.stringify([VERSION, req.namespace, req.engine, req.draft, req.mainPath, version, pre]));
+    this.keys.set(req, key);
+    return key;
   }
 
   private depsMatch(e: Entry, req: CompileRequest): boolean {
@@ -247,10 +261,16 @@ export class Preambles {
    * After a successful compile on the normal path: queue a dump of its preamble unless
    * one exists, is being made or was refused. The PDF is kept to verify the format.
    */
-  afterCompile(req: CompileRequest, result: { pdf: Buffer; pages: number }): void {
+  afterCompile(req: CompileRequest, result: { pdf: Buffer; pages: number; tools?: readonly string[] }): void {
     if (this.closed) return;
     const key = this.keyOf(req);
     if (!key) return;
+    // the verification compiles the whole document again, and no tool may run in the background
+    // (biber alone can take seconds): a document that needs bibtex, makeindex... is left alone
+    if (result.tools && result.tools.length > 0) {
+      this.lastRefusal = `${req.engine}: the document runs ${result.tools.join(", ")}`;
+      return;
+    }
     const e = this.entries.get(key);
     if (e && (e.state === "dumping" || e.state === "bad" || (e.state === "ready" && this.depsMatch(e, req)))) return;
     if (result.pdf.length > this.cfg.preamble.maxVerifyPdfBytes) return;
@@ -266,18 +286,37 @@ export class Preambles {
     return new Promise((r) => this.idleWaiters.push(r));
   }
 
+  /**
+   * Dumps one queued preamble at a time, each in a compile slot of its account taken only when
+   * one is free and no request waits (so background work never goes beyond MAX_CONCURRENT nor
+   * before a request), at the lowest CPU priority. A dump that finds no slot for
+   * MAX_SLOT_WAIT_MS is dropped: the account's next compile of it queues it again.
+   */
   private async work(): Promise<void> {
     if (this.working) return;
     this.working = true;
     try {
+      let since = Date.now();
       while (!this.closed && this.queue.length > 0) {
-        // background work: while a compile slot is free, or after a bounded wait (a server that
-        // is always full would otherwise never get the formats that would make it less full)
-        const waitUntil = Date.now() + MAX_BACKGROUND_WAIT_MS;
-        while (!this.closed && !this.canRun() && Date.now() < waitUntil) await new Promise((r) => setTimeout(r, 20));
-        const job = this.queue.shift();
-        if (!job || this.closed) break;
-        await this.build(job).catch((err: unknown) => console.error("preamble dump failed unexpectedly:", err));
+        const next = this.queue[0]!;
+        const release = this.slotFor(next.req.namespace ?? "");
+        if (!release) {
+          if (Date.now() - since > MAX_SLOT_WAIT_MS) {
+            this.queue.shift();
+            this.lastRefusal = `${next.req.engine}: no compile slot was free for ${MAX_SLOT_WAIT_MS / 1000} s`;
+            since = Date.now();
+          } else await new Promise((r) => setTimeout(r, SLOT_POLL_MS));
+          continue;
+        }
+        this.queue.shift();
+        try {
+          await this.build(next);
+        } catch (err) {
+          console.error("preamble dump failed unexpectedly:", err);
+        } finally {
+          release();
+        }
+        since = Date.now();
       }
     } finally {
       this.working = false;
@@ -359,16 +398,7 @@ export class Preambles {
       if (req.engine === "lualatex") args.push("--nosocket");
       args.push(`&${req.engine}`, driver);
       const child = spawnLimited(req.engine, args, { ...spawnOptions(cfg, dir), subdir: sub || undefined });
-      child.stdin!.end();
-      child.stdout!.resume();
-      child.stderr!.resume();
-      const timer = setTimeout(() => killGroup(child), cfg.preamble.dumpTimeoutMs);
-      const code = await new Promise<number | null>((resolve) => {
-        child.on("close", (c) => resolve(c));
-        child.on("error", () => resolve(null));
-      });
-      clearTimeout(timer);
-      killGroup(child);
+      const code = await this.background(child, cfg.preamble.dumpTimeoutMs);
       // the dump's files are read through handles: its Lua may have moved folders around
       const work = new WorkDir(dir);
       const inMain = (name: string) => (sub ? `${sub}/${name}` : name);
@@ -376,6 +406,8 @@ export class Preambles {
       const fls = await work.readFile(inMain(`${MAIN_BASENAME}.fls`), MAX_FLS_BYTES + 1);
       const deps = fls && fls.length <= MAX_FLS_BYTES ? this.readDeps(fls.toString("utf8"), dir, sub, req) : undefined;
       if (!deps) return "the preamble reads files the request did not bring";
+      const refused = this.refusedDep(deps.map(([p]) => p), req);
+      if (refused) return refused;
       await fs.mkdir(this.dir, { recursive: true, mode: 0o711 });
       const fmtFile = path.join(this.dir, `${randomBytes(16).toString("hex")}.fmt`);
       // a copy owned by the server, read-only for everyone: no engine can change it
@@ -414,6 +446,23 @@ export class Preambles {
     return [...deps].sort((a, b) => (a[0] < b[0] ? -1 : 1));
   }
 
+  /**
+   * Why the project files the preamble read may not be dumped: what the preamble itself may not
+   * do (see refusal), they may not do either. Scanned on the server's thread: MAX_DEPS_SCANNED in all.
+   */
+  private refusedDep(paths: string[], req: CompileRequest): string | undefined {
+    let budget = MAX_DEPS_SCANNED;
+    for (const p of paths) {
+      const f = req.files.find((x) => x.path === p);
+      if (!f) return `the preamble reads ${p}, which the request did not bring`;
+      budget -= f.data.length;
+      if (budget < 0) return `the files the preamble reads are over ${MAX_DEPS_SCANNED} bytes`;
+      const why = refusal(f.data.toString("latin1"));
+      if (why) return `the preamble reads ${p}, which uses ${why}`;
+    }
+    return undefined;
+  }
+
   /** Same text (pdftotext, run in the sandbox: the PDFs come from user documents). */
   private async sameText(a: Buffer, b: Buffer): Promise<boolean> {
     const [ta, tb] = await Promise.all([this.pdfText(a), this.pdfText(b)]);
@@ -426,24 +475,42 @@ export class Preambles {
       const file = path.join(dir, "in.pdf");
       await fs.writeFile(file, pdf, { mode: 0o644 });
       const child = spawnLimited("pdftotext", ["in.pdf", "-"], spawnOptions(this.cfg, dir));
-      child.stdin!.end();
       let out = "";
       let size = 0;
       child.stdout!.on("data", (c: Buffer) => {
         size += c.length;
         if (size <= 16 * 1024 * 1024) out += c.toString("utf8");
       });
-      child.stderr!.resume();
-      const timer = setTimeout(() => killGroup(child), 30_000);
-      const code = await new Promise<number | null>((resolve) => {
-        child.on("close", (c) => resolve(c));
-        child.on("error", () => resolve(null));
-      });
-      clearTimeout(timer);
+      const code = await this.background(child, 30_000);
       return code === 0 && size <= 16 * 1024 * 1024 ? out : undefined;
     } finally {
       await removeDir(dir);
     }
+  }
+
+  /**
+   * Runs a background process to its end: at the lowest CPU priority from its start (set before
+   * bwrap forks the sandbox, which inherits it; what starts later is demoted too), killed after
+   * `timeoutMs` or when the server closes. Its exit code, null when it failed to start or was killed.
+   */
+  private async background(child: ChildProcess, timeoutMs: number): Promise<number | null> {
+    renice(child.pid, LOW_PRIORITY);
+    BACKGROUND.settle(child);
+    child.stdin!.end();
+    if (!child.stdout!.listenerCount("data")) child.stdout!.resume();
+    child.stderr!.resume();
+    const kill = () => killGroup(child);
+    const timer = setTimeout(kill, timeoutMs);
+    this.stopping.signal.addEventListener("abort", kill);
+    if (this.stopping.signal.aborted) kill();
+    const code = await new Promise<number | null>((resolve) => {
+      child.on("close", (c) => resolve(c));
+      child.on("error", () => resolve(null));
+    });
+    clearTimeout(timer);
+    this.stopping.signal.removeEventListener("abort", kill);
+    killGroup(child);
+    return code;
   }
 
   private drop(e: Entry): Promise<void> {
@@ -486,6 +553,7 @@ export class Preambles {
   async close(): Promise<void> {
     this.closed = true;
     this.queue = [];
+    this.stopping.abort();
     for (const e of this.entries.values()) this.killWarm(e);
     await this.idle();
     await fs.rm(this.dir, { recursive: true, force: true }).catch(() => {});

@@ -34,6 +34,8 @@ export interface RunningServer {
   config: Config;
   pools: Pools;
   preambles: Preambles;
+  /** The compile slots (tests hold them to fill the server). */
+  gate: Gate;
   /** Resolves once every pool is full; rejects (PoolNotReady) naming the engine that cannot start. */
   warm: Promise<void>;
   close(): Promise<void>;
@@ -56,7 +58,7 @@ export async function startServer(opts: StartOptions = {}): Promise<RunningServe
   await verifySandbox(cfg);
   // xelatex's driver reads the font maps once, now rather than during the first job
   if (cfg.engines.includes("xelatex")) void fontMaps(engineEnv(cfg.jobRoot));
-  const gate = new Gate(cfg.maxConcurrent, cfg.maxQueue, cfg.queueTimeoutMs);
+  const gate = new Gate(cfg.maxConcurrent, cfg.maxQueue, cfg.queueTimeoutMs, cfg.maxQueuePerAccount);
   // Spare engines start when no job is running and the last answer has had time to reach the
   // caller: a format load is ~100 ms of CPU that would otherwise slow the response on its way out.
   // Jobs of heavy namespaces do not count: they run at low priority and take no warm engines.
@@ -67,9 +69,10 @@ export async function startServer(opts: StartOptions = {}): Promise<RunningServe
   const lag = new LoopLagMonitor();
   const shutdown = new AbortController();
   const body = new BodyParser(cfg.limits);
-  // preambles are dumped in the background, while a compile slot is free
-  const preambles = new Preambles(cfg, () => gate.stats().active < gate.stats().max);
-  preambles.setRunner({ writeInputs, compileWithFormat: (req, use) => compileWithFormat(req, use, cfg, shutdown.signal) });
+  // preambles are dumped and verified in the background, each in a compile slot of its account
+  // that is free while no request waits, and without running bibtex, biber, makeindex...
+  const preambles = new Preambles(cfg, (ns) => gate.tryAcquire(ns));
+  preambles.setRunner({ writeInputs, compileWithFormat: (req, use) => compileWithFormat(req, use, cfg, shutdown.signal, { noTools: true }) });
   const server = http.createServer(createHandler({ cfg, pools, gate, lag, body, shutdown: shutdown.signal, preambles, ready: () => pools.isWarm() }));
   server.requestTimeout = cfg.limits.maxTimeoutMs + 60_000;
   server.headersTimeout = 30_000;
@@ -87,6 +90,7 @@ export async function startServer(opts: StartOptions = {}): Promise<RunningServe
     config: cfg,
     pools,
     preambles,
+    gate,
     warm,
     close() {
       closing ??= (async () => {

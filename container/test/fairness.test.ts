@@ -310,6 +310,43 @@ describe("pausing", () => {
     a.end();
   });
 
+  it("light jobs that overlap hold a job stopped for its pause budget in all, not for as long as they keep coming", async () => {
+    const budget = 300;
+    const f = new Fairness({ pauseBudgetMs: budget, cores: 1 });
+    const a = await jobWithProcess(f, "a");
+    await sleep(PREEMPT_AFTER_MS + 50);
+    // how long a's sandbox is seen stopped, sampled every few milliseconds
+    let stoppedMs = 0;
+    let sampling = true;
+    const sampler = (async () => {
+      for (let last = Date.now(); sampling; ) {
+        const st = await states(a.pids);
+        const now = Date.now();
+        if (st.includes("T")) stoppedMs += now - last;
+        last = now;
+        await sleep(5);
+      }
+    })();
+    // a light job of another account (with its engine running) every 150 ms, each ending 100 ms
+    // after the next began (each holds a for less than PAUSE_MAX_MS): 1.5 s without a gap
+    let prev = await jobWithProcess(f, "l0");
+    await expectStates(a.pids, "TT");
+    for (let k = 1; k <= 10; k++) {
+      await sleep(150);
+      const next = await jobWithProcess(f, `l${k}`);
+      await sleep(100);
+      prev.end();
+      prev = next;
+    }
+    prev.end();
+    sampling = false;
+    await sampler;
+    expect(stoppedMs).toBeGreaterThan(budget / 2);
+    expect(stoppedMs).toBeLessThan(budget + 200); // the last sample's interval and a signal's delivery
+    await expectStates(a.pids, "SS");
+    a.end();
+  });
+
   it("with a CPU to spare, a long job is left to run; a heavy namespace's is stopped all the same", async () => {
     const f = new Fairness({ cores: 2 }); // a's process and b's: no more than the CPUs
     const a = await jobWithProcess(f, "a");

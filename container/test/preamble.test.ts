@@ -5,6 +5,7 @@ import { existsSync, promises as fs, readdirSync, readFileSync, statSync } from 
 import os from "node:os";
 import path from "node:path";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { LOW_PRIORITY } from "../src/fairness.ts";
 import { MAX_PREAMBLE_CHARS, preambleOf } from "../src/preamble.ts";
 import type { RunningServer } from "../src/server.ts";
 import { compile, doc, expectPdf, fixture, FIXTURES, pdfPages, pdfText, testServer } from "./helpers.ts";
@@ -33,15 +34,17 @@ const cases: Case[] = [
   { name: "medium (toc, refs, tikz, hyperref)", body: { engine: "pdflatex", source: fixture("medium.tex") }, hit: true },
   { name: "medium, xelatex", body: { engine: "xelatex", source: fixture("medium.tex") }, hit: false },
   { name: "amsmath, lualatex", body: { engine: "lualatex", source: doc("Euler: $e^{i\\pi} + 1 = 0$ and \\[ \\sum_{k=1}^n k = \\frac{n(n+1)}{2} \\]", "\\usepackage{amsmath}\n") }, hit: false },
+  // a document that runs a tool (bibtex, biber, makeindex) is not dumped: its verification would
+  // run the tool again in the background
   {
     name: "bibtex",
     body: { engine: "pdflatex", source: doc("See \\cite{knuth84}.\n\\bibliographystyle{plain}\n\\bibliography{refs}", "\\usepackage{amsmath}\n"), files: [{ path: "refs.bib", content: bib }] },
-    hit: true,
+    hit: false,
   },
   {
     name: "biblatex + biber",
     body: { engine: "pdflatex", source: doc("See \\cite{knuth84}.\n\\printbibliography", "\\usepackage[backend=biber]{biblatex}\n\\addbibresource{refs.bib}\n"), files: [{ path: "refs.bib", content: bib }] },
-    hit: true,
+    hit: false,
   },
   {
     name: "preamble reads project files, main file in a subfolder",
@@ -64,7 +67,7 @@ const cases: Case[] = [
   {
     name: "makeindex opens its file in the preamble",
     body: { engine: "pdflatex", source: doc("Apples\\index{apple} and pears\\index{pear}.\n\\printindex", "\\usepackage{makeidx}\n\\makeindex\n") },
-    hit: true,
+    hit: false,
   },
   { name: "fontspec, xelatex", body: { engine: "xelatex", source: doc("Unicode: äöü — ĳ", "\\usepackage{fontspec}\n\\setmainfont{DejaVu Serif}\n") }, hit: false },
   { name: "fontspec, lualatex", body: { engine: "lualatex", source: doc("Unicode: äöü", "\\usepackage{fontspec}\n") }, hit: false },
@@ -296,6 +299,90 @@ describe("bounded cache, fallback (no warm processes)", () => {
 
 });
 
+describe("background work: in the account's slots, at low priority, without tools", () => {
+  let one: RunningServer;
+  const jobRoot = path.join(os.tmpdir(), `texcompile-bg-${process.pid}`);
+  beforeAll(async () => {
+    // one compile slot: a dump may only take it when it is free and no request waits
+    one = await testServer({ jobRoot, engines: ["pdflatex"], maxConcurrent: 1, preamble: { warm: 0 } as never, poolSize: { pdflatex: 1 } as never });
+  });
+  afterAll(async () => {
+    await one?.close();
+  });
+
+  /**
+   * The nice values of this server's dump processes: the sandbox the server started (its parent
+   * is this process; its command line names the job root and mylatexformat). What the sandbox
+   * starts inherits its value, or is demoted a moment later if it forked first.
+   */
+  const dumpNices = () => {
+    const nices: number[] = [];
+    for (const p of readdirSync("/proc").filter((x) => /^\d+$/.test(x))) {
+      try {
+        const cmd = readFileSync(`/proc/${p}/cmdline`, "utf8");
+        const stat = readFileSync(`/proc/${p}/stat`, "utf8").split(") ")[1]!.split(" ");
+        if (cmd.includes(jobRoot) && cmd.includes("mylatexformat") && Number(stat[1]) === process.pid) nices.push(Number(stat[16]));
+      } catch {
+        /* gone meanwhile */
+      }
+    }
+    return nices;
+  };
+
+  it("a dump waits while every compile slot is held, then runs in one, at nice 19", { timeout: 120_000 }, async () => {
+    const hold = await one.gate.acquire("other");
+    // x's compile waits behind the test's hold, then "another" request waits behind x's: when x
+    // ends, its slot goes straight to that request, and x's dump finds none free
+    const x = compile(one.url, { engine: "pdflatex", source: doc("X", "\\usepackage{xcolor}\n"), namespace: "acct-x" });
+    await expect.poll(() => one.gate.stats().queued, { interval: 10, timeout: 10_000 }).toBe(1);
+    const next = one.gate.acquire("another");
+    hold();
+    expectPdf(await x);
+    const release = await next;
+    const seen: number[] = [];
+    for (const until = Date.now() + 4_000; Date.now() < until; ) {
+      seen.push(...dumpNices());
+      await new Promise((r) => setTimeout(r, 20));
+    }
+    expect(seen).toEqual([]); // no dump while the slot is held (before: it ran after 2 s anyway)
+    expect(one.preambles.stats().dumped).toBe(0);
+    release();
+    for (let i = 0; i < 500 && seen.length === 0 && one.preambles.stats().dumped === 0; i++) {
+      seen.push(...dumpNices());
+      await new Promise((r) => setTimeout(r, 5));
+    }
+    await one.preambles.idle();
+    expect(one.preambles.stats().dumped).toBe(1);
+    expect(seen.length).toBeGreaterThan(0);
+    for (const n of seen) expect(n).toBe(LOW_PRIORITY);
+  });
+
+  it("a document that runs a tool is not dumped (no bibtex in the background)", { timeout: 60_000 }, async () => {
+    const before = one.preambles.stats().dumped;
+    const body = { engine: "pdflatex", namespace: "acct-bib", source: doc("See \\cite{knuth84}.\n\\bibliographystyle{plain}\n\\bibliography{refs}", "\\usepackage{amsmath}\n"), files: [{ path: "refs.bib", content: bib }] };
+    const r = await compile(one.url, body);
+    expectPdf(r);
+    expect(r.headers.get("x-compile-tools")).toBe("bibtex");
+    await one.preambles.idle();
+    expect(one.preambles.stats().dumped).toBe(before);
+    expect(one.preambles.stats().lastRefusal).toMatch(/runs bibtex/);
+  });
+
+  it("a project file the preamble reads may not do what the preamble may not, under any spelling", { timeout: 60_000 }, async () => {
+    const before = one.preambles.stats().dumped;
+    const body = {
+      engine: "pdflatex",
+      namespace: "acct-dep",
+      source: "\\documentclass{article}\n\\usepackage{amsmath}\n\\input{macros}\n\\begin{document}\nx\n\\end{document}\n",
+      files: [{ path: "macros.tex", content: "\\csname newwrite\\endcsname\\f \\csname immediate\\endcsname\\csname openout\\endcsname\\f=x.out\n" }],
+    };
+    expectPdf(await compile(one.url, body));
+    await one.preambles.idle();
+    expect(one.preambles.stats().dumped).toBe(before);
+    expect(one.preambles.stats().lastRefusal).toMatch(/macros\.tex.*csname/);
+  });
+});
+
 describe("preambleOf", () => {
   it.each([
     ["\\documentclass{article}\n\\usepackage{x}\n\\begin{document}\nx\n\\end{document}", "\\documentclass{article}\n\\usepackage{x}\n"],
@@ -306,6 +393,25 @@ describe("preambleOf", () => {
     ["\\documentclass{article}\n\\usepackage{glossaries}\n\\makeglossaries\n\\begin{document}\n", undefined],
     ["\\usepackage{x}\n\\begin{document}\n", undefined], // no \documentclass
     ["\\documentclass{article}\n", undefined], // no \begin{document}
+    // the same primitives under other spellings: names built at run time, ^^ notation, environments
+    ["\\documentclass{article}\n\\usepackage{x}\n\\csname immediate\\endcsname\\csname write\\endcsname18{touch x}\n\\begin{document}\n", undefined],
+    ["\\documentclass{article}\n\\usepackage{x}\n\\expandafter\\let\\expandafter\\w\\csname wr\\string ite\\endcsname\n\\begin{document}\n", undefined],
+    ["\\documentclass{article}\n\\usepackage{x}\n\\ifcsname wr ite\\endcsname\\fi\n\\begin{document}\n", undefined],
+    ["\\documentclass{article}\n\\usepackage{x}\n\\^^77rite18{x}\n\\begin{document}\n", undefined],
+    ["\\documentclass{article}\n\\usepackage{x}\n\\begin{immediate}\\begin{write}18{x}\n\\begin{document}\n", undefined],
+    ["\\documentclass{article}\n\\usepackage{x}\n\\end{input}\n\\begin{document}\n", undefined], // \endinput
+    ["\\documentclass{article}\n\\usepackage{x}\n\\def\\e{write}\\begin{\\e}18{x}\n\\begin{document}\n", undefined],
+    ["\\documentclass{article}\n\\usepackage{x}\n\\makeatletter\\@nameuse{openout}\n\\begin{document}\n", undefined],
+    ["\\documentclass{article}\n\\usepackage{etoolbox}\n\\csuse{special}{x}\n\\begin{document}\n", undefined],
+    ["\\documentclass{article}\n\\usepackage{x}\n\\UseName{openout}\n\\begin{document}\n", undefined],
+    ["\\documentclass{article}\n\\usepackage{x}\n\\ExplSyntaxOn \\use:c{openout}\n\\begin{document}\n", undefined],
+    ["\\documentclass{article}\n\\usepackage{x}\n\\makeatletter\\protected@write\\@auxout{}{x}\n\\begin{document}\n", undefined],
+    ["\\documentclass{article}\n\\usepackage{x}\n\\scantokens{\\def\\x{y}}\n\\begin{document}\n", undefined],
+    // what preambles usually hold still is taken
+    [
+      "\\documentclass{article}\n\\usepackage{x}\n\\newenvironment{note}{\\begin{center}\\itshape}{\\end{center}}\n\\makeatletter\\renewcommand\\@seccntformat[1]{}\\makeatother\n\\newcommand\\R{\\mathbb{R}}\\\\ 50\\%\n\\begin{document}\n",
+      "\\documentclass{article}\n\\usepackage{x}\n\\newenvironment{note}{\\begin{center}\\itshape}{\\end{center}}\n\\makeatletter\\renewcommand\\@seccntformat[1]{}\\makeatother\n\\newcommand\\R{\\mathbb{R}}\\\\ 50\\%\n",
+    ],
   ])("%j", (source, expected) => {
     expect(preambleOf(source)).toBe(expected);
   });

@@ -37,7 +37,7 @@ function noLeak(r: Result): void {
 }
 
 beforeAll(async () => {
-  s = await testServer({ maxConcurrent: 4, maxQueue: 20, poolSize: { pdflatex: 2, xelatex: 2, lualatex: 2 } });
+  s = await testServer({ maxConcurrent: 4, maxQueue: 20, maxQueuePerAccount: 20, poolSize: { pdflatex: 2, xelatex: 2, lualatex: 2 } });
   const made = await compile(s.url, { engine: "pdflatex", source: doc(SECRET_PDF) });
   expectPdf(made);
   secretPdf = made.body;
