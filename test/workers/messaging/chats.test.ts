@@ -54,6 +54,7 @@ describe("messaging: chats", () => {
     expect(read.status).toBe(200);
     expect(await json(read)).toMatchObject({ id: "15550001111@c.us", unreadCount: 0 });
     const history = await json<{ data: MessageJson[] }>(await api(`/api/messages/15550001111@c.us?sessionId=${s.id}`, { key: k.key }));
+    expect(history.data).toHaveLength(2);
     expect(history.data.every((m) => m.readAt !== null)).toBe(true);
     expect((await listChats(k.key, `sessionId=${s.id}`)).data.find((c) => c.id === "15550002222@c.us")!.unreadCount).toBe(2);
   });
@@ -127,6 +128,7 @@ describe("messaging: chats", () => {
     expect(await json(read)).toMatchObject({ id: a.me!.chatId, unreadCount: 0 });
     // The read receipt is in before the answer: the sender's messages are read, the reader's inbound copies stamped.
     const atA = await statusesAtA();
+    expect(atA).toHaveLength(3);
     expect(atA.every((m) => m.status === "read" && m.readAt !== null)).toBe(true);
     const atB = await json<{ data: MessageJson[] }>(await api(`/api/messages/${a.me!.chatId}?sessionId=${b.id}`, { key: k.key }));
     expect(atB.data.map((m) => [m.direction, m.status, m.readAt !== null])).toEqual(Array.from({ length: 4 }, () => ["inbound", "received", true]));
