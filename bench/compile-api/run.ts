@@ -8,6 +8,7 @@ import { spawn } from "node:child_process";
 import http from "node:http";
 import { join } from "node:path";
 import { freePort, ROOT, startDev } from "../../test/e2e/harness.ts";
+import { floor } from "../floors.ts";
 
 const ROUNDS = Number(process.env.ROUNDS ?? 40);
 const ASYNC_ROUNDS = Number(process.env.ASYNC_ROUNDS ?? 15);
@@ -154,9 +155,10 @@ try {
   const added = quantile(miss, 0.5) - quantile(alone, 0.5);
   const hitP50 = quantile(hit, 0.5);
   const asyncP50 = quantile(asyncMs, 0.5);
-  console.log(`\nMISS p50 added over the compile server alone: ${added.toFixed(1)} ms (floor <= 15 ms) ${added <= 15 ? "PASS" : "FAIL"}`);
-  console.log(`HIT p50: ${hitP50.toFixed(1)} ms (floor < 10 ms) ${hitP50 < 10 ? "PASS" : "FAIL"}`);
-  console.log(`async submit -> succeeded p50: ${asyncP50.toFixed(0)} ms (floor < 1500 ms) ${asyncP50 < 1500 ? "PASS" : "FAIL"}`);
+  console.log();
+  floor(`MISS p50 added over the compile server alone: ${added.toFixed(1)} ms (floor <= 15 ms)`, added <= 15);
+  floor(`HIT p50: ${hitP50.toFixed(1)} ms (floor < 10 ms)`, hitP50 < 10);
+  floor(`async submit -> succeeded p50: ${asyncP50.toFixed(0)} ms (floor < 1500 ms)`, asyncP50 < 1500);
 } finally {
   await dev?.stop();
   compiler.stop();

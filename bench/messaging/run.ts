@@ -11,6 +11,7 @@ import { createServer } from "node:http";
 import type { AddressInfo } from "node:net";
 import autocannon, { type Request as AcRequest } from "autocannon";
 import { startDev } from "../../test/e2e/harness.ts";
+import { floor } from "../floors.ts";
 
 const DURATION = Number(process.env.DURATION ?? 10);
 const CONNECTIONS = Number(process.env.CONNECTIONS ?? 10);
@@ -151,10 +152,11 @@ try {
   console.log(`| inbound media: receipt -> downloadable p50 / p99 ms | ${mediaP50} / ${pct(99)} |`);
   const p50ok = single.latency.p50 < 15;
   const bulkOk = sentMs > 0 && sentMs <= 60_000;
-  console.log(`\nsingle send p50 (1 client): ${single.latency.p50} ms (floor < 15 ms) ${p50ok ? "PASS" : "FAIL"}`);
-  console.log(`bulk ${BULK} all sent: ${sentMs ? (sentMs / 1000).toFixed(1) + " s" : "not reached"} (floor <= 60 s) ${bulkOk ? "PASS" : "FAIL"}`);
+  console.log();
+  floor(`single send p50 (1 client): ${single.latency.p50} ms (floor < 15 ms)`, p50ok);
+  floor(`bulk ${BULK} all sent: ${sentMs ? (sentMs / 1000).toFixed(1) + " s" : "not reached"} (floor <= 60 s)`, bulkOk);
   const mediaOk = ready.length === MEDIA && mediaP50 < 2000;
-  console.log(`inbound media receipt -> downloadable p50: ${mediaP50} ms (floor < 2 s, all ${MEDIA} stored) ${mediaOk ? "PASS" : "FAIL"}`);
+  floor(`inbound media receipt -> downloadable p50: ${mediaP50} ms (floor < 2 s, all ${MEDIA} stored)`, mediaOk);
 } finally {
   await dev?.stop();
 }

@@ -27,18 +27,29 @@ export function usepackageFlood(): Attack {
  * scanners look for: the bootstrap marker, "File `", file:line: prefixes) and then fails.
  */
 export function bigLogFailure(mib = 6): Attack {
+  return { name: `${mib} MiB log, then an error`, body: { engine: "pdflatex", source: bigLog(mib, "\\undefinedcommandafterthelog") } };
+}
+
+/**
+ * About `mib` MiB of log as in bigLogFailure, then an endless loop that writes nothing: the
+ * job ends only when something stops it (the log cap, when `mib` is over it, or the time limit).
+ */
+export function bigLogThenSpin(mib: number): Attack {
+  return { name: `${mib} MiB log, then a silent loop`, body: { engine: "pdflatex", source: bigLog(mib, "\\def\\spin{\\spin}\\spin") } };
+}
+
+function bigLog(mib: number, then: string): string {
   // each \message adds 1 KiB; TeX wraps log lines at max_print_line (10,000)
   const unit = "\\string\\message\\string{TEXPOOL-READY\\string} File \\string`a.b:1: ./x.tex:2: l.3 ";
   const rounds = Math.ceil((mib * 1024 * 1024) / 1024);
-  const source = [
+  return [
     "\\documentclass{article}",
     `\\edef\\u{${unit}}\\edef\\u{\\u\\u}\\edef\\u{\\u\\u}\\edef\\u{\\u\\u}\\edef\\u{\\u\\u}`,
     "\\begin{document}",
     `\\count255=0 \\loop\\message{\\u}\\advance\\count255 by 1 \\ifnum\\count255<${rounds} \\repeat`,
-    "\\undefinedcommandafterthelog",
+    then,
     "\\end{document}",
   ].join("\n");
-  return { name: `${mib} MiB log, then an error`, body: { engine: "pdflatex", source } };
 }
 
 export const ATTACKS: ReadonlyArray<() => Attack> = [bcfFlood, usepackageFlood, () => bigLogFailure()];

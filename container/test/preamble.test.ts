@@ -24,6 +24,8 @@ interface Case {
   body: Record<string, unknown>;
   /** The format path is expected to take it (else: it must fall back, same output). */
   hit: boolean;
+  /** A broken document (corpus/broken-*): both paths must fail with the same error. */
+  broken?: boolean;
 }
 
 const bib = fixture("refs.bib");
@@ -100,7 +102,7 @@ if (existsSync(CORPUS)) {
         const text = /\.(tex|sty|cls|bib|dat|csv|ist|bst|txt)$/.test(f);
         return { path: f, content: text ? data.toString("utf8") : data.toString("base64"), encoding: text ? "utf8" : "base64" };
       });
-    corpusCases.push({ name: `corpus/${name}`, body: { engine, source, files }, hit: false });
+    corpusCases.push({ name: `corpus/${name}`, body: { engine, source, files }, hit: false, broken: name.startsWith("broken-") });
   }
 }
 
@@ -119,8 +121,9 @@ describe("same PDF with and without a precompiled preamble", () => {
       await s.preambles.idle();
       const edited = { ...c.body, source: editBody(c.body.source as string) };
       const [second, refEdited] = await Promise.all([compile(s.url, { ...c.body, namespace: ns }), compile(s.url, edited)]);
+      // every case is a valid document: a reference that failed would make both paths fail alike
+      expect(ref.status, JSON.stringify(ref.json?.error)).toBe(200);
       expect(second.status).toBe(ref.status);
-      if (ref.status !== 200) return;
       if (c.hit) expect(second.headers.get("x-compile-preamble")).toBe("hit");
       for (const r of [first, second]) {
         expectPdf(r);
@@ -169,8 +172,16 @@ describe.concurrent("the corpus: same PDF with and without a precompiled preambl
         await s.preambles.idle();
         // the next compile with an edited body: from the format where one was made
         const second = await compile(s.url, { ...edited, namespace: ns });
+        // the corpus is meant to compile, but for broken-*: a reference failing unexpectedly would
+        // make both paths fail alike
+        expect(refEdited.status, JSON.stringify(refEdited.json?.error)).toBe(c.broken ? 422 : 200);
         expect(second.status).toBe(refEdited.status);
-        if (refEdited.status !== 200) return;
+        if (c.broken) {
+          const cause = (r: typeof second) => ({ code: r.json.error.code, message: r.json.error.message, file: r.json.error.file, line: r.json.error.line });
+          expect(cause(refEdited).code).toBe("compile_error");
+          expect(cause(second)).toEqual(cause(refEdited));
+          return;
+        }
         expectPdf(second);
         expect(pdfPages(second.body)).toBe(pdfPages(refEdited.body));
         expect(pdfText(second.body)).toBe(pdfText(refEdited.body));

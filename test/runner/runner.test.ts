@@ -1,5 +1,6 @@
 // `npm test` itself (scripts/test.ts) on fake suites: one passes, one fails in global setup after
-// another setup started a server, one hangs without output after starting a detached process.
+// another setup started a server, one hangs without output after starting a detached process,
+// one has a failing assertion, one fails after its tests with an unhandled error.
 import { spawn } from "node:child_process";
 import { mkdtempSync, readFileSync, rmSync } from "node:fs";
 import { tmpdir } from "node:os";
@@ -66,6 +67,21 @@ describe.concurrent("npm test's runner", () => {
     expect(r.code).toBe(0);
     expect(lines(r.out).at(-1)).toBe("2 passed, 0 failed, 2 skipped");
     expect(r.out).not.toContain("counted as failed");
+  });
+
+  it("counts a failing assertion, and a suite that fails outside its tests, as failures", async () => {
+    const r = await runTests(`fail:${FIX}/fail.config.ts,outside:${FIX}/outside.config.ts`);
+    expect(r.code).toBe(1);
+    // `fail`: its failed test counts (the suite itself is no extra problem); `outside`: its tests
+    // passed, the error after them counts as one more failure
+    expect(r.out).toMatch(/\[test\] fail: 1 passed, 1 failed, 0 skipped \(\d+ s\)\n/);
+    expect(r.out).toContain("expected 'FIXTURE-ASSERTION' to be 'something else'");
+    expect(r.out).toContain("Error: FIXTURE-OUTSIDE-ERROR");
+    expect(lines(r.out).slice(-3)).toEqual([
+      "[test] 1 suite(s) counted as failed:",
+      "[test]   outside: failed outside its tests (exit 1: an error in setup, teardown or an unhandled error; see above)",
+      "2 passed, 2 failed, 0 skipped",
+    ]);
   });
 
   it("counts a suite whose config cannot even load as failed", async () => {

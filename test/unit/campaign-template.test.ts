@@ -21,11 +21,14 @@ describe("campaign templates", () => {
     expect(() => parseTemplate("Hi {{nmae}}")).toThrow(TemplateError);
     expect(() => parseTemplate("{{attributes}}")).toThrow(/attributes/);
     expect(() => parseTemplate("{{attributes.a.b}}")).toThrow(TemplateError);
+    let thrown: unknown;
     try {
       parseTemplate("x {{foo.bar}}");
     } catch (e) {
-      expect((e as TemplateError).variable).toBe("foo.bar");
+      thrown = e;
     }
+    expect(thrown).toBeInstanceOf(TemplateError);
+    expect((thrown as TemplateError).variable).toBe("foo.bar");
   });
 
   it("lists the variables and leaves plain text and lone braces alone", () => {

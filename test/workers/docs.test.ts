@@ -21,6 +21,7 @@ describe("/docs", () => {
     }
     const srcs = scripts.map(([, attrs]) => /src="([^"]+)"/.exec(attrs!)![1]!);
     const styles = [...html.matchAll(/<link rel="stylesheet" href="([^"]+)"/g)].map((m) => m[1]!);
+    expect(styles.length).toBeGreaterThanOrEqual(1);
     expect(styles.every((s) => s.startsWith("/"))).toBe(true);
 
     for (const src of srcs) {

@@ -1,5 +1,7 @@
+import { createExecutionContext, waitOnExecutionContext } from "cloudflare:test";
 import { env, exports } from "cloudflare:workers";
 import { expect } from "vitest";
+import { createApp } from "../../src/app.ts";
 import { getDb } from "../../src/db/client.ts";
 import { accounts, apiKeys } from "../../src/db/schema/index.ts";
 import { generateApiKey, hashApiKey } from "../../src/platform/api-keys.ts";
@@ -33,8 +35,9 @@ export async function createKey(plan: Plan = "pro", opts: { limit?: number; acco
   return { key, keyId, accountId };
 }
 
-/** A request to the Worker as a client would make it. */
-export function api(path: string, init: RequestInit & { key?: string; json?: unknown; ip?: string } = {}): Promise<Response> {
+export type ApiInit = RequestInit & { key?: string; json?: unknown; ip?: string };
+
+function clientRequest(path: string, init: ApiInit): Request {
   const headers = new Headers(init.headers);
   if (init.key) headers.set("Authorization", `Bearer ${init.key}`);
   headers.set("CF-Connecting-IP", init.ip ?? "203.0.113.1");
@@ -43,7 +46,20 @@ export function api(path: string, init: RequestInit & { key?: string; json?: unk
     headers.set("Content-Type", "application/json");
     body = JSON.stringify(init.json);
   }
-  return (exports as unknown as { default: Fetcher }).default.fetch(new Request(`http://api.test${path}`, { ...init, headers, body }));
+  return new Request(`http://api.test${path}`, { ...init, headers, body });
+}
+
+/** A request to the Worker as a client would make it. */
+export function api(path: string, init: ApiInit = {}): Promise<Response> {
+  return (exports as unknown as { default: Fetcher }).default.fetch(clientRequest(path, init));
+}
+
+/** The same request to the app with some bindings replaced (e.g. a compiler that is down); same D1 and R2. */
+export async function apiWith(overrides: Partial<Env>, path: string, init: ApiInit = {}): Promise<Response> {
+  const ctx = createExecutionContext();
+  const res = await createApp().fetch(clientRequest(path, init), { ...env, ...overrides }, ctx);
+  await waitOnExecutionContext(ctx);
+  return res;
 }
 
 /**

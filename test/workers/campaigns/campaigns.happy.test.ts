@@ -152,6 +152,7 @@ describe("campaigns: pause, resume, cancel", () => {
     expect(b.stats.skipped).toBe(30 - done(b));
     expect(b.stats.skipped).toBeGreaterThan(0);
     const rs = await recipients(k.key, c.id, "&status=skipped");
+    expect(rs).toHaveLength(b.stats.skipped);
     expect(rs.every((r) => r.reason === "cancelled")).toBe(true);
     expect((await action(k.key, c.id, "resume")).status).toBe(409);
     const pending = await env.DB.prepare("SELECT count(*) AS n FROM messages WHERE campaign_id = ? AND status = 'pending'").bind(c.id).first<{ n: number }>();

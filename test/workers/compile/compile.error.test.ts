@@ -1,20 +1,13 @@
-import { createExecutionContext, env, waitOnExecutionContext } from "cloudflare:test";
+import { env } from "cloudflare:workers";
 import { describe, expect, it } from "vitest";
-import { createApp } from "../../../src/app.ts";
 import { COMPILE_LIMITS } from "../../../src/compile/limits.ts";
-import { api, createKey, errorOf } from "../helpers.ts";
+import { api, apiWith, createKey, errorOf } from "../helpers.ts";
 import { compileSync, HELLO, insertJob, type JobBody, receiverUrl, submit, uniqueDoc, waitForJob } from "./helpers.ts";
 
 const BROKEN_LINE_4 = "\\documentclass{article}\n\\begin{document}\nHello\n\\undefinedcommandxyz\n\\end{document}\n";
 
-/** The app with some bindings replaced (e.g. a compiler that is down), called like the Worker. */
-async function callWith(overrides: Partial<Env>, path: string, key: string, json: unknown): Promise<Response> {
-  const ctx = createExecutionContext();
-  const req = new Request(`http://api.test${path}`, { method: "POST", headers: { Authorization: `Bearer ${key}`, "Content-Type": "application/json", "CF-Connecting-IP": "203.0.113.9" }, body: JSON.stringify(json) });
-  const res = await createApp().fetch(req, { ...env, ...overrides }, ctx);
-  await waitOnExecutionContext(ctx);
-  return res;
-}
+/** A compile request to the app with some bindings replaced. */
+const callWith = (overrides: Partial<Env>, path: string, key: string, json: unknown) => apiWith(overrides, path, { method: "POST", key, json, ip: "203.0.113.9" });
 
 describe("compile: LaTeX failures", () => {
   it("422 compile_error with the line, all errors and the log tail", async () => {

@@ -114,7 +114,8 @@ describe("messaging: every inbound Cloud API message type is stored and announce
     const settled = await waitFor(async () => {
       const page = await json<{ data: MessageJson[] }>(await api(`/api/messages/${CHAT}?limit=100&sessionId=${sessionId}`, { key }));
       const files = page.data.filter((m) => m.media);
-      return files.every((m) => (m.media as { status: string }).status === "failed") ? files : undefined;
+      // all five present (an empty list settles nothing)
+      return files.length === 5 && files.every((m) => (m.media as { status: string }).status === "failed") ? files : undefined;
     }, 20_000, "media failed");
     expect(settled).toHaveLength(5);
   });

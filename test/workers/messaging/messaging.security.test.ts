@@ -1,7 +1,15 @@
 import { env } from "cloudflare:workers";
 import { describe, expect, it } from "vitest";
 import { api, createKey } from "../helpers.ts";
-import { fakePhone, json, sandboxSession, type MessageJson } from "./support.ts";
+import { eventsOf, fakePhone, json, sandboxSession, waitFor, type MessageJson } from "./support.ts";
+
+/** Every row of every table in D1, as one text. */
+async function everyD1Row(): Promise<string> {
+  const { results: tables } = await env.DB.prepare("SELECT name FROM sqlite_master WHERE type = 'table' AND name NOT LIKE 'sqlite_%' AND name NOT LIKE '_cf_%'").all<{ name: string }>();
+  expect(tables.map((t) => t.name)).toEqual(expect.arrayContaining(["messaging_sessions", "events", "messages"]));
+  const dumps = await Promise.all(tables.map(async ({ name }) => JSON.stringify((await env.DB.prepare(`SELECT * FROM "${name}"`).all()).results)));
+  return dumps.join("\n");
+}
 
 describe("messaging: isolation and secrets", () => {
   it("every route with another account's ids answers 404 and changes nothing", async () => {
@@ -58,8 +66,12 @@ describe("messaging: isolation and secrets", () => {
       const bodies = [JSON.stringify(session), await (await api("/api/sessions", { key: k.key })).text(), await (await api(`/api/sessions/${session.id}`, { key: k.key })).text()];
       bodies.push(await (await api(`/api/sessions/${session.id}/restart`, { method: "POST", key: k.key })).text());
       bodies.push(await (await api("/api/messages/send", { method: "POST", key: k.key, json: { sessionId: session.id, to: "+16505551234", text: "hi" } })).text());
-      const rows = JSON.stringify(await env.DB.prepare("SELECT * FROM messaging_sessions WHERE id = ?").bind(session.id).all());
-      for (const text of [...bodies, rows, ...logs]) for (const secret of secrets) expect(text).not.toContain(secret);
+      // connected, disconnected by the restart, connected again
+      const events = JSON.stringify(await waitFor(() => eventsOf(k.accountId, "session.connected").length >= 2 && eventsOf(k.accountId)));
+      expect(events).toContain(session.id);
+      const rows = await everyD1Row();
+      expect(rows).toContain(session.id);
+      for (const text of [...bodies, events, rows, ...logs]) for (const secret of secrets) expect(text).not.toContain(secret);
     } finally {
       Object.assign(console, orig);
     }

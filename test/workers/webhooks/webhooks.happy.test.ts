@@ -76,6 +76,7 @@ describe("webhooks: happy path", () => {
     const p2 = (await (await api(`/api/webhooks?limit=2&cursor=${p1.nextCursor}`, { key: k.key })).json()) as { data: { id: string }[]; nextCursor: string | null };
     expect(p2.nextCursor).toBeNull();
     expect([...p1.data, ...p2.data].map((d) => d.id).sort()).toEqual([...ids].sort());
+    expect(p1.data).toHaveLength(2);
     expect(p1.data.every((d) => d.secret === undefined)).toBe(true);
 
     const put = await api(`/api/webhooks/${ids[1]}`, { method: "PUT", key: k.key, json: { events: ["*", "message.read"], description: null, enabled: false } });
