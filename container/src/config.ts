@@ -26,6 +26,9 @@ export interface Limits {
   shellEscape: boolean;
   /** RLIMIT_NPROC of a shell-escape job's processes (counts every process of the engine uid). */
   shellEscapeProcesses: number;
+  /** Per job in all, where per-job control groups are available (cgroup.ts): processes at once, memory. */
+  jobProcesses: number;
+  jobMemoryBytes: number;
 }
 
 /** Precompiled preambles (preamble.ts). */
@@ -55,6 +58,8 @@ export interface Config {
   engineGid: number | undefined;
   /** Run every engine/bib process in a bubblewrap sandbox (COMPILE_SANDBOX, default on). */
   sandbox: boolean;
+  /** Per-job control groups: "auto" uses them where the kernel allows, "off" never (COMPILE_CGROUPS). */
+  cgroups: "auto" | "off";
   /** The bwrap binary (tests point it elsewhere to exercise the start-up self-check). */
   bwrapPath: string;
   limits: Limits;
@@ -108,6 +113,8 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env, overrides: Part
     // programs a document runs are contained by the sandbox only: without it, never (see below)
     shellEscape: shellRaw !== "off",
     shellEscapeProcesses: int(env, "SHELL_ESCAPE_PROCESSES", 1000, 16),
+    jobProcesses: int(env, "JOB_PROCESSES", 512, 16),
+    jobMemoryBytes: int(env, "JOB_MEMORY_BYTES", 3 * 1024 * 1024 * 1024, 64 * 1024 * 1024),
   };
   const cfg: Config = {
     port: int(env, "PORT", 8080, 0),
@@ -140,6 +147,7 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env, overrides: Part
       dumpTimeoutMs: int(env, "PREAMBLE_DUMP_TIMEOUT_MS", 30_000, 1000),
     },
     logRequests: env.LOG_REQUESTS === "1",
+    cgroups: (env.COMPILE_CGROUPS ?? "auto").trim().toLowerCase() === "off" ? "off" : "auto",
   };
   const out: Config = {
     ...cfg,

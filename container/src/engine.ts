@@ -158,6 +158,13 @@ export interface SpawnOptions {
   /** Shell escape on (sandbox only): the environment allows it, and RLIMIT_NPROC caps the programs it starts. */
   shellEscape?: boolean | undefined;
   maxProcesses?: number | undefined;
+  /**
+   * Start held: the process waits for one line on stdin before it runs the command (so the caller
+   * can move it into the job's control group before it can fork). Release it with `release()`.
+   */
+  held?: boolean | undefined;
+  /** The job's processes are capped by its control group: no per-uid RLIMIT_NPROC (shared by every job). */
+  groupCapped?: boolean | undefined;
   /** Added to the engine environment (paths as the process sees them: see jobDirSeen). */
   env?: Record<string, string> | undefined;
 }
@@ -179,7 +186,7 @@ export function spawnLimited(cmd: string, args: string[], o: SpawnOptions): Chil
   const limits = [`--cpu=${o.cpuSeconds}`, `--as=${o.memoryBytes}`, `--fsize=${o.fileBytes}`, "--core=0"];
   if (o.shellEscape) {
     if (!o.sandbox) throw new Error("shell escape runs only in the sandbox");
-    limits.push(`--nproc=${o.maxProcesses ?? 1000}`);
+    if (!o.groupCapped) limits.push(`--nproc=${o.maxProcesses ?? 1000}`);
   }
   limits.push("--");
   let argv: string[];
@@ -200,7 +207,9 @@ export function spawnLimited(cmd: string, args: string[], o: SpawnOptions): Chil
     argv = [...limits, cmd, ...args];
     env = { ...engineEnv(o.cwd, sub), ...o.env };
   }
-  return spawn("/usr/bin/prlimit", argv, {
+  // held: `read` takes one line from the pipe (byte by byte), then the command runs with the rest of it
+  const [file, fileArgs] = o.held ? ["/bin/sh", ["-c", 'read -r _ && exec "$@"', "sh", "/usr/bin/prlimit", ...argv]] : ["/usr/bin/prlimit", argv];
+  return spawn(file, fileArgs, {
     // in the sandbox the working folder is set inside it (--chdir): the host side never enters a
     // folder of the job's, which its programs may have swapped for a link
     cwd: sub && !o.sandbox ? path.join(o.cwd, sub) : o.cwd,

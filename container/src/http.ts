@@ -3,6 +3,7 @@ import { randomUUID } from "node:crypto";
 import type { IncomingMessage, ServerResponse } from "node:http";
 import type { Config } from "./config.ts";
 import { JobAborted, runJob } from "./job.ts";
+import type { Cgroups } from "./cgroup.ts";
 import { Busy, type Gate, type LoopLagMonitor } from "./limits.ts";
 import type { Pools } from "./pool.ts";
 import type { BodyParser, Parsed } from "./body.ts";
@@ -20,6 +21,20 @@ export interface AppState {
   /** Aborted when the server shuts down: running jobs are killed, new ones refused. */
   shutdown: AbortSignal;
   preambles?: Preambles;
+  /** Per-job control groups, where the kernel allows them. */
+  cgroups?: Cgroups | undefined;
+}
+
+/** Which isolation is in force: the sandbox, and the per-job caps (control groups, or per-process rlimits only). */
+function isolation(st: AppState) {
+  const g = st.cgroups;
+  const L = st.cfg.limits;
+  return {
+    sandbox: st.cfg.sandbox ? "bwrap" : "off",
+    shellEscape: L.shellEscape,
+    jobCaps: g && g.mode !== "none" ? { cgroup: g.mode, processes: L.jobProcesses, memoryBytes: L.jobMemoryBytes } : { cgroup: "none", ...(g?.reason ? { reason: g.reason } : {}) },
+    perProcess: { cpuSeconds: L.cpuSeconds, memoryBytes: L.memoryBytes, fileBytes: L.maxOutputFileBytes },
+  };
 }
 
 class HttpError extends Error {
@@ -111,7 +126,7 @@ async function compile(req: IncomingMessage, res: ServerResponse, st: AppState):
   try {
     if (st.shutdown.aborted) throw shuttingDown();
     if (gone.signal.aborted) throw clientClosed();
-    result = await runJob(v.value, st.pools, st.cfg, AbortSignal.any([st.shutdown, gone.signal]), st.preambles);
+    result = await runJob(v.value, st.pools, st.cfg, AbortSignal.any([st.shutdown, gone.signal]), st.preambles, st.cgroups);
   } catch (e) {
     if (!(e instanceof JobAborted)) throw e;
     if (st.shutdown.aborted) throw shuttingDown();
@@ -157,7 +172,7 @@ export function createHandler(st: AppState) {
       } else if (url.pathname === "/healthz") {
         if (req.method !== "GET" && req.method !== "HEAD") throw new HttpError(405, "method_not_allowed", "Use GET /healthz.", {}, { Allow: "GET, HEAD" });
         const ready = st.ready();
-        const body = { ok: ready, pools: st.pools.stats(), jobs: st.gate.stats(), fairness: st.pools.fairness.stats(), engines: st.cfg.engines, eventLoopLagMs: st.lag.stats(), ...(st.preambles ? { preambles: st.preambles.stats() } : {}) };
+        const body = { ok: ready, pools: st.pools.stats(), jobs: st.gate.stats(), fairness: st.pools.fairness.stats(), engines: st.cfg.engines, isolation: isolation(st), eventLoopLagMs: st.lag.stats(), ...(st.preambles ? { preambles: st.preambles.stats() } : {}) };
         if (ready) sendJson(res, 200, body);
         else sendJson(res, 503, { ...body, error: { code: "not_ready", message: "Engine pools are still warming up." } }, { "Retry-After": "1" });
       } else {

@@ -1,6 +1,7 @@
 // One compile job: write the files into a warm process's directory, run as many
 // passes (and bibtex/biber runs) as the document needs, collect the PDF or the
 // errors, and remove every directory the job used.
+import { randomBytes } from "node:crypto";
 import { constants, promises as fs } from "node:fs";
 import path from "node:path";
 import type { ChildProcess } from "node:child_process";
@@ -14,6 +15,7 @@ import { removeDir, spawnProcess, type EnginePool, type Pools, type ProcessSpec,
 import type { PreambleUse, Preambles } from "./preamble.ts";
 import type { CompileRequest } from "./validate.ts";
 import { WorkDir, type JobCaps, type Overrun } from "./workdir.ts";
+import type { Cgroups, JobCgroup } from "./cgroup.ts";
 
 export interface CompileSuccess {
   ok: true;
@@ -54,6 +56,8 @@ interface RunLimits {
   deadline: number;
   signal?: AbortSignal | undefined;
   prio: JobPriority;
+  /** The job's control group (processes and memory of the whole job), where available. */
+  group?: JobCgroup | undefined;
 }
 
 interface RunOutcome {
@@ -126,6 +130,17 @@ function exitedOf(child: ChildProcess): Promise<{ code: number | null; signal: N
     child.on("exit", (code, signal) => resolve(normaliseExit(code, signal)));
     child.on("error", () => resolve({ code: null, signal: null }));
   });
+}
+
+/**
+ * Moves an engine process into the job's group once it is blocked on its go line (it has loaded
+ * its format and forks nothing until then), so the whole sandbox is in the group before it runs
+ * anything of the job's.
+ */
+async function adopt(p: WarmProcess, run: RunLimits): Promise<void> {
+  if (!run.group) return;
+  await p.ready;
+  await run.group.adopt(p.child.pid);
 }
 
 /** The main file's folder in the project ("" for the root) and its name. */
@@ -235,14 +250,16 @@ function dedicatedSource(cfg: Config, engine: CompileRequest["engine"], spec: Pr
  * should that fail, once more the normal way within the same deadline), otherwise
  * the normal way, after which the preamble may be dumped in the background.
  */
-export async function runJob(req: CompileRequest, pools: Pools, cfg: Config, signal?: AbortSignal, preambles?: Preambles): Promise<CompileResult> {
+export async function runJob(req: CompileRequest, pools: Pools, cfg: Config, signal?: AbortSignal, preambles?: Preambles, cgroups?: Cgroups): Promise<CompileResult> {
   const pool = pools.get(req.engine);
   if (!pool) throw new Error(`engine ${req.engine} not enabled`);
   const job = pools.fairness.begin(req.namespace);
+  const group = await cgroups?.create(randomBytes(8).toString("hex"), { processes: cfg.limits.jobProcesses, memoryBytes: cfg.limits.jobMemoryBytes });
   try {
-    return await compileOnce(req, pool, cfg, { deadline: Date.now() + req.timeoutMs, signal, prio: job }, preambles);
+    return await compileOnce(req, pool, cfg, { deadline: Date.now() + req.timeoutMs, signal, prio: job, group }, preambles);
   } finally {
     job.end();
+    await group?.remove();
   }
 }
 
@@ -251,7 +268,7 @@ async function compileOnce(req: CompileRequest, pool: EnginePool, cfg: Config, r
   const { sub } = mainParts(req.mainPath);
   // the warm pool's engines have shell escape off (it is a command-line choice): a shell-escape
   // job starts its own, and skips precompiled preambles (their processes have it off too)
-  if (req.shellEscape) return runPasses(req, dedicatedSource(cfg, req.engine, { subdir: sub || undefined, shellEscape: true }), cfg, started, false, run);
+  if (req.shellEscape) return runPasses(req, dedicatedSource(cfg, req.engine, { subdir: sub || undefined, shellEscape: true, groupCapped: run.group !== undefined }), cfg, started, false, run);
   const normal = () => (sub ? dedicatedSource(cfg, req.engine, { subdir: sub }) : poolSource(pool));
   const use = preambles?.lookup(req);
   if (use) {
@@ -292,6 +309,7 @@ async function runPasses(req: CompileRequest, source: ProcessSource, cfg: Config
   const { sub, mainFile } = mainParts(req.mainPath);
   const go = goLine({ mainFile, draft: req.draft, preamble: fromFormat });
   let proc: WarmProcess = await source.take(run.prio.heavy());
+  await adopt(proc, run);
   run.prio.settle(proc.child);
   let dir = proc.dir;
   let work = new WorkDir(dir);
@@ -322,6 +340,7 @@ async function runPasses(req: CompileRequest, source: ProcessSource, cfg: Config
       case "aborted":
         throw new JobAborted();
       case "timeout":
+        if (run.group?.oomKilled()) return fail("compile_error", `${what} used more than ${cfg.limits.jobMemoryBytes} bytes of memory (the job's processes in all) and was stopped.`);
         return fail("compile_timeout", `${what} did not finish within the time limit of ${req.timeoutMs} ms (or used up its CPU time).`);
       case "too_many_files":
         return fail("output_too_large", `${what} created more than ${L.maxJobFiles} files and directories.`, [], { limit: "files", max: L.maxJobFiles });
@@ -385,6 +404,7 @@ async function runPasses(req: CompileRequest, source: ProcessSource, cfg: Config
       const again = toolRan || needsRerun(before, after, lastLog);
       if (!again || passes >= cfg.limits.maxPasses) break;
       next = await source.take(run.prio.heavy());
+      await adopt(next, run);
       run.prio.settle(next.child);
       proc.kill();
       await proc.exited;
@@ -460,8 +480,14 @@ async function runDriver(work: WorkDir, sub: string, cfg: Config, run: RunLimits
 
 /** `env` is added to the engine environment; `shellEscape`: the environment of an engine with the request's shell escape (xelatex's driver). */
 async function runTool(cmd: string, args: string[], work: WorkDir, cfg: Config, run: RunLimits, sub = "", env?: Record<string, string>, shellEscape = false): Promise<RunOutcome & { output: string }> {
-  const child = spawnLimited(cmd, args, { ...spawnOptions(cfg, work.host), subdir: sub || undefined, env, shellEscape });
-  child.stdin!.end();
+  const held = run.group !== undefined;
+  const child = spawnLimited(cmd, args, { ...spawnOptions(cfg, work.host), subdir: sub || undefined, env, shellEscape, held, groupCapped: held });
+  if (held) {
+    // into the job's group before it can start anything, then let it run
+    await run.group!.adopt(child.pid);
+    child.stdin!.on("error", () => {});
+    child.stdin!.end("\n");
+  } else child.stdin!.end();
   let output = "";
   const take = (c: Buffer) => {
     if (output.length < 64 * 1024) output += c.toString("utf8");

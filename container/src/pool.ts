@@ -153,6 +153,8 @@ export interface ProcessSpec {
   fmtFile?: string | undefined;
   /** Shell escape on (the request's shellEscape; sandbox only). */
   shellEscape?: boolean | undefined;
+  /** The job's control group caps its processes (no per-uid RLIMIT_NPROC: see spawnLimited). */
+  groupCapped?: boolean | undefined;
 }
 
 /** Starts one engine process in a fresh job directory; it loads its format and waits for go(). */
@@ -168,7 +170,7 @@ export async function spawnProcess(cfg: Config, engine: Engine, spec: ProcessSpe
   }
   if (engine === "lualatex") await prepareLuaCache(dir, cfg);
   const fmt = spec.fmtFile ? (cfg.sandbox ? SANDBOX_FMT : spec.fmtFile) : undefined;
-  const opts = { ...spawnOptions(cfg, dir), subdir: spec.subdir, fmtFile: spec.fmtFile, shellEscape: spec.shellEscape };
+  const opts = { ...spawnOptions(cfg, dir), subdir: spec.subdir, fmtFile: spec.fmtFile, shellEscape: spec.shellEscape, groupCapped: spec.groupCapped };
   const child = spawnLimited(engine, engineArgs(engine, dir, cfg.sandbox, opts.luaSandbox, fmt, spec.shellEscape), opts);
   return new WarmProcess(engine, dir, child, 60_000);
 }

@@ -16,6 +16,7 @@ import { Pools } from "./pool.ts";
 import { jobsDir } from "./workdir.ts";
 import { Fairness } from "./fairness.ts";
 import { Preambles } from "./preamble.ts";
+import { detectCgroups, type Cgroups } from "./cgroup.ts";
 
 // libuv runs file system work on a pool of threads (4 by default), shared by every job: one
 // account's large files (reads, writes, removal of a job directory) must not queue another's
@@ -23,6 +24,13 @@ import { Preambles } from "./preamble.ts";
 process.env.UV_THREADPOOL_SIZE ??= "16";
 
 const REFILL_GRACE_MS = 30;
+
+/** What the kernel allows is the same for every server of this process: found once. */
+let cgroupsOnce: Promise<Cgroups> | undefined;
+function sharedCgroups(): Promise<Cgroups> {
+  cgroupsOnce ??= detectCgroups(`texpool-${process.pid}`);
+  return cgroupsOnce;
+}
 /** On shutdown, how long killed jobs get to send their 503 before connections are cut. */
 const DRAIN_MS = 300;
 /** `node container/src/server.ts` exits this soon after SIGTERM/SIGINT, whatever is still running. */
@@ -34,6 +42,8 @@ export interface RunningServer {
   config: Config;
   pools: Pools;
   preambles: Preambles;
+  /** Per-job control groups (undefined: COMPILE_CGROUPS=off). */
+  cgroups: Cgroups | undefined;
   /** The compile slots (tests hold them to fill the server). */
   gate: Gate;
   /** Resolves once every pool is full; rejects (PoolNotReady) naming the engine that cannot start. */
@@ -56,6 +66,7 @@ export async function startServer(opts: StartOptions = {}): Promise<RunningServe
     throw e;
   });
   await verifySandbox(cfg);
+  const cgroups = cfg.cgroups === "off" ? undefined : await sharedCgroups();
   // xelatex's driver reads the font maps once, now rather than during the first job
   if (cfg.engines.includes("xelatex")) void fontMaps(engineEnv(cfg.jobRoot));
   const gate = new Gate(cfg.maxConcurrent, cfg.maxQueue, cfg.queueTimeoutMs, cfg.maxQueuePerAccount);
@@ -73,7 +84,7 @@ export async function startServer(opts: StartOptions = {}): Promise<RunningServe
   // that is free while no request waits, and without running bibtex, biber, makeindex...
   const preambles = new Preambles(cfg, (ns) => gate.tryAcquire(ns));
   preambles.setRunner({ writeInputs, compileWithFormat: (req, use) => compileWithFormat(req, use, cfg, shutdown.signal, { noTools: true }) });
-  const server = http.createServer(createHandler({ cfg, pools, gate, lag, body, shutdown: shutdown.signal, preambles, ready: () => pools.isWarm() }));
+  const server = http.createServer(createHandler({ cfg, pools, gate, lag, body, shutdown: shutdown.signal, preambles, cgroups, ready: () => pools.isWarm() }));
   server.requestTimeout = cfg.limits.maxTimeoutMs + 60_000;
   server.headersTimeout = 30_000;
   server.keepAliveTimeout = 5_000;
@@ -90,6 +101,7 @@ export async function startServer(opts: StartOptions = {}): Promise<RunningServe
     config: cfg,
     pools,
     preambles,
+    cgroups,
     gate,
     warm,
     close() {
@@ -171,7 +183,7 @@ if (isMain) {
     console.error(e instanceof SandboxUnavailable || e instanceof RuntimeFilesUnreachable ? `compile server: ${e.message}` : e);
     process.exit(1);
   });
-  console.log(`compile server listening on ${s.url} (engines: ${s.config.engines.join(", ")}, pool ${JSON.stringify(s.config.poolSize)}, concurrency ${s.config.maxConcurrent}, sandbox ${s.config.sandbox ? "bwrap" : "OFF"})`);
+  console.log(`compile server listening on ${s.url} (engines: ${s.config.engines.join(", ")}, pool ${JSON.stringify(s.config.poolSize)}, concurrency ${s.config.maxConcurrent}, sandbox ${s.config.sandbox ? "bwrap" : "OFF"}, per-job caps ${s.cgroups?.mode ?? "off"}${s.cgroups?.reason ? ` (${s.cgroups.reason})` : ""})`);
   s.warm.then(
     () => console.log("engine pools warm"),
     (e: Error) => console.error(`compile server: ${e.message} (still retrying; GET /healthz shows the pools)`),
