@@ -2,13 +2,13 @@
 // environment, resource limits, own process group, bubblewrap sandbox.
 import { spawn, type ChildProcess } from "node:child_process";
 import { randomBytes } from "node:crypto";
-import { constants as osConstants } from "node:os";
 import { promises as fs } from "node:fs";
 import path from "node:path";
 import { fileURLToPath } from "node:url";
 import type { Config, Engine } from "./config.ts";
 import { bwrapArgs, runtimeLuaPath, SANDBOX_FMT, SANDBOX_JOB_DIR, SANDBOX_LUA } from "./sandbox.ts";
 import { jobsDir } from "./workdir.ts";
+import { closeOf } from "./supervise.ts";
 
 export const MAIN_BASENAME = "main";
 export const MAIN_FILE = "main.tex";
@@ -236,28 +236,6 @@ export function spawnOptions(cfg: Config, cwd: string): SpawnOptions {
   };
 }
 
-/** Kills the whole process group of a detached child; ignores already-dead groups. */
-export function killGroup(child: ChildProcess, signal: NodeJS.Signals = "SIGKILL"): void {
-  if (child.pid === undefined) return;
-  try {
-    process.kill(-child.pid, signal);
-  } catch {
-    /* already gone */
-  }
-}
-
-/**
- * Exit status of a spawned process as if it were the engine's own: bwrap reports a
- * command killed by signal N as exit code 128 + N, so map that back to the signal.
- */
-export function normaliseExit(code: number | null, signal: NodeJS.Signals | null): { code: number | null; signal: NodeJS.Signals | null } {
-  if (signal === null && code !== null && code > 128 && code < 128 + 65) {
-    const name = (Object.keys(osConstants.signals) as NodeJS.Signals[]).find((k) => osConstants.signals[k] === code - 128);
-    if (name) return { code: null, signal: name };
-  }
-  return { code, signal };
-}
-
 export interface SandboxCheck {
   ok: boolean;
   /** Why the sandbox is not usable (when !ok). */
@@ -294,12 +272,7 @@ export async function checkSandbox(cfg: Config, timeoutMs = 15_000): Promise<San
     let out = "";
     child.stdout!.on("data", (c: Buffer) => (out += c.toString()));
     child.stderr!.on("data", (c: Buffer) => (out += c.toString()));
-    const timer = setTimeout(() => killGroup(child), timeoutMs);
-    const exit = await new Promise<{ code: number | null; error?: Error }>((resolve) => {
-      child.on("error", (error) => resolve({ code: null, error }));
-      child.on("close", (code) => resolve({ code }));
-    });
-    clearTimeout(timer);
+    const exit = await closeOf(child, timeoutMs);
     const detail = out.trim().split("\n").slice(-5).join(" | ");
     if (exit.error) return done({ ok: false, reason: `could not start ${cfg.bwrapPath}: ${exit.error.message}` });
     if (exit.code !== 0) return done({ ok: false, reason: `${cfg.bwrapPath} failed (exit ${exit.code}): ${detail || "no output"}` });

@@ -4,17 +4,17 @@
 import { randomBytes } from "node:crypto";
 import { constants, promises as fs } from "node:fs";
 import path from "node:path";
-import type { ChildProcess } from "node:child_process";
 import type { Config } from "./config.ts";
 import { DRIVER_DIR, DRIVER_MAP, driverArgs, fontMaps, writeLeanDriver } from "./driver.ts";
-import { engineEnv, goLine, jobDirSeen, killGroup, MAIN_BASENAME, normaliseExit, spawnLimited, spawnOptions } from "./engine.ts";
-import { BACKGROUND, LOW_PRIORITY, renice, type JobPriority } from "./fairness.ts";
+import { engineEnv, goLine, jobDirSeen, MAIN_BASENAME, spawnLimited, spawnOptions } from "./engine.ts";
+import { exitOf, runToExit, type Bounds, type Ending, type RunOutcome } from "./supervise.ts";
+import { BACKGROUND, LOW_PRIORITY, renice } from "./fairness.ts";
 import { DRIVER_FAILED, firstCause, logTail, parseLog, parseToolOutput, type LogError, type LogWarning } from "./log-parser.ts";
 import { needsRerun, planTools, snapshot, toolCommand, type Tool } from "./passes.ts";
 import { removeDir, spawnProcess, type EnginePool, type Pools, type ProcessSpec, type WarmProcess } from "./pool.ts";
 import type { PreambleUse, Preambles } from "./preamble.ts";
 import type { CompileRequest } from "./validate.ts";
-import { WorkDir, type JobCaps, type Overrun } from "./workdir.ts";
+import { WorkDir, type JobCaps } from "./workdir.ts";
 import type { Cgroups, JobCgroup } from "./cgroup.ts";
 
 export interface CompileSuccess {
@@ -49,21 +49,10 @@ export interface CompileFailure {
 
 export type CompileResult = CompileSuccess | CompileFailure;
 
-type Ending = "exit" | "timeout" | "aborted" | Overrun;
-
-/** What bounds every process of one job: its deadline, the server's shutdown, its CPU priority. */
-interface RunLimits {
-  deadline: number;
-  signal?: AbortSignal | undefined;
-  prio: JobPriority;
+/** What bounds every process of one job: its deadline, the server's shutdown, its CPU priority, its group. */
+interface RunLimits extends Bounds {
   /** The job's control group (processes and memory of the whole job), where available. */
   group?: JobCgroup | undefined;
-}
-
-interface RunOutcome {
-  ending: Ending;
-  code: number | null;
-  signal: NodeJS.Signals | null;
 }
 
 /**
@@ -73,63 +62,12 @@ interface RunOutcome {
  * Scans are linear, so these bound each job's cost on the thread every account shares.
  */
 const MAX_LOG_PARSE = 2 * 1024 * 1024;
-/** How often a running process's directory is looked at; sizes are summed every SIZE_EVERY-th look. */
-const WATCH_MS = 200;
-const SIZE_EVERY = 5;
 /** Not carried to the next pass: each process has its own font cache folder. */
 const SKIP_ON_MOVE: ReadonlySet<string> = new Set([".texmf-var"]);
 
-/**
- * Waits for the process group to end; kills it at the deadline, when the server
- * shuts down (`signal`), or when the job directory is over a cap (see WorkDir.check).
- */
-async function runToExit(child: ChildProcess, exited: Promise<{ code: number | null; signal: NodeJS.Signals | null }>, work: WorkDir, cfg: Config, { deadline, signal, prio }: RunLimits): Promise<RunOutcome> {
-  let ending: Ending = "exit";
-  const unwatch = prio.watch(child);
-  const stop = (why: Ending) => {
-    if (ending === "exit") ending = why;
-    killGroup(child);
-  };
-  const timer = setTimeout(() => stop("timeout"), Math.max(0, deadline - Date.now()));
-  const onAbort = () => stop("aborted");
-  if (signal?.aborted) onAbort();
-  signal?.addEventListener("abort", onAbort);
-  const caps: JobCaps = { maxEntries: cfg.limits.maxJobFiles, maxBytes: cfg.limits.maxJobDirBytes, maxLogBytes: cfg.limits.maxLogBytes, logName: `${MAIN_BASENAME}.log` };
-  let watching = true;
-  let wake: (() => void) | undefined;
-  const watch = (async () => {
-    for (let tick = 1; watching; tick++) {
-      await new Promise<void>((r) => {
-        wake = r;
-        setTimeout(r, WATCH_MS);
-      });
-      if (!watching) break;
-      const over = await work.check(caps, tick % SIZE_EVERY === 0);
-      if (over && watching) {
-        stop(over);
-        break;
-      }
-    }
-  })();
-  const { code, signal: sig } = await exited;
-  unwatch();
-  watching = false;
-  wake?.();
-  clearTimeout(timer);
-  signal?.removeEventListener("abort", onAbort);
-  killGroup(child); // stray children (xdvipdfmx) of a finished engine
-  await watch;
-  if (ending === "exit" && sig === "SIGXFSZ") ending = "too_large";
-  if (ending === "exit" && (sig === "SIGXCPU" || (sig === "SIGKILL" && code === null))) ending = "timeout";
-  return { ending, code, signal: sig };
-}
-
-function exitedOf(child: ChildProcess): Promise<{ code: number | null; signal: NodeJS.Signals | null }> {
-  return new Promise((resolve) => {
-    if (child.exitCode !== null || child.signalCode !== null) resolve(normaliseExit(child.exitCode, child.signalCode as NodeJS.Signals | null));
-    child.on("exit", (code, signal) => resolve(normaliseExit(code, signal)));
-    child.on("error", () => resolve({ code: null, signal: null }));
-  });
+/** The caps the folder watch applies to every process of a job. */
+function folderCaps(cfg: Config): JobCaps {
+  return { maxEntries: cfg.limits.maxJobFiles, maxBytes: cfg.limits.maxJobDirBytes, maxLogBytes: cfg.limits.maxLogBytes, logName: `${MAIN_BASENAME}.log` };
 }
 
 /**
@@ -358,7 +296,7 @@ async function runPasses(req: CompileRequest, source: ProcessSource, cfg: Config
     for (;;) {
       passes++;
       proc.go(go);
-      const pass = await runToExit(proc.child, proc.exited, work, cfg, run);
+      const pass = await runToExit(proc.child, proc.exited, work, folderCaps(cfg), run);
       if (pass.ending !== "exit") {
         // stopped from outside: only the tail is answered, the log is not parsed
         lastLog = await readLog(work, sub, undefined, 2 * cfg.limits.logTailBytes);
@@ -494,7 +432,7 @@ async function runTool(cmd: string, args: string[], work: WorkDir, cfg: Config, 
   };
   child.stdout!.on("data", take);
   child.stderr!.on("data", take);
-  const r = await runToExit(child, exitedOf(child), work, cfg, run);
+  const r = await runToExit(child, exitOf(child), work, folderCaps(cfg), run);
   return { ...r, output };
 }
 

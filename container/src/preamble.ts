@@ -10,7 +10,8 @@ import { createHash, randomBytes } from "node:crypto";
 import { promises as fs } from "node:fs";
 import path from "node:path";
 import type { Config, Engine } from "./config.ts";
-import { DRAFT_OPTIONS, killGroup, LUA_SANDBOX, MAIN_BASENAME, spawnLimited, spawnOptions } from "./engine.ts";
+import { DRAFT_OPTIONS, LUA_SANDBOX, MAIN_BASENAME, spawnLimited, spawnOptions } from "./engine.ts";
+import { closeOf } from "./supervise.ts";
 import { BACKGROUND, LOW_PRIORITY, renice } from "./fairness.ts";
 import { refusal } from "./preamble-refuse.ts";
 import { makeJobDir, prepareLuaCache, removeDir, spawnProcess, type WarmProcess } from "./pool.ts";
@@ -499,18 +500,7 @@ export class Preambles {
     child.stdin!.end();
     if (!child.stdout!.listenerCount("data")) child.stdout!.resume();
     child.stderr!.resume();
-    const kill = () => killGroup(child);
-    const timer = setTimeout(kill, timeoutMs);
-    this.stopping.signal.addEventListener("abort", kill);
-    if (this.stopping.signal.aborted) kill();
-    const code = await new Promise<number | null>((resolve) => {
-      child.on("close", (c) => resolve(c));
-      child.on("error", () => resolve(null));
-    });
-    clearTimeout(timer);
-    this.stopping.signal.removeEventListener("abort", kill);
-    killGroup(child);
-    return code;
+    return (await closeOf(child, timeoutMs, this.stopping.signal)).code;
   }
 
   private drop(e: Entry): Promise<void> {
