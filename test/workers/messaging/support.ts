@@ -82,6 +82,11 @@ export async function fakeFail(phoneNumberId: string, code: number, times = 1): 
   await fetch(`${graphUrl()}/__fake/phones/${phoneNumberId}/fail`, { method: "POST", body: JSON.stringify({ code, times }) });
 }
 
+/** The next `times` sends reach the fake but get no answer: held open (`hang`) or the connection closed (`drop`). */
+export async function fakeStall(phoneNumberId: string, mode: "hang" | "drop", times = 1): Promise<void> {
+  await fetch(`${graphUrl()}/__fake/phones/${phoneNumberId}/stall`, { method: "POST", body: JSON.stringify({ mode, times }) });
+}
+
 export interface FakeRequest {
   method: string;
   path: string;
