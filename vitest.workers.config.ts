@@ -26,6 +26,8 @@ export default defineConfig(async () => {
             SANDBOX_READ_MS: "200",
             WEBHOOK_TIMEOUT_MS: "1500",
             GRAPH_API_BASE_URL: `${inject<string>("graphUrl") ?? "http://127.0.0.1:9"}/v23.0`,
+            // A send the fake never answers ends in 4 s, not 15.
+            GRAPH_API_TIMEOUT_MS: "4000",
             SIGNING_SECRET: "test-signing-secret",
           },
         },

@@ -5224,7 +5224,10 @@ export interface components {
             } | null;
         };
         MessageError: {
-            /** @example no_account */
+            /**
+             * @description Why the message failed (README "Messages" lists the codes). `send_outcome_unknown`: the network never answered the send (timeout, or the connection was lost once open), so it may have been delivered; it is not sent again, and re-sending it is the client's choice.
+             * @example no_account
+             */
             code: string;
             message: string;
         };

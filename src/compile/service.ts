@@ -3,6 +3,7 @@ import { newWebhookSecret } from "../events/signing.ts";
 import { errors } from "../platform/errors.ts";
 import { newId } from "../platform/ids.ts";
 import { checkTargetUrl } from "../platform/safe-url.ts";
+import { INERT_HEADERS } from "../platform/inert-content.ts";
 import { cacheKey, readCache, writeCache } from "./cache.ts";
 import { type CompileInput, compileNamespace } from "./compiler.ts";
 import { cacheTtlSeconds, compilerFor } from "./config.ts";
@@ -127,6 +128,8 @@ export async function jobPdf(env: Env, accountId: string, id: string): Promise<{
       "Content-Disposition": `attachment; filename="${row.id}.pdf"`,
       ETag: obj.httpEtag,
       "Cache-Control": "private, max-age=3600",
+      // A user's LaTeX chose what the PDF holds (PDF JavaScript included): never run on our origin.
+      ...INERT_HEADERS,
     },
   };
 }
@@ -141,6 +144,7 @@ export function syncPdfHeaders(r: SyncResult): Record<string, string> {
     "X-Compile-Duration-Ms": String(r.durationMs),
     "X-Engine": r.engine,
     "Cache-Control": "private, no-store",
+    ...INERT_HEADERS,
   };
   if (r.pages !== null) headers["X-Compile-Pages"] = String(r.pages);
   if (r.preamble !== null) headers["X-Compile-Preamble"] = r.preamble;

@@ -3,6 +3,7 @@ import { chatRoutes } from "./chats/router.ts";
 import { contactRoutes } from "./contacts/router.ts";
 import { messageRoutes } from "./messages/router.ts";
 import { sessionRoutes } from "./sessions/router.ts";
+import { sweepPendingMedia } from "./media/sweep.ts";
 
 export { SessionDO } from "./sessions/session-do.ts";
 export { wireCampaignHooks } from "./sessions/campaign-hooks.ts";
@@ -16,4 +17,7 @@ export const messagingRoutes = createRouter().route("/", sessionRoutes).route("/
 /** Public, unauthenticated network callbacks under /hooks/ (Meta's webhook, signed media URLs). */
 export { hookRoutes as messagingHookRoutes } from "./hooks/router.ts";
 
-export async function onCronMessaging(_env: Env, _now: number): Promise<void> {}
+/** The every-minute cron: inbound files left pending are fetched again (media/sweep.ts). */
+export async function onCronMessaging(env: Env, now: number): Promise<void> {
+  await sweepPendingMedia(env, now);
+}

@@ -63,6 +63,7 @@ const Vars = z.object({
   SANDBOX_DELIVERED_MS: positive(200),
   SANDBOX_READ_MS: positive(1000),
   GRAPH_API_BASE_URL: text("https://graph.facebook.com/v23.0"),
+  GRAPH_API_TIMEOUT_MS: positive(15_000),
   UNAUTH_RATE_LIMIT_PER_MIN: positive(60),
   HOOK_RATE_LIMIT_PER_MIN: positive(600),
   ENTERPRISE_MAX_ACTIVE_KEYS: positiveInt(100),
@@ -83,6 +84,8 @@ export interface Config {
   webhooks: { retrySchedule: number[]; timeoutMs: number; disableAfterMs: number; secretGraceMs: number };
   sandbox: { deliveredMs: number; readMs: number };
   graphApiBaseUrl: string;
+  /** How long a Graph API call may take; a send still unanswered then has an unknown outcome. */
+  graphApiTimeoutMs: number;
   rateLimits: { unauthenticatedPerMinute: number; hooksPerMinute: number };
   /** Most active API keys an enterprise account may hold. */
   enterpriseMaxActiveKeys: number;
@@ -109,6 +112,7 @@ export function config(env: object): Config {
     },
     sandbox: { deliveredMs: v.SANDBOX_DELIVERED_MS, readMs: v.SANDBOX_READ_MS },
     graphApiBaseUrl: v.GRAPH_API_BASE_URL,
+    graphApiTimeoutMs: v.GRAPH_API_TIMEOUT_MS,
     rateLimits: { unauthenticatedPerMinute: v.UNAUTH_RATE_LIMIT_PER_MIN, hooksPerMinute: v.HOOK_RATE_LIMIT_PER_MIN },
     enterpriseMaxActiveKeys: v.ENTERPRISE_MAX_ACTIVE_KEYS,
     retention: {

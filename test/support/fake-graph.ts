@@ -9,6 +9,8 @@ import { GraphValidator } from "./graph-validator.ts";
  * a Graph error (code 100) so the test fails where it looks. Control routes under /__fake/:
  *   POST /__fake/phones {phoneNumberId, token, displayPhoneNumber}   register a number
  *   POST /__fake/phones/:id/fail {code, times?}                        next sends fail with a Graph error code
+ *   POST /__fake/phones/:id/stall {mode: "hang"|"drop", times?}        next sends are received (and recorded)
+ *        but never answered: held open, or the connection closed without an answer
  *   GET  /__fake/phones/:id/requests                                   what was received for this number
  *   GET  /__fake/invalid                                               every request that failed validation
  *   POST /__fake/media {mediaId, phoneNumberId, mimetype, data, failTimes?}   a file a customer sent (base64);
@@ -20,6 +22,7 @@ interface Phone {
   token: string;
   displayPhoneNumber: string;
   failures: number[];
+  stalls: ("hang" | "drop")[];
   requests: Recorded[];
 }
 
@@ -100,13 +103,18 @@ export async function startFakeGraph(referenceFile: string): Promise<{ url: stri
         if (req.method === "GET" && parts[1] === "media" && parts[2]) return send(200, { downloads: media.get(parts[2])?.downloads ?? 0 });
         if (req.method === "POST" && parts[1] === "phones" && parts.length === 2) {
           const p = json as { phoneNumberId: string; token: string; displayPhoneNumber: string };
-          phones.set(p.phoneNumberId, { token: p.token, displayPhoneNumber: p.displayPhoneNumber, failures: [], requests: [] });
+          phones.set(p.phoneNumberId, { token: p.token, displayPhoneNumber: p.displayPhoneNumber, failures: [], stalls: [], requests: [] });
           return send(201, { ok: true });
         }
         const phone = phones.get(parts[2] ?? "");
         if (req.method === "POST" && parts[3] === "fail" && phone) {
           const { code, times = 1 } = json as { code: number; times?: number };
           for (let i = 0; i < times; i++) phone.failures.push(code);
+          return send(200, { ok: true });
+        }
+        if (req.method === "POST" && parts[3] === "stall" && phone) {
+          const { mode, times = 1 } = json as { mode: "hang" | "drop"; times?: number };
+          for (let i = 0; i < times; i++) phone.stalls.push(mode);
           return send(200, { ok: true });
         }
         if (req.method === "GET" && parts[3] === "requests" && phone) return send(200, phone.requests);
@@ -141,6 +149,10 @@ export async function startFakeGraph(referenceFile: string): Promise<{ url: stri
         return send(200, { id: parts[1], display_phone_number: phone.displayPhoneNumber, verified_name: "Fake Business", quality_rating: "GREEN" });
       }
       if (req.method === "POST" && parts[2] === "messages") {
+        const stall = (json as { status?: string }).status === "read" ? undefined : phone.stalls.shift();
+        // Meta got the whole request and may have sent it; the caller never learns (closeAllConnections ends a hang).
+        if (stall === "hang") return;
+        if (stall === "drop") return void req.socket.destroy();
         const failure = phone.failures.shift();
         if (failure !== undefined) {
           const e = graphError(failure);

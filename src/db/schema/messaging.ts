@@ -1,3 +1,4 @@
+import { sql } from "drizzle-orm";
 import { index, integer, primaryKey, sqliteTable, text, uniqueIndex } from "drizzle-orm/sqlite-core";
 import { accountId, accountListIndex, accountRow, chatId, contactCard, counter, createdAt, jsonText, sessionId, sessionRow, timestamps } from "./columns.ts";
 
@@ -63,6 +64,8 @@ export const messages = sqliteTable(
     index("messages_session_status_idx").on(t.sessionId, t.status, t.sentAt),
     index("messages_batch_idx").on(t.batchId, t.status),
     index("messages_campaign_idx").on(t.campaignId, t.status),
+    // Inbound files still to fetch, for the cron's sweep: only the few pending rows are in it.
+    index("messages_pending_media_idx").on(t.createdAt).where(sql`json_extract(media, '$.status') = 'pending'`),
   ],
 );
 

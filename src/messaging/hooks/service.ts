@@ -1,6 +1,6 @@
 import { readCapped } from "../../platform/body-guard.ts";
 import { errors } from "../../platform/errors.ts";
-import { MEDIA_ID, verifyMediaSignature } from "../media/store.ts";
+import { MEDIA_ID, servedHeaders, verifyMediaSignature } from "../media/store.ts";
 import { isSessionOnNetwork, sessionStub } from "../sessions/service.ts";
 
 /** Meta's webhook bodies are small JSON documents; anything bigger is not from Meta. */
@@ -30,14 +30,13 @@ export async function receiveWhatsappHook(env: Env, sessionId: string, req: Requ
   return null;
 }
 
-/** An uploaded file by its signed, expiring URL. */
+/** A stored file (uploaded or received) by its signed, expiring URL, inert whatever its sender declared. */
 export async function signedMedia(env: Env, mediaId: string, q: { exp?: string; sig?: string }): Promise<Response> {
   if (!MEDIA_ID.test(mediaId) || !(await verifyMediaSignature(env, mediaId, q.exp, q.sig))) throw errors.notFound("media");
   const obj = await env.FILES.get(`media/${mediaId}`);
   if (!obj) throw errors.notFound("media");
-  const headers = new Headers();
-  obj.writeHttpMetadata(headers);
+  const headers = new Headers(await servedHeaders(env, mediaId, obj));
+  headers.set("Content-Length", String(obj.size));
   headers.set("Cache-Control", "private, max-age=300");
-  headers.set("X-Content-Type-Options", "nosniff");
   return new Response(obj.body, { headers });
 }

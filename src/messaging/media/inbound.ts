@@ -1,6 +1,5 @@
 import { readCapped } from "../../platform/body-guard.ts";
 import { config } from "../../platform/config.ts";
-import { newId } from "../../platform/ids.ts";
 import { log } from "../../platform/log.ts";
 import { checkTargetUrl } from "../../platform/safe-url.ts";
 import { isFileType } from "../message-types.ts";
@@ -9,6 +8,7 @@ import { messageById, settlePendingMedia } from "../messages/store.ts";
 import type { NetworkDriver } from "../networks/driver.ts";
 import type { JobOf, SendJobHandler } from "../queue/send-queue.ts";
 import { MEDIA_LIMITS } from "./limits.ts";
+import { putFile } from "./store.ts";
 
 /**
  * Inbound files are fetched at once: the network's download URLs expire within minutes. On receipt
@@ -121,11 +121,7 @@ export async function fetchInboundMedia(env: Env, driver: NetworkDriver, account
     return fail("The download was interrupted.", true);
   }
   const mimetype = media.mimetype ?? file.mimetype?.split(";")[0]?.trim() ?? "application/octet-stream";
-  const storedId = newId("med");
-  await env.FILES.put(`media/${storedId}`, bytes, {
-    httpMetadata: { contentType: mimetype, ...(media.filename ? { contentDisposition: `attachment; filename="${media.filename.replace(/["\\\r\n]/g, "_")}"` } : {}) },
-    customMetadata: { accountId },
-  });
+  const storedId = await putFile(env, accountId, bytes, mimetype, media.filename);
   // Another attempt settled it meanwhile: this copy is nobody's.
   if (!(await settlePendingMedia(env, row, { ...media, mimetype, mediaId: storedId, size: bytes.byteLength, status: "stored" }))) await env.FILES.delete(`media/${storedId}`);
   return { ok: true };

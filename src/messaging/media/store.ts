@@ -1,5 +1,6 @@
 import { fromBase64, hmacSha256, timingSafeEqual, toBase64, toBase64Url } from "../../platform/crypto.ts";
 import { newId } from "../../platform/ids.ts";
+import { inertFileHeaders, isServedType, servedType, SNIFF_BYTES } from "../../platform/inert-content.ts";
 
 declare global {
   interface Env {
@@ -28,15 +29,52 @@ async function signingSecret(env: Env): Promise<string> {
   return (cachedSecret = stored ? await stored.text() : fresh);
 }
 
+/**
+ * Marks an object whose served type was decided here from its bytes (`putFile`); files stored
+ * before that carry their sender's type and are checked again when served.
+ */
+const CHECKED = "bytes-v1";
+
+/**
+ * Stores a file under `media/<id>` with the type it is to be served as, decided now from its first
+ * bytes (see platform/inert-content.ts): a sender's declared type never reaches a browser unchecked.
+ */
+export async function putFile(env: Env, accountId: string, bytes: Uint8Array, declared: string | null, filename: string | null | undefined, mediaId = newId("med")): Promise<string> {
+  const headers = inertFileHeaders(servedType(declared, bytes.subarray(0, SNIFF_BYTES)), filename, mediaId);
+  await env.FILES.put(`media/${mediaId}`, bytes, {
+    httpMetadata: { contentType: headers["Content-Type"], contentDisposition: headers["Content-Disposition"] },
+    customMetadata: { accountId, checked: CHECKED },
+  });
+  return mediaId;
+}
+
 /** Stores uploaded media under `media/`; answers its id. */
 export async function putMedia(env: Env, accountId: string, b64: string, mimetype: string, filename?: string): Promise<{ mediaId: string; size: number }> {
   const bytes = fromBase64(b64);
-  const mediaId = newId("med");
-  await env.FILES.put(`media/${mediaId}`, bytes, {
-    httpMetadata: { contentType: mimetype, ...(filename ? { contentDisposition: `attachment; filename="${filename.replace(/["\\\r\n]/g, "_")}"` } : {}) },
-    customMetadata: { accountId },
-  });
-  return { mediaId, size: bytes.byteLength };
+  return { mediaId: await putFile(env, accountId, bytes, mimetype, filename), size: bytes.byteLength };
+}
+
+/** The filename an older object's `Content-Disposition` named (written as `...; filename="<name>"`). */
+function legacyFilename(disposition: string | undefined): string | null {
+  const at = disposition?.indexOf('filename="') ?? -1;
+  if (!disposition || at < 0) return null;
+  const start = at + 'filename="'.length;
+  const end = disposition.indexOf('"', start);
+  return disposition.slice(start, end < 0 ? undefined : end);
+}
+
+/**
+ * The headers a stored file is served with. Checked at store time: as stored (still only a type
+ * `servedType` could have chosen). Stored before: decided now from its first bytes.
+ */
+export async function servedHeaders(env: Env, mediaId: string, obj: R2Object): Promise<Record<string, string>> {
+  const stored = obj.httpMetadata ?? {};
+  if (obj.customMetadata?.checked === CHECKED && isServedType(stored.contentType) && stored.contentDisposition) {
+    return inertFileHeaders({ contentType: stored.contentType!, inline: stored.contentDisposition.startsWith("inline") }, legacyFilename(stored.contentDisposition), mediaId);
+  }
+  const head = await env.FILES.get(`media/${mediaId}`, { range: { offset: 0, length: SNIFF_BYTES } });
+  const bytes = head ? new Uint8Array(await head.arrayBuffer()) : new Uint8Array(0);
+  return inertFileHeaders(servedType(stored.contentType ?? null, bytes), legacyFilename(stored.contentDisposition), mediaId);
 }
 
 async function signature(env: Env, mediaId: string, exp: number): Promise<string> {

@@ -15,6 +15,9 @@ export interface StoredMedia extends MediaInfo {
   sha256?: string | null;
   /** Inbound: a public URL to fetch the bytes from (sandbox). */
   sourceUrl?: string | null;
+  /** Inbound, still pending: times the cron's sweep queued the fetch again, and when it last did. */
+  sweeps?: number;
+  sweptAt?: number;
 }
 
 export function toMessage(row: MessageRow): Message {

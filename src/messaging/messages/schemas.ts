@@ -118,7 +118,16 @@ export const BulkAccepted = z
   })
   .openapi("BulkAccepted");
 
-export const MessageError = z.object({ code: z.string().openapi({ example: "no_account" }), message: z.string() }).openapi("MessageError");
+export const MessageError = z
+  .object({
+    code: z.string().openapi({
+      example: "no_account",
+      description:
+        "Why the message failed (README \"Messages\" lists the codes). `send_outcome_unknown`: the network never answered the send (timeout, or the connection was lost once open), so it may have been delivered; it is not sent again, and re-sending it is the client's choice.",
+    }),
+    message: z.string(),
+  })
+  .openapi("MessageError");
 
 export const MediaInfo = z
   .object({

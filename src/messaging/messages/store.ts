@@ -235,6 +235,38 @@ export async function settlePendingMedia(env: Env, row: MessageRow, media: Store
   return true;
 }
 
+/** The condition of the partial index `messages_pending_media_idx` (written the same, so it is used). */
+const MEDIA_PENDING = "json_extract(media, '$.status') = 'pending'";
+
+/**
+ * Inbound messages whose file is still `pending`, received before `before` and not swept since
+ * `before`, oldest first: at most `limit` (for the cron's sweep).
+ */
+export async function stalePendingMedia(env: Env, before: number, limit: number): Promise<MessageRow[]> {
+  const res = await env.DB.prepare(
+    `SELECT id FROM messages WHERE ${MEDIA_PENDING} AND created_at < ?1 AND coalesce(json_extract(media, '$.sweptAt'), 0) < ?1 ORDER BY created_at LIMIT ?2`,
+  )
+    .bind(before, limit)
+    .all<{ id: string }>();
+  if (res.results.length === 0) return [];
+  return getDb(env.DB).select().from(messages).where(inArray(messages.id, res.results.map((r) => r.id))).all();
+}
+
+/** Counts one more sweep (at `now`) on the files of these messages still pending; answers those. */
+export async function markMediaSwept(env: Env, ids: string[], now: number): Promise<{ id: string; sessionId: string }[]> {
+  const out: { id: string; sessionId: string }[] = [];
+  for (const part of chunk(ids, ID_CHUNK)) {
+    const res = await env.DB.prepare(
+      `UPDATE messages SET media = json_set(media, '$.sweeps', coalesce(json_extract(media, '$.sweeps'), 0) + 1, '$.sweptAt', ?1)
+        WHERE id IN (${part.map((_, i) => `?${i + 2}`).join(", ")}) AND ${MEDIA_PENDING} RETURNING id, session_id`,
+    )
+      .bind(now, ...part)
+      .all<{ id: string; session_id: string }>();
+    out.push(...res.results.map((r) => ({ id: r.id, sessionId: r.session_id })));
+  }
+  return out;
+}
+
 /**
  * Marks read a chat's unread inbound messages from `fromId` on, received no later than `upTo` (the
  * last one the network was told about; later arrivals stay unread). For the caller's batch: the

@@ -8,7 +8,7 @@ import { WhatsappDriver } from "./whatsapp.ts";
 export function createDriver(session: SessionContext, network: Network, phoneNumber: string | null, credentials: WhatsappCredentials | null): NetworkDriver {
   const drivers: Record<Network, () => NetworkDriver> = {
     sandbox: () => new SandboxDriver(phoneNumber ?? "", session),
-    whatsapp: () => new WhatsappDriver(config(session.env).graphApiBaseUrl, credentials, session),
+    whatsapp: () => new WhatsappDriver(config(session.env).graphApiBaseUrl, credentials, session, config(session.env).graphApiTimeoutMs),
   };
   return drivers[network]();
 }

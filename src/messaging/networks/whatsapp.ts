@@ -13,7 +13,25 @@ import type { ConnectResult, FailureReason, HookRequest, InboundFromNetwork, Net
 import { handleWhatsappWebhook } from "./whatsapp-hook.ts";
 import { inboundBody } from "./whatsapp-inbound.ts";
 
-const TIMEOUT_MS = 15_000;
+/**
+ * A send the Cloud API may have accepted without our hearing of it: it timed out, or the connection
+ * was lost once open (workerd reports a refused connection the same way, so that counts too). Sent
+ * again, the recipient could get it twice, so it is never retried: the message fails with this
+ * code and the client decides (README "Messages").
+ */
+export const SEND_OUTCOME_UNKNOWN: FailureReason = {
+  code: "send_outcome_unknown",
+  message: "The WhatsApp Cloud API did not answer the send in time (or the connection was lost): the message may or may not have been sent, so it was not sent again.",
+};
+
+/** How a call without an answer ended: `unknown` when the request may have reached Meta (see SEND_OUTCOME_UNKNOWN). */
+type NoAnswer = "unknown" | "unreachable";
+
+function noAnswer(err: unknown): NoAnswer {
+  const e = err as { name?: string; message?: string } | null;
+  if (e?.name === "TimeoutError" || e?.name === "AbortError") return "unknown";
+  return typeof e?.message === "string" && e.message.includes("Network connection lost") ? "unknown" : "unreachable";
+}
 
 /** A Graph API error (or a status webhook's error) turned into our failure reason and session effect. */
 export function mapGraphError(httpStatus: number, code: number | undefined, message: string | undefined): Omit<Extract<NetworkSendResult, { ok: false }>, "ok"> {
@@ -49,6 +67,7 @@ export class WhatsappDriver implements NetworkDriver {
     private readonly baseUrl: string,
     private readonly creds: WhatsappCredentials | null,
     private readonly session: SessionContext | null = null,
+    private readonly timeoutMs = 15_000,
   ) {}
 
   async webhook(req: HookRequest): Promise<{ status: number; body: string }> {
@@ -56,18 +75,18 @@ export class WhatsappDriver implements NetworkDriver {
     return handleWhatsappWebhook(this.session, this.creds, req);
   }
 
-  private async call(method: string, path: string, body?: unknown): Promise<{ status: number; json: unknown } | { status: 0; json: null }> {
+  private async call(method: string, path: string, body?: unknown): Promise<{ status: number; json: unknown } | { status: 0; json: null; noAnswer: NoAnswer }> {
     try {
       const res = await fetch(`${this.baseUrl.replace(/\/$/, "")}/${path}`, {
         method,
         headers: { Authorization: `Bearer ${this.creds!.accessToken}`, ...(body ? { "Content-Type": "application/json" } : {}) },
         body: body ? JSON.stringify(body) : undefined,
-        signal: AbortSignal.timeout(TIMEOUT_MS),
+        signal: AbortSignal.timeout(this.timeoutMs),
       });
       const json = (await res.json().catch(() => null)) as unknown;
       return { status: res.status, json };
-    } catch {
-      return { status: 0, json: null };
+    } catch (err) {
+      return { status: 0, json: null, noAnswer: noAnswer(err) };
     }
   }
 
@@ -92,6 +111,8 @@ export class WhatsappDriver implements NetworkDriver {
   async send(message: OutboundMessage): Promise<NetworkSendResult> {
     if (!this.creds) return { ok: false, error: { code: "credentials_missing", message: "The session has no WhatsApp credentials." }, sessionFailure: "credentials_missing" };
     const res = await this.call("POST", `${this.creds.phoneNumberId}/messages`, graphMessageBody(message));
+    // No retryAfterMs: an unknown outcome is final (a retry could deliver it twice).
+    if ("noAnswer" in res && res.noAnswer === "unknown") return { ok: false, error: SEND_OUTCOME_UNKNOWN };
     if (res.status === 0) return { ok: false, error: { code: "network_unavailable", message: "The WhatsApp Cloud API could not be reached." }, retryAfterMs: 30_000 };
     if (res.status === 200) {
       const id = (res.json as { messages?: { id?: string }[] }).messages?.[0]?.id;
@@ -134,7 +155,7 @@ export class WhatsappDriver implements NetworkDriver {
     let res: Response;
     try {
       // The URL is Meta's and needs the token; redirects are not followed (the token must not travel elsewhere).
-      res = await fetch(info.url, { headers: { Authorization: `Bearer ${this.creds.accessToken}` }, redirect: "manual", signal: AbortSignal.timeout(TIMEOUT_MS * 2) });
+      res = await fetch(info.url, { headers: { Authorization: `Bearer ${this.creds.accessToken}` }, redirect: "manual", signal: AbortSignal.timeout(this.timeoutMs * 2) });
     } catch {
       return { ok: false, reason: "The media download could not be reached.", transient: true };
     }

@@ -5,12 +5,19 @@ import { clearMemoryCache } from "../../../src/compile/cache.ts";
 import { api, createKey } from "../helpers.ts";
 import { compileSync, HELLO, isPdf, type JobBody, receivedAt, receiverUrl, submit, uniqueDoc, waitForJob } from "./helpers.ts";
 
+/** A PDF holds what a user's LaTeX put there (PDF JavaScript included): never run on the API's origin. */
+function expectInert(res: Response) {
+  expect(res.headers.get("X-Content-Type-Options")).toBe("nosniff");
+  expect(res.headers.get("Content-Security-Policy")).toBe("sandbox; default-src 'none'");
+}
+
 describe("compile: sync", () => {
   it.each(["pdflatex", "xelatex", "lualatex"] as const)("%s: hello world answers a PDF with sane headers", async (engine) => {
     const k = await createKey("pro");
     const res = await compileSync(k.key, { source: uniqueDoc(engine), engine });
     expect(res.status).toBe(200);
     expect(res.headers.get("Content-Type")).toBe("application/pdf");
+    expectInert(res);
     const pdf = await res.arrayBuffer();
     expect(isPdf(pdf)).toBe(true);
     expect(Number(res.headers.get("Content-Length"))).toBe(pdf.byteLength);
@@ -176,6 +183,7 @@ describe("compile: sync", () => {
     expect(second.headers.get("Idempotent-Replayed")).toBe("true");
     expect(second.headers.get("X-Cache")).toBe("MISS");
     expect(second.headers.get("Content-Type")).toBe("application/pdf");
+    expectInert(second);
     expect(new Uint8Array(await second.arrayBuffer())).toEqual(firstBytes);
   });
 });
@@ -200,6 +208,7 @@ describe("compile: async jobs", () => {
     expect(pdf.status).toBe(200);
     expect(pdf.headers.get("Content-Type")).toBe("application/pdf");
     expect(pdf.headers.get("Content-Disposition")).toBe(`attachment; filename="${job.id}.pdf"`);
+    expectInert(pdf);
     const bytes = await pdf.arrayBuffer();
     expect(isPdf(bytes)).toBe(true);
     expect(bytes.byteLength).toBe(job.sizeBytes);

@@ -3,26 +3,25 @@ import { describe, expect, it } from "vitest";
 import type { FetchOutcome } from "../../../src/messaging/media/inbound.ts";
 import { api, createKey } from "../helpers.ts";
 import { receivedAt, registerWebhook } from "../webhooks/support.ts";
-import { eventsOf, fakeMedia, fakeMediaDownloads, graphUrl, json, sandboxSession, toBase64, waitFor, type MessageJson } from "./support.ts";
+import { downloadMedia, eventsOf, fakeMedia, fakeMediaDownloads, graphUrl, json, sandboxSession, toBase64, waitFor, type MessageJson } from "./support.ts";
 import { postHook, webhookOf, whatsappSession } from "./whatsapp-support.ts";
 
 const bytesOf = (n: number, seed = 7) => Uint8Array.from({ length: n }, (_, i) => (i * seed + 3) % 256);
+/** n bytes starting with a type's magic number (served as that type only when the bytes are it). */
+const fileOf = (magic: number[], n: number, seed = 7) => {
+  const b = bytesOf(n, seed);
+  b.set(magic);
+  return b;
+};
+const JPEG = [0xff, 0xd8, 0xff, 0xe0];
+const OGG = [0x4f, 0x67, 0x67, 0x53];
 
 async function messageById(key: string, chatId: string, sessionId: string, pick: (m: MessageJson) => boolean): Promise<MessageJson | undefined> {
   const page = await json<{ data: MessageJson[] }>(await api(`/api/messages/${chatId}?sessionId=${sessionId}&limit=100`, { key }));
   return page.data.find(pick);
 }
 
-/** GET /api/messages/{id}/media, then the signed URL it redirects to. */
-async function download(key: string, id: string): Promise<{ status: number; bytes?: Uint8Array; type?: string | null; code?: string }> {
-  const res = await api(`/api/messages/${id}/media`, { key, redirect: "manual" });
-  if (res.status !== 302) return { status: res.status, code: ((await res.json()) as { error: { code: string } }).error.code };
-  const location = new URL(res.headers.get("Location")!);
-  expect(location.pathname).toMatch(/^\/hooks\/media\/med_/);
-  expect(location.searchParams.get("exp")).toMatch(/^\d+$/);
-  const file = await api(location.pathname + location.search);
-  return { status: file.status, bytes: new Uint8Array(await file.arrayBuffer()), type: file.headers.get("content-type") };
-}
+const download = downloadMedia;
 
 const mediaState = (m: MessageJson | undefined) => (m?.media as { status?: string } | undefined)?.status;
 
@@ -30,7 +29,7 @@ describe("messaging: inbound media is fetched into storage at once", () => {
   it("whatsapp: media id -> URL -> bytes with the session's token; a failed download is retried; served by a signed URL", async () => {
     const k = await createKey("pro");
     const { phone, session } = await whatsappSession(k.key);
-    const bytes = bytesOf(20_000);
+    const bytes = fileOf(JPEG, 20_000);
     const mediaId = await fakeMedia(phone.phoneNumberId, bytes, "image/jpeg", { failTimes: 1 });
     await postHook(session.id, webhookOf(phone.phoneNumberId, [{ from: "16505551234", id: "wamid.img-1", timestamp: String(Math.floor(Date.now() / 1000)), type: "image", image: { caption: "look", mime_type: "image/jpeg", sha256: "x", id: mediaId } }]));
     const pending = await messageById(k.key, "16505551234@c.us", session.id, (m) => m.type === "image");
@@ -81,7 +80,7 @@ describe("messaging: inbound media is fetched into storage at once", () => {
     expect(m1.media).toMatchObject({ status: "stored", size: 3000, mimetype: "image/png" });
     expect((await download(k.key, m1.id)).bytes).toEqual(png);
 
-    const ogg = bytesOf(5000, 13);
+    const ogg = fileOf(OGG, 5000, 13);
     const publicId = await fakeMedia("none", ogg, "audio/ogg", { public: true });
     const byUrl = await api(`/api/sessions/${a.id}/sandbox/inbound`, { method: "POST", key: k.key, json: { from: "+15550007777", type: "audio", media: { url: `${graphUrl()}/cdn/${publicId}` }, voice: true } });
     expect(byUrl.status).toBe(201);

@@ -1,4 +1,4 @@
-import { inject } from "vitest";
+import { expect, inject } from "vitest";
 import type { DomainEvent } from "../../../src/events/types.ts";
 import { seenEvents as seen } from "../event-tap.ts";
 import { api } from "../helpers.ts";
@@ -82,6 +82,11 @@ export async function fakeFail(phoneNumberId: string, code: number, times = 1): 
   await fetch(`${graphUrl()}/__fake/phones/${phoneNumberId}/fail`, { method: "POST", body: JSON.stringify({ code, times }) });
 }
 
+/** The next `times` sends reach the fake but get no answer: held open (`hang`) or the connection closed (`drop`). */
+export async function fakeStall(phoneNumberId: string, mode: "hang" | "drop", times = 1): Promise<void> {
+  await fetch(`${graphUrl()}/__fake/phones/${phoneNumberId}/stall`, { method: "POST", body: JSON.stringify({ mode, times }) });
+}
+
 export interface FakeRequest {
   method: string;
   path: string;
@@ -117,4 +122,24 @@ export function toBase64(bytes: Uint8Array): string {
   let bin = "";
   for (let i = 0; i < bytes.length; i += 0x8000) bin += String.fromCharCode(...bytes.subarray(i, i + 0x8000));
   return btoa(bin);
+}
+
+/** What `downloadMedia` got: the file's status, bytes and headers, or the API's error code. */
+export interface Downloaded {
+  status: number;
+  bytes?: Uint8Array;
+  type?: string | null;
+  headers?: Headers;
+  code?: string;
+}
+
+/** GET /api/messages/{id}/media, then the signed URL it redirects to. */
+export async function downloadMedia(key: string, id: string): Promise<Downloaded> {
+  const res = await api(`/api/messages/${id}/media`, { key, redirect: "manual" });
+  if (res.status !== 302) return { status: res.status, code: ((await res.json()) as { error: { code: string } }).error.code };
+  const location = new URL(res.headers.get("Location")!);
+  expect(location.pathname).toMatch(/^\/hooks\/media\/med_/);
+  expect(location.searchParams.get("exp")).toMatch(/^\d+$/);
+  const file = await api(location.pathname + location.search);
+  return { status: file.status, bytes: new Uint8Array(await file.arrayBuffer()), type: file.headers.get("content-type"), headers: file.headers };
 }

@@ -39,7 +39,7 @@ describe("messaging: WhatsApp Cloud API driver (against the fake Graph API)", ()
     const image = await api("/api/messages/send-media", {
       method: "POST",
       key: k.key,
-      json: { sessionId: session.id, to: "16505551234", type: "image", media: { data: btoa("\x89PNG fake bytes"), mimetype: "image/png" }, caption: "pic" },
+      json: { sessionId: session.id, to: "16505551234", type: "image", media: { data: btoa("\x89PNG\r\n\x1a\n fake bytes"), mimetype: "image/png" }, caption: "pic" },
     });
     expect(image.status).toBe(201);
     const reqs = (await fakeRequests(phone.phoneNumberId)).filter((r) => r.method === "POST");
@@ -55,7 +55,7 @@ describe("messaging: WhatsApp Cloud API driver (against the fake Graph API)", ()
     const served = await api(path);
     expect(served.status).toBe(200);
     expect(served.headers.get("content-type")).toBe("image/png");
-    expect([...new Uint8Array(await served.arrayBuffer())]).toEqual([..."\x89PNG fake bytes"].map((ch) => ch.charCodeAt(0)));
+    expect([...new Uint8Array(await served.arrayBuffer())]).toEqual([..."\x89PNG\r\n\x1a\n fake bytes"].map((ch) => ch.charCodeAt(0)));
     // Replace the signature's first character with one that surely differs from it.
     const tampered = await api(path.replace(/sig=(.)/, (_, first: string) => `sig=${first === "A" ? "B" : "A"}`));
     expect(tampered.status).toBe(404);

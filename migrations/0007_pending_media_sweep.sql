@@ -1,0 +1,1 @@
+CREATE INDEX `messages_pending_media_idx` ON `messages` (`created_at`) WHERE json_extract(media, '$.status') = 'pending';

@@ -1,0 +1,36 @@
+import { log } from "../../platform/log.ts";
+import type { StoredMedia } from "../messages/mapper.ts";
+import { markMediaSwept, settlePendingMedia, stalePendingMedia } from "../messages/store.ts";
+import { enqueueMediaFetch } from "./inbound.ts";
+
+/**
+ * The cron's sweep of inbound files left `pending`: the message row is written before its fetch is
+ * queued, so a failed queue send (a replayed webhook is deduplicated and queues nothing) would
+ * leave the file pending for good. A file pending for SWEEP_AFTER_MS (longer than a queued job's
+ * whole retry chain) has its fetch queued again, at most SWEEP_BUDGET times, SWEEP_AFTER_MS apart;
+ * then it is `failed`, announced once as `message.media_failed`. The Cloud API keeps a media id
+ * downloadable for weeks, so a late retry can still succeed.
+ */
+export const SWEEP_AFTER_MS = 15 * 60_000;
+export const SWEEP_BUDGET = 3;
+/** Rows per cron run: a backlog is worked off over several minutes, never in one burst. */
+export const SWEEP_CAP = 50;
+
+export const SWEEP_FAILED_REASON = "The file could not be fetched from the network (still pending after repeated retries).";
+
+export async function sweepPendingMedia(env: Env, now: number, cap = SWEEP_CAP): Promise<{ requeued: number; failed: number }> {
+  const rows = await stalePendingMedia(env, now - SWEEP_AFTER_MS, cap);
+  const again: string[] = [];
+  let failed = 0;
+  for (const row of rows) {
+    const media = JSON.parse(row.media!) as StoredMedia;
+    if ((media.sweeps ?? 0) < SWEEP_BUDGET) again.push(row.id);
+    else if (await settlePendingMedia(env, row, { ...media, status: "failed", reason: SWEEP_FAILED_REASON })) failed++;
+  }
+  const marked = again.length ? await markMediaSwept(env, again, now) : [];
+  const bySession = new Map<string, string[]>();
+  for (const m of marked) bySession.set(m.sessionId, [...(bySession.get(m.sessionId) ?? []), m.id]);
+  for (const [sessionId, ids] of bySession) await enqueueMediaFetch(env, sessionId, ids);
+  if (marked.length || failed) log.info("pending inbound media swept", { requeued: marked.length, failed });
+  return { requeued: marked.length, failed };
+}
