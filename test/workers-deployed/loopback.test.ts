@@ -1,7 +1,7 @@
 import { env } from "cloudflare:workers";
 import { describe, expect, it } from "vitest";
 import { getDb } from "../../src/db/client.ts";
-import { webhooks } from "../../src/db/schema/index.ts";
+import { compileJobs, webhooks } from "../../src/db/schema/index.ts";
 import { newWebhookSecret } from "../../src/events/signing.ts";
 import { newId } from "../../src/platform/ids.ts";
 import { api, createKey, errorOf, type TestKey } from "../workers/helpers.ts";
@@ -63,6 +63,22 @@ describe("deployed: loopback URLs are refused", () => {
     }, 15_000, "the event's delivery to fail");
     expect(failed.lastError).toMatch(/^URL refused: /);
     expect(failed.attempts).toHaveLength(1);
+    expect(await receivedAt(inbox.name)).toEqual([]);
+  });
+
+  it("a finished compile job whose callback URL is loopback (submitted under dev settings): the callback fails, never called", async () => {
+    const k = await createKey("pro");
+    const inbox = newInbox();
+    const now = Date.now();
+    const id = newId("job", now);
+    await getDb(env.DB).insert(compileJobs).values({ id, accountId: k.accountId, status: "succeeded", engine: "pdflatex", requeueAt: now, createdAt: now, completedAt: now, callbackUrl: inbox.url, callbackSecret: newWebhookSecret(), callbackStatus: "pending" });
+    // What the compile consumer queues when a job with a callback finishes.
+    await env.COMPILE_QUEUE.send({ kind: "callback", jobId: id, accountId: k.accountId });
+    const job = await waitFor(async () => {
+      const j = await json<{ callbackStatus: string | null }>(await api(`/v1/compile/jobs/${id}`, { key: k.key }));
+      return j.callbackStatus !== "pending" ? j : undefined;
+    }, 15_000, "the callback to settle");
+    expect(job.callbackStatus).toBe("failed");
     expect(await receivedAt(inbox.name)).toEqual([]);
   });
 
