@@ -1,5 +1,5 @@
 // `npm test`: TeX and Chromium check/install, then every suite in turn (the runner's own tests, Workers
-// runtime, Node unit tests, compile server, end to end, browser), each run even if an earlier one failed,
+// runtime with dev and with deployed settings, Node unit tests, compile server, end to end, browser), each run even if an earlier one failed,
 // and one closing line with the totals: `N passed, N failed, N skipped`, where a suite that did not start,
 // did not finish or failed outside its tests counts as one more failure and is listed just above that line.
 //
@@ -21,6 +21,7 @@ interface Suite {
 const SUITES: Suite[] = [
   { name: "runner", config: "test/runner/vitest.config.ts" },
   { name: "workers", config: "vitest.workers.config.ts" },
+  { name: "workers-deployed", config: "vitest.workers-deployed.config.ts" },
   { name: "unit-node", config: "test/unit/vitest.node.config.ts" },
   { name: "compile-server", config: "container/vitest.config.ts" },
   { name: "e2e", config: "test/e2e/vitest.config.ts" },
