@@ -23,7 +23,9 @@ describe("deployed without SIGNING_SECRET", () => {
   it("uploaded media: signed URLs use one random key kept in R2; they serve the file, forged ones are 404", async () => {
     const k = await createKey("pro");
     const s = await sandboxSession(k.key);
-    const bytes = Uint8Array.from({ length: 3000 }, (_, i) => (i * 31 + 7) % 256);
+    // a real PNG signature first: files are served as the type their bytes are
+    const PNG = [0x89, 0x50, 0x4e, 0x47, 0x0d, 0x0a, 0x1a, 0x0a];
+    const bytes = Uint8Array.from({ length: 3000 }, (_, i) => (i < PNG.length ? PNG[i]! : (i * 31 + 7) % 256));
     const url = await sendAndLocate(k.key, s.id, bytes);
     const [, , , mediaId] = url.pathname.split("/");
     const exp = url.searchParams.get("exp")!;

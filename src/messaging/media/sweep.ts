@@ -18,7 +18,10 @@ export const SWEEP_CAP = 50;
 
 export const SWEEP_FAILED_REASON = "The file could not be fetched from the network (still pending after repeated retries).";
 
-export async function sweepPendingMedia(env: Env, now: number, cap = SWEEP_CAP): Promise<{ requeued: number; failed: number }> {
+/** How a swept file's fetch is queued again (the media job of SEND_QUEUE; replaceable for tests of the sweep alone). */
+export type Requeue = (env: Env, sessionId: string, ids: string[]) => Promise<unknown>;
+
+export async function sweepPendingMedia(env: Env, now: number, cap = SWEEP_CAP, requeue: Requeue = enqueueMediaFetch): Promise<{ requeued: number; failed: number }> {
   const rows = await stalePendingMedia(env, now - SWEEP_AFTER_MS, cap);
   const again: string[] = [];
   let failed = 0;
@@ -30,7 +33,7 @@ export async function sweepPendingMedia(env: Env, now: number, cap = SWEEP_CAP):
   const marked = again.length ? await markMediaSwept(env, again, now) : [];
   const bySession = new Map<string, string[]>();
   for (const m of marked) bySession.set(m.sessionId, [...(bySession.get(m.sessionId) ?? []), m.id]);
-  for (const [sessionId, ids] of bySession) await enqueueMediaFetch(env, sessionId, ids);
+  for (const [sessionId, ids] of bySession) await requeue(env, sessionId, ids);
   if (marked.length || failed) log.info("pending inbound media swept", { requeued: marked.length, failed });
   return { requeued: marked.length, failed };
 }

@@ -36,6 +36,13 @@ async function mediaOf(id: string): Promise<{ status: string; sweeps?: number; r
 const mediaEvents = (accountId: string) =>
   env.DB.prepare("SELECT type, json_extract(payload, '$.data.id') AS id FROM events WHERE account_id = ? AND type LIKE 'message.media_%'").bind(accountId).all<{ type: string; id: string }>();
 
+/**
+ * The budget and cap tests count what the sweep queues without running the fetches (the first
+ * test runs them for real, through the queue and the Session DO).
+ */
+const queued: string[] = [];
+const record = async (_env: Env, _sessionId: string, ids: string[]) => void queued.push(...ids);
+
 describe("messaging: the cron sweeps inbound files left pending", () => {
   it("a file whose fetch was never queued is queued again by the cron, once it is old enough, and stored", async () => {
     const k = await createKey("pro");
@@ -67,16 +74,16 @@ describe("messaging: the cron sweeps inbound files left pending", () => {
     let now = created;
     for (let sweep = 1; sweep <= SWEEP_BUDGET; sweep++) {
       now += SWEEP_AFTER_MS + MIN;
-      await sweepPendingMedia(env, now);
+      await sweepPendingMedia(env, now, undefined, record);
       expect(await mediaOf(id)).toMatchObject({ status: "pending", sweeps: sweep });
       // Not again before SWEEP_AFTER_MS has passed since this sweep.
-      await sweepPendingMedia(env, now + MIN);
+      await sweepPendingMedia(env, now + MIN, undefined, record);
       expect((await mediaOf(id)).sweeps).toBe(sweep);
     }
     now += SWEEP_AFTER_MS + MIN;
-    await sweepPendingMedia(env, now);
+    await sweepPendingMedia(env, now, undefined, record);
     expect(await mediaOf(id)).toMatchObject({ status: "failed", reason: SWEEP_FAILED_REASON });
-    await sweepPendingMedia(env, now + 10 * SWEEP_AFTER_MS);
+    await sweepPendingMedia(env, now + 10 * SWEEP_AFTER_MS, undefined, record);
     expect((await mediaEvents(k.accountId)).results).toEqual([{ type: "message.media_failed", id }]);
   });
 
@@ -89,10 +96,11 @@ describe("messaging: the cron sweeps inbound files left pending", () => {
     const swept = async () =>
       (await env.DB.prepare("SELECT id FROM messages WHERE session_id = ? AND json_extract(media, '$.sweeps') = 1 ORDER BY created_at").bind(sessionId).all<{ id: string }>()).results.map((r) => r.id);
     const now = Date.now();
-    const first = await sweepPendingMedia(env, now);
+    const first = await sweepPendingMedia(env, now, undefined, record);
     expect(first.requeued).toBe(SWEEP_CAP);
+    expect(queued.filter((q) => ids.includes(q))).toEqual(ids.slice(0, SWEEP_CAP));
     expect(await swept()).toEqual(ids.slice(0, SWEEP_CAP));
-    await sweepPendingMedia(env, now);
+    await sweepPendingMedia(env, now, undefined, record);
     expect(await swept()).toEqual(ids);
   });
 });
