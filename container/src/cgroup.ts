@@ -14,8 +14,11 @@ import path from "node:path";
 export type CgroupMode = "v2" | "v1" | "none";
 
 export interface JobCaps {
-  /** Processes (and threads) of the job at once. */
-  processes: number;
+  /**
+   * Processes (and threads) of the job at once; undefined: no process cap, where that saves the
+   * time a move into cgroup v1's pids hierarchy takes (10-15 ms per process, waited for by the job).
+   */
+  processes?: number | undefined;
   /** Memory of the job's processes in all, bytes. */
   memoryBytes: number;
 }
@@ -39,9 +42,11 @@ export class JobCgroup {
    */
   async adopt(pid: number | undefined): Promise<void> {
     if (pid === undefined) return;
-    for (const p of tree(pid)) {
-      for (const d of this.dirs) await fs.writeFile(path.join(d, "cgroup.procs"), String(p)).catch(() => {});
-    }
+    const pids = tree(pid);
+    // the hierarchies are independent: moved in parallel (each move waits for the kernel's RCU grace period)
+    await Promise.all(this.dirs.map(async (d) => {
+      for (const p of pids) await fs.writeFile(path.join(d, "cgroup.procs"), String(p)).catch(() => {});
+    }));
   }
 
   /** Whether the kernel killed a process of the job for its memory cap. */
@@ -162,12 +167,14 @@ function groups(mode: "v1" | "v2", bases: string[], prefix: string, reason?: str
     mode,
     ...(reason ? { reason } : {}),
     async create(id, caps) {
-      const dirs = bases.map((b) => path.join(b, `${prefix}-job-${id}`));
+      // v1: bases are [pids, memory]; without a process cap the pids group is not made
+      const used = mode === "v1" && caps.processes === undefined ? bases.slice(1) : bases;
+      const dirs = used.map((b) => path.join(b, `${prefix}-job-${id}`));
       const g = new JobCgroup(mode, dirs);
       try {
         for (const d of dirs) await fs.mkdir(d);
         const set = (file: string, v: number) => Promise.any(dirs.map((d) => fs.writeFile(path.join(d, file), String(v))));
-        await set("pids.max", caps.processes);
+        if (caps.processes !== undefined) await set("pids.max", caps.processes);
         if (mode === "v2") {
           await set("memory.max", caps.memoryBytes);
           await set("memory.swap.max", 0).catch(() => {});

@@ -192,12 +192,16 @@ export async function runJob(req: CompileRequest, pools: Pools, cfg: Config, sig
   const pool = pools.get(req.engine);
   if (!pool) throw new Error(`engine ${req.engine} not enabled`);
   const job = pools.fairness.begin(req.namespace);
-  const group = await cgroups?.create(randomBytes(8).toString("hex"), { processes: cfg.limits.jobProcesses, memoryBytes: cfg.limits.jobMemoryBytes });
+  // processes are capped for shell-escape jobs, which may start any program; the others start only
+  // the tools the server runs, and skip the pids move's cost (see cgroup.ts)
+  const caps = { processes: req.shellEscape ? cfg.limits.jobProcesses : undefined, memoryBytes: cfg.limits.jobMemoryBytes };
+  const group = await cgroups?.create(randomBytes(8).toString("hex"), caps);
   try {
     return await compileOnce(req, pool, cfg, { deadline: Date.now() + req.timeoutMs, signal, prio: job, group }, preambles);
   } finally {
     job.end();
-    await group?.remove();
+    // killing leftovers and removing the group waits for processes to exit: not on the answer's path
+    void group?.remove();
   }
 }
 
