@@ -160,7 +160,7 @@ export interface SpawnOptions {
   maxProcesses?: number | undefined;
   /**
    * Start held: the process waits for one line on stdin before it runs the command (so the caller
-   * can move it into the job's control group before it can fork). Release it with `release()`.
+   * can move it into the job's control group before it can fork); a line written to its stdin releases it.
    */
   held?: boolean | undefined;
   /** The job's processes are capped by its control group: no per-uid RLIMIT_NPROC (shared by every job). */

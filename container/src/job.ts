@@ -14,7 +14,7 @@ import { needsRerun, planTools, snapshot, toolCommand, type Tool } from "./passe
 import { removeDir, spawnProcess, type EnginePool, type Pools, type ProcessSpec, type WarmProcess } from "./pool.ts";
 import type { PreambleUse, Preambles } from "./preamble.ts";
 import type { CompileRequest } from "./validate.ts";
-import { WorkDir, type JobCaps } from "./workdir.ts";
+import { inFolder, WorkDir, type JobCaps } from "./workdir.ts";
 import type { Cgroups, JobCgroup } from "./cgroup.ts";
 
 export interface CompileSuccess {
@@ -121,7 +121,7 @@ export async function writeInputs(dir: string, req: CompileRequest, cfg: Config)
 
 /** The last `max` bytes of a log of the main file's folder `sub` (TeX's errors are at its end). */
 async function readLog(work: WorkDir, sub: string, name = `${MAIN_BASENAME}.log`, max = MAX_LOG_PARSE): Promise<string> {
-  const buf = await work.readFile(sub ? `${sub}/${name}` : name, max, true);
+  const buf = await work.readFile(inFolder(sub, name), max, true);
   return buf ? buf.toString("utf8") : "";
 }
 
@@ -371,7 +371,7 @@ async function runPasses(req: CompileRequest, source: ProcessSource, cfg: Config
       }
     }
 
-    const pdfName = sub ? `${sub}/${MAIN_BASENAME}.pdf` : `${MAIN_BASENAME}.pdf`;
+    const pdfName = inFolder(sub, `${MAIN_BASENAME}.pdf`);
     const size = await work.fileSize(pdfName);
     const noPdf = () => fail("compile_error", "No PDF was produced (the document has no pages).", [{ message: "No pages of output." }]);
     if (size === undefined) return noPdf();

@@ -8,7 +8,7 @@
 import { createHash } from "node:crypto";
 import { linesWith, logAsksRerun, splitLines } from "./log-parser.ts";
 import { MAIN_BASENAME } from "./engine.ts";
-import { WorkDir } from "./workdir.ts";
+import { inFolder, WorkDir } from "./workdir.ts";
 import { BIBER_GUARD, checkBcf } from "./bcf.ts";
 
 /** Files LaTeX writes in one pass and reads in the next (and tools' outputs it reads). */
@@ -19,13 +19,12 @@ export type Snapshot = Map<string, string>; // relative path -> sha1
 /** The root of a job as the server reads it (a host path is opened as a WorkDir). */
 export type JobRoot = WorkDir | string;
 const workOf = (r: JobRoot) => (typeof r === "string" ? new WorkDir(r) : r);
-const join = (sub: string, rel: string) => (sub ? `${sub}/${rel}` : rel);
 
 /** Tracked files below folder `rel` (never through a link), at most MAX_DIR_ENTRIES looked at per folder. */
 async function walk(work: WorkDir, rel: string, out: string[], depth: number): Promise<void> {
   if (depth > 8) return;
   for (const e of await work.list(rel, MAX_DIR_ENTRIES)) {
-    const r = join(rel, e.name);
+    const r = inFolder(rel, e.name);
     if (e.name.startsWith(".")) continue;
     if (e.isDirectory()) await walk(work, r, out, depth + 1);
     else if (e.isFile() && TRACKED.test(e.name)) out.push(r);
@@ -316,7 +315,7 @@ function bibLines(aux: string): { lines: string[]; data: boolean; cites: boolean
 export async function planTools(root: JobRoot, log: string, done: Map<string, string>, bib: boolean, sub = ""): Promise<ToolPlan> {
   const work = workOf(root);
   // a regular file of the main file's folder (never through a link), at most MAX_TOOL_INPUT bytes
-  const read = (rel: string) => work.readFile(join(sub, rel), MAX_TOOL_INPUT);
+  const read = (rel: string) => work.readFile(inFolder(sub, rel), MAX_TOOL_INPUT);
   const runs: ToolRun[] = [];
   const add = (r: ToolRun) => {
     if (done.get(r.id) !== r.key && runs.length < MAX_RUNS) runs.push(r);
@@ -466,7 +465,7 @@ export function bcfDatasources(bcf: string): { attrs: string; src: string }[] | 
 export async function biberSources(root: JobRoot, sub = ""): Promise<{ ok: boolean; bad?: string }> {
   const work = workOf(root);
   // read as the tools' inputs are (a regular file, capped): anything else is refused, not checked in part
-  const data = await work.readFile(join(sub, `${MAIN_BASENAME}.bcf`), MAX_TOOL_INPUT);
+  const data = await work.readFile(inFolder(sub, `${MAIN_BASENAME}.bcf`), MAX_TOOL_INPUT);
   if (!data || data.length >= MAX_TOOL_INPUT) return { ok: false, bad: `${MAIN_BASENAME}.bcf (not a regular file under ${MAX_TOOL_INPUT} bytes)` };
   const sources = bcfDatasources(data.toString("utf8"));
   if (!sources) return { ok: false, bad: `more than ${MAX_DATASOURCES} data sources` };

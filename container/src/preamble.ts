@@ -17,7 +17,7 @@ import { refusal } from "./preamble-refuse.ts";
 import { makeJobDir, prepareLuaCache, removeDir, spawnProcess, type WarmProcess } from "./pool.ts";
 import { SANDBOX_JOB_DIR, SANDBOX_LUA } from "./sandbox.ts";
 import type { CompileRequest } from "./validate.ts";
-import { WorkDir } from "./workdir.ts";
+import { inFolder, WorkDir } from "./workdir.ts";
 
 const VERSION = "texpool-preamble/v1";
 /** A dump that found no free compile slot for this long is dropped (the next compile asks again). */
@@ -402,9 +402,8 @@ export class Preambles {
       const code = await this.background(child, cfg.preamble.dumpTimeoutMs);
       // the dump's files are read through handles: its Lua may have moved folders around
       const work = new WorkDir(dir);
-      const inMain = (name: string) => (sub ? `${sub}/${name}` : name);
-      if (code !== 0) return `the dump stopped (exit ${code}): ${await firstError(work, inMain(`${MAIN_BASENAME}.log`))}`;
-      const fls = await work.readFile(inMain(`${MAIN_BASENAME}.fls`), MAX_FLS_BYTES + 1);
+      if (code !== 0) return `the dump stopped (exit ${code}): ${await firstError(work, inFolder(sub, `${MAIN_BASENAME}.log`))}`;
+      const fls = await work.readFile(inFolder(sub, `${MAIN_BASENAME}.fls`), MAX_FLS_BYTES + 1);
       const deps = fls && fls.length <= MAX_FLS_BYTES ? this.readDeps(fls.toString("utf8"), dir, sub, req) : undefined;
       if (!deps) return "the preamble reads files the request did not bring";
       const refused = this.refusedDep(deps.map(([p]) => p), req);
@@ -412,7 +411,7 @@ export class Preambles {
       await fs.mkdir(this.dir, { recursive: true, mode: 0o711 });
       const fmtFile = path.join(this.dir, `${randomBytes(16).toString("hex")}.fmt`);
       // a copy owned by the server, read-only for everyone: no engine can change it
-      const bytes = await work.copyOut(inMain(`${MAIN_BASENAME}.fmt`), fmtFile, cfg.preamble.maxBytes);
+      const bytes = await work.copyOut(inFolder(sub, `${MAIN_BASENAME}.fmt`), fmtFile, cfg.preamble.maxBytes);
       if (bytes === undefined) return "no usable format file";
       await fs.chmod(fmtFile, 0o444);
       return { fmtFile, deps, bytes };

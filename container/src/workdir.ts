@@ -4,7 +4,7 @@
 // parent folder and never followed when it is a link (Linux resolves `/proc/self/fd/N/name` as
 // `name` in the folder open as N: openat(2) semantics from Node, whose fs API has no *at calls).
 // A folder that is not a real folder (a link, a file, gone) simply is not there for the server.
-import { constants, promises as fs, type Dirent } from "node:fs";
+import { constants, promises as fs, type Dirent, type Stats } from "node:fs";
 import type { FileHandle } from "node:fs/promises";
 
 const { O_RDONLY, O_DIRECTORY, O_NOFOLLOW, O_NONBLOCK } = constants;
@@ -25,6 +25,11 @@ export function jobsDir(cfg: { jobRoot: string }): string {
 
 /** Folders deeper than this are never entered (a job's real trees are a few levels deep). */
 export const MAX_DEPTH = 64;
+
+/** `rel` in folder `sub` of the job ("" is its root), as a path relative to the root. */
+export function inFolder(sub: string, rel: string): string {
+  return sub ? `${sub}/${rel}` : rel;
+}
 
 /** Plain path segments of a relative path; undefined for "", ".", ".." or an empty segment. */
 export function segments(rel: string): string[] | undefined {
@@ -89,10 +94,10 @@ export class WorkDir {
   }
 
   /**
-   * A regular file of the job (never through a link): at most `max` bytes, from its start, or
-   * its last `max` bytes with `tail`. Undefined when it is missing or not a regular file.
+   * Runs `fn` with an open regular file of the job (reached through real folders, never through a
+   * link); undefined when it is missing, not a regular file, or `fn` says so.
    */
-  async readFile(rel: string, max: number, tail = false): Promise<Buffer | undefined> {
+  private async withFile<T>(rel: string, fn: (fh: FileHandle, st: Stats) => Promise<T | undefined>): Promise<T | undefined> {
     const p = WorkDir.split(rel);
     if (!p) return undefined;
     const r = await this.inDir(p.dir, async (fd) => {
@@ -100,11 +105,7 @@ export class WorkDir {
       if (!fh) return undefined;
       try {
         const st = await fh.stat();
-        if (!st.isFile()) return undefined;
-        const len = Math.min(st.size, max);
-        const buf = Buffer.alloc(len);
-        const { bytesRead } = await fh.read(buf, 0, len, tail ? st.size - len : 0);
-        return buf.subarray(0, bytesRead);
+        return st.isFile() ? await fn(fh, st) : undefined;
       } finally {
         await fh.close();
       }
@@ -112,38 +113,38 @@ export class WorkDir {
     return r ?? undefined;
   }
 
+  /** A regular file of the job: at most `max` bytes, from its start, or its last `max` bytes with `tail`. */
+  readFile(rel: string, max: number, tail = false): Promise<Buffer | undefined> {
+    return this.withFile(rel, async (fh, st) => {
+      const len = Math.min(st.size, max);
+      const buf = Buffer.alloc(len);
+      const { bytesRead } = await fh.read(buf, 0, len, tail ? st.size - len : 0);
+      return buf.subarray(0, bytesRead);
+    });
+  }
+
   /**
-   * Copies a regular file of the job (never through a link) of at most `max` bytes to `dest`, a new
-   * file of the server's (never replacing anything). Returns its size, or undefined (nothing written).
+   * Copies a regular file of the job of at most `max` bytes (not empty) to `dest`, a new file of the
+   * server's (never replacing anything). Returns its size, or undefined (nothing written).
    */
-  async copyOut(rel: string, dest: string, max: number): Promise<number | undefined> {
-    const p = WorkDir.split(rel);
-    if (!p) return undefined;
-    const r = await this.inDir(p.dir, async (fd) => {
-      const fh = await fs.open(at(fd, p.name), FILE_FLAGS).catch(() => undefined);
-      if (!fh) return undefined;
+  copyOut(rel: string, dest: string, max: number): Promise<number | undefined> {
+    return this.withFile(rel, async (fh, st) => {
+      if (st.size === 0 || st.size > max) return undefined;
+      const out = await fs.open(dest, constants.O_WRONLY | constants.O_CREAT | constants.O_EXCL | O_NOFOLLOW, 0o600);
       try {
-        const st = await fh.stat();
-        if (!st.isFile() || st.size === 0 || st.size > max) return undefined;
-        const out = await fs.open(dest, constants.O_WRONLY | constants.O_CREAT | constants.O_EXCL | O_NOFOLLOW, 0o600);
-        try {
-          const buf = Buffer.alloc(Math.min(st.size, 1024 * 1024));
-          let copied = 0;
-          while (copied < st.size) {
-            const { bytesRead } = await fh.read(buf, 0, Math.min(buf.length, st.size - copied), copied);
-            if (bytesRead === 0) break;
-            await out.write(buf, 0, bytesRead);
-            copied += bytesRead;
-          }
-          return copied;
-        } finally {
-          await out.close();
+        const buf = Buffer.alloc(Math.min(st.size, 1024 * 1024));
+        let copied = 0;
+        while (copied < st.size) {
+          const { bytesRead } = await fh.read(buf, 0, Math.min(buf.length, st.size - copied), copied);
+          if (bytesRead === 0) break;
+          await out.write(buf, 0, bytesRead);
+          copied += bytesRead;
         }
+        return copied;
       } finally {
-        await fh.close();
+        await out.close();
       }
     });
-    return r ?? undefined;
   }
 
   /** Size of a regular file, undefined when missing or anything else. */
@@ -153,7 +154,7 @@ export class WorkDir {
   }
 
   /** lstat of `rel` (a link is reported as itself), reached through real folders only. */
-  async lstat(rel: string): Promise<import("node:fs").Stats | undefined> {
+  async lstat(rel: string): Promise<Stats | undefined> {
     const p = WorkDir.split(rel);
     if (!p) return undefined;
     return (await this.inDir(p.dir, (fd) => fs.lstat(at(fd, p.name)).catch(() => undefined))) ?? undefined;
