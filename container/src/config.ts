@@ -2,6 +2,7 @@
 // Every knob is documented in container/README.md.
 import os from "node:os";
 import path from "node:path";
+import type { UidRange } from "./uids.ts";
 
 export type Engine = "pdflatex" | "xelatex" | "lualatex";
 export const ENGINES: readonly Engine[] = ["pdflatex", "xelatex", "lualatex"];
@@ -54,10 +55,17 @@ export interface Config {
   queueTimeoutMs: number; // how long a job may wait for a slot
   warmTimeoutMs: number; // start-up: every pool full within this, or startServer fails with the reason
   jobRoot: string; // parent of all job directories
-  engineUid: number | undefined; // when the server runs as root: run engines as this uid
-  engineGid: number | undefined;
-  /** Run every engine/bib process in a bubblewrap sandbox (COMPILE_SANDBOX, default on). */
+  /** Per-job uids (server runs as root): each job folder gets its own uid of this range; else engines run as the server's uid. */
+  uids: UidRange | undefined;
+  /** COMPILE_SANDBOX: "on" (bwrap; safe mode where it cannot run), "uids" (safe mode), "off" (nothing). */
+  sandboxMode: "on" | "uids" | "off";
+  /** Every engine/bib process runs in a bubblewrap sandbox (false in safe mode and when off). */
   sandbox: boolean;
+  /**
+   * Safe mode: no user namespaces, so no bwrap. Jobs are kept apart by their own uids, caps and
+   * kpathsea's paranoid paths; shell escape and precompiled preambles are off (see startServer).
+   */
+  safeMode: boolean;
   /** Per-job control groups: "auto" uses them where the kernel allows, "off" never (COMPILE_CGROUPS). */
   cgroups: "auto" | "off";
   /** The bwrap binary (tests point it elsewhere to exercise the start-up self-check). */
@@ -89,9 +97,10 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env, overrides: Part
   const defPool = poolAll ?? Math.min(4, Math.max(2, cpus));
   const maxConcurrent = int(env, "MAX_CONCURRENT", cpus, 1);
   const isRoot = typeof process.getuid === "function" && process.getuid() === 0;
-  const uidRaw = env.ENGINE_UID ?? (isRoot ? "65534" : "");
-  const sandboxRaw = (env.COMPILE_SANDBOX ?? "on").trim().toLowerCase();
-  if (!["on", "off", ""].includes(sandboxRaw)) throw new Error(`env COMPILE_SANDBOX=${env.COMPILE_SANDBOX}: expected "on" or "off"`);
+  const sandboxRaw = (env.COMPILE_SANDBOX ?? "on").trim().toLowerCase() || "on";
+  if (sandboxRaw !== "on" && sandboxRaw !== "off" && sandboxRaw !== "uids") throw new Error(`env COMPILE_SANDBOX=${env.COMPILE_SANDBOX}: expected "on", "uids" or "off"`);
+  // per-job uids need root (setuid); the range is far from the system's users and from nobody
+  const uids = isRoot ? { base: int(env, "ENGINE_UID_BASE", 200_000, 1000), count: int(env, "ENGINE_UIDS", 65_536, 16) } : undefined;
   const shellRaw = (env.COMPILE_SHELL_ESCAPE ?? "on").trim().toLowerCase();
   if (!["on", "off", ""].includes(shellRaw)) throw new Error(`env COMPILE_SHELL_ESCAPE=${env.COMPILE_SHELL_ESCAPE}: expected "on" or "off"`);
   const limits: Limits = {
@@ -131,9 +140,10 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env, overrides: Part
     queueTimeoutMs: int(env, "QUEUE_TIMEOUT_MS", 30_000, 0),
     warmTimeoutMs: int(env, "WARM_TIMEOUT_MS", 60_000, 100),
     jobRoot: env.JOB_ROOT || path.join(os.tmpdir(), `texcompile-${process.pid}`),
-    engineUid: uidRaw === "" ? undefined : Number(uidRaw),
-    engineGid: uidRaw === "" ? undefined : Number(env.ENGINE_GID ?? uidRaw),
-    sandbox: sandboxRaw !== "off",
+    uids,
+    sandboxMode: sandboxRaw,
+    sandbox: sandboxRaw === "on",
+    safeMode: sandboxRaw === "uids",
     bwrapPath: "/usr/bin/bwrap",
     limits,
     preamble: {
@@ -156,8 +166,19 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env, overrides: Part
     limits: { ...cfg.limits, ...(overrides.limits ?? {}) },
     preamble: { ...cfg.preamble, ...(overrides.preamble ?? {}) },
   };
-  if (!out.sandbox) out.limits.shellEscape = false;
   // one account may fill a quarter of the queue: the others can still queue behind it
   out.maxQueuePerAccount = overrides.maxQueuePerAccount ?? int(env, "MAX_QUEUE_PER_ACCOUNT", Math.max(1, Math.floor(out.maxQueue / 4)), 1);
+  return withIsolation(out);
+}
+
+/**
+ * What follows from the isolation in force: programs a document runs are contained by the sandbox
+ * only, so without it shell escape is off; in safe mode precompiled preambles are off too (a format
+ * would have to be readable by every job's uid).
+ */
+export function withIsolation(cfg: Config): Config {
+  const out = { ...cfg, limits: { ...cfg.limits }, preamble: { ...cfg.preamble } };
+  if (!out.sandbox) out.limits.shellEscape = false;
+  if (out.safeMode) out.preamble.maxEntries = 0;
   return out;
 }

@@ -9,6 +9,7 @@ import type { Config, Engine } from "./config.ts";
 import { bwrapArgs, runtimeLuaPath, SANDBOX_FMT, SANDBOX_JOB_DIR, SANDBOX_LUA } from "./sandbox.ts";
 import { jobsDir } from "./workdir.ts";
 import { closeOf } from "./supervise.ts";
+import { leaseOwner, ownerOf, releaseOwner } from "./uids.ts";
 
 export const MAIN_BASENAME = "main";
 export const MAIN_FILE = "main.tex";
@@ -229,8 +230,9 @@ export function spawnOptions(cfg: Config, cwd: string): SpawnOptions {
     cpuSeconds: cfg.limits.cpuSeconds,
     memoryBytes: cfg.limits.memoryBytes,
     fileBytes: cfg.limits.maxOutputFileBytes,
-    uid: cfg.engineUid,
-    gid: cfg.engineGid,
+    // the job folder's own uid (uids.ts); undefined: the server's
+    uid: ownerOf(cwd)?.uid,
+    gid: ownerOf(cwd)?.gid,
     luaSandbox: runtimeLuaPath(cfg.jobRoot), // the copy engines can read (stageRuntimeFiles)
     maxProcesses: cfg.limits.shellEscapeProcesses,
   };
@@ -258,7 +260,8 @@ export async function checkSandbox(cfg: Config, timeoutMs = 15_000): Promise<San
   try {
     await fs.mkdir(jobsDir(cfg), { recursive: true, mode: 0o711 });
     await fs.mkdir(dir, { mode: 0o700 });
-    if (cfg.engineUid !== undefined) await fs.chown(dir, cfg.engineUid, cfg.engineGid ?? cfg.engineUid);
+    const owner = leaseOwner(cfg.uids, dir, false);
+    if (owner) await fs.chown(dir, owner.uid, owner.gid);
     const hidden = ["/etc/passwd", "/etc/shadow", "/root", "/home", cfg.jobRoot, HERE].map((p) => `'${p.replace(/'/g, "")}'`).join(" ");
     const script = [
       `for p in ${hidden}; do if [ -e "$p" ]; then echo "VISIBLE $p"; exit 3; fi; done`,
@@ -278,7 +281,7 @@ export async function checkSandbox(cfg: Config, timeoutMs = 15_000): Promise<San
     if (exit.code !== 0) return done({ ok: false, reason: `${cfg.bwrapPath} failed (exit ${exit.code}): ${detail || "no output"}` });
     const uid = Number(/^UID (\d+)$/m.exec(out)?.[1] ?? NaN);
     if (!Number.isInteger(uid)) return done({ ok: false, reason: `sandbox probe gave no uid: ${detail}` });
-    if (uid === 0) return done({ ok: false, reason: "sandboxed processes would run as root (set ENGINE_UID to a non-root uid)" });
+    if (uid === 0) return done({ ok: false, reason: "sandboxed processes would run as root" });
     const probe = await fs.readFile(path.join(dir, "probe"), "utf8").catch(() => "");
     if (probe.trim() !== "probe") return done({ ok: false, reason: "the sandboxed probe could not write its job directory" });
     return done({ ok: true, uid });
@@ -286,5 +289,6 @@ export async function checkSandbox(cfg: Config, timeoutMs = 15_000): Promise<San
     return done({ ok: false, reason: (e as Error).message });
   } finally {
     await fs.rm(dir, { recursive: true, force: true }).catch(() => {});
+    await releaseOwner(dir);
   }
 }

@@ -25,12 +25,14 @@ export interface AppState {
   cgroups?: Cgroups | undefined;
 }
 
-/** Which isolation is in force: the sandbox, and the per-job caps (control groups, or per-process rlimits only). */
+/** Which isolation is in force: the sandbox (or the safe mode), the uids, and the per-job caps (control groups, or per-process rlimits only). */
 function isolation(st: AppState) {
   const g = st.cgroups;
   const L = st.cfg.limits;
   return {
-    sandbox: st.cfg.sandbox ? "bwrap" : "off",
+    sandbox: st.cfg.sandbox ? "bwrap" : st.cfg.safeMode ? "safe-mode" : "off",
+    // each job folder's own uid (uids.ts), or every engine as the server's (not root) uid
+    uids: st.cfg.uids ? "per-job" : "server",
     shellEscape: L.shellEscape,
     jobCaps: g && g.mode !== "none" ? { cgroup: g.mode, processes: L.jobProcesses, memoryBytes: L.jobMemoryBytes } : { cgroup: "none", ...(g?.reason ? { reason: g.reason } : {}) },
     perProcess: { cpuSeconds: L.cpuSeconds, memoryBytes: L.memoryBytes, fileBytes: L.maxOutputFileBytes },

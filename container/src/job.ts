@@ -11,7 +11,8 @@ import { exitOf, runToExit, type Bounds, type Ending, type RunOutcome } from "./
 import { BACKGROUND, LOW_PRIORITY, renice } from "./fairness.ts";
 import { DRIVER_FAILED, firstCause, logTail, parseLog, parseToolOutput, type LogError, type LogWarning } from "./log-parser.ts";
 import { needsRerun, planTools, snapshot, toolCommand, type Tool } from "./passes.ts";
-import { removeDir, spawnProcess, type EnginePool, type Pools, type ProcessSpec, type WarmProcess } from "./pool.ts";
+import { ownerOf } from "./uids.ts";
+import { ownBy, removeDir, spawnProcess, type EnginePool, type Pools, type ProcessSpec, type WarmProcess } from "./pool.ts";
 import type { PreambleUse, Preambles } from "./preamble.ts";
 import type { CompileRequest } from "./validate.ts";
 import { inFolder, WorkDir, type JobCaps } from "./workdir.ts";
@@ -81,6 +82,13 @@ async function adopt(p: WarmProcess, run: RunLimits): Promise<void> {
   await run.group.adopt(p.child.pid);
 }
 
+/** What a pass left for the next one becomes the next engine's uid's (uids.ts): its own stays readable to it. */
+async function handOver(from: string, to: string): Promise<void> {
+  const was = ownerOf(from);
+  const now = ownerOf(to);
+  if (was && now && was.uid !== now.uid) await new WorkDir(to).handOver(was.uid, now);
+}
+
 /** The main file's folder in the project ("" for the root) and its name. */
 export function mainParts(mainPath: string): { sub: string; mainFile: string } {
   const i = mainPath.lastIndexOf("/");
@@ -88,9 +96,7 @@ export function mainParts(mainPath: string): { sub: string; mainFile: string } {
 }
 
 export async function writeInputs(dir: string, req: CompileRequest, cfg: Config): Promise<void> {
-  const own = async (p: string) => {
-    if (cfg.engineUid !== undefined) await fs.chown(p, cfg.engineUid, cfg.engineGid ?? cfg.engineUid);
-  };
+  const own = (p: string) => ownBy(dir, p);
   const made = new Set<string>();
   // the main file's folder was made when the engine was started there
   const { sub } = mainParts(req.mainPath);
@@ -352,6 +358,7 @@ async function runPasses(req: CompileRequest, source: ProcessSource, cfg: Config
       await proc.exited;
       // through handles, never by path: the job may have swapped any folder of its own for a link
       const carried = await work.moveAllTo(new WorkDir(next.dir), SKIP_ON_MOVE);
+      await handOver(dir, next.dir);
       await removeDir(dir);
       proc = next;
       next = undefined;
@@ -405,9 +412,7 @@ async function runDriver(work: WorkDir, sub: string, cfg: Config, run: RunLimits
   const dir = work.host;
   const xdv = `${MAIN_BASENAME}.xdv`;
   const pdf = `${MAIN_BASENAME}.pdf`;
-  const own = async (p: string) => {
-    if (cfg.engineUid !== undefined) await fs.chown(p, cfg.engineUid, cfg.engineGid ?? cfg.engineUid);
-  };
+  const own = (p: string) => ownBy(dir, p);
   const maps = await fontMaps(engineEnv(cfg.jobRoot));
   // the .xdv is read through a handle of the main file's folder, never through a link
   const lean = await work.inDir(sub, (fd) => writeLeanDriver(dir, `/proc/self/fd/${fd}/${xdv}`, maps, own));

@@ -11,6 +11,7 @@ import { killGroup, normaliseExit } from "./supervise.ts";
 import { Fairness, LOW_PRIORITY, renice } from "./fairness.ts";
 import { SANDBOX_FMT } from "./sandbox.ts";
 import { jobsDir, removeTree } from "./workdir.ts";
+import { leaseOwner, ownerOf, releaseOwner } from "./uids.ts";
 
 export interface ExitInfo {
   code: number | null;
@@ -100,11 +101,24 @@ export interface PoolStats {
 /** The pools did not fill at start-up; the message names the engine and its error. */
 export class PoolNotReady extends Error {}
 
+/** A fresh job folder (0700), owned by a uid of its own when the server runs as root (uids.ts). */
 export async function makeJobDir(cfg: Config): Promise<string> {
   const dir = path.join(jobsDir(cfg), randomBytes(16).toString("hex"));
   await fs.mkdir(dir, { mode: 0o700 });
-  if (cfg.engineUid !== undefined) await fs.chown(dir, cfg.engineUid, cfg.engineGid ?? cfg.engineUid);
+  // without a pid namespace (safe mode, sandbox off) nothing ends a job's processes with it
+  const owner = leaseOwner(cfg.uids, dir, !cfg.sandbox);
+  if (owner) await fs.chown(dir, owner.uid, owner.gid).catch(async (e: unknown) => {
+    await fs.rmdir(dir).catch(() => {});
+    await releaseOwner(dir);
+    throw e;
+  });
   return dir;
+}
+
+/** Gives `p` (made by the server, inside a job folder) to the folder's uid. */
+export async function ownBy(dir: string, p: string): Promise<void> {
+  const owner = ownerOf(dir);
+  if (owner) await fs.chown(p, owner.uid, owner.gid);
 }
 
 /**
@@ -138,12 +152,10 @@ export async function prepareLuaCache(dir: string, cfg: Config): Promise<void> {
   for (const f of files) dirs.add(path.dirname(path.join(base, f)));
   for (const d of [...dirs].sort()) await fs.mkdir(d, { recursive: true, mode: 0o700 });
   for (const f of files) await fs.symlink(path.join(SYSVAR_CACHE, f), path.join(base, f)).catch(() => {});
-  if (cfg.engineUid !== undefined) {
-    const uid = cfg.engineUid;
-    const gid = cfg.engineGid ?? uid;
+  if (ownerOf(dir)) {
     const all = new Set<string>([path.join(dir, ".texmf-var")]);
     for (const d of dirs) for (let x = d; x.startsWith(path.join(dir, ".texmf-var")); x = path.dirname(x)) all.add(x);
-    await Promise.all([...all].map((d) => fs.chown(d, uid, gid)));
+    await Promise.all([...all].map((d) => ownBy(dir, d)));
   }
 }
 
@@ -166,7 +178,7 @@ export async function spawnProcess(cfg: Config, engine: Engine, spec: ProcessSpe
     for (const seg of spec.subdir.split("/")) {
       cur = path.join(cur, seg);
       await fs.mkdir(cur, { mode: 0o700 });
-      if (cfg.engineUid !== undefined) await fs.chown(cur, cfg.engineUid, cfg.engineGid ?? cfg.engineUid);
+      await ownBy(dir, cur);
     }
   }
   if (engine === "lualatex") await prepareLuaCache(dir, cfg);
@@ -178,7 +190,8 @@ export async function spawnProcess(cfg: Config, engine: Engine, spec: ProcessSpe
 
 /** Removes a job directory without following anything its processes left in it (see workdir.ts). */
 export async function removeDir(dir: string): Promise<void> {
-  await removeTree(dir).catch(() => {});
+  // the uid is free for another job only once nothing of this one is left
+  await removeTree(dir, () => void releaseOwner(dir)).catch(() => {});
 }
 
 /** Ready processes below which the pool refills during jobs while several accounts use it. */

@@ -5,13 +5,14 @@
 // /tmp, no network (own network namespace with only a down loopback), its own
 // pid/ipc/uts/cgroup namespaces, and an empty environment apart from what TeX needs.
 // bwrap is always started unprivileged: when the server runs as root it is started
-// as ENGINE_UID (nobody) and creates an unprivileged user namespace that maps that
-// uid to itself; otherwise it runs as the server's own uid. Inside, no capabilities,
+// as the job folder's own uid (uids.ts) and creates an unprivileged user namespace that maps
+// that uid to itself; otherwise it runs as the server's own uid. Inside, no capabilities,
 // no_new_privs, no further user namespaces (--disable-userns).
 import { execFile } from "node:child_process";
 import { existsSync, promises as fs, readlinkSync } from "node:fs";
 import path from "node:path";
 import { fileURLToPath } from "node:url";
+import type { UidRange } from "./uids.ts";
 
 /** Where the job directory appears inside the sandbox. */
 export const SANDBOX_JOB_DIR = "/job";
@@ -117,15 +118,14 @@ export class RuntimeFilesUnreachable extends Error {}
 
 interface StageConfig {
   jobRoot: string;
-  engineUid: number | undefined;
-  engineGid: number | undefined;
+  uids: UidRange | undefined;
   sandbox: boolean;
 }
 
 /**
  * Copies what engines read of the server's own files (the Lua sandbox) into `<jobRoot>/.runtime`
- * (0755/0644, owned by the server), so engines running as another uid (nobody, when the server runs
- * as root) read it wherever the checkout lives: a clone inside a 0700 directory (a root's home,
+ * (0755/0644, owned by the server), so engines running as other uids (each job's own, when the server
+ * runs as root) read it wherever the checkout lives: a clone inside a 0700 directory (a root's home,
  * `mktemp -d`) is out of their reach. Then checks, as the engine uid, that the job root and the copy
  * are reachable, and refuses (naming the path and the fix) when not, instead of engines that never
  * start. Call after the job root exists.
@@ -139,9 +139,10 @@ export async function stageRuntimeFiles(cfg: StageConfig, source = LUA_SANDBOX_S
   await fs.chmod(path.dirname(target), 0o755);
   await fs.copyFile(source, target);
   await fs.chmod(target, 0o644);
-  if (cfg.engineUid === undefined) return target; // engines run as the server's own uid, which made these
-  const uid = cfg.engineUid;
-  const gid = cfg.engineGid ?? uid;
+  if (!cfg.uids) return target; // engines run as the server's own uid, which made these
+  // every job uid has the same rights here (none of its own): one stands for all
+  const uid = cfg.uids.base;
+  const gid = uid;
   const problem = await new Promise<string | null>((resolve) => {
     const script = 'if ! test -x "$1"; then echo "$1"; elif ! test -r "$2"; then echo "$2"; fi';
     execFile("/bin/sh", ["-c", script, "sh", cfg.jobRoot, target], { uid, gid, timeout: 2000, env: { PATH: "/usr/bin:/bin" } }, (err, stdout) => {
@@ -151,7 +152,7 @@ export async function stageRuntimeFiles(cfg: StageConfig, source = LUA_SANDBOX_S
   });
   if (problem === null) return target;
   throw new RuntimeFilesUnreachable(
-    `Engines run as uid ${uid} (ENGINE_UID), which cannot reach ${problem}: a directory above it is not searchable for that uid ` +
+    `Engines run as job uids (${uid} and up, ENGINE_UID_BASE), which cannot reach ${problem}: a directory above it is not searchable for that uid ` +
       `(e.g. a 0700 home or mktemp -d directory). Fix: set JOB_ROOT to a directory every user can traverse ` +
       `(e.g. JOB_ROOT=/tmp/texcompile; the default is $TMPDIR/texcompile-<pid>), or chmod o+x the directories above it.`,
   );

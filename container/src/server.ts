@@ -4,7 +4,7 @@ import { promises as fs } from "node:fs";
 import http from "node:http";
 import type { AddressInfo } from "node:net";
 import { fileURLToPath } from "node:url";
-import { loadConfig, type Config } from "./config.ts";
+import { loadConfig, withIsolation, type Config } from "./config.ts";
 import { BodyParser } from "./body.ts";
 import { createHandler } from "./http.ts";
 import { checkSandbox, engineEnv } from "./engine.ts";
@@ -59,13 +59,13 @@ export interface StartOptions extends Partial<Config> {
 
 export async function startServer(opts: StartOptions = {}): Promise<RunningServer> {
   const { env, waitWarm = true, ...overrides } = opts;
-  const cfg = loadConfig(env ?? process.env, overrides);
-  await prepareJobRoot(cfg);
+  const parsed = loadConfig(env ?? process.env, overrides);
+  await prepareJobRoot(parsed);
+  const cfg = await verifySandbox(parsed);
   await stageRuntimeFiles(cfg).catch(async (e: unknown) => {
     await fs.rm(cfg.jobRoot, { recursive: true, force: true }).catch(() => {});
     throw e;
   });
-  await verifySandbox(cfg);
   const cgroups = cfg.cgroups === "off" ? undefined : await sharedCgroups();
   // xelatex's driver reads the font maps once, now rather than during the first job
   if (cfg.engines.includes("xelatex")) void fontMaps(engineEnv(cfg.jobRoot));
@@ -133,10 +133,17 @@ export async function startServer(opts: StartOptions = {}): Promise<RunningServe
 export class SandboxUnavailable extends Error {}
 
 /**
- * Refuses to start when the bubblewrap sandbox does not work, unless it was turned
- * off explicitly (COMPILE_SANDBOX=off), which is logged loudly.
+ * Which isolation the server runs with. The bubblewrap sandbox when it works; where it cannot
+ * (no unprivileged user namespaces: some container runtimes refuse them) and jobs can have uids of
+ * their own (the server runs as root), the safe mode, loudly; otherwise the server refuses to
+ * start, unless the sandbox was turned off explicitly (COMPILE_SANDBOX=off, dev only).
  */
-async function verifySandbox(cfg: Config): Promise<void> {
+async function verifySandbox(cfg: Config): Promise<Config> {
+  if (cfg.safeMode) {
+    if (!cfg.uids) throw new SandboxUnavailable("COMPILE_SANDBOX=uids (safe mode) keeps jobs apart by per-job uids, which needs the server to run as root.");
+    console.warn(safeModeWarning("COMPILE_SANDBOX=uids"));
+    return cfg;
+  }
   if (!cfg.sandbox) {
     console.warn(
       [
@@ -147,20 +154,34 @@ async function verifySandbox(cfg: Config): Promise<void> {
         "",
       ].join("\n"),
     );
-    return;
+    return cfg;
   }
   const r = await checkSandbox(cfg);
-  if (r.ok) return;
+  if (r.ok) return cfg;
+  if (cfg.uids) {
+    console.warn(safeModeWarning(`the sandbox does not work here (${r.reason})`));
+    return withIsolation({ ...cfg, sandbox: false, safeMode: true });
+  }
   await fs.rm(cfg.jobRoot, { recursive: true, force: true }).catch(() => {});
-  const who = process.getuid?.() === 0 ? `uid ${cfg.engineUid ?? 0} (ENGINE_UID)` : `uid ${process.getuid?.()}`;
   throw new SandboxUnavailable(
     `The TeX sandbox (bubblewrap) does not work, so the compile server will not start: ${r.reason}.\n` +
-      `Engines run in bwrap with an unprivileged user namespace as ${who}. Install bubblewrap ` +
+      `Engines run in bwrap with an unprivileged user namespace as uid ${process.getuid?.()}. Install bubblewrap ` +
       `(apt-get install bubblewrap, or npm run tex:ensure) and allow unprivileged user namespaces ` +
       `(sysctl kernel.unprivileged_userns_clone=1 / user.max_user_namespaces > 0; in Docker a seccomp ` +
-      `profile that permits them). To run without the sandbox anyway (dev only, unsafe for untrusted ` +
-      `documents), set COMPILE_SANDBOX=off.`,
+      `profile that permits them), or run the server as root: it then falls back to the safe mode ` +
+      `(per-job uids, shell escape off). To run without any isolation anyway (dev only, unsafe for ` +
+      `untrusted documents), set COMPILE_SANDBOX=off.`,
   );
+}
+
+function safeModeWarning(why: string): string {
+  return [
+    "",
+    `!!! WARNING: compile server in SAFE MODE: ${why}.`,
+    "!!! Jobs run without the bubblewrap sandbox, each as its own uid, with their caps; shell escape",
+    "!!! and precompiled preambles are off. Documents can read files every user may read on this host.",
+    "",
+  ].join("\n");
 }
 
 /**
@@ -170,7 +191,7 @@ async function verifySandbox(cfg: Config): Promise<void> {
  */
 async function prepareJobRoot(cfg: Config): Promise<void> {
   // same uid as the engines (non-root deployment): write+search only, no read
-  const mode = cfg.engineUid !== undefined ? 0o711 : 0o311;
+  const mode = cfg.uids ? 0o711 : 0o311;
   await fs.mkdir(cfg.jobRoot, { recursive: true, mode });
   await fs.chmod(cfg.jobRoot, mode);
   await fs.mkdir(jobsDir(cfg), { recursive: true, mode });
@@ -183,7 +204,7 @@ if (isMain) {
     console.error(e instanceof SandboxUnavailable || e instanceof RuntimeFilesUnreachable ? `compile server: ${e.message}` : e);
     process.exit(1);
   });
-  console.log(`compile server listening on ${s.url} (engines: ${s.config.engines.join(", ")}, pool ${JSON.stringify(s.config.poolSize)}, concurrency ${s.config.maxConcurrent}, sandbox ${s.config.sandbox ? "bwrap" : "OFF"}, per-job caps ${s.cgroups?.mode ?? "off"}${s.cgroups?.reason ? ` (${s.cgroups.reason})` : ""})`);
+  console.log(`compile server listening on ${s.url} (engines: ${s.config.engines.join(", ")}, pool ${JSON.stringify(s.config.poolSize)}, concurrency ${s.config.maxConcurrent}, sandbox ${s.config.sandbox ? "bwrap" : s.config.safeMode ? "SAFE MODE" : "OFF"}, ${s.config.uids ? "per-job uids" : "engines as the server's uid"}, per-job caps ${s.cgroups?.mode ?? "off"}${s.cgroups?.reason ? ` (${s.cgroups.reason})` : ""})`);
   s.warm.then(
     () => console.log("engine pools warm"),
     (e: Error) => console.error(`compile server: ${e.message} (still retrying; GET /healthz shows the pools)`),

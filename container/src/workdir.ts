@@ -200,6 +200,22 @@ export class WorkDir {
   }
 
   /**
+   * Hands the folder's tree to the next pass's uid: every entry owned by `from` (the previous
+   * pass's uid, whose processes are all gone) gets `to`. Nothing else changes owner, so a name the
+   * job pointed at anything else (a hard link) is left as it is; links are never followed (lchown
+   * of the entry itself) and folders are entered through handles.
+   */
+  async handOver(from: number, to: { uid: number; gid: number }): Promise<void> {
+    const root = await openDir(undefined, this.host);
+    if (!root) return;
+    try {
+      await chownEntries(root.fd, from, to, 0);
+    } finally {
+      await root.close().catch(() => {});
+    }
+  }
+
+  /**
    * One look at the folder while its programs run (they may change it meanwhile): entries are
    * counted from readdir alone and the count stops one past `maxEntries`; the log is one lstat;
    * only with `sizes` are regular files lstat()ed for the byte total. Folders are entered through
@@ -244,6 +260,23 @@ async function moveEntries(from: number, to: number, skip: ReadonlySet<string>, 
   return true;
 }
 
+async function chownEntries(fd: number, from: number, to: { uid: number; gid: number }, depth: number): Promise<void> {
+  const names = await fs.readdir(at(fd)).catch(() => [] as string[]);
+  for (const name of names) {
+    const st = await fs.lstat(at(fd, name)).catch(() => undefined);
+    if (!st || st.uid !== from || (st.isFile() && st.nlink > 1)) continue;
+    await fs.lchown(at(fd, name), to.uid, to.gid).catch(() => {});
+    if (!st.isDirectory() || depth + 1 >= MAX_DEPTH) continue;
+    const sub = await openDir(fd, name);
+    if (!sub) continue;
+    try {
+      await chownEntries(sub.fd, from, to, depth + 1);
+    } finally {
+      await sub.close().catch(() => {});
+    }
+  }
+}
+
 async function usage(fd: number, caps: JobCaps, sizes: boolean, t: { entries: number; bytes: number }, depth: number): Promise<Overrun | undefined> {
   const d = await fs.opendir(at(fd), { bufferSize: 128 }).catch(() => undefined);
   if (!d) return undefined;
@@ -285,7 +318,7 @@ const LEFTOVER_DELAY_MS = 2_000;
  * a moment (a sandbox dies after its outer process), so the tree is emptied through handles (an
  * entry swapped for a link is unlinked, never followed), a few rounds for what they add meanwhile.
  */
-export async function removeTree(host: string): Promise<void> {
+export async function removeTree(host: string, onGone?: () => void): Promise<void> {
   const root = await openDir(undefined, host);
   if (root) {
     try {
@@ -298,8 +331,9 @@ export async function removeTree(host: string): Promise<void> {
     () => true,
     (e: NodeJS.ErrnoException) => e.code === "ENOENT",
   );
-  if (!gone) {
-    const later = setTimeout(() => void fs.rm(host, { recursive: true, force: true, maxRetries: 3 }).catch(() => {}), LEFTOVER_DELAY_MS);
+  if (gone) onGone?.();
+  else {
+    const later = setTimeout(() => void fs.rm(host, { recursive: true, force: true, maxRetries: 3 }).then(onGone, () => {}), LEFTOVER_DELAY_MS);
     later.unref();
   }
 }

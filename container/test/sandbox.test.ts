@@ -8,7 +8,7 @@
 // positive controls show the same constructs do pull a file into the PDF when the
 // file is the job's own, so the checks can fail.
 import { randomBytes } from "node:crypto";
-import { existsSync, mkdirSync, readdirSync, readFileSync, rmSync, writeFileSync, chmodSync } from "node:fs";
+import { existsSync, mkdirSync, readdirSync, readFileSync, rmSync, statSync, writeFileSync, chmodSync } from "node:fs";
 import path from "node:path";
 import { afterAll, beforeAll, describe, expect, it, vi } from "vitest";
 import { loadConfig } from "../src/config.ts";
@@ -165,8 +165,9 @@ const alive = (pid: number) => {
   }
 };
 
-/** The uid engines run as: nobody when the server runs as root (ENGINE_UID unset), else the server's own; never root. */
-const ENGINE_UID = process.getuid!() === 0 ? 65534 : process.getuid!();
+/** Engines run as a uid of the job range (ENGINE_UID_BASE, ENGINE_UIDS) when the server runs as root, else as the server's own; never root. */
+const ROOT = process.getuid!() === 0;
+const engineUid = (uid: number) => (ROOT ? uid >= 200_000 && uid < 200_000 + 65_536 : uid === process.getuid!());
 
 describe("limits and process-group kill inside the sandbox", () => {
   for (const engine of ["pdflatex", "xelatex"] as const) {
@@ -180,7 +181,9 @@ describe("limits and process-group kill inside the sandbox", () => {
       }
       expect(pids.length).toBeGreaterThanOrEqual(3); // bwrap, its pid-namespace init, the engine
       const uids = pids.map((p) => Number(/^Uid:\s+(\d+)/m.exec(readFileSync(`/proc/${p}/status`, "utf8"))?.[1]));
-      expect(uids).toEqual(pids.map(() => ENGINE_UID)); // never root, not even bwrap
+      expect(new Set(uids).size).toBe(1); // bwrap, its init and the engine: the job's one uid
+      expect(uids.every(engineUid)).toBe(true); // never root, not even bwrap
+      expect(statSync(dir).uid).toBe(uids[0]); // the job folder is that uid's
       const r = await r0;
       expect(r.json?.error?.code).toBe("compile_timeout");
       await vi.waitFor(() => expect(pids.filter(alive)).toEqual([]), { timeout: 2000, interval: 50 });
@@ -198,7 +201,7 @@ describe("sandbox self-check", () => {
   it("passes here: runs as a non-root uid, sees no host files, only loopback", async () => {
     const r = await checkSandbox(s.config);
     expect(r).toMatchObject({ ok: true });
-    expect(r.uid).toBe(ENGINE_UID);
+    expect(engineUid(r.uid!)).toBe(true);
   });
   it("bwrap arguments: unshare everything, no host /etc, /home, /root, job root or server code", () => {
     const args = bwrapArgs({ hostDir: "/tmp/jr/abc", env: { PATH: "/usr/bin" } });
@@ -209,8 +212,8 @@ describe("sandbox self-check", () => {
     for (const bad of ["/", "/etc", "/home", "/root", "/tmp", "/tmp/jr", "/work", "/proc", "/sys"]) expect(sources).not.toContain(bad);
     expect(args.join(" ")).not.toMatch(/container\/src/);
   });
-  it("fails with a reason when bwrap cannot run; the server then refuses to start", async () => {
-    const bad = { bwrapPath: "/nonexistent/bwrap", jobRoot: `/tmp/texcompile-test-${TAG}` };
+  it("fails with a reason when bwrap cannot run; without per-job uids the server then refuses to start", async () => {
+    const bad = { bwrapPath: "/nonexistent/bwrap", jobRoot: `/tmp/texcompile-test-${TAG}`, uids: undefined };
     const cfg = loadConfig({}, { ...bad, engines: [] });
     mkdirSync(cfg.jobRoot, { recursive: true, mode: 0o711 });
     const r = await checkSandbox(cfg);
