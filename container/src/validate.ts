@@ -93,7 +93,7 @@ export function validateCompile(body: unknown, limits: Limits): { ok: true; valu
   }
   if (b.draft !== undefined && typeof b.draft !== "boolean") issues.push({ path: "draft", message: "must be a boolean" });
   if (b.shellEscape !== undefined && typeof b.shellEscape !== "boolean") issues.push({ path: "shellEscape", message: "must be a boolean" });
-  if (b.shellEscape === true && !limits.shellEscape) issues.push({ path: "shellEscape", message: "is not available on this server (COMPILE_SHELL_ESCAPE=off, or the sandbox is off)" });
+  if (b.shellEscape === true && !limits.shellEscape) issues.push({ path: "shellEscape", message: "is not available on this server (COMPILE_SHELL_ESCAPE=off, or no sandbox: safe mode or COMPILE_SANDBOX=off)" });
   if (b.namespace !== undefined && (typeof b.namespace !== "string" || !NAMESPACE.test(b.namespace))) {
     issues.push({ path: "namespace", message: "must be 1 to 64 letters, digits, _ or -" });
   }
