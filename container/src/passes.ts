@@ -10,6 +10,7 @@ import { linesWith, logAsksRerun, splitLines } from "./log-parser.ts";
 import { MAIN_BASENAME } from "./engine.ts";
 import { inFolder, WorkDir } from "./workdir.ts";
 import { BIBER_GUARD, checkBcf } from "./bcf.ts";
+import { checkXindyRun } from "./xdy.ts";
 
 /** Files LaTeX writes in one pass and reads in the next (and tools' outputs it reads). */
 const TRACKED = /\.(aux|toc|lof|lot|loa|lol|out|nav|snm|thm|bbl|ind|gls|acr|nls)$/;
@@ -372,6 +373,8 @@ export async function planTools(root: JobRoot, log: string, done: Map<string, st
     if (cmd && cmd.program !== "makeindex") {
       if (cmd.options === undefined) return { ok: false, message: `The xindy options for ${n} are not allowed (language, code page, style modules of the project only).`, file: n };
       const args = [...cmd.options, "-t", `${base}.ilg`, "-o", `${base}.ind`, n];
+      const unsafe = await checkXindyRun(args, n, read);
+      if (unsafe) return { ok: false, message: `xindy: ${unsafe}.`, file: n };
       add({ tool: "xindy", program: cmd.program, args, id: `xindy ${n}`, key: sha1(data, ...args), logFile: `${base}.ilg` });
       continue;
     }
@@ -403,6 +406,9 @@ export async function planTools(root: JobRoot, log: string, done: Map<string, st
     for (const r of g) {
       const data = await read(r.input);
       if (!data) continue;
+      // xindy evaluates what it reads: only plain xindy data goes to it
+      const unsafe = r.tool === "xindy" ? await checkXindyRun(r.args, r.input, read) : undefined;
+      if (unsafe) return { ok: false, message: `xindy: ${unsafe}.`, file: r.input };
       add({ tool: r.tool, ...(r.tool === "xindy" ? { program: "xindy" } : {}), args: r.args, id: `${r.tool} ${r.input}`, key: sha1(data, ...r.args), logFile: r.log });
     }
   }
