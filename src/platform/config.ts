@@ -7,7 +7,9 @@ import { z } from "zod";
  */
 
 /** Seconds between webhook (and compile callback) attempts: 5 s, 5 min, 30 min, 2 h, 5 h, 10 h, 10 h. */
-export const DEFAULT_RETRY_SCHEDULE = [5, 300, 1800, 7200, 18000, 36000, 36000];
+// about 3 days and 3 hours in all (Standard Webhooks' example and Stripe retry for about 3 days): a receiver
+// that is down over a weekend still gets every event
+export const DEFAULT_RETRY_SCHEDULE = [5, 300, 1800, 7200, 18000, 36000, 50400, 72000, 86400];
 
 const text = (fallback: string) => z.string().optional().transform((v) => v ?? fallback);
 const flag = z

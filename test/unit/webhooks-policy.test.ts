@@ -46,7 +46,7 @@ describe("retry policy", () => {
     expect(retrySchedule(env("1, 2,3"))).toEqual([1, 2, 3]);
     expect(retrySchedule(env(""))).toEqual(DEFAULT_RETRY_SCHEDULE);
     expect(retrySchedule(env("1,x"))).toEqual(DEFAULT_RETRY_SCHEDULE);
-    expect(DEFAULT_RETRY_SCHEDULE).toEqual([5, 300, 1800, 7200, 18000, 36000, 36000]);
+    expect(DEFAULT_RETRY_SCHEDULE).toEqual([5, 300, 1800, 7200, 18000, 36000, 50400, 72000, 86400]);
   });
 });
 
