@@ -128,7 +128,7 @@ describe("limits and schedules", () => {
 
   it("parses WEBHOOK_RETRY_SCHEDULE and caps delays at the queue's 12 hours", () => {
     expect(retrySchedule({ WEBHOOK_RETRY_SCHEDULE: "1, 2,3" } as Env)).toEqual([1, 2, 3]);
-    expect(retrySchedule({ WEBHOOK_RETRY_SCHEDULE: "" } as Env)).toEqual([5, 300, 1800, 7200, 18000, 36000, 50400, 72000, 86400]);
+    expect(retrySchedule({ WEBHOOK_RETRY_SCHEDULE: "" } as Env)).toEqual([5, 300, 1800, 7200, 18000, 36000, 43200, 43200, 43200]);
     expect(retrySchedule({ WEBHOOK_RETRY_SCHEDULE: "99999" } as Env)).toEqual([43200]);
   });
 });
