@@ -9,6 +9,7 @@ import type { Pools } from "./pool.ts";
 import type { BodyParser, Parsed } from "./body.ts";
 import type { Preambles } from "./preamble.ts";
 import type { Issue } from "./validate.ts";
+import type { LogWarning } from "./log-parser.ts";
 
 export interface AppState {
   cfg: Config;
@@ -147,6 +148,7 @@ async function compile(req: IncomingMessage, res: ServerResponse, st: AppState):
       ...(result.bibTool ? { "X-Compile-Bib": result.bibTool } : {}),
       ...(result.tools.length ? { "X-Compile-Tools": result.tools.join(",") } : {}),
       ...(result.preamble ? { "X-Compile-Preamble": result.preamble } : {}),
+      ...projectHeader(result.warnings),
     });
     res.end(result.pdf);
     return;
@@ -157,6 +159,14 @@ async function compile(req: IncomingMessage, res: ServerResponse, st: AppState):
     "X-Engine": v.value.engine,
     "X-Compile-Passes": String(result.passes),
   });
+}
+
+/** The latexmkrc settings that were ignored, percent-encoded (a header is ASCII), their first 300 characters. */
+function projectHeader(warnings: LogWarning[]): Record<string, string> {
+  const notes = warnings.filter((w) => w.kind === "project").map((w) => w.message);
+  if (notes.length === 0) return {};
+  // cut at whole characters: half a surrogate pair has no encoding
+  return { "X-Compile-Project-Warnings": encodeURIComponent(Array.from(notes.join("; ")).slice(0, 300).join("")) };
 }
 
 export function createHandler(st: AppState) {
