@@ -9,6 +9,7 @@ import { DRIVER_DIR, DRIVER_MAP, driverArgs, fontMaps, writeLeanDriver } from ".
 import { engineEnv, goLine, jobDirSeen, spawnLimited, spawnOptions } from "./engine.ts";
 import { jobBase } from "./names.ts";
 import { searchEnv } from "./project.ts";
+import { FONTCONFIG, FONTCONFIG_NAME, fontEnv } from "./fonts.ts";
 import { exitOf, runToExit, type Bounds, type Ending, type RunOutcome } from "./supervise.ts";
 import { BACKGROUND, LOW_PRIORITY, renice } from "./fairness.ts";
 import { DRIVER_FAILED, firstCause, logTail, parseLog, parseToolOutput, type LogError, type LogWarning } from "./log-parser.ts";
@@ -120,6 +121,7 @@ export async function writeInputs(dir: string, req: CompileRequest, cfg: Config)
   };
   await write(req.mainPath, req.source);
   for (const f of req.files) await write(f.path, f.data);
+  if (fontsOf(req).length > 0) await write(FONTCONFIG_NAME, FONTCONFIG);
 }
 
 /** The last `max` bytes of log `name` of the main file's folder `sub` (TeX's errors are at its end). */
@@ -137,7 +139,10 @@ interface ToolContext {
   env: (root: string) => Record<string, string>;
 }
 
-const hasSearchPaths = (req: CompileRequest) => !!req.project && Object.values(req.project.paths).some((p) => p.length > 0);
+/** Whether the job's engines need an environment of their own (warm pool processes have the default one). */
+const ownEnv = (req: CompileRequest) => !!req.project && (Object.values(req.project.paths).some((p) => p.length > 0) || fontsOf(req).length > 0);
+/** The project's fonts, for the engines that load OpenType fonts. */
+const fontsOf = (req: CompileRequest) => (req.engine === "pdflatex" ? [] : (req.project?.fonts ?? []));
 
 /**
  * The environment a job adds to its processes': the project's search folders, and with a main file
@@ -147,7 +152,7 @@ const hasSearchPaths = (req: CompileRequest) => !!req.project && Object.values(r
  */
 function jobEnv(cfg: Config, req: CompileRequest, root: string): Record<string, string> {
   const { sub } = mainParts(req.mainPath);
-  const env = searchEnv(req.project?.paths ?? { TEXINPUTS: [], BIBINPUTS: [], BSTINPUTS: [] }, root, sub);
+  const env = { ...searchEnv(req.project?.paths ?? { TEXINPUTS: [], BIBINPUTS: [], BSTINPUTS: [] }, root, sub), ...fontEnv(fontsOf(req), root) };
   if (cfg.sandbox && sub && !req.shellEscape) Object.assign(env, { openin_any: "r", openout_any: "r" });
   return env;
 }
@@ -243,7 +248,7 @@ async function compileOnce(req: CompileRequest, pool: EnginePool, cfg: Config, r
   const env = (root: string) => jobEnv(cfg, req, root);
   if (req.shellEscape) return runPasses(req, dedicatedSource(cfg, req.engine, { subdir: sub || undefined, shellEscape: true, groupCapped: run.group !== undefined, env }), cfg, started, false, run);
   // the warm pool's engines run in the job's root with the default search path
-  const normal = () => (sub || hasSearchPaths(req) ? dedicatedSource(cfg, req.engine, { subdir: sub || undefined, env }) : poolSource(pool));
+  const normal = () => (sub || ownEnv(req) ? dedicatedSource(cfg, req.engine, { subdir: sub || undefined, env }) : poolSource(pool));
   const use = preambles?.lookup(req);
   if (use) {
     const r = await runPasses(req, formatSource(cfg, req, use, preambles), cfg, started, true, run);

@@ -12,8 +12,8 @@ export const MAX_PATH_CHARS = 400;
 /** UTF-8 bytes of one name: the common file system limit. */
 export const MAX_NAME_BYTES = 255;
 
-/** Top-level names the server makes in every job folder (lualatex's font caches, xelatex's driver files). */
-export const RESERVED_TOP: ReadonlySet<string> = new Set([".texmf-var", ".texpool-driver"]);
+/** Top-level names the server makes in job folders (lualatex's font caches, xelatex's driver files, fontconfig's configuration). */
+export const RESERVED_TOP: ReadonlySet<string> = new Set([".texmf-var", ".texpool-driver", ".texpool-fonts.conf"]);
 
 /**
  * Extensions of what TeX and the tools write next to the main file: a main file with one of them

@@ -1,6 +1,7 @@
 // What a request's own files say about how to compile it: its latexmkrc (see latexmkrc.ts), read
 // from the main file's folder, else from the project root, as latexmk would find it where it runs.
 import type { Engine } from "./config.ts";
+import { projectFonts, type ProjectFont } from "./fonts.ts";
 import { inProject, LATEXMKRC_NAMES, readLatexmkrc } from "./latexmkrc.ts";
 import { mainPathIssue } from "./names.ts";
 import { makeindexOptions } from "./passes.ts";
@@ -21,6 +22,8 @@ export interface ProjectSettings {
   makeindex: string[] | undefined;
   /** The latexmkrc's settings that were not honoured, one short line each. */
   ignored: string[];
+  /** The project's own fonts, with their family names (xelatex and lualatex find them by those). */
+  fonts: ProjectFont[];
 }
 
 interface Request {
@@ -58,7 +61,7 @@ function freeFor(p: string, files: Request["files"]): boolean {
  */
 export function projectSettings(req: Request, defaultMain: string): { mainPath: string; engine: Engine; project: ProjectSettings } {
   let mainPath = req.mainPath ?? defaultMain;
-  const project: ProjectSettings = { paths: { TEXINPUTS: [], BIBINPUTS: [], BSTINPUTS: [] }, makeindex: [], ignored: [] };
+  const project: ProjectSettings = { paths: { TEXINPUTS: [], BIBINPUTS: [], BSTINPUTS: [] }, makeindex: [], ignored: [], fonts: projectFonts(req.files) };
   const file = findRc(req.files, folderOf(mainPath));
   if (!file) return { mainPath, engine: req.engine ?? "pdflatex", project };
   project.rc = file.path;

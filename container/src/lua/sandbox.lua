@@ -206,6 +206,47 @@ if luatexbase and luatexbase.add_to_callback then
   end
 end
 
+-- project fonts by family name: luaotfload's name database was built without them, so its name
+-- lookups answer the project's families first (TEXPOOL_FONTS, one "family<TAB>style<TAB>path"
+-- line per font, made by the server from the fonts' name tables; paths relative to the job)
+do
+  local list = os.getenv("TEXPOOL_FONTS")
+  local names = fonts and fonts.names
+  if list and names then
+    local lower = string.lower
+    local function key(s) return (sgsub(lower(s), "[%s%-_]", "")) end
+    -- luaotfload's style codes (fontspec's /B, /I, /BI) and the fonts' own style names
+    local styles = { [""] = "regular", r = "regular", normal = "regular", book = "regular", roman = "regular",
+      b = "bold", i = "italic", oblique = "italic", bi = "bolditalic", ib = "bolditalic", boldoblique = "bolditalic" }
+    local function stylekey(s)
+      s = key(s or "")
+      return styles[s] or s
+    end
+    local byname, family = {}, {}
+    for fam, style, rel in string.gmatch(list, "([^\t\n]+)\t([^\t\n]*)\t([^\t\n]+)\n") do
+      local st = stylekey(style)
+      local k = key(fam) .. "/" .. st
+      if byname[k] == nil and can_read(rel) then
+        byname[k] = jobdir .. "/" .. rel
+        -- a style the family lacks falls back to its regular face (else any), as luaotfload does
+        if family[key(fam)] == nil or st == "regular" then family[key(fam)] = byname[k] end
+      end
+    end
+    local function wrap(inner)
+      if type(inner) ~= "function" then return inner end
+      return function(spec, ...)
+        if type(spec) == "table" and type(spec.name) == "string" then
+          local p = byname[key(spec.name) .. "/" .. stylekey(spec.style)] or family[key(spec.name)]
+          if p then return p, false end
+        end
+        return inner(spec, ...)
+      end
+    end
+    names.lookup_font_name = wrap(names.lookup_font_name)
+    names.lookup_font_name_cached = wrap(names.lookup_font_name_cached)
+  end
+end
+
 -- debug: keep only traceback (luatexbase and luaotfload use it in messages)
 do
   local tb = debug.traceback
