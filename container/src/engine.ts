@@ -88,10 +88,12 @@ export function goLine(o: GoOptions): string {
  * The engine's command line. `jobDir` is the host directory; in the sandbox the
  * engine sees it (and the Lua sandbox) at fixed paths.
  */
-export function engineArgs(engine: Engine, jobDir: string, sandboxed = false, luaSandbox = LUA_SANDBOX, fmt?: string, shellEscape = false): string[] {
+export function engineArgs(engine: Engine, jobDir: string, sandboxed = false, luaSandbox = LUA_SANDBOX, fmt?: string, shellEscape = false, jobname?: string): string[] {
   if (shellEscape && !sandboxed) throw new Error("shell escape runs only in the sandbox");
   const args = [
     ...(fmt ? [`-fmt=${fmt}`] : []),
+    // otherwise the first file opened names the job (a preamble format's \everyjob may open the log first)
+    ...(jobname ? [`-jobname=${jobname}`] : []),
     "-interaction=scrollmode",
     "-halt-on-error",
     "-file-line-error",
@@ -177,6 +179,8 @@ export interface SpawnOptions {
   groupCapped?: boolean | undefined;
   /** Added to the engine environment (paths as the process sees them: see jobDirSeen). */
   env?: Record<string, string> | undefined;
+  /** Host path of the generated METAFONT fonts (mf.ts), bound read-only in the sandbox. */
+  fontCache?: string | undefined;
 }
 
 /** The job directory as its processes see it: /job in the sandbox. */
@@ -210,6 +214,7 @@ export function spawnLimited(cmd: string, args: string[], o: SpawnOptions): Chil
       luaSandbox: cmd === "lualatex" ? (o.luaSandbox ?? LUA_SANDBOX) : undefined,
       chdir: sub ? `${SANDBOX_JOB_DIR}/${sub}` : undefined,
       fmtFile: o.fmtFile,
+      fontCache: o.fontCache,
     });
     argv = [...limits, o.bwrapPath, ...bw, "--", cmd, ...args];
     env = { PATH: inner.PATH ?? "/usr/bin:/bin", LANG: "C.UTF-8" };
@@ -243,6 +248,7 @@ export function spawnOptions(cfg: Config, cwd: string): SpawnOptions {
     gid: cfg.engineGid,
     luaSandbox: runtimeLuaPath(cfg.jobRoot), // the copy engines can read (stageRuntimeFiles)
     maxProcesses: cfg.limits.shellEscapeProcesses,
+    fontCache: cfg.mfCacheDir,
   };
 }
 

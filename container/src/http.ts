@@ -8,6 +8,7 @@ import { Busy, type Gate, type LoopLagMonitor } from "./limits.ts";
 import type { Pools } from "./pool.ts";
 import type { BodyParser, Parsed } from "./body.ts";
 import type { Preambles } from "./preamble.ts";
+import type { FontMaker } from "./mf.ts";
 import type { Issue } from "./validate.ts";
 import type { LogWarning } from "./log-parser.ts";
 
@@ -24,6 +25,8 @@ export interface AppState {
   preambles?: Preambles;
   /** Per-job control groups, where the kernel allows them. */
   cgroups?: Cgroups | undefined;
+  /** Makes bitmap fonts from TeX Live's METAFONT sources when a compile needs them. */
+  fonts?: FontMaker | undefined;
 }
 
 /** Which isolation is in force: the sandbox, and the per-job caps (control groups, or per-process rlimits only). */
@@ -127,7 +130,7 @@ async function compile(req: IncomingMessage, res: ServerResponse, st: AppState):
   try {
     if (st.shutdown.aborted) throw shuttingDown();
     if (gone.signal.aborted) throw clientClosed();
-    result = await runJob(v.value, st.pools, st.cfg, AbortSignal.any([st.shutdown, gone.signal]), st.preambles, st.cgroups);
+    result = await runJob(v.value, st.pools, st.cfg, AbortSignal.any([st.shutdown, gone.signal]), st.preambles, st.cgroups, st.fonts);
   } catch (e) {
     if (!(e instanceof JobAborted)) throw e;
     if (st.shutdown.aborted) throw shuttingDown();

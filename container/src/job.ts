@@ -10,6 +10,7 @@ import { engineEnv, goLine, jobDirSeen, spawnLimited, spawnOptions } from "./eng
 import { jobBase } from "./names.ts";
 import { searchEnv } from "./project.ts";
 import { FONTCONFIG, FONTCONFIG_NAME, fontEnv } from "./fonts.ts";
+import { fontCacheEnv, MAX_FONTS_PER_JOB, missingFont, type FontMaker } from "./mf.ts";
 import { exitOf, runToExit, type Bounds, type Ending, type RunOutcome } from "./supervise.ts";
 import { BACKGROUND, LOW_PRIORITY, renice } from "./fairness.ts";
 import { DRIVER_FAILED, firstCause, logTail, parseLog, parseToolOutput, type LogError, type LogWarning } from "./log-parser.ts";
@@ -220,7 +221,7 @@ function dedicatedSource(cfg: Config, engine: CompileRequest["engine"], spec: Pr
  * should that fail, once more the normal way within the same deadline), otherwise
  * the normal way, after which the preamble may be dumped in the background.
  */
-export async function runJob(req: CompileRequest, pools: Pools, cfg: Config, signal?: AbortSignal, preambles?: Preambles, cgroups?: Cgroups): Promise<CompileResult> {
+export async function runJob(req: CompileRequest, pools: Pools, cfg: Config, signal?: AbortSignal, preambles?: Preambles, cgroups?: Cgroups, fonts?: FontMaker): Promise<CompileResult> {
   const pool = pools.get(req.engine);
   if (!pool) throw new Error(`engine ${req.engine} not enabled`);
   const job = pools.fairness.begin(req.namespace);
@@ -229,7 +230,15 @@ export async function runJob(req: CompileRequest, pools: Pools, cfg: Config, sig
   const caps = { processes: req.shellEscape ? cfg.limits.jobProcesses : undefined, memoryBytes: cfg.limits.jobMemoryBytes };
   const group = await cgroups?.create(randomBytes(8).toString("hex"), caps);
   try {
-    const r = await compileOnce(req, pool, cfg, { deadline: Date.now() + req.timeoutMs, signal, prio: job, group }, preambles);
+    const run = { deadline: Date.now() + req.timeoutMs, signal, prio: job, group };
+    let r = await compileOnce(req, pool, cfg, run, preambles);
+    // a font that exists only as METAFONT source: made from TeX Live's source, then compiled again
+    for (let made = 0; fonts && !r.ok && r.code === "compile_error" && made < MAX_FONTS_PER_JOB; made++) {
+      const want = missingFont(r.message);
+      if (!want || !(await fonts.ensure(want, run.deadline - Date.now()))) break;
+      const again = await compileOnce(req, pool, cfg, run, preambles);
+      r = again; // its duration counts from the job's start
+    }
     const ignored = req.project?.ignored ?? [];
     if (ignored.length) r.warnings = [...ignored.map((m): LogWarning => ({ kind: "project", message: `${req.project?.rc}: ignored ${m}` })), ...r.warnings];
     return r;
@@ -267,10 +276,10 @@ async function compileOnce(req: CompileRequest, pool: EnginePool, cfg: Config, r
 }
 
 function formatSource(cfg: Config, req: CompileRequest, use: PreambleUse, preambles?: Preambles): ProcessSource {
-  const { sub } = mainParts(req.mainPath);
+  const { sub, base } = mainParts(req.mainPath);
   // without the cache (verifying a new format) a spare process has nowhere to go: it is discarded
   const spare = preambles ? (p: WarmProcess) => preambles.keepWarm(use.key, p) : undefined;
-  return dedicatedSource(cfg, req.engine, { subdir: sub || undefined, fmtFile: use.fmtFile, env: (root) => jobEnv(cfg, req, root) }, use.warm, spare);
+  return dedicatedSource(cfg, req.engine, { subdir: sub || undefined, fmtFile: use.fmtFile, jobname: base, env: (root) => jobEnv(cfg, req, root) }, use.warm, spare);
 }
 
 /**
@@ -463,7 +472,7 @@ async function runDriver(work: WorkDir, tool: ToolContext, base: string, cfg: Co
 async function runTool(cmd: string, args: string[], work: WorkDir, cfg: Config, run: RunLimits, tool: ToolContext, env?: Record<string, string>, shellEscape = false): Promise<RunOutcome & { output: string }> {
   const held = run.group !== undefined;
   const sub = tool.sub;
-  const all = { ...tool.env(jobDirSeen(work.host, cfg.sandbox)), ...env };
+  const all = { ...fontCacheEnv(cfg), ...tool.env(jobDirSeen(work.host, cfg.sandbox)), ...env };
   const child = spawnLimited(cmd, args, { ...spawnOptions(cfg, work.host), subdir: sub || undefined, env: all, shellEscape, held, groupCapped: held });
   if (held) {
     // into the job's group before it can start anything, then let it run

@@ -364,7 +364,7 @@ export class Preambles {
     // the author is likely to compile again soon: have a process ready
     if (this.cfg.preamble.warm > 0 && e.fmtFile) {
       const sub = path.posix.dirname(job.req.mainPath);
-      const p = await spawnProcess(this.cfg, job.req.engine, { subdir: sub === "." ? undefined : sub, fmtFile: e.fmtFile }).catch(() => undefined);
+      const p = await spawnProcess(this.cfg, job.req.engine, { subdir: sub === "." ? undefined : sub, fmtFile: e.fmtFile, jobname: jobBase(job.req.mainPath) }).catch(() => undefined);
       if (p) {
         const ok = await p.ready;
         if (ok) this.keepWarm(job.key, p);

@@ -206,13 +206,13 @@ if luatexbase and luatexbase.add_to_callback then
   end
 end
 
--- project fonts by family name: luaotfload's name database was built without them, so its name
--- lookups answer the project's families first (TEXPOOL_FONTS, one "family<TAB>style<TAB>path"
--- line per font, made by the server from the fonts' name tables; paths relative to the job)
+-- font names luaotfload's database cannot answer: the project's own fonts (TEXPOOL_FONTS, one
+-- "family<TAB>style<TAB>path" line per font, made by the server from the fonts' name tables; paths
+-- relative to the job), then fonts no Linux has by the name documents ask for, answered with their
+-- metric-compatible free substitutes (the same table as fontconfig/10-metric-aliases.conf)
 do
-  local list = os.getenv("TEXPOOL_FONTS")
   local names = fonts and fonts.names
-  if list and names then
+  if names then
     local lower = string.lower
     local function key(s) return (sgsub(lower(s), "[%s%-_]", "")) end
     -- luaotfload's style codes (fontspec's /B, /I, /BI) and the fonts' own style names
@@ -222,8 +222,13 @@ do
       s = key(s or "")
       return styles[s] or s
     end
+    local aliases = {
+      timesnewroman = "Liberation Serif", arial = "Liberation Sans", couriernew = "Liberation Mono",
+      helvetica = "TeX Gyre Heros", times = "TeX Gyre Termes", courier = "TeX Gyre Cursor",
+      palatino = "TeX Gyre Pagella", palatinolinotype = "TeX Gyre Pagella", centuryschoolbook = "TeX Gyre Schola",
+    }
     local byname, family = {}, {}
-    for fam, style, rel in string.gmatch(list, "([^\t\n]+)\t([^\t\n]*)\t([^\t\n]+)\n") do
+    for fam, style, rel in string.gmatch(os.getenv("TEXPOOL_FONTS") or "", "([^\t\n]+)\t([^\t\n]*)\t([^\t\n]+)\n") do
       local st = stylekey(style)
       local k = key(fam) .. "/" .. st
       if byname[k] == nil and can_read(rel) then
@@ -235,11 +240,16 @@ do
     local function wrap(inner)
       if type(inner) ~= "function" then return inner end
       return function(spec, ...)
-        if type(spec) == "table" and type(spec.name) == "string" then
-          local p = byname[key(spec.name) .. "/" .. stylekey(spec.style)] or family[key(spec.name)]
-          if p then return p, false end
-        end
-        return inner(spec, ...)
+        if type(spec) ~= "table" or type(spec.name) ~= "string" then return inner(spec, ...) end
+        local k = key(spec.name)
+        local p = byname[k .. "/" .. stylekey(spec.style)] or family[k]
+        if p then return p, false end
+        -- asked first: a miss would make luaotfload rescan every font of the system
+        if not aliases[k] then return inner(spec, ...) end
+        local again = {}
+        for f, v in next, spec do again[f] = v end
+        again.name = aliases[k]
+        return inner(again, ...)
       end
     end
     names.lookup_font_name = wrap(names.lookup_font_name)
