@@ -96,13 +96,22 @@ function warmCaches(): void {
     const r = spawnSync("sh", [path.join(ROOT, "container", "lh-tfm.sh")], { stdio: "inherit" });
     if (r.status !== 0) console.error("TeX: container/lh-tfm.sh failed (pdflatex documents in T2A encoding will fail)");
   }
-  // TeX Live's OpenType fonts visible to fontconfig (xelatex looks fonts up by name)
-  const fcConf = path.join(ROOT, "container", "fontconfig", "09-texlive-fonts.conf");
-  const fcTarget = "/etc/fonts/conf.d/09-texlive-fonts.conf";
-  if (!existsSync(fcTarget) || readFileSync(fcTarget, "utf8") !== readFileSync(fcConf, "utf8")) {
-    spawnSync("cp", [fcConf, fcTarget]);
-    spawnSync("fc-cache", ["-f"], { stdio: "ignore" });
+  // TeX Live's OpenType fonts visible to fontconfig (xelatex looks fonts up by name), and the
+  // substitutes' second family names ("Times New Roman" for Liberation Serif, ...)
+  let fcChanged = false;
+  for (const name of ["09-texlive-fonts.conf", "10-metric-aliases.conf"]) {
+    const fcConf = path.join(ROOT, "container", "fontconfig", name);
+    const fcTarget = `/etc/fonts/conf.d/${name}`;
+    if (!existsSync(fcTarget) || readFileSync(fcTarget, "utf8") !== readFileSync(fcConf, "utf8")) {
+      spawnSync("cp", [fcConf, fcTarget]);
+      fcChanged = true;
+    }
   }
+  if (fcChanged) spawnSync("fc-cache", ["-f"], { stdio: "ignore" });
+  // fonts installed after the luaotfload names database was built (the substitutes) are not in it
+  const sysvar = { ...process.env, TEXMFVAR: "/var/lib/texmf" };
+  const find = spawnSync("luaotfload-tool", ["--find=Liberation Serif"], { encoding: "utf8", env: sysvar });
+  if (!`${find.stdout}${find.stderr}`.includes("found!")) spawnSync("luaotfload-tool", ["--update"], { stdio: "ignore", env: sysvar });
   const otl = "/var/lib/texmf/luatex-cache/generic/fonts/otl";
   const cached = existsSync(otl) ? readdirSync(otl) : [];
   // one font of each group warmup.tex loads

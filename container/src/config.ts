@@ -73,6 +73,11 @@ export interface Config {
   limits: Limits;
   preamble: PreambleConfig;
   logRequests: boolean;
+  /**
+   * Where bitmap fonts generated from TeX Live's METAFONT sources are kept for every job (mf.ts;
+   * MF_FONT_CACHE, default `<jobRoot>/.runtime/fonts`; "off": never generated).
+   */
+  mfCacheDir: string | undefined;
 }
 
 function int(env: NodeJS.ProcessEnv, name: string, def: number, min = 0): number {
@@ -103,6 +108,7 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env, overrides: Part
   const uids = isRoot ? { base: int(env, "ENGINE_UID_BASE", 200_000, 1000), count: int(env, "ENGINE_UIDS", 65_536, 16) } : undefined;
   const shellRaw = (env.COMPILE_SHELL_ESCAPE ?? "on").trim().toLowerCase();
   if (!["on", "off", ""].includes(shellRaw)) throw new Error(`env COMPILE_SHELL_ESCAPE=${env.COMPILE_SHELL_ESCAPE}: expected "on" or "off"`);
+  const jobRoot = env.JOB_ROOT || path.join(os.tmpdir(), `texcompile-${process.pid}`);
   const limits: Limits = {
     maxRequestBytes: int(env, "MAX_REQUEST_BYTES", 32 * 1024 * 1024, 1024),
     maxFiles: int(env, "MAX_FILES", 200, 0),
@@ -139,7 +145,7 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env, overrides: Part
     maxQueuePerAccount: 0, // set below, from the final maxQueue
     queueTimeoutMs: int(env, "QUEUE_TIMEOUT_MS", 30_000, 0),
     warmTimeoutMs: int(env, "WARM_TIMEOUT_MS", 60_000, 100),
-    jobRoot: env.JOB_ROOT || path.join(os.tmpdir(), `texcompile-${process.pid}`),
+    jobRoot,
     uids,
     sandboxMode: sandboxRaw,
     sandbox: sandboxRaw === "on",
@@ -157,6 +163,7 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env, overrides: Part
       dumpTimeoutMs: int(env, "PREAMBLE_DUMP_TIMEOUT_MS", 30_000, 1000),
     },
     logRequests: env.LOG_REQUESTS === "1",
+    mfCacheDir: env.MF_FONT_CACHE === "off" ? undefined : env.MF_FONT_CACHE || path.join(jobRoot, ".runtime", "fonts"),
     cgroups: (env.COMPILE_CGROUPS ?? "auto").trim().toLowerCase() === "off" ? "off" : "auto",
   };
   const out: Config = {
@@ -166,6 +173,8 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env, overrides: Part
     limits: { ...cfg.limits, ...(overrides.limits ?? {}) },
     preamble: { ...cfg.preamble, ...(overrides.preamble ?? {}) },
   };
+  // the default font cache follows an overridden job root
+  if (!("mfCacheDir" in overrides) && !env.MF_FONT_CACHE) out.mfCacheDir = path.join(out.jobRoot, ".runtime", "fonts");
   // one account may fill a quarter of the queue: the others can still queue behind it
   out.maxQueuePerAccount = overrides.maxQueuePerAccount ?? int(env, "MAX_QUEUE_PER_ACCOUNT", Math.max(1, Math.floor(out.maxQueue / 4)), 1);
   return withIsolation(out);

@@ -8,6 +8,7 @@ import { fileURLToPath } from "node:url";
 import type { Config, Engine } from "./config.ts";
 import { bwrapArgs, runtimeLuaPath, SANDBOX_FMT, SANDBOX_JOB_DIR, SANDBOX_LUA } from "./sandbox.ts";
 import { jobsDir } from "./workdir.ts";
+import { TEX_SPECIAL_CHAR } from "./names.ts";
 import { closeOf } from "./supervise.ts";
 import { leaseOwner, ownerOf, releaseOwner } from "./uids.ts";
 
@@ -53,36 +54,47 @@ export function bootstrapLine(engine: Engine, jobDir: string, luaSandbox = LUA_S
 export const DRAFT_OPTIONS = "\\PassOptionsToPackage{draft}{graphicx}\\PassOptionsToPackage{draft}{graphics}";
 
 export interface GoOptions {
-  /** The main file's name in the engine's working directory (validated: letters, digits, `_.+-`). */
+  /** The main file's name in the engine's working directory (a validated project name). */
   mainFile: string;
   draft: boolean;
   /** The process was started from a dumped preamble format (see preamble.ts): skip the preamble. */
   preamble: boolean;
 }
 
+/** A name TeX's \input primitive reads as it is. */
+export const PLAIN_NAME = /^[A-Za-z0-9_][A-Za-z0-9_.+-]*$/;
+
 /**
  * The line a warm engine reads before it starts the document. It is built by the
  * server only, from validated names. With a preamble format, the main file is
  * opened and its lines up to \begin{document} are skipped (mylatexformat's
  * scanner, saved in the format under \texpoolscan), so line numbers stay right.
+ * The engines are started without -jobname: the file opened here names the job,
+ * so \jobname is the main file's name without its extension, as with a bare engine.
  */
 export function goLine(o: GoOptions): string {
-  if (!/^[A-Za-z0-9_][A-Za-z0-9_.+-]*$/.test(o.mainFile)) throw new Error(`unsafe main file name: ${o.mainFile}`);
   const draft = o.draft ? DRAFT_OPTIONS : "";
-  // \relax ends the file name (TeX drops trailing spaces of the line it \read)
-  const input = o.preamble ? `\\expandafter\\texpoolscan\\texpoolinput ${o.mainFile}\\relax` : `\\input ${o.mainFile}\\relax`;
-  return `\\relax${draft}${input}`;
+  if (PLAIN_NAME.test(o.mainFile)) {
+    // \relax ends the file name (TeX drops trailing spaces of the line it \read)
+    const input = o.preamble ? `\\expandafter\\texpoolscan\\texpoolinput ${o.mainFile}\\relax` : `\\input ${o.mainFile}\\relax`;
+    return `\\relax${draft}${input}`;
+  }
+  // spaces and letters beyond ASCII: LaTeX's \input{} quotes and sanitises the name (the primitive
+  // would expand pdfTeX's active UTF-8 characters); precompiled preambles take plain names only
+  if (o.preamble || TEX_SPECIAL_CHAR.test(o.mainFile)) throw new Error(`unsafe main file name: ${o.mainFile}`);
+  return `\\relax${draft}\\input{${o.mainFile}}\\relax`;
 }
 
 /**
  * The engine's command line. `jobDir` is the host directory; in the sandbox the
  * engine sees it (and the Lua sandbox) at fixed paths.
  */
-export function engineArgs(engine: Engine, jobDir: string, sandboxed = false, luaSandbox = LUA_SANDBOX, fmt?: string, shellEscape = false): string[] {
+export function engineArgs(engine: Engine, jobDir: string, sandboxed = false, luaSandbox = LUA_SANDBOX, fmt?: string, shellEscape = false, jobname?: string): string[] {
   if (shellEscape && !sandboxed) throw new Error("shell escape runs only in the sandbox");
   const args = [
     ...(fmt ? [`-fmt=${fmt}`] : []),
-    `-jobname=${MAIN_BASENAME}`,
+    // otherwise the first file opened names the job (a preamble format's \everyjob may open the log first)
+    ...(jobname ? [`-jobname=${jobname}`] : []),
     "-interaction=scrollmode",
     "-halt-on-error",
     "-file-line-error",
@@ -168,6 +180,8 @@ export interface SpawnOptions {
   groupCapped?: boolean | undefined;
   /** Added to the engine environment (paths as the process sees them: see jobDirSeen). */
   env?: Record<string, string> | undefined;
+  /** Host path of the generated METAFONT fonts (mf.ts), bound read-only in the sandbox. */
+  fontCache?: string | undefined;
 }
 
 /** The job directory as its processes see it: /job in the sandbox. */
@@ -201,6 +215,7 @@ export function spawnLimited(cmd: string, args: string[], o: SpawnOptions): Chil
       luaSandbox: cmd === "lualatex" ? (o.luaSandbox ?? LUA_SANDBOX) : undefined,
       chdir: sub ? `${SANDBOX_JOB_DIR}/${sub}` : undefined,
       fmtFile: o.fmtFile,
+      fontCache: o.fontCache,
     });
     argv = [...limits, o.bwrapPath, ...bw, "--", cmd, ...args];
     env = { PATH: inner.PATH ?? "/usr/bin:/bin", LANG: "C.UTF-8" };
@@ -235,6 +250,7 @@ export function spawnOptions(cfg: Config, cwd: string): SpawnOptions {
     gid: ownerOf(cwd)?.gid,
     luaSandbox: runtimeLuaPath(cfg.jobRoot), // the copy engines can read (stageRuntimeFiles)
     maxProcesses: cfg.limits.shellEscapeProcesses,
+    fontCache: cfg.mfCacheDir,
   };
 }
 

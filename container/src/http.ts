@@ -8,7 +8,9 @@ import { Busy, type Gate, type LoopLagMonitor } from "./limits.ts";
 import type { Pools } from "./pool.ts";
 import type { BodyParser, Parsed } from "./body.ts";
 import type { Preambles } from "./preamble.ts";
+import type { FontMaker } from "./mf.ts";
 import type { Issue } from "./validate.ts";
+import type { LogWarning } from "./log-parser.ts";
 
 export interface AppState {
   cfg: Config;
@@ -23,6 +25,8 @@ export interface AppState {
   preambles?: Preambles;
   /** Per-job control groups, where the kernel allows them. */
   cgroups?: Cgroups | undefined;
+  /** Makes bitmap fonts from TeX Live's METAFONT sources when a compile needs them. */
+  fonts?: FontMaker | undefined;
 }
 
 /** Which isolation is in force: the sandbox (or the safe mode), the uids, and the per-job caps (control groups, or per-process rlimits only). */
@@ -128,7 +132,7 @@ async function compile(req: IncomingMessage, res: ServerResponse, st: AppState):
   try {
     if (st.shutdown.aborted) throw shuttingDown();
     if (gone.signal.aborted) throw clientClosed();
-    result = await runJob(v.value, st.pools, st.cfg, AbortSignal.any([st.shutdown, gone.signal]), st.preambles, st.cgroups);
+    result = await runJob(v.value, st.pools, st.cfg, AbortSignal.any([st.shutdown, gone.signal]), st.preambles, st.cgroups, st.fonts);
   } catch (e) {
     if (!(e instanceof JobAborted)) throw e;
     if (st.shutdown.aborted) throw shuttingDown();
@@ -149,6 +153,7 @@ async function compile(req: IncomingMessage, res: ServerResponse, st: AppState):
       ...(result.bibTool ? { "X-Compile-Bib": result.bibTool } : {}),
       ...(result.tools.length ? { "X-Compile-Tools": result.tools.join(",") } : {}),
       ...(result.preamble ? { "X-Compile-Preamble": result.preamble } : {}),
+      ...projectHeader(result.warnings),
     });
     res.end(result.pdf);
     return;
@@ -159,6 +164,14 @@ async function compile(req: IncomingMessage, res: ServerResponse, st: AppState):
     "X-Engine": v.value.engine,
     "X-Compile-Passes": String(result.passes),
   });
+}
+
+/** The latexmkrc settings that were ignored, percent-encoded (a header is ASCII), their first 300 characters. */
+function projectHeader(warnings: LogWarning[]): Record<string, string> {
+  const notes = warnings.filter((w) => w.kind === "project").map((w) => w.message);
+  if (notes.length === 0) return {};
+  // cut at whole characters: half a surrogate pair has no encoding
+  return { "X-Compile-Project-Warnings": encodeURIComponent(Array.from(notes.join("; ")).slice(0, 300).join("")) };
 }
 
 export function createHandler(st: AppState) {

@@ -6,7 +6,11 @@ import { constants, promises as fs } from "node:fs";
 import path from "node:path";
 import type { Config } from "./config.ts";
 import { DRIVER_DIR, DRIVER_MAP, driverArgs, fontMaps, writeLeanDriver } from "./driver.ts";
-import { engineEnv, goLine, jobDirSeen, MAIN_BASENAME, spawnLimited, spawnOptions } from "./engine.ts";
+import { engineEnv, goLine, jobDirSeen, spawnLimited, spawnOptions } from "./engine.ts";
+import { jobBase } from "./names.ts";
+import { searchEnv } from "./project.ts";
+import { FONTCONFIG, FONTCONFIG_NAME, fontEnv } from "./fonts.ts";
+import { fontCacheEnv, MAX_FONTS_PER_JOB, missingFont, type FontMaker } from "./mf.ts";
 import { exitOf, runToExit, type Bounds, type Ending, type RunOutcome } from "./supervise.ts";
 import { BACKGROUND, LOW_PRIORITY, renice } from "./fairness.ts";
 import { DRIVER_FAILED, firstCause, logTail, parseLog, parseToolOutput, type LogError, type LogWarning } from "./log-parser.ts";
@@ -66,9 +70,9 @@ const MAX_LOG_PARSE = 2 * 1024 * 1024;
 /** Not carried to the next pass: each process has its own font cache folder. */
 const SKIP_ON_MOVE: ReadonlySet<string> = new Set([".texmf-var"]);
 
-/** The caps the folder watch applies to every process of a job. */
-function folderCaps(cfg: Config): JobCaps {
-  return { maxEntries: cfg.limits.maxJobFiles, maxBytes: cfg.limits.maxJobDirBytes, maxLogBytes: cfg.limits.maxLogBytes, logName: `${MAIN_BASENAME}.log` };
+/** The caps the folder watch applies to every process of a job; `log`: the job's log, from the job folder. */
+function folderCaps(cfg: Config, log: string): JobCaps {
+  return { maxEntries: cfg.limits.maxJobFiles, maxBytes: cfg.limits.maxJobDirBytes, maxLogBytes: cfg.limits.maxLogBytes, logName: log };
 }
 
 /**
@@ -89,10 +93,11 @@ async function handOver(from: string, to: string): Promise<void> {
   if (was && now && was.uid !== now.uid) await new WorkDir(to).handOver(was.uid, now);
 }
 
-/** The main file's folder in the project ("" for the root) and its name. */
-export function mainParts(mainPath: string): { sub: string; mainFile: string } {
+/** The main file's folder in the project ("" for the root), its name and TeX's job name for it. */
+export function mainParts(mainPath: string): { sub: string; mainFile: string; base: string } {
   const i = mainPath.lastIndexOf("/");
-  return i < 0 ? { sub: "", mainFile: mainPath } : { sub: mainPath.slice(0, i), mainFile: mainPath.slice(i + 1) };
+  const mainFile = i < 0 ? mainPath : mainPath.slice(i + 1);
+  return { sub: i < 0 ? "" : mainPath.slice(0, i), mainFile, base: jobBase(mainFile) };
 }
 
 export async function writeInputs(dir: string, req: CompileRequest, cfg: Config): Promise<void> {
@@ -123,12 +128,40 @@ export async function writeInputs(dir: string, req: CompileRequest, cfg: Config)
   };
   await write(req.mainPath, req.source);
   for (const f of req.files) await write(f.path, f.data);
+  if (fontsOf(req).length > 0) await write(FONTCONFIG_NAME, FONTCONFIG);
 }
 
-/** The last `max` bytes of a log of the main file's folder `sub` (TeX's errors are at its end). */
-async function readLog(work: WorkDir, sub: string, name = `${MAIN_BASENAME}.log`, max = MAX_LOG_PARSE): Promise<string> {
+/** The last `max` bytes of log `name` of the main file's folder `sub` (TeX's errors are at its end). */
+async function readLog(work: WorkDir, sub: string, name: string, max = MAX_LOG_PARSE): Promise<string> {
   const buf = await work.readFile(inFolder(sub, name), max, true);
   return buf ? buf.toString("utf8") : "";
+}
+
+/** How a job's tools run: in the main file's folder, with the job's log capped and its search paths. */
+interface ToolContext {
+  sub: string;
+  /** The job's log, from the job folder. */
+  log: string;
+  /** Environment added for the job (`root`: the job folder as its processes see it). */
+  env: (root: string) => Record<string, string>;
+}
+
+/** Whether the job's engines need an environment of their own (warm pool processes have the default one). */
+const ownEnv = (req: CompileRequest) => !!req.project && (Object.values(req.project.paths).some((p) => p.length > 0) || fontsOf(req).length > 0);
+/** The project's fonts, for the engines that load OpenType fonts. */
+const fontsOf = (req: CompileRequest) => (req.engine === "pdflatex" ? [] : (req.project?.fonts ?? []));
+
+/**
+ * The environment a job adds to its processes': the project's search folders, and with a main file
+ * in a subfolder, kpathsea's restricted mode instead of paranoid for names, so `..` from there
+ * (`\input{../../layers/init}`) reaches the project root. Only in the sandbox, where nothing but the
+ * job's folder and the system's public files is there to reach; shell escape has its own settings.
+ */
+function jobEnv(cfg: Config, req: CompileRequest, root: string): Record<string, string> {
+  const { sub } = mainParts(req.mainPath);
+  const env = { ...searchEnv(req.project?.paths ?? { TEXINPUTS: [], BIBINPUTS: [], BSTINPUTS: [] }, root, sub), ...fontEnv(fontsOf(req), root) };
+  if (cfg.sandbox && sub && !req.shellEscape) Object.assign(env, { openin_any: "r", openout_any: "r" });
+  return env;
 }
 
 /** The next pass's folder lacks what the job made: it replaced a folder of its own meanwhile. */
@@ -194,7 +227,7 @@ function dedicatedSource(cfg: Config, engine: CompileRequest["engine"], spec: Pr
  * should that fail, once more the normal way within the same deadline), otherwise
  * the normal way, after which the preamble may be dumped in the background.
  */
-export async function runJob(req: CompileRequest, pools: Pools, cfg: Config, signal?: AbortSignal, preambles?: Preambles, cgroups?: Cgroups): Promise<CompileResult> {
+export async function runJob(req: CompileRequest, pools: Pools, cfg: Config, signal?: AbortSignal, preambles?: Preambles, cgroups?: Cgroups, fonts?: FontMaker): Promise<CompileResult> {
   const pool = pools.get(req.engine);
   if (!pool) throw new Error(`engine ${req.engine} not enabled`);
   const job = pools.fairness.begin(req.namespace);
@@ -203,7 +236,18 @@ export async function runJob(req: CompileRequest, pools: Pools, cfg: Config, sig
   const caps = { processes: req.shellEscape ? cfg.limits.jobProcesses : undefined, memoryBytes: cfg.limits.jobMemoryBytes };
   const group = await cgroups?.create(randomBytes(8).toString("hex"), caps);
   try {
-    return await compileOnce(req, pool, cfg, { deadline: Date.now() + req.timeoutMs, signal, prio: job, group }, preambles);
+    const run = { deadline: Date.now() + req.timeoutMs, signal, prio: job, group };
+    let r = await compileOnce(req, pool, cfg, run, preambles);
+    // a font that exists only as METAFONT source: made from TeX Live's source, then compiled again
+    for (let made = 0; fonts && !r.ok && r.code === "compile_error" && made < MAX_FONTS_PER_JOB; made++) {
+      const want = missingFont(r.message);
+      if (!want || !(await fonts.ensure(want, run.deadline - Date.now()))) break;
+      const again = await compileOnce(req, pool, cfg, run, preambles);
+      r = again; // its duration counts from the job's start
+    }
+    const ignored = req.project?.ignored ?? [];
+    if (ignored.length) r.warnings = [...ignored.map((m): LogWarning => ({ kind: "project", message: `${req.project?.rc}: ignored ${m}` })), ...r.warnings];
+    return r;
   } finally {
     job.end();
     // killing leftovers and removing the group waits for processes to exit: not on the answer's path
@@ -216,8 +260,10 @@ async function compileOnce(req: CompileRequest, pool: EnginePool, cfg: Config, r
   const { sub } = mainParts(req.mainPath);
   // the warm pool's engines have shell escape off (it is a command-line choice): a shell-escape
   // job starts its own, and skips precompiled preambles (their processes have it off too)
-  if (req.shellEscape) return runPasses(req, dedicatedSource(cfg, req.engine, { subdir: sub || undefined, shellEscape: true, groupCapped: run.group !== undefined }), cfg, started, false, run);
-  const normal = () => (sub ? dedicatedSource(cfg, req.engine, { subdir: sub }) : poolSource(pool));
+  const env = (root: string) => jobEnv(cfg, req, root);
+  if (req.shellEscape) return runPasses(req, dedicatedSource(cfg, req.engine, { subdir: sub || undefined, shellEscape: true, groupCapped: run.group !== undefined, env }), cfg, started, false, run);
+  // the warm pool's engines run in the job's root with the default search path
+  const normal = () => (sub || ownEnv(req) ? dedicatedSource(cfg, req.engine, { subdir: sub || undefined, env }) : poolSource(pool));
   const use = preambles?.lookup(req);
   if (use) {
     const r = await runPasses(req, formatSource(cfg, req, use, preambles), cfg, started, true, run);
@@ -236,10 +282,10 @@ async function compileOnce(req: CompileRequest, pool: EnginePool, cfg: Config, r
 }
 
 function formatSource(cfg: Config, req: CompileRequest, use: PreambleUse, preambles?: Preambles): ProcessSource {
-  const { sub } = mainParts(req.mainPath);
+  const { sub, base } = mainParts(req.mainPath);
   // without the cache (verifying a new format) a spare process has nowhere to go: it is discarded
   const spare = preambles ? (p: WarmProcess) => preambles.keepWarm(use.key, p) : undefined;
-  return dedicatedSource(cfg, req.engine, { subdir: sub || undefined, fmtFile: use.fmtFile }, use.warm, spare);
+  return dedicatedSource(cfg, req.engine, { subdir: sub || undefined, fmtFile: use.fmtFile, jobname: base, env: (root) => jobEnv(cfg, req, root) }, use.warm, spare);
 }
 
 /**
@@ -254,7 +300,8 @@ export async function compileWithFormat(req: CompileRequest, use: PreambleUse, c
 
 async function runPasses(req: CompileRequest, source: ProcessSource, cfg: Config, started: number, fromFormat: boolean, run: RunLimits, noTools = false): Promise<CompileResult> {
   const hasBib = req.files.some((f) => f.path.endsWith(".bib"));
-  const { sub, mainFile } = mainParts(req.mainPath);
+  const { sub, mainFile, base } = mainParts(req.mainPath);
+  const tool: ToolContext = { sub, log: inFolder(sub, `${base}.log`), env: (root) => jobEnv(cfg, req, root) };
   const go = goLine({ mainFile, draft: req.draft, preamble: fromFormat });
   let proc: WarmProcess = await source.take(run.prio.heavy());
   await adopt(proc, run);
@@ -306,13 +353,13 @@ async function runPasses(req: CompileRequest, source: ProcessSource, cfg: Config
     for (;;) {
       passes++;
       proc.go(go);
-      const pass = await runToExit(proc.child, proc.exited, work, folderCaps(cfg), run);
+      const pass = await runToExit(proc.child, proc.exited, work, folderCaps(cfg, tool.log), run);
       if (pass.ending !== "exit") {
         // stopped from outside: only the tail is answered, the log is not parsed
-        lastLog = await readLog(work, sub, undefined, 2 * cfg.limits.logTailBytes);
+        lastLog = await readLog(work, sub, `${base}.log`, 2 * cfg.limits.logTailBytes);
         return limitFail(pass.ending, `Pass ${passes} of ${req.engine}`);
       }
-      lastLog = await readLog(work, sub);
+      lastLog = await readLog(work, sub, `${base}.log`);
       const parsed = parseLog(lastLog);
       warnings = parsed.warnings;
       pages = parsed.pages;
@@ -330,12 +377,12 @@ async function runPasses(req: CompileRequest, source: ProcessSource, cfg: Config
       // glossaries and nomenclature: each only when its input changed
       let toolRan = false;
       for (let round = 0; round < 2; round++) {
-        const plan = await planTools(work, lastLog, toolsDone, hasBib, sub);
+        const plan = await planTools(work, lastLog, toolsDone, hasBib, sub, { base, makeindex: req.project ? req.project.makeindex : [] });
         if (!plan.ok) return fail("compile_error", plan.message, [{ message: plan.message, file: plan.file }], { file: plan.file });
         if (noTools && plan.runs.length > 0) return fail("compile_error", `${plan.runs[0]!.tool} would run (tools are not run here).`);
         for (const t of plan.runs) {
           const [cmd, args] = toolCommand(t);
-          const r = await runTool(cmd, args, work, cfg, run, sub);
+          const r = await runTool(cmd, args, work, cfg, run, tool);
           if (r.ending !== "exit") return limitFail(r.ending, t.tool);
           // bibtex: 1 means warnings only
           if (r.code !== 0 && !(t.tool === "bibtex" && r.code === 1)) return toolFail(t.tool, (t.logFile ? await readLog(work, sub, t.logFile) : "") || r.output);
@@ -369,7 +416,7 @@ async function runPasses(req: CompileRequest, source: ProcessSource, cfg: Config
     }
 
     if (req.engine === "xelatex") {
-      const d = await runDriver(work, sub, cfg, run, req.shellEscape === true);
+      const d = await runDriver(work, tool, base, cfg, run, req.shellEscape === true);
       if (d.ending !== "exit") return limitFail(d.ending, "The PDF driver (xdvipdfmx)");
       if (d.code !== 0) {
         lastLog = `${lastLog}\n${d.output}`;
@@ -378,7 +425,7 @@ async function runPasses(req: CompileRequest, source: ProcessSource, cfg: Config
       }
     }
 
-    const pdfName = inFolder(sub, `${MAIN_BASENAME}.pdf`);
+    const pdfName = inFolder(sub, `${base}.pdf`);
     const size = await work.fileSize(pdfName);
     const noPdf = () => fail("compile_error", "No PDF was produced (the document has no pages).", [{ message: "No pages of output." }]);
     if (size === undefined) return noPdf();
@@ -408,10 +455,11 @@ async function runPasses(req: CompileRequest, source: ProcessSource, cfg: Config
  * xelatex's PDF driver on the last pass's main.xdv (see driver.ts): with the job's own lean
  * font map when it can have one, and when that fails, once more with the installation's maps.
  */
-async function runDriver(work: WorkDir, sub: string, cfg: Config, run: RunLimits, shellEscape: boolean): Promise<RunOutcome & { output: string }> {
+async function runDriver(work: WorkDir, tool: ToolContext, base: string, cfg: Config, run: RunLimits, shellEscape: boolean): Promise<RunOutcome & { output: string }> {
   const dir = work.host;
-  const xdv = `${MAIN_BASENAME}.xdv`;
-  const pdf = `${MAIN_BASENAME}.pdf`;
+  const sub = tool.sub;
+  const xdv = `${base}.xdv`;
+  const pdf = `${base}.pdf`;
   const own = (p: string) => ownBy(dir, p);
   const maps = await fontMaps(engineEnv(cfg.jobRoot));
   // the .xdv is read through a handle of the main file's folder, never through a link
@@ -419,16 +467,18 @@ async function runDriver(work: WorkDir, sub: string, cfg: Config, run: RunLimits
   if (lean === true) {
     const seen = path.posix.join(jobDirSeen(dir, cfg.sandbox), DRIVER_DIR);
     // an empty last component: kpathsea's default path follows (dvipdfmx.cfg's `i` includes)
-    const r = await runTool("xdvipdfmx", driverArgs(xdv, pdf, `${seen}/${DRIVER_MAP}`), work, cfg, run, sub, { DVIPDFMXINPUTS: `${seen}:` }, shellEscape);
+    const r = await runTool("xdvipdfmx", driverArgs(xdv, pdf, `${seen}/${DRIVER_MAP}`), work, cfg, run, tool, { DVIPDFMXINPUTS: `${seen}:` }, shellEscape);
     if (r.ending !== "exit" || r.code === 0) return r;
   }
-  return runTool("xdvipdfmx", driverArgs(xdv, pdf), work, cfg, run, sub, undefined, shellEscape);
+  return runTool("xdvipdfmx", driverArgs(xdv, pdf), work, cfg, run, tool, undefined, shellEscape);
 }
 
 /** `env` is added to the engine environment; `shellEscape`: the environment of an engine with the request's shell escape (xelatex's driver). */
-async function runTool(cmd: string, args: string[], work: WorkDir, cfg: Config, run: RunLimits, sub = "", env?: Record<string, string>, shellEscape = false): Promise<RunOutcome & { output: string }> {
+async function runTool(cmd: string, args: string[], work: WorkDir, cfg: Config, run: RunLimits, tool: ToolContext, env?: Record<string, string>, shellEscape = false): Promise<RunOutcome & { output: string }> {
   const held = run.group !== undefined;
-  const child = spawnLimited(cmd, args, { ...spawnOptions(cfg, work.host), subdir: sub || undefined, env, shellEscape, held, groupCapped: held });
+  const sub = tool.sub;
+  const all = { ...fontCacheEnv(cfg), ...tool.env(jobDirSeen(work.host, cfg.sandbox)), ...env };
+  const child = spawnLimited(cmd, args, { ...spawnOptions(cfg, work.host), subdir: sub || undefined, env: all, shellEscape, held, groupCapped: held });
   if (held) {
     // into the job's group before it can start anything, then let it run
     await run.group!.adopt(child.pid);
@@ -441,7 +491,7 @@ async function runTool(cmd: string, args: string[], work: WorkDir, cfg: Config, 
   };
   child.stdout!.on("data", take);
   child.stderr!.on("data", take);
-  const r = await runToExit(child, exitOf(child), work, folderCaps(cfg), run);
+  const r = await runToExit(child, exitOf(child), work, folderCaps(cfg, tool.log), run);
   return { ...r, output };
 }
 

@@ -22,7 +22,9 @@ export type WarningKind =
   | "missing_character"
   | "font"
   | "package"
-  | "latex";
+  | "latex"
+  /** A setting of the project's latexmkrc that was not honoured (it is read, never run). */
+  | "project";
 
 export interface LogWarning {
   kind: WarningKind;

@@ -7,7 +7,7 @@
 // Each tool runs only when its input changed since it last ran.
 import { createHash } from "node:crypto";
 import { linesWith, logAsksRerun, splitLines } from "./log-parser.ts";
-import { MAIN_BASENAME } from "./engine.ts";
+import { readLatexmkrc } from "./latexmkrc.ts";
 import { inFolder, WorkDir } from "./workdir.ts";
 import { BIBER_GUARD, checkBcf } from "./bcf.ts";
 import { checkXindyRun } from "./xdy.ts";
@@ -105,14 +105,17 @@ const sha1 = (...parts: (string | Buffer)[]) => {
   return h.digest("hex");
 };
 
-/** A file name a tool may be given: relative, plain segments, no "..", no option-like start. */
+/**
+ * A file name a tool may be given (as an argument, never through a shell): relative, no "..", no
+ * hidden or option-like start; spaces and letters beyond ASCII as project names have them.
+ */
 function safeName(n: string): boolean {
   if (n.length === 0 || n.length > 200 || n.startsWith("/") || n.startsWith("-")) return false;
   for (const seg of n.split("/")) {
     if (seg === "" || seg === "." || seg === ".." || seg.startsWith(".")) return false;
     for (let k = 0; k < seg.length; k++) {
       const c = seg.charCodeAt(k);
-      const ok = (c >= 48 && c <= 57) || (c >= 65 && c <= 90) || (c >= 97 && c <= 122) || c === 95 || c === 46 || c === 43 || c === 45;
+      const ok = (c >= 48 && c <= 57) || (c >= 65 && c <= 90) || (c >= 97 && c <= 122) || c === 95 || c === 46 || c === 43 || c === 45 || c === 32 || (c >= 0xa0 && !(c >= 0x202a && c <= 0x202e) && !(c >= 0x2066 && c <= 0x2069));
       if (!ok) return false;
     }
   }
@@ -207,21 +210,8 @@ export function imakeidxCommands(log: string): Map<string, IndexCommand> {
 
 /** The makeindex options of a project's latexmkrc (`$makeindex = 'makeindex -s x.ist %O -o %D %S';`). */
 export function latexmkrcOptions(rc: string): string[] | undefined {
-  for (const raw of splitLines(rc.slice(0, 64 * 1024))) {
-    const l = raw.trim();
-    if (!l.startsWith("$makeindex")) continue;
-    const eq = l.indexOf("=");
-    if (eq < 0) continue;
-    const q = l[eq + 1] === " " ? l.slice(eq + 2) : l.slice(eq + 1);
-    const quote = q[0];
-    if (quote !== "'" && quote !== '"') continue;
-    const end = q.indexOf(quote, 1);
-    if (end < 0) continue;
-    const w = words(q.slice(1, end));
-    if (w[0] !== "makeindex") continue;
-    return makeindexOptions(w.slice(1));
-  }
-  return [];
+  const w = readLatexmkrc(rc).makeindex;
+  return w ? makeindexOptions(w) : [];
 }
 
 /** One run makeglossaries would make for a glossaries .aux. */
@@ -308,12 +298,20 @@ function bibLines(aux: string): { lines: string[]; data: boolean; cites: boolean
   return { lines, data, cites };
 }
 
+/** The job's name (TeX's \jobname: its files are `base.aux`, `base.bcf`, ...) and the project's makeindex options. */
+export interface JobNames {
+  base: string;
+  /** The latexmkrc's makeindex options; undefined: its style is not a project file name. */
+  makeindex: string[] | undefined;
+}
+
 /**
  * The tool runs the job needs after a successful pass, given what ran before
  * (`done`: id -> key of the input it processed). Bibliography tools only when
  * `bib` (the request brought a .bib file). `sub` is the main file's folder in the project ("" for the root).
  */
-export async function planTools(root: JobRoot, log: string, done: Map<string, string>, bib: boolean, sub = ""): Promise<ToolPlan> {
+export async function planTools(root: JobRoot, log: string, done: Map<string, string>, bib: boolean, sub = "", job: JobNames = { base: "main", makeindex: [] }): Promise<ToolPlan> {
+  const MAIN = job.base;
   const work = workOf(root);
   // a regular file of the main file's folder (never through a link), at most MAX_TOOL_INPUT bytes
   const read = (rel: string) => work.readFile(inFolder(sub, rel), MAX_TOOL_INPUT);
@@ -324,15 +322,15 @@ export async function planTools(root: JobRoot, log: string, done: Map<string, st
   const names = (await work.list(sub, MAX_DIR_ENTRIES)).map((e) => e.name).sort();
 
   if (bib) {
-    const bcf = await read(`${MAIN_BASENAME}.bcf`);
+    const bcf = await read(`${MAIN}.bcf`);
     if (bcf) {
-      const src = await biberSources(work, sub);
-      if (!src.ok) return { ok: false, message: `biber data source "${src.bad}" is not one of the request's files.`, file: `${MAIN_BASENAME}.bcf` };
+      const src = await biberSources(work, sub, MAIN);
+      if (!src.ok) return { ok: false, message: `biber data source "${src.bad}" is not one of the request's files.`, file: `${MAIN}.bcf` };
       // biber evaluates parts of the .bcf as Perl: refuse what is not plain data, and run it under the guard
       const check = checkBcf(bcf);
-      if (!check.ok) return { ok: false, message: `biber: ${check.reason}.`, file: `${MAIN_BASENAME}.bcf` };
-      const args = ["-e", BIBER_GUARD, "--", "--noconf", "--nolog", MAIN_BASENAME];
-      add({ tool: "biber", program: "perl", args, id: `biber ${MAIN_BASENAME}`, key: sha1(bcf) });
+      if (!check.ok) return { ok: false, message: `biber: ${check.reason}.`, file: `${MAIN}.bcf` };
+      const args = ["-e", BIBER_GUARD, "--", "--noconf", "--nolog", MAIN];
+      add({ tool: "biber", program: "perl", args, id: `biber ${MAIN}`, key: sha1(bcf) });
     } else {
       // bibtex per .aux that names a database and cites something (multibib, bibunits);
       // citations of \include'd chapters' .aux files count for every one of them
@@ -355,7 +353,6 @@ export async function planTools(root: JobRoot, log: string, done: Map<string, st
     }
   }
 
-  let projectOptions: string[] | undefined | null = null; // null: latexmkrc not read yet
   const imakeidx = imakeidxCommands(log);
   for (const n of names) {
     if (!n.endsWith(".idx") || !safeName(n)) continue;
@@ -380,29 +377,25 @@ export async function planTools(root: JobRoot, log: string, done: Map<string, st
     }
     let opts = cmd?.options;
     if (!cmd) {
-      if (projectOptions === null) {
-        const rc = await read("latexmkrc");
-        projectOptions = rc ? latexmkrcOptions(rc.toString("utf8")) : [];
-      }
-      opts = projectOptions;
+      opts = job.makeindex;
     }
     if (opts === undefined) return { ok: false, message: `The makeindex style for ${n} is not a file name of the project.`, file: n };
     const args = [...opts, "-t", `${base}.ilg`, n];
     add({ tool: "makeindex", args, id: `makeindex ${n}`, key: sha1(data, ...args), logFile: `${base}.ilg` });
   }
 
-  const mainAux = await read(`${MAIN_BASENAME}.aux`);
+  const mainAux = await read(`${MAIN}.aux`);
   if (mainAux) {
     const aux = mainAux.toString("utf8");
     if (needsBib2gls(aux)) {
       return {
         ok: false,
         message: "This document needs bib2gls (the record option of glossaries-extra), which is not available on this server. Use glossaries without record (makeindex or xindy make the lists).",
-        file: `${MAIN_BASENAME}.aux`,
+        file: `${MAIN}.aux`,
       };
     }
-    const g = glossaryRuns(aux, MAIN_BASENAME);
-    if ("bad" in g) return { ok: false, message: g.bad, file: `${MAIN_BASENAME}.aux` };
+    const g = glossaryRuns(aux, MAIN);
+    if ("bad" in g) return { ok: false, message: g.bad, file: `${MAIN}.aux` };
     for (const r of g) {
       const data = await read(r.input);
       if (!data) continue;
@@ -413,11 +406,11 @@ export async function planTools(root: JobRoot, log: string, done: Map<string, st
     }
   }
 
-  const nlo = `${MAIN_BASENAME}.nlo`;
+  const nlo = `${MAIN}.nlo`;
   const nloData = names.includes(nlo) ? await read(nlo) : undefined;
   if (nloData) {
-    const args = ["-s", "nomencl.ist", "-t", `${MAIN_BASENAME}.nlg`, "-o", `${MAIN_BASENAME}.nls`, nlo];
-    add({ tool: "makeindex", args, id: `makeindex ${nlo}`, key: sha1(nloData, ...args), logFile: `${MAIN_BASENAME}.nlg` });
+    const args = ["-s", "nomencl.ist", "-t", `${MAIN}.nlg`, "-o", `${MAIN}.nls`, nlo];
+    add({ tool: "makeindex", args, id: `makeindex ${nlo}`, key: sha1(nloData, ...args), logFile: `${MAIN}.nlg` });
   }
   return { ok: true, runs };
 }
@@ -468,11 +461,11 @@ export function bcfDatasources(bcf: string): { attrs: string; src: string }[] | 
  * kpsewhich, whose BIBINPUTS lists the root when the main file is in a subfolder; see
  * engineEnv). Names are resolved as strings and looked up through real folders only.
  */
-export async function biberSources(root: JobRoot, sub = ""): Promise<{ ok: boolean; bad?: string }> {
+export async function biberSources(root: JobRoot, sub = "", base = "main"): Promise<{ ok: boolean; bad?: string }> {
   const work = workOf(root);
   // read as the tools' inputs are (a regular file, capped): anything else is refused, not checked in part
-  const data = await work.readFile(inFolder(sub, `${MAIN_BASENAME}.bcf`), MAX_TOOL_INPUT);
-  if (!data || data.length >= MAX_TOOL_INPUT) return { ok: false, bad: `${MAIN_BASENAME}.bcf (not a regular file under ${MAX_TOOL_INPUT} bytes)` };
+  const data = await work.readFile(inFolder(sub, `${base}.bcf`), MAX_TOOL_INPUT);
+  if (!data || data.length >= MAX_TOOL_INPUT) return { ok: false, bad: `${base}.bcf (not a regular file under ${MAX_TOOL_INPUT} bytes)` };
   const sources = bcfDatasources(data.toString("utf8"));
   if (!sources) return { ok: false, bad: `more than ${MAX_DATASOURCES} data sources` };
   const seen = new Set<string>();

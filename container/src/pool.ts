@@ -6,7 +6,8 @@ import { promises as fs } from "node:fs";
 import path from "node:path";
 import type { ChildProcess } from "node:child_process";
 import type { Config, Engine } from "./config.ts";
-import { engineArgs, READY_MARKER, spawnLimited, spawnOptions } from "./engine.ts";
+import { engineArgs, jobDirSeen, READY_MARKER, spawnLimited, spawnOptions } from "./engine.ts";
+import { fontCacheEnv } from "./mf.ts";
 import { killGroup, normaliseExit } from "./supervise.ts";
 import { Fairness, LOW_PRIORITY, renice } from "./fairness.ts";
 import { SANDBOX_FMT } from "./sandbox.ts";
@@ -168,6 +169,10 @@ export interface ProcessSpec {
   shellEscape?: boolean | undefined;
   /** The job's control group caps its processes (no per-uid RLIMIT_NPROC: see spawnLimited). */
   groupCapped?: boolean | undefined;
+  /** TeX's job name, when the process is started for one main file (from a preamble format). */
+  jobname?: string | undefined;
+  /** Environment added for the job (search paths; `root` is the job folder as the engine sees it). */
+  env?: ((root: string) => Record<string, string>) | undefined;
 }
 
 /** Starts one engine process in a fresh job directory; it loads its format and waits for go(). */
@@ -183,8 +188,9 @@ export async function spawnProcess(cfg: Config, engine: Engine, spec: ProcessSpe
   }
   if (engine === "lualatex") await prepareLuaCache(dir, cfg);
   const fmt = spec.fmtFile ? (cfg.sandbox ? SANDBOX_FMT : spec.fmtFile) : undefined;
-  const opts = { ...spawnOptions(cfg, dir), subdir: spec.subdir, fmtFile: spec.fmtFile, shellEscape: spec.shellEscape, groupCapped: spec.groupCapped };
-  const child = spawnLimited(engine, engineArgs(engine, dir, cfg.sandbox, opts.luaSandbox, fmt, spec.shellEscape), opts);
+  const env = { ...fontCacheEnv(cfg), ...spec.env?.(jobDirSeen(dir, cfg.sandbox)) };
+  const opts = { ...spawnOptions(cfg, dir), subdir: spec.subdir, fmtFile: spec.fmtFile, shellEscape: spec.shellEscape, groupCapped: spec.groupCapped, env };
+  const child = spawnLimited(engine, engineArgs(engine, dir, cfg.sandbox, opts.luaSandbox, fmt, spec.shellEscape, spec.jobname), opts);
   return new WarmProcess(engine, dir, child, 60_000);
 }
 

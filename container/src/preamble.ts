@@ -10,7 +10,8 @@ import { createHash, randomBytes } from "node:crypto";
 import { promises as fs } from "node:fs";
 import path from "node:path";
 import type { Config, Engine } from "./config.ts";
-import { DRAFT_OPTIONS, LUA_SANDBOX, MAIN_BASENAME, spawnLimited, spawnOptions } from "./engine.ts";
+import { DRAFT_OPTIONS, LUA_SANDBOX, PLAIN_NAME, spawnLimited, spawnOptions } from "./engine.ts";
+import { jobBase } from "./names.ts";
 import { closeOf } from "./supervise.ts";
 import { BACKGROUND, LOW_PRIORITY, renice } from "./fairness.ts";
 import { refusal } from "./preamble-refuse.ts";
@@ -182,6 +183,10 @@ export class Preambles {
     // fontspec document from such a format placed text differently once its body was edited,
     // though the format had reproduced the original.
     if (!this.enabled || req.namespace === undefined || req.engine !== "pdflatex") return undefined;
+    // the go line gives a format's scanner a name TeX reads as it is (see goLine)
+    if (!PLAIN_NAME.test(path.posix.basename(req.mainPath))) return undefined;
+    // a latexmkrc's search folders are set when an engine starts, not in a format's process
+    if (req.project && Object.values(req.project.paths).some((p) => p.length > 0)) return undefined;
     const version = this.versions.get(req.engine);
     if (version === undefined) return undefined; // not yet known (just started): asked again after the compile
     // asked up to three times per request: the preamble is scanned and hashed once
@@ -359,7 +364,7 @@ export class Preambles {
     // the author is likely to compile again soon: have a process ready
     if (this.cfg.preamble.warm > 0 && e.fmtFile) {
       const sub = path.posix.dirname(job.req.mainPath);
-      const p = await spawnProcess(this.cfg, job.req.engine, { subdir: sub === "." ? undefined : sub, fmtFile: e.fmtFile }).catch(() => undefined);
+      const p = await spawnProcess(this.cfg, job.req.engine, { subdir: sub === "." ? undefined : sub, fmtFile: e.fmtFile, jobname: jobBase(job.req.mainPath) }).catch(() => undefined);
       if (p) {
         const ok = await p.ready;
         if (ok) this.keepWarm(job.key, p);
@@ -395,15 +400,17 @@ export class Preambles {
         (req.engine === "xelatex" ? "\\let\\MYLATEX@fontpreloading\\relax" : "") +
         "\\catcode`\\@=12 \\input}" +
         `\\texpool@input mylatexformat.ltx ${mainFile}`;
-      const args = ["-ini", `-jobname=${MAIN_BASENAME}`, "-interaction=batchmode", "-halt-on-error", "-recorder", "-no-shell-escape"];
+      // the job name the compile from this format will have: a preamble may use \jobname
+      const base = jobBase(mainFile);
+      const args = ["-ini", `-jobname=${base}`, "-interaction=batchmode", "-halt-on-error", "-recorder", "-no-shell-escape"];
       if (req.engine === "lualatex") args.push("--nosocket");
       args.push(`&${req.engine}`, driver);
       const child = spawnLimited(req.engine, args, { ...spawnOptions(cfg, dir), subdir: sub || undefined });
       const code = await this.background(child, cfg.preamble.dumpTimeoutMs);
       // the dump's files are read through handles: its Lua may have moved folders around
       const work = new WorkDir(dir);
-      if (code !== 0) return `the dump stopped (exit ${code}): ${await firstError(work, inFolder(sub, `${MAIN_BASENAME}.log`))}`;
-      const fls = await work.readFile(inFolder(sub, `${MAIN_BASENAME}.fls`), MAX_FLS_BYTES + 1);
+      if (code !== 0) return `the dump stopped (exit ${code}): ${await firstError(work, inFolder(sub, `${base}.log`))}`;
+      const fls = await work.readFile(inFolder(sub, `${base}.fls`), MAX_FLS_BYTES + 1);
       const deps = fls && fls.length <= MAX_FLS_BYTES ? this.readDeps(fls.toString("utf8"), dir, sub, req) : undefined;
       if (!deps) return "the preamble reads files the request did not bring";
       const refused = this.refusedDep(deps.map(([p]) => p), req);
@@ -411,7 +418,7 @@ export class Preambles {
       await fs.mkdir(this.dir, { recursive: true, mode: 0o711 });
       const fmtFile = path.join(this.dir, `${randomBytes(16).toString("hex")}.fmt`);
       // a copy owned by the server, read-only for everyone: no engine can change it
-      const bytes = await work.copyOut(inFolder(sub, `${MAIN_BASENAME}.fmt`), fmtFile, cfg.preamble.maxBytes);
+      const bytes = await work.copyOut(inFolder(sub, `${base}.fmt`), fmtFile, cfg.preamble.maxBytes);
       if (bytes === undefined) return "no usable format file";
       await fs.chmod(fmtFile, 0o444);
       return { fmtFile, deps, bytes };

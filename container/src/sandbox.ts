@@ -20,6 +20,8 @@ export const SANDBOX_JOB_DIR = "/job";
 export const SANDBOX_FMT = "/opt/texpool/preamble.fmt";
 /** Where the Lua sandbox (src/lua/sandbox.lua) appears inside the sandbox (lualatex only). */
 export const SANDBOX_LUA = "/opt/texpool/sandbox.lua";
+/** Where the generated METAFONT fonts (mf.ts) appear inside the sandbox (read-only). */
+export const SANDBOX_FONT_CACHE = "/opt/texpool/fonts";
 
 /**
  * Host paths bound read-only at the same place (Debian's TeX Live layout):
@@ -55,6 +57,8 @@ export interface SandboxSpec {
   chdir?: string | undefined;
   /** Host path of a format file to bind read-only at SANDBOX_FMT, if any. */
   fmtFile?: string | undefined;
+  /** Host path of the generated fonts to bind read-only at SANDBOX_FONT_CACHE, if any. */
+  fontCache?: string | undefined;
 }
 
 /** /tmp inside: a small tmpfs (TMPDIR points at the job directory anyway). */
@@ -98,6 +102,7 @@ export function bwrapArgs(spec: SandboxSpec): string[] {
   args.push("--proc", "/proc", "--dev", "/dev", "--perms", "1777", "--size", String(TMP_BYTES), "--tmpfs", "/tmp");
   if (spec.luaSandbox) args.push("--ro-bind", spec.luaSandbox, SANDBOX_LUA);
   if (spec.fmtFile) args.push("--ro-bind", spec.fmtFile, SANDBOX_FMT);
+  if (spec.fontCache) args.push("--ro-bind-try", spec.fontCache, SANDBOX_FONT_CACHE);
   args.push("--bind", spec.hostDir, SANDBOX_JOB_DIR, "--chdir", spec.chdir ?? SANDBOX_JOB_DIR, "--remount-ro", "/", "--clearenv");
   for (const [k, v] of Object.entries(spec.env)) args.push("--setenv", k, v);
   return args;

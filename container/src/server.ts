@@ -10,6 +10,7 @@ import { createHandler } from "./http.ts";
 import { checkSandbox, engineEnv } from "./engine.ts";
 import { fontMaps } from "./driver.ts";
 import { RuntimeFilesUnreachable, stageRuntimeFiles } from "./sandbox.ts";
+import { FontMaker, prepareFontCache } from "./mf.ts";
 import { Gate, LoopLagMonitor } from "./limits.ts";
 import { compileWithFormat, writeInputs } from "./job.ts";
 import { Pools } from "./pool.ts";
@@ -66,6 +67,7 @@ export async function startServer(opts: StartOptions = {}): Promise<RunningServe
     await fs.rm(cfg.jobRoot, { recursive: true, force: true }).catch(() => {});
     throw e;
   });
+  await prepareFontCache(cfg);
   const cgroups = cfg.cgroups === "off" ? undefined : await sharedCgroups();
   // xelatex's driver reads the font maps once, now rather than during the first job
   if (cfg.engines.includes("xelatex")) void fontMaps(engineEnv(cfg.jobRoot));
@@ -84,7 +86,7 @@ export async function startServer(opts: StartOptions = {}): Promise<RunningServe
   // that is free while no request waits, and without running bibtex, biber, makeindex...
   const preambles = new Preambles(cfg, (ns) => gate.tryAcquire(ns));
   preambles.setRunner({ writeInputs, compileWithFormat: (req, use) => compileWithFormat(req, use, cfg, shutdown.signal, { noTools: true }) });
-  const server = http.createServer(createHandler({ cfg, pools, gate, lag, body, shutdown: shutdown.signal, preambles, cgroups, ready: () => pools.isWarm() }));
+  const server = http.createServer(createHandler({ cfg, pools, gate, lag, body, shutdown: shutdown.signal, preambles, cgroups, fonts: new FontMaker(cfg), ready: () => pools.isWarm() }));
   server.requestTimeout = cfg.limits.maxTimeoutMs + 60_000;
   server.headersTimeout = 30_000;
   server.keepAliveTimeout = 5_000;

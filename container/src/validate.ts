@@ -1,6 +1,8 @@
 // Validation of POST /compile bodies. Returns the decoded request or the list of issues.
 import { ENGINES, type Engine, type Limits } from "./config.ts";
 import { MAIN_FILE } from "./engine.ts";
+import { mainPathIssue, pathIssue } from "./names.ts";
+import { projectSettings, type ProjectSettings } from "./project.ts";
 
 export interface Issue {
   path: string;
@@ -25,41 +27,21 @@ export interface CompileRequest {
   shellEscape: boolean;
   /** Opaque account scope for per-account caches (precompiled preambles); none: no such caches. */
   namespace?: string;
+  /** What the project's latexmkrc asks for (search folders, index style) and what of it was ignored. */
+  project?: ProjectSettings;
 }
 
 const NAMESPACE = /^[A-Za-z0-9_-]{1,64}$/;
+const BASE64 = /^(?:[A-Za-z0-9+/]{4})*(?:[A-Za-z0-9+/]{2}==|[A-Za-z0-9+/]{3}=)?$/;
 
-/** `mainPath`: a request path ending in `.tex`. */
+/** `mainPath`: a project path whose name has an extension TeX does not write (`.tex`, `.ltx`, `.xtx`, ...). */
 export function checkMainPath(p: unknown): string | undefined {
-  const issue = checkPath(p);
-  if (issue) return issue;
-  if (!(p as string).endsWith(".tex") || (p as string).split("/").pop() === ".tex") return "must name a .tex file";
-  return undefined;
+  return mainPathIssue(p);
 }
 
-const SEGMENT = /^[A-Za-z0-9_][A-Za-z0-9_.+-]*$/;
-const BASE64 = /^(?:[A-Za-z0-9+/]{4})*(?:[A-Za-z0-9+/]{2}==|[A-Za-z0-9+/]{3}=)?$/;
-const MAX_DEPTH = 8;
-const MAX_PATH = 200;
-
-/**
- * A request path: relative, already normal (no "", ".", ".." segments, no
- * backslashes), every segment of letters, digits and `_.+-`, not starting with a
- * dot (hidden files are refused: TeX's paranoid mode does not open them anyway).
- */
+/** A request path: any project name (see names.ts), never out of the project. */
 export function checkPath(p: unknown): string | undefined {
-  if (typeof p !== "string" || p.length === 0) return "must be a non-empty string";
-  if (p.length > MAX_PATH) return `must be at most ${MAX_PATH} characters`;
-  if (p.startsWith("/")) return "must be relative";
-  if (p.includes("\\")) return "must use / as separator";
-  const segs = p.split("/");
-  if (segs.length > MAX_DEPTH) return `must be at most ${MAX_DEPTH} levels deep`;
-  for (const s of segs) {
-    if (s === "..") return "must not contain ..";
-    if (s === "" || s === ".") return "must be normalised (no empty or . segments)";
-    if (!SEGMENT.test(s)) return "segments may only use letters, digits and _ . + - and must not start with a dot";
-  }
-  return undefined;
+  return pathIssue(p);
 }
 
 export function validateCompile(body: unknown, limits: Limits): { ok: true; value: CompileRequest } | { ok: false; issues: Issue[] } {
@@ -71,7 +53,7 @@ export function validateCompile(body: unknown, limits: Limits): { ok: true; valu
   for (const k of Object.keys(b)) {
     if (!["engine", "source", "files", "timeoutMs", "mainPath", "draft", "shellEscape", "namespace"].includes(k)) issues.push({ path: k, message: "unknown field" });
   }
-  if (typeof b.engine !== "string" || !ENGINES.includes(b.engine as Engine)) {
+  if (b.engine !== undefined && (typeof b.engine !== "string" || !ENGINES.includes(b.engine as Engine))) {
     issues.push({ path: "engine", message: `must be one of ${ENGINES.join(", ")}` });
   }
   if (typeof b.source !== "string" || b.source.length === 0) {
@@ -151,7 +133,9 @@ export function validateCompile(body: unknown, limits: Limits): { ok: true; valu
   }
   if (total > limits.maxTotalBytes) issues.push({ path: "files", message: `all files together must be at most ${limits.maxTotalBytes} bytes` });
   if (issues.length > 0) return { ok: false, issues };
-  const value: CompileRequest = { engine: b.engine as Engine, source: b.source as string, files, timeoutMs, mainPath, draft: b.draft === true, shellEscape: b.shellEscape === true };
+  // without a main path or engine of its own, the project's latexmkrc may name them
+  const p = projectSettings({ files, mainPath: b.mainPath as string | undefined, engine: b.engine as Engine | undefined }, MAIN_FILE);
+  const value: CompileRequest = { engine: p.engine, source: b.source as string, files, timeoutMs, mainPath: p.mainPath, draft: b.draft === true, shellEscape: b.shellEscape === true, project: p.project };
   if (typeof b.namespace === "string") value.namespace = b.namespace;
   return { ok: true, value };
 }

@@ -11,7 +11,7 @@ export const COMPILE_LIMITS = {
   /** Decoded bytes of `source` plus every file: 7 MiB leaves room for base64 inside the 10 MiB body. */
   maxTotalBytes: 7 * 1024 * 1024,
   /** Characters of one file path. */
-  maxPathLength: 200,
+  maxPathLength: 400,
   /** `timeoutMs` bounds and default (time spent compiling, all passes). */
   minTimeoutMs: 1_000,
   maxTimeoutMs: 60_000,

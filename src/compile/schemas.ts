@@ -1,20 +1,22 @@
 import { z } from "@hono/zod-openapi";
 import { idParam } from "../platform/openapi.ts";
 import { COMPILE_LIMITS as L } from "./limits.ts";
+import { MAX_PATH_DEPTH, mainPathIssue, pathIssue } from "../../container/src/names.ts";
 
 export const ENGINES = ["pdflatex", "xelatex", "lualatex"] as const;
 export const Engine = z.enum(ENGINES).openapi({ description: "TeX engine.", example: "pdflatex" });
 export type Engine = z.infer<typeof Engine>;
 
 export const BASE64 = /^(?:[A-Za-z0-9+/]{4})*(?:[A-Za-z0-9+/]{2}==|[A-Za-z0-9+/]{3}=)?$/;
-/** Relative paths of plain segments (as the compile server takes them): no `..`, no absolute paths, no hidden files. */
-export const SEGMENT = /^[A-Za-z0-9_][A-Za-z0-9_.+-]*$/;
-const MAX_DEPTH = 8;
 /** Where `source` goes in the project unless `mainPath` says otherwise. */
 export const DEFAULT_MAIN_PATH = "main.tex";
 
-const projectPath = (p: string) => p.split("/").length <= MAX_DEPTH && p.split("/").every((s) => SEGMENT.test(s));
-const PATH_RULE = `a relative path of at most ${MAX_DEPTH} segments of letters, digits and \`_.+-\` (not starting with \`.\`, \`+\` or \`-\`), separated by \`/\``;
+// the compile server's own rules, so both answer the same 400 for the same name
+const PATH_RULE = `a relative path of at most ${MAX_PATH_DEPTH} names separated by \`/\`: any UTF-8 name (spaces, any script, dotfiles) except \`.\` and \`..\`, without control characters or backslashes`;
+const pathRule = (check: (p: string) => string | undefined) => (p: string, ctx: z.RefinementCtx) => {
+  const issue = check(p);
+  if (issue) ctx.addIssue({ code: "custom", message: issue });
+};
 
 export const CompileFile = z
   .strictObject({
@@ -22,8 +24,8 @@ export const CompileFile = z
       .string()
       .min(1, { abort: true })
       .max(L.maxPathLength, { abort: true })
-      .refine(projectPath, { message: `must be ${PATH_RULE}` })
-      .openapi({ example: "chapters/intro.tex" }),
+      .superRefine(pathRule(pathIssue))
+      .openapi({ description: `${PATH_RULE}.`, example: "chapters/intro.tex" }),
     content: z.string().openapi({ description: "The file's content: text, or base64 when `encoding` is `base64` (whitespace ignored)." }),
     encoding: z.enum(["utf8", "base64"]).default("utf8"),
   })
@@ -47,12 +49,11 @@ const compileFields = {
     .string()
     .min(1, { abort: true })
     .max(L.maxPathLength, { abort: true })
-    .refine(projectPath, { message: `must be ${PATH_RULE}` })
-    .refine((p) => p.endsWith(".tex"), { message: "must name a .tex file" })
+    .superRefine(pathRule(mainPathIssue))
     .optional()
     .openapi({
       description:
-        `Where \`source\` is placed in the project (default \`${DEFAULT_MAIN_PATH}\`). The engine runs in that file's folder: \`\\input\`, \`\\include\`, \`\\includegraphics\` and \`\\bibliography\` find files relative to it first, then relative to the project root. \`\\jobname\` is \`main\`.`,
+        `Where \`source\` is placed in the project (default \`${DEFAULT_MAIN_PATH}\`). The engine runs in that file's folder: \`\\input\`, \`\\include\`, \`\\includegraphics\` and \`\\bibliography\` find files relative to it first, then relative to the project root (\`..\` may go up to the project root, never above it). Any extension TeX does not write itself (\`.tex\`, \`.ltx\`, \`.xtx\`, ...). \`\\jobname\` is the file's name without its extension (\`thesis\` here).`,
       example: "thesis/thesis.tex",
     }),
   draft: z

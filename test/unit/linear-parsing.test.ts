@@ -1,6 +1,7 @@
 import fc from "fast-check";
 import { describe, expect, it } from "vitest";
-import { BASE64 as COMPILE_BASE64, CompileFile, SEGMENT } from "../../src/compile/schemas.ts";
+import { BASE64 as COMPILE_BASE64, CompileFile } from "../../src/compile/schemas.ts";
+import { pathIssue } from "../../container/src/names.ts";
 import { parseRetryAfter } from "../../src/events/config.ts";
 import { CampaignMessage } from "../../src/messaging/campaigns/schemas.ts";
 import { parseTemplate, renderTemplate, TemplateError } from "../../src/messaging/campaigns/template.ts";
@@ -84,7 +85,7 @@ const TARGETS: Target[] = [
   { name: "media id and expiry", run: (k) => MEDIA_ID.test(k) || EXPIRY.test(k), alphabet: ["m", "e", "d", "_", "1", "a"], pumps: ["1", "med_", "a1"] },
   { name: "media base64", run: (d) => MEDIA_BASE64.test(d.replace(/\s+/g, "")), alphabet: ["A", "+", "/", "=", " ", "\n", "!"], pumps: ["A", "AA=", " \n", "A "] },
   { name: "compile base64", run: (d) => COMPILE_BASE64.test(d.replace(/\s+/g, "")), alphabet: ["A", "+", "/", "=", " ", "!"], pumps: ["A", "AAAA", "AA==", "AAA"], openers: ["AAAA"] },
-  { name: "compile file path", run: (p) => SEGMENT.test(p) || CompileFile.safeParse({ path: p, content: "" }), alphabet: ["a", ".", "/", "_", "-", "+", " "], pumps: ["a/", "a.", "/", "._"] },
+  { name: "compile file path", run: (p) => pathIssue(p) ?? CompileFile.safeParse({ path: p, content: "" }), alphabet: ["a", ".", "/", "_", "-", "+", " ", "\u00e9"], pumps: ["a/", "a.", "/", "._"] },
   { name: "WhatsApp phone number id", run: (p) => PHONE_NUMBER_ID.test(p), alphabet: ["1", "a"], pumps: ["1"] },
   { name: "Retry-After", run: (v) => parseRetryAfter(v, 0), alphabet: ["1", " ", "a", ",", ":"], pumps: ["1", " 1", "1 "] },
   { name: "route body limits", run: bodyLimitFor, alphabet: ["/", "a", "p", "i"], pumps: ["/api", "/"] },

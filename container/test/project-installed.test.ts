@@ -1,0 +1,59 @@
+// What real projects need installed: fonts no Linux has, asked for by name ("Times New Roman",
+// "Arial", "Helvetica"), answered with metric-compatible free substitutes (fontconfig's
+// 10-metric-aliases.conf for xelatex, the Lua sandbox's table for lualatex); pstricks.
+import { spawnSync } from "node:child_process";
+import { mkdtempSync, rmSync, writeFileSync } from "node:fs";
+import { tmpdir } from "node:os";
+import path from "node:path";
+import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import type { RunningServer } from "../src/server.ts";
+import { compile, expectPdf, pdfText, testServer } from "./helpers.ts";
+
+let s: RunningServer;
+beforeAll(async () => {
+  s = await testServer();
+});
+afterAll(async () => {
+  await s?.close();
+});
+
+function embedded(pdf: Buffer): string {
+  const dir = mkdtempSync(path.join(tmpdir(), "installed-test-"));
+  try {
+    writeFileSync(path.join(dir, "x.pdf"), pdf);
+    return spawnSync("pdffonts", [path.join(dir, "x.pdf")], { encoding: "utf8" }).stdout;
+  } finally {
+    rmSync(dir, { recursive: true, force: true });
+  }
+}
+
+const doc = (font: string) => `\\documentclass{article}\n\\usepackage{fontspec}\n\\setmainfont{${font}}\n\\begin{document}\nSet in ${font}, \\textbf{bold} and \\textit{italic}.\n\\end{document}\n`;
+
+describe.each(["xelatex", "lualatex"] as const)("%s: fonts by the names documents ask for", (engine) => {
+  it.each([
+    ["Times New Roman", "LiberationSerif"],
+    ["Arial", "LiberationSans"],
+    ["Helvetica", "TeXGyreHeros"],
+  ])("%s is set in %s", async (font, substitute) => {
+    const r = await compile(s.url, { engine, source: doc(font) });
+    expectPdf(r);
+    expect(pdfText(r.body)).toContain(`Set in ${font}`);
+    const fonts = embedded(r.body);
+    expect(fonts).toContain(`${substitute}-Regular`);
+    expect(fonts.toLowerCase()).toContain("bold");
+  });
+
+  it("a name that is neither installed nor a known alias is still an error", async () => {
+    const r = await compile(s.url, { engine, source: doc("Texpool No Such Font") });
+    expect(r.status).toBe(422);
+  });
+});
+
+describe("pstricks", () => {
+  const pst = "\\documentclass{article}\n\\usepackage{pstricks}\n\\begin{document}\nA figure:\n\\begin{pspicture}(0,0)(2,2)\\psline(0,0)(2,2)\\pscircle(1,1){0.5}\\end{pspicture}\n\\end{document}\n";
+  it.each(["xelatex", "lualatex"] as const)("%s draws a pspicture", async (engine) => {
+    const r = await compile(s.url, { engine, source: pst });
+    expectPdf(r);
+    expect(pdfText(r.body)).toContain("A figure:");
+  });
+});
