@@ -1,6 +1,9 @@
 // The packages real projects use: one small document per package (or class), on
 // each engine it is meant for, through the compile server. Each PDF must have its
-// marker text; page counts are checked where the document fixes them.
+// marker text. Packages that go together are compiled as one document per batch and
+// engine (BATCHES); a row whose batch fails, or whose marker is missing from it, is
+// compiled alone, and the batch's own test names the rows that fail alone (or says that
+// only their combination fails).
 import { spawnSync } from "node:child_process";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import type { RunningServer } from "../src/server.ts";
@@ -85,10 +88,59 @@ const ROWS: Row[] = [
   { name: "standalone", engines: PDF, source: "\\documentclass[tikz]{standalone}\\begin{document}\\begin{tikzpicture}\\node{MARK};\\end{tikzpicture}\\end{document}", body: "" },
 ];
 
-function source(r: Row, marker: string): string {
-  if (r.source) return r.source.replace("MARK", marker);
-  return `\\documentclass{${r.cls ?? "article"}}\n${r.preamble ?? ""}\n\\begin{document}\n${r.body}\n\n${marker}\n\\end{document}\n`;
+/**
+ * Rows compiled together, in this order (hyperref and cleveref last; xcolor's options before the
+ * packages that load it; babel's shorthands after the others' bodies). Packages that clash are
+ * kept apart: mathtools' and physics' \abs, siunitx's and physics' \qty, fontawesome and
+ * fontawesome5, amssymb and newtxmath, algorithm2e and algorithm. Rows with their own class or
+ * source are compiled alone.
+ */
+const BATCHES: string[][] = [
+  ["amsmath", "amssymb", "amsthm", "mathtools", "siunitx", "mhchem", "csquotes", "enumitem", "hyperref", "cleveref"],
+  ["graphicx", "xcolor", "tikz", "pgfplots", "tikz-cd", "circuitikz", "chemfig", "forest", "qrcode", "todonotes", "tcolorbox", "algpseudocode"],
+  ["booktabs", "tabularx", "longtable", "multirow", "geometry", "fancyhdr", "titlesec", "float", "subcaption", "setspace", "multicol", "lipsum", "listings", "etoolbox", "pdfpages", "microtype", "natbib", "newtx", "algorithm2e", "wrapfig"],
+  ["fontawesome", "physics", "lmodern-T1", "babel"],
+  ["fontawesome5", "libertinus"],
+  ["fontspec", "unicode-math", "polyglossia", "xeCJK"],
+];
+
+const marker = (r: Row) => `Marker${r.name.replace(/[^A-Za-z0-9]/g, "")}`;
+
+function source(r: Row): string {
+  if (r.source) return r.source.replace("MARK", marker(r));
+  return `\\documentclass{${r.cls ?? "article"}}\n${r.preamble ?? ""}\n\\begin{document}\n${r.body}\n\n${marker(r)}\n\\end{document}\n`;
 }
+
+function batchSource(rows: Row[]): string {
+  const preambles = rows.map((r) => r.preamble ?? "").join("\n");
+  return `\\documentclass{article}\n${preambles}\n\\begin{document}\n${rows.map((r) => `${r.body}\n\n${marker(r)}\n\n`).join("")}\\end{document}\n`;
+}
+
+interface Outcome {
+  status: number;
+  error: string;
+  /** the PDF's text without white space */
+  text: string;
+}
+
+/** Each compile once, whichever test asks first (a row's test and its batch's test share them). */
+const compiles = new Map<string, Promise<Outcome>>();
+function compileOnce(key: string, engine: Engine, src: string): Promise<Outcome> {
+  let p = compiles.get(key);
+  if (!p) {
+    p = compile(s.url, { engine, source: src, timeoutMs: 30_000 }).then((r) => ({
+      status: r.status,
+      error: r.json?.error?.message ?? "",
+      text: r.status === 200 ? pdfText(r.body).replace(/\s+/g, "") : "",
+    }));
+    compiles.set(key, p);
+  }
+  return p;
+}
+const alone = (r: Row, engine: Engine) => compileOnce(`row ${r.name} ${engine}`, engine, source(r));
+const batchRows = (b: string[], engine: Engine) => b.map((n) => ROWS.find((r) => r.name === n)!).filter((r) => r.engines.includes(engine));
+const batched = (b: string[], engine: Engine) => compileOnce(`batch ${b[0]} ${engine}`, engine, batchSource(batchRows(b, engine)));
+const batchOf = (r: Row) => BATCHES.find((b) => b.includes(r.name));
 
 let s: RunningServer;
 beforeAll(async () => {
@@ -97,21 +149,56 @@ beforeAll(async () => {
 });
 afterAll(() => s?.close());
 
-it(`at least 40 packages and classes (${ROWS.length}, ${ROWS.reduce((a, r) => a + r.engines.length, 0)} compiles)`, () => {
+it(`at least 40 packages and classes (${ROWS.length}, ${ROWS.reduce((a, r) => a + r.engines.length, 0)} row compiles)`, () => {
   expect(ROWS.length).toBeGreaterThanOrEqual(40);
+});
+
+it("every batched row exists, is in one batch only, and is a plain preamble and body", () => {
+  const names = BATCHES.flat();
+  expect(new Set(names).size).toBe(names.length);
+  for (const n of names) {
+    const r = ROWS.find((x) => x.name === n);
+    expect(r, n).toBeDefined();
+    expect(r!.cls ?? r!.source, n).toBeUndefined();
+  }
 });
 
 // a few rows at a time (vitest's maxConcurrency); a row's engines one after the other
 describe.concurrent("popular packages and classes", () => {
   for (const r of ROWS) {
     it(`${r.name} (${r.engines.join(", ")})`, async () => {
-      const marker = `Marker${r.name.replace(/[^A-Za-z0-9]/g, "")}`;
+      const b = batchOf(r);
       for (const engine of r.engines) {
-        const res = await compile(s.url, { engine, source: source(r, marker), timeoutMs: 30_000 });
-        expect(res.status, `${engine}: ${res.json?.error?.message ?? ""}`).toBe(200);
-        expect(pdfText(res.body).replace(/\s+/g, "")).toContain(marker);
+        if (b) {
+          const together = await batched(b, engine);
+          if (together.status === 200 && together.text.includes(marker(r))) continue;
+        }
+        const res = await alone(r, engine);
+        expect(res.status, `${engine}: ${res.error}`).toBe(200);
+        expect(res.text).toContain(marker(r));
       }
     }, 200_000);
+  }
+});
+
+describe.concurrent("batches: the rows compile together", () => {
+  for (const b of BATCHES) {
+    for (const engine of ALL) {
+      if (batchRows(b, engine).length === 0) continue;
+      it(`${b.join(", ")} on ${engine}`, async () => {
+        const together = await batched(b, engine);
+        const missing = batchRows(b, engine).filter((r) => !together.text.includes(marker(r)));
+        if (together.status === 200 && missing.length === 0) return;
+        // name the culprit: the rows that fail alone too
+        const culprits: string[] = [];
+        for (const r of together.status === 200 ? missing : batchRows(b, engine)) {
+          const res = await alone(r, engine);
+          if (res.status !== 200 || !res.text.includes(marker(r))) culprits.push(`${r.name}: ${res.status} ${res.error}`);
+        }
+        const why = culprits.length ? `failing alone too: ${culprits.join("; ")}` : "every row compiles alone: their combination fails (split the batch)";
+        expect.fail(`${engine} batch: ${together.status} ${together.error}; missing markers: ${missing.map((r) => r.name).join(", ") || "none"}; ${why}`);
+      }, 200_000);
+    }
   }
 });
 

@@ -1,14 +1,15 @@
 // Precompiled preambles: a document compiled from a dumped preamble gives the same PDF
 // (pages and text) as without, for every document of the test corpus; formats are per
 // namespace, follow the project files the preamble reads, and fall back when broken.
-import { existsSync, promises as fs, readdirSync, readFileSync, statSync } from "node:fs";
+import { existsSync, promises as fs, readdirSync, readFileSync } from "node:fs";
 import os from "node:os";
 import path from "node:path";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { LOW_PRIORITY } from "../src/fairness.ts";
 import { MAX_PREAMBLE_CHARS, preambleOf } from "../src/preamble.ts";
 import type { RunningServer } from "../src/server.ts";
-import { compile, doc, expectPdf, fixture, FIXTURES, pdfPages, pdfText, testServer } from "./helpers.ts";
+import { CORPUS, loadDoc } from "./corpus-bare.ts";
+import { compile, doc, expectPdf, fixture, pdfPages, pdfText, testServer } from "./helpers.ts";
 
 let s: RunningServer;
 beforeAll(async () => {
@@ -78,30 +79,14 @@ const cases: Case[] = [
 
 // the corpus of realistic documents (corpus/<name>/main.tex and its project files; engine from
 // "% !TEX program = ..."); PREAMBLE_CORPUS_ONLY=text runs only the folders whose name contains it
-const CORPUS = path.join(FIXTURES, "..", "corpus");
-function listFiles(dir: string, rel = ""): string[] {
-  return readdirSync(path.join(dir, rel)).flatMap((n) => {
-    const r = rel ? `${rel}/${n}` : n;
-    return statSync(path.join(dir, r)).isDirectory() ? listFiles(dir, r) : [r];
-  });
-}
 const corpusCases: Case[] = [];
 if (existsSync(CORPUS)) {
   const only = process.env.PREAMBLE_CORPUS_ONLY ?? "";
   for (const name of readdirSync(CORPUS).sort()) {
-    const dir = path.join(CORPUS, name);
-    if (!name.includes(only) || !existsSync(path.join(dir, "main.tex"))) continue;
-    const source = readFileSync(path.join(dir, "main.tex"), "utf8");
-    const engine = /^% !TEX program = (\w+)/.exec(source)?.[1] ?? "pdflatex";
+    if (!name.includes(only) || !existsSync(path.join(CORPUS, name, "main.tex"))) continue;
+    const { engine, source, files } = loadDoc(name);
     // formats are dumped for pdflatex only; the other engines' documents never take this path
     if (engine !== "pdflatex") continue;
-    const files = listFiles(dir)
-      .filter((f) => f !== "main.tex")
-      .map((f) => {
-        const data = readFileSync(path.join(dir, f));
-        const text = /\.(tex|sty|cls|bib|dat|csv|ist|bst|txt)$/.test(f);
-        return { path: f, content: text ? data.toString("utf8") : data.toString("base64"), encoding: text ? "utf8" : "base64" };
-      });
     corpusCases.push({ name: `corpus/${name}`, body: { engine, source, files }, hit: false, broken: name.startsWith("broken-") });
   }
 }
