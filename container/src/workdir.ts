@@ -264,9 +264,10 @@ async function chownEntries(fd: number, from: number, to: { uid: number; gid: nu
   const names = await fs.readdir(at(fd)).catch(() => [] as string[]);
   for (const name of names) {
     const st = await fs.lstat(at(fd, name)).catch(() => undefined);
-    if (!st || st.uid !== from || (st.isFile() && st.nlink > 1)) continue;
-    await fs.lchown(at(fd, name), to.uid, to.gid).catch(() => {});
-    if (!st.isDirectory() || depth + 1 >= MAX_DEPTH) continue;
+    if (!st) continue;
+    if (st.uid === from && !(st.isFile() && st.nlink > 1)) await fs.lchown(at(fd, name), to.uid, to.gid).catch(() => {});
+    // a folder the next pass made already (the main file's) is its own, but what was moved into it is not
+    if (!st.isDirectory() || (st.uid !== from && st.uid !== to.uid) || depth + 1 >= MAX_DEPTH) continue;
     const sub = await openDir(fd, name);
     if (!sub) continue;
     try {

@@ -48,9 +48,9 @@ describe("with the sandbox", () => {
     expect(inRange(ua.uid) && inRange(ub.uid)).toBe(true);
     expect(ua.uid).not.toBe(ub.uid);
     expect(ua.mode & 0o777).toBe(0o700); // nobody else may even look in
-    // each job's files are its own uid's
-    expect(statSync(path.join(da, "uid-a.tex")).uid).toBe(ua.uid);
-    expect(statSync(path.join(db, "uid-b.tex")).uid).toBe(ub.uid);
+    // each job's files are its own uid's (given just after they are written)
+    await vi.waitFor(() => expect(statSync(path.join(da, "uid-a.tex")).uid).toBe(ua.uid), { timeout: 3000, interval: 20 });
+    await vi.waitFor(() => expect(statSync(path.join(db, "uid-b.tex")).uid).toBe(ub.uid), { timeout: 3000, interval: 20 });
     expect((await a).json.error.code).toBe("compile_timeout");
     expect((await b).json.error.code).toBe("compile_timeout");
   }, 60_000);
@@ -61,6 +61,14 @@ describe("with the sandbox", () => {
     expectPdf(r);
     expect(Number(r.headers.get("x-compile-passes"))).toBeGreaterThanOrEqual(2);
     expect(pdfText(r.body)).toMatch(/See 1 on page 1/);
+  }, 60_000);
+
+  it("also in the main file's folder, which the next pass's engine made before the files were moved in", async () => {
+    const source = doc("\\section{One}\\label{one}Deep \\ref{one}.");
+    const r = await compile(s.url, { engine: "pdflatex", source, mainPath: "chapters/one/paper.tex" });
+    expectPdf(r);
+    expect(Number(r.headers.get("x-compile-passes"))).toBeGreaterThanOrEqual(2);
+    expect(pdfText(r.body)).toMatch(/Deep 1\./);
   }, 60_000);
 
   it("/healthz says jobs have uids of their own", async () => {
