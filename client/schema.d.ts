@@ -4441,6 +4441,81 @@ export interface paths {
         patch?: never;
         trace?: never;
     };
+    "/api/event-types": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * The event catalog: every event type, what it means, its payload's JSON Schema and an example
+         * @description The same schemas as this OpenAPI document's `webhooks` section (one source). Subscribe to these types with `POST /api/webhooks` (`events`) or the live stream.
+         */
+        get: {
+            parameters: {
+                query?: never;
+                header?: never;
+                path?: never;
+                cookie?: never;
+            };
+            requestBody?: never;
+            responses: {
+                /** @description Every event type */
+                200: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["EventTypeList"];
+                    };
+                };
+                /** @description Invalid request (`invalid_request`, with `details.issues` naming each bad field) */
+                400: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["Error"];
+                    };
+                };
+                /** @description Missing, malformed, unknown or revoked API key */
+                401: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["Error"];
+                    };
+                };
+                /** @description Rate limited (`Retry-After`) */
+                429: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["Error"];
+                    };
+                };
+                /** @description Internal error */
+                500: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["Error"];
+                    };
+                };
+            };
+        };
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
     "/api/events/stream/tickets": {
         parameters: {
             query?: never;
@@ -4784,253 +4859,497 @@ export interface paths {
         trace?: never;
     };
 }
-export type webhooks = Record<string, never>;
+export interface webhooks {
+    "message.received": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /** A message arrived on a session (inbound). */
+        post: {
+            parameters: {
+                query?: never;
+                header?: never;
+                path?: never;
+                cookie?: never;
+            };
+            requestBody?: {
+                content: {
+                    "application/json": {
+                        /** @enum {string} */
+                        type: "message.received";
+                        /** @description When the change happened (ISO 8601). */
+                        timestamp: string;
+                        data: components["schemas"]["Message"];
+                    };
+                };
+            };
+            responses: {
+                /** @description Any 2xx acknowledges the delivery; anything else is retried. */
+                200: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content?: never;
+                };
+            };
+        };
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "message.sent": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /** The network accepted an outbound message (`status: sent`). */
+        post: {
+            parameters: {
+                query?: never;
+                header?: never;
+                path?: never;
+                cookie?: never;
+            };
+            requestBody?: {
+                content: {
+                    "application/json": {
+                        /** @enum {string} */
+                        type: "message.sent";
+                        /** @description When the change happened (ISO 8601). */
+                        timestamp: string;
+                        data: components["schemas"]["Message"];
+                    };
+                };
+            };
+            responses: {
+                /** @description Any 2xx acknowledges the delivery; anything else is retried. */
+                200: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content?: never;
+                };
+            };
+        };
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "message.delivered": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /** An outbound message reached the recipient's phone. */
+        post: {
+            parameters: {
+                query?: never;
+                header?: never;
+                path?: never;
+                cookie?: never;
+            };
+            requestBody?: {
+                content: {
+                    "application/json": {
+                        /** @enum {string} */
+                        type: "message.delivered";
+                        /** @description When the change happened (ISO 8601). */
+                        timestamp: string;
+                        data: components["schemas"]["Message"];
+                    };
+                };
+            };
+            responses: {
+                /** @description Any 2xx acknowledges the delivery; anything else is retried. */
+                200: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content?: never;
+                };
+            };
+        };
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "message.read": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /** The recipient read an outbound message. */
+        post: {
+            parameters: {
+                query?: never;
+                header?: never;
+                path?: never;
+                cookie?: never;
+            };
+            requestBody?: {
+                content: {
+                    "application/json": {
+                        /** @enum {string} */
+                        type: "message.read";
+                        /** @description When the change happened (ISO 8601). */
+                        timestamp: string;
+                        data: components["schemas"]["Message"];
+                    };
+                };
+            };
+            responses: {
+                /** @description Any 2xx acknowledges the delivery; anything else is retried. */
+                200: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content?: never;
+                };
+            };
+        };
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "message.media_stored": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /** An inbound message's file was fetched from the network and is served by `GET /api/messages/{id}/media` (`media.status: stored`). */
+        post: {
+            parameters: {
+                query?: never;
+                header?: never;
+                path?: never;
+                cookie?: never;
+            };
+            requestBody?: {
+                content: {
+                    "application/json": {
+                        /** @enum {string} */
+                        type: "message.media_stored";
+                        /** @description When the change happened (ISO 8601). */
+                        timestamp: string;
+                        data: components["schemas"]["Message"];
+                    };
+                };
+            };
+            responses: {
+                /** @description Any 2xx acknowledges the delivery; anything else is retried. */
+                200: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content?: never;
+                };
+            };
+        };
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "message.media_failed": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /** An inbound message's file could not be stored (`media.status: failed`, with `media.reason`). */
+        post: {
+            parameters: {
+                query?: never;
+                header?: never;
+                path?: never;
+                cookie?: never;
+            };
+            requestBody?: {
+                content: {
+                    "application/json": {
+                        /** @enum {string} */
+                        type: "message.media_failed";
+                        /** @description When the change happened (ISO 8601). */
+                        timestamp: string;
+                        data: components["schemas"]["Message"];
+                    };
+                };
+            };
+            responses: {
+                /** @description Any 2xx acknowledges the delivery; anything else is retried. */
+                200: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content?: never;
+                };
+            };
+        };
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "session.connected": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /** A session is `WORKING`: it can send and receive. */
+        post: {
+            parameters: {
+                query?: never;
+                header?: never;
+                path?: never;
+                cookie?: never;
+            };
+            requestBody?: {
+                content: {
+                    "application/json": {
+                        /** @enum {string} */
+                        type: "session.connected";
+                        /** @description When the change happened (ISO 8601). */
+                        timestamp: string;
+                        data: components["schemas"]["Session"];
+                    };
+                };
+            };
+            responses: {
+                /** @description Any 2xx acknowledges the delivery; anything else is retried. */
+                200: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content?: never;
+                };
+            };
+        };
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "session.disconnected": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /** A session left `WORKING` (`statusReason` says why, e.g. `invalid_token`). */
+        post: {
+            parameters: {
+                query?: never;
+                header?: never;
+                path?: never;
+                cookie?: never;
+            };
+            requestBody?: {
+                content: {
+                    "application/json": {
+                        /** @enum {string} */
+                        type: "session.disconnected";
+                        /** @description When the change happened (ISO 8601). */
+                        timestamp: string;
+                        data: components["schemas"]["Session"];
+                    };
+                };
+            };
+            responses: {
+                /** @description Any 2xx acknowledges the delivery; anything else is retried. */
+                200: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content?: never;
+                };
+            };
+        };
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "contact.created": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /** A contact was created, by the API or by the first message from a new number. */
+        post: {
+            parameters: {
+                query?: never;
+                header?: never;
+                path?: never;
+                cookie?: never;
+            };
+            requestBody?: {
+                content: {
+                    "application/json": {
+                        /** @enum {string} */
+                        type: "contact.created";
+                        /** @description When the change happened (ISO 8601). */
+                        timestamp: string;
+                        data: components["schemas"]["Contact"];
+                    };
+                };
+            };
+            responses: {
+                /** @description Any 2xx acknowledges the delivery; anything else is retried. */
+                200: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content?: never;
+                };
+            };
+        };
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "campaign.completed": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /** Every recipient of a campaign was sent or skipped (delivery and read counts keep updating). */
+        post: {
+            parameters: {
+                query?: never;
+                header?: never;
+                path?: never;
+                cookie?: never;
+            };
+            requestBody?: {
+                content: {
+                    "application/json": {
+                        /** @enum {string} */
+                        type: "campaign.completed";
+                        /** @description When the change happened (ISO 8601). */
+                        timestamp: string;
+                        data: components["schemas"]["Campaign"];
+                    };
+                };
+            };
+            responses: {
+                /** @description Any 2xx acknowledges the delivery; anything else is retried. */
+                200: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content?: never;
+                };
+            };
+        };
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "webhook.test": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /** Sent only by `POST /api/webhooks/{id}/test`, to check that an endpoint receives and verifies signed deliveries. Never retried. */
+        post: {
+            parameters: {
+                query?: never;
+                header?: never;
+                path?: never;
+                cookie?: never;
+            };
+            requestBody?: {
+                content: {
+                    "application/json": {
+                        /** @enum {string} */
+                        type: "webhook.test";
+                        /** @description When the change happened (ISO 8601). */
+                        timestamp: string;
+                        data: {
+                            webhookId: string;
+                            message: string;
+                        };
+                    };
+                };
+            };
+            responses: {
+                /** @description Any 2xx acknowledges the delivery; anything else is retried. */
+                200: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content?: never;
+                };
+            };
+        };
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+}
 export interface components {
     schemas: {
-        Health: {
-            /** @enum {string} */
-            status: "ok";
-            version: string;
-        };
-        Account: {
-            /** @example acc_0mh8k2x1qa1b2c3d4e5f6 */
-            id: string;
-            name: string;
-            /** @enum {string} */
-            plan: "free" | "pro" | "enterprise";
-            /** @description Requests per minute per API key. */
-            rateLimitPerMinute: number;
-            /** Format: date-time */
-            createdAt: string;
-        };
-        Error: {
-            error: {
-                /** @example invalid_request */
-                code: string;
-                /** @example The request is not valid. */
-                message: string;
-            } & {
-                [key: string]: unknown;
-            };
-        };
-        ApiKeyPage: {
-            data: components["schemas"]["ApiKey"][];
-            /** @description Pass as `cursor` for the next page; null on the last page. */
-            nextCursor: string | null;
-        };
-        ApiKey: {
-            /** @example key_0mh8k2x1qa1b2c3d4e5f6 */
-            id: string;
-            name: string;
-            /**
-             * @description First characters of the key, to recognise it.
-             * @example tmk_Ab3dE5fG
-             */
-            prefix: string;
-            /** Format: date-time */
-            createdAt: string;
-            /** Format: date-time */
-            revokedAt: string | null;
-        };
-        CreatedApiKey: components["schemas"]["ApiKey"] & {
-            /** @description The secret. Shown only in this response. */
-            key: string;
-        };
-        CreateApiKey: {
-            /** @example ci */
-            name: string;
-        };
-        CompileRequest: {
-            /**
-             * @description The main LaTeX document (at most 2 MiB of UTF-8).
-             * @example \documentclass{article}\begin{document}Hello, world!\end{document}
-             */
-            source: string;
-            /**
-             * @description TeX engine.
-             * @default pdflatex
-             * @example pdflatex
-             * @enum {string}
-             */
-            engine?: "pdflatex" | "xelatex" | "lualatex";
-            /** @description The project's other files, by path from the project root (at most 100; source and files together at most 7 MiB decoded). No file may have the main file's path. */
-            files?: components["schemas"]["CompileFile"][];
-            /**
-             * @description Where `source` is placed in the project (default `main.tex`). The engine runs in that file's folder: `\input`, `\include`, `\includegraphics` and `\bibliography` find files relative to it first, then relative to the project root. `\jobname` is `main`.
-             * @example thesis/thesis.tex
-             */
-            mainPath?: string;
-            /** @description Fast draft compile: images are drawn as boxes with their file names and never read (the `draft` option of graphicx/graphics). Default false. */
-            draft?: boolean;
-            /** @description Lets the document run programs (`\write18`, minted's `pygmentize`, gnuplot, `epstopdf`), inside the compile sandbox: no network, only the project's folder, the same time and size limits. Default false: no program runs. */
-            shellEscape?: boolean;
-            /**
-             * @description Compile time limit for all passes (default 30000).
-             * @example 30000
-             */
-            timeoutMs?: number;
-        };
-        CompileFile: {
-            /** @example chapters/intro.tex */
-            path: string;
-            /** @description The file's content: text, or base64 when `encoding` is `base64` (whitespace ignored). */
-            content: string;
-            /**
-             * @default utf8
-             * @enum {string}
-             */
-            encoding?: "utf8" | "base64";
-        };
-        CreatedCompileJob: components["schemas"]["CompileJob"] & {
-            /** @description Secret (`whsec_…`) that signs the callback. Only when `callbackUrl` is set; shown only in this response. */
-            callbackSecret?: string;
-        };
-        /** @description Why the job failed (the 422 body of a sync compile, or `compile_unavailable`). */
-        CompileJobError: {
-            /** @example compile_error */
-            code: string;
-            message: string;
-            line?: number | null;
-            file?: string | null;
-            errors?: unknown[];
-            log?: string;
-        } & {
-            [key: string]: unknown;
-        };
-        CompileJob: {
-            /** @example job_0mh8k2x1qa1b2c3d4e5f6 */
-            id: string;
-            /** @enum {string} */
-            status: "queued" | "running" | "succeeded" | "failed";
-            /**
-             * @description TeX engine.
-             * @example pdflatex
-             * @enum {string}
-             */
-            engine: "pdflatex" | "xelatex" | "lualatex";
-            /** Format: date-time */
-            createdAt: string;
-            /** Format: date-time */
-            startedAt: string | null;
-            /** Format: date-time */
-            completedAt: string | null;
-            /** @description Compile time (0 when served from the result cache). */
-            durationMs: number | null;
-            pages: number | null;
-            /** @description Size of the PDF. */
-            sizeBytes: number | null;
-            /** @description Compile attempts so far (infrastructure failures are retried). */
-            attempts: number;
-            error?: components["schemas"]["CompileJobError"];
-            /** @example /v1/compile/jobs/job_0mh8k2x1qa1b2c3d4e5f6 */
-            statusUrl: string;
-            /** @example /v1/compile/jobs/job_0mh8k2x1qa1b2c3d4e5f6/pdf */
-            pdfUrl: string;
-            callbackUrl: string | null;
-            /**
-             * @description Delivery of the final record to `callbackUrl`.
-             * @enum {string|null}
-             */
-            callbackStatus: "pending" | "delivered" | "failed" | null;
-        };
-        AsyncCompileRequest: {
-            /**
-             * @description The main LaTeX document (at most 2 MiB of UTF-8).
-             * @example \documentclass{article}\begin{document}Hello, world!\end{document}
-             */
-            source: string;
-            /**
-             * @description TeX engine.
-             * @default pdflatex
-             * @example pdflatex
-             * @enum {string}
-             */
-            engine?: "pdflatex" | "xelatex" | "lualatex";
-            /** @description The project's other files, by path from the project root (at most 100; source and files together at most 7 MiB decoded). No file may have the main file's path. */
-            files?: components["schemas"]["CompileFile"][];
-            /**
-             * @description Where `source` is placed in the project (default `main.tex`). The engine runs in that file's folder: `\input`, `\include`, `\includegraphics` and `\bibliography` find files relative to it first, then relative to the project root. `\jobname` is `main`.
-             * @example thesis/thesis.tex
-             */
-            mainPath?: string;
-            /** @description Fast draft compile: images are drawn as boxes with their file names and never read (the `draft` option of graphicx/graphics). Default false. */
-            draft?: boolean;
-            /** @description Lets the document run programs (`\write18`, minted's `pygmentize`, gnuplot, `epstopdf`), inside the compile sandbox: no network, only the project's folder, the same time and size limits. Default false: no program runs. */
-            shellEscape?: boolean;
-            /**
-             * @description Compile time limit for all passes (default 30000).
-             * @example 30000
-             */
-            timeoutMs?: number;
-            /**
-             * @description Public https URL that receives the final job record, signed (Standard Webhooks) with the `callbackSecret` of the 202 response.
-             * @example https://example.com/hooks/compile
-             */
-            callbackUrl?: string;
-        };
-        CompileJobPage: {
-            data: components["schemas"]["CompileJob"][];
-            /** @description Pass as `cursor` for the next page; null on the last page. */
-            nextCursor: string | null;
-        };
-        Session: {
-            /** @example ses_0m3x9k2a1b2c3d4e5f6g7h8 */
-            id: string;
-            name: string;
-            /** @enum {string} */
-            network: "sandbox" | "whatsapp";
-            /** @enum {string} */
-            status: "STARTING" | "WORKING" | "FAILED" | "STOPPED";
-            /** @description Why the session is FAILED or STOPPED (e.g. `invalid_token`). */
-            statusReason: string | null;
-            /**
-             * @description E.164
-             * @example +15550100234
-             */
-            phoneNumber: string | null;
-            me: {
-                chatId: string;
-            } | null;
-            /** @description Whether network credentials are stored. Secrets are never returned. */
-            credentials: {
-                set: boolean;
-                phoneNumberId?: string;
-            };
-            /** @description whatsapp: the path to give Meta as the webhook callback URL (GET verification, POST events). */
-            webhookPath: string | null;
-            sendRatePerMinute: number | null;
-            createdAt: string;
-            updatedAt: string;
-        };
-        CreateSession: {
-            /** @example support line */
-            name?: string;
-            /**
-             * @description `sandbox` (built in) or `whatsapp` (the WhatsApp Business Cloud API).
-             * @default sandbox
-             * @enum {string}
-             */
-            network?: "sandbox" | "whatsapp";
-            whatsapp?: components["schemas"]["WhatsappCredentials"];
-            /** @description Pace of bulk sends through this session (messages per minute, with jitter). Default: unpaced for sandbox, 60 for whatsapp. `null` = unpaced. */
-            sendRatePerMinute?: number | null;
-        };
-        /** @description Required when `network` is `whatsapp`. */
-        WhatsappCredentials: {
-            /** @example 106540352242922 */
-            phoneNumberId: string;
-            /** @description A system user access token with `whatsapp_business_messaging`. Never shown again. */
-            accessToken: string;
-            /** @description The Meta app secret: verifies `X-Hub-Signature-256` of inbound webhooks. Never shown again. */
-            appSecret: string;
-            /** @description Your verify token for Meta's webhook subscription (`hub.verify_token`). Never shown again. */
-            verifyToken: string;
-        };
-        SessionPage: {
-            data: components["schemas"]["Session"][];
-            /** @description Pass as `cursor` for the next page; null on the last page. */
-            nextCursor: string | null;
-        };
         Message: {
             /** @example msg_0m3x9k2a1b2c3d4e5f6g7h8 */
             id: string;
@@ -5230,6 +5549,353 @@ export interface components {
              */
             code: string;
             message: string;
+        };
+        Session: {
+            /** @example ses_0m3x9k2a1b2c3d4e5f6g7h8 */
+            id: string;
+            name: string;
+            /** @enum {string} */
+            network: "sandbox" | "whatsapp";
+            /** @enum {string} */
+            status: "STARTING" | "WORKING" | "FAILED" | "STOPPED";
+            /** @description Why the session is FAILED or STOPPED (e.g. `invalid_token`). */
+            statusReason: string | null;
+            /**
+             * @description E.164
+             * @example +15550100234
+             */
+            phoneNumber: string | null;
+            me: {
+                chatId: string;
+            } | null;
+            /** @description Whether network credentials are stored. Secrets are never returned. */
+            credentials: {
+                set: boolean;
+                phoneNumberId?: string;
+            };
+            /** @description whatsapp: the path to give Meta as the webhook callback URL (GET verification, POST events). */
+            webhookPath: string | null;
+            sendRatePerMinute: number | null;
+            createdAt: string;
+            updatedAt: string;
+        };
+        Contact: {
+            /** @example con_0m3x9k2a1b2c3d4e5f6g7h8 */
+            id: string;
+            /** @example +14155550123 */
+            phone: string;
+            /** @example 14155550123@c.us */
+            chatId: string;
+            name: string | null;
+            email: string | null;
+            tags: string[];
+            attributes: {
+                [key: string]: unknown;
+            };
+            /** @description Set by an inbound `STOP` (or by you); campaigns skip opted-out contacts. */
+            optedOut: boolean;
+            createdAt: string;
+            updatedAt: string;
+        };
+        Campaign: {
+            /** @example cmp_0m3x9k2a1b2c3d4e5f6g7h8 */
+            id: string;
+            name: string;
+            sessionId: string;
+            /** @enum {string} */
+            status: "draft" | "scheduled" | "running" | "paused" | "completed" | "cancelled";
+            /** @description Why a campaign paused itself, e.g. `session_failed: invalid_token`. */
+            statusReason: string | null;
+            message: components["schemas"]["CampaignMessage"];
+            audience: components["schemas"]["CampaignAudience"];
+            scheduledAt: string | null;
+            pacing: components["schemas"]["CampaignPacing"];
+            stats: components["schemas"]["CampaignStats"];
+            startedAt: string | null;
+            completedAt: string | null;
+            cancelledAt: string | null;
+            /** @description Estimated seconds until every recipient is sent (running campaigns). */
+            etaSeconds: number | null;
+            createdAt: string;
+            updatedAt: string;
+        };
+        /** @description `{text}`, `{template}` (a WhatsApp template), `{location}`, `{contacts}`, `{interactive}` (buttons or a list) or `{type, media: {url}, caption?, filename?}`. */
+        CampaignMessage: {
+            /** @description May use `{{name}}`, `{{phone}}`, `{{email}}` and `{{attributes.KEY}}`, each with an optional default: `{{name|there}}`. */
+            text: string;
+        } | {
+            template: components["schemas"]["TemplateSpec"];
+        } | {
+            location: components["schemas"]["Location"];
+        } | {
+            /** @description 1 to 5 contact cards, at most 32 KiB as JSON. */
+            contacts: components["schemas"]["ContactCard"][];
+        } | {
+            interactive: components["schemas"]["InteractiveButtons"] | components["schemas"]["InteractiveList"];
+        } | {
+            /** @enum {string} */
+            type: "image" | "video" | "audio" | "document" | "sticker";
+            media: {
+                /**
+                 * Format: uri
+                 * @description A public https URL the network fetches.
+                 */
+                url: string;
+            };
+            /** @description Not allowed for audio. May be personalised like text. */
+            caption?: string;
+            filename?: string;
+        };
+        /** @description Resolved when the campaign starts: opted-out contacts and duplicates are `skipped`. */
+        CampaignAudience: {
+            /** @description Contacts by id, in send order. */
+            contactIds?: string[];
+            /** @description Every contact with any of these tags. */
+            tags?: string[];
+            /**
+             * @description Every contact of the account.
+             * @enum {boolean}
+             */
+            all?: true;
+        };
+        /** @description Sends per minute through the session's phone, with random jitter. Omitted: the session's `sendRatePerMinute`. */
+        CampaignPacing: {
+            /** @example 30 */
+            perMinute: number;
+            /**
+             * @description Each send lands up to this percentage of the interval early or late.
+             * @default 25
+             * @example 25
+             */
+            jitterPct?: number;
+        } | null;
+        /** @description Each recipient is in exactly one state: the states add up to `total`. Delivery and read keep updating after completion. */
+        CampaignStats: {
+            total: number;
+            pending: number;
+            sent: number;
+            delivered: number;
+            read: number;
+            failed: number;
+            skipped: number;
+        };
+        Health: {
+            /** @enum {string} */
+            status: "ok";
+            version: string;
+        };
+        Account: {
+            /** @example acc_0mh8k2x1qa1b2c3d4e5f6 */
+            id: string;
+            name: string;
+            /** @enum {string} */
+            plan: "free" | "pro" | "enterprise";
+            /** @description Requests per minute per API key. */
+            rateLimitPerMinute: number;
+            /** Format: date-time */
+            createdAt: string;
+        };
+        Error: {
+            error: {
+                /** @example invalid_request */
+                code: string;
+                /** @example The request is not valid. */
+                message: string;
+            } & {
+                [key: string]: unknown;
+            };
+        };
+        ApiKeyPage: {
+            data: components["schemas"]["ApiKey"][];
+            /** @description Pass as `cursor` for the next page; null on the last page. */
+            nextCursor: string | null;
+        };
+        ApiKey: {
+            /** @example key_0mh8k2x1qa1b2c3d4e5f6 */
+            id: string;
+            name: string;
+            /**
+             * @description First characters of the key, to recognise it.
+             * @example tmk_Ab3dE5fG
+             */
+            prefix: string;
+            /** Format: date-time */
+            createdAt: string;
+            /** Format: date-time */
+            revokedAt: string | null;
+        };
+        CreatedApiKey: components["schemas"]["ApiKey"] & {
+            /** @description The secret. Shown only in this response. */
+            key: string;
+        };
+        CreateApiKey: {
+            /** @example ci */
+            name: string;
+        };
+        CompileRequest: {
+            /**
+             * @description The main LaTeX document (at most 2 MiB of UTF-8).
+             * @example \documentclass{article}\begin{document}Hello, world!\end{document}
+             */
+            source: string;
+            /**
+             * @description TeX engine.
+             * @default pdflatex
+             * @example pdflatex
+             * @enum {string}
+             */
+            engine?: "pdflatex" | "xelatex" | "lualatex";
+            /** @description The project's other files, by path from the project root (at most 100; source and files together at most 7 MiB decoded). No file may have the main file's path. */
+            files?: components["schemas"]["CompileFile"][];
+            /**
+             * @description Where `source` is placed in the project (default `main.tex`). The engine runs in that file's folder: `\input`, `\include`, `\includegraphics` and `\bibliography` find files relative to it first, then relative to the project root (`..` may go up to the project root, never above it). Any extension TeX does not write itself (`.tex`, `.ltx`, `.xtx`, ...). `\jobname` is the file's name without its extension (`thesis` here).
+             * @example thesis/thesis.tex
+             */
+            mainPath?: string;
+            /** @description Fast draft compile: images are drawn as boxes with their file names and never read (the `draft` option of graphicx/graphics). Default false. */
+            draft?: boolean;
+            /** @description Lets the document run programs (`\write18`, minted's `pygmentize`, gnuplot, `epstopdf`), inside the compile sandbox: no network, only the project's folder, the same time and size limits. Default false: no program runs. */
+            shellEscape?: boolean;
+            /**
+             * @description Compile time limit for all passes (default 30000).
+             * @example 30000
+             */
+            timeoutMs?: number;
+        };
+        CompileFile: {
+            /**
+             * @description a relative path of at most 16 names separated by `/`: any UTF-8 name (spaces, any script, dotfiles) except `.` and `..`, without control characters or backslashes.
+             * @example chapters/intro.tex
+             */
+            path: string;
+            /** @description The file's content: text, or base64 when `encoding` is `base64` (whitespace ignored). */
+            content: string;
+            /**
+             * @default utf8
+             * @enum {string}
+             */
+            encoding?: "utf8" | "base64";
+        };
+        CreatedCompileJob: components["schemas"]["CompileJob"] & {
+            /** @description Secret (`whsec_…`) that signs the callback. Only when `callbackUrl` is set; shown only in this response. */
+            callbackSecret?: string;
+        };
+        /** @description Why the job failed (the 422 body of a sync compile, or `compile_unavailable`). */
+        CompileJobError: {
+            /** @example compile_error */
+            code: string;
+            message: string;
+            line?: number | null;
+            file?: string | null;
+            errors?: unknown[];
+            log?: string;
+        } & {
+            [key: string]: unknown;
+        };
+        CompileJob: {
+            /** @example job_0mh8k2x1qa1b2c3d4e5f6 */
+            id: string;
+            /** @enum {string} */
+            status: "queued" | "running" | "succeeded" | "failed";
+            /**
+             * @description TeX engine.
+             * @example pdflatex
+             * @enum {string}
+             */
+            engine: "pdflatex" | "xelatex" | "lualatex";
+            /** Format: date-time */
+            createdAt: string;
+            /** Format: date-time */
+            startedAt: string | null;
+            /** Format: date-time */
+            completedAt: string | null;
+            /** @description Compile time (0 when served from the result cache). */
+            durationMs: number | null;
+            pages: number | null;
+            /** @description Size of the PDF. */
+            sizeBytes: number | null;
+            /** @description Compile attempts so far (infrastructure failures are retried). */
+            attempts: number;
+            error?: components["schemas"]["CompileJobError"];
+            /** @example /v1/compile/jobs/job_0mh8k2x1qa1b2c3d4e5f6 */
+            statusUrl: string;
+            /** @example /v1/compile/jobs/job_0mh8k2x1qa1b2c3d4e5f6/pdf */
+            pdfUrl: string;
+            callbackUrl: string | null;
+            /**
+             * @description Delivery of the final record to `callbackUrl`.
+             * @enum {string|null}
+             */
+            callbackStatus: "pending" | "delivered" | "failed" | null;
+        };
+        AsyncCompileRequest: {
+            /**
+             * @description The main LaTeX document (at most 2 MiB of UTF-8).
+             * @example \documentclass{article}\begin{document}Hello, world!\end{document}
+             */
+            source: string;
+            /**
+             * @description TeX engine.
+             * @default pdflatex
+             * @example pdflatex
+             * @enum {string}
+             */
+            engine?: "pdflatex" | "xelatex" | "lualatex";
+            /** @description The project's other files, by path from the project root (at most 100; source and files together at most 7 MiB decoded). No file may have the main file's path. */
+            files?: components["schemas"]["CompileFile"][];
+            /**
+             * @description Where `source` is placed in the project (default `main.tex`). The engine runs in that file's folder: `\input`, `\include`, `\includegraphics` and `\bibliography` find files relative to it first, then relative to the project root (`..` may go up to the project root, never above it). Any extension TeX does not write itself (`.tex`, `.ltx`, `.xtx`, ...). `\jobname` is the file's name without its extension (`thesis` here).
+             * @example thesis/thesis.tex
+             */
+            mainPath?: string;
+            /** @description Fast draft compile: images are drawn as boxes with their file names and never read (the `draft` option of graphicx/graphics). Default false. */
+            draft?: boolean;
+            /** @description Lets the document run programs (`\write18`, minted's `pygmentize`, gnuplot, `epstopdf`), inside the compile sandbox: no network, only the project's folder, the same time and size limits. Default false: no program runs. */
+            shellEscape?: boolean;
+            /**
+             * @description Compile time limit for all passes (default 30000).
+             * @example 30000
+             */
+            timeoutMs?: number;
+            /**
+             * @description Public https URL that receives the final job record, signed (Standard Webhooks) with the `callbackSecret` of the 202 response.
+             * @example https://example.com/hooks/compile
+             */
+            callbackUrl?: string;
+        };
+        CompileJobPage: {
+            data: components["schemas"]["CompileJob"][];
+            /** @description Pass as `cursor` for the next page; null on the last page. */
+            nextCursor: string | null;
+        };
+        CreateSession: {
+            /** @example support line */
+            name?: string;
+            /**
+             * @description `sandbox` (built in) or `whatsapp` (the WhatsApp Business Cloud API).
+             * @default sandbox
+             * @enum {string}
+             */
+            network?: "sandbox" | "whatsapp";
+            whatsapp?: components["schemas"]["WhatsappCredentials"];
+            /** @description Pace of bulk sends through this session (messages per minute, with jitter). Default: unpaced for sandbox, 60 for whatsapp. `null` = unpaced. */
+            sendRatePerMinute?: number | null;
+        };
+        /** @description Required when `network` is `whatsapp`. */
+        WhatsappCredentials: {
+            /** @example 106540352242922 */
+            phoneNumberId: string;
+            /** @description A system user access token with `whatsapp_business_messaging`. Never shown again. */
+            accessToken: string;
+            /** @description The Meta app secret: verifies `X-Hub-Signature-256` of inbound webhooks. Never shown again. */
+            appSecret: string;
+            /** @description Your verify token for Meta's webhook subscription (`hub.verify_token`). Never shown again. */
+            verifyToken: string;
+        };
+        SessionPage: {
+            data: components["schemas"]["Session"][];
+            /** @description Pass as `cursor` for the next page; null on the last page. */
+            nextCursor: string | null;
         };
         /** @description `from` and exactly one of `text`, `location`, `contacts`, `interactive` (a reply), `button`, `reaction`, `order`, `unsupported`, or `type` + `media`. */
         SandboxInbound: {
@@ -5442,24 +6108,6 @@ export interface components {
             /** @description Up to 1000 contacts, each as for `POST /api/contacts`. */
             contacts: unknown[];
         };
-        Contact: {
-            /** @example con_0m3x9k2a1b2c3d4e5f6g7h8 */
-            id: string;
-            /** @example +14155550123 */
-            phone: string;
-            /** @example 14155550123@c.us */
-            chatId: string;
-            name: string | null;
-            email: string | null;
-            tags: string[];
-            attributes: {
-                [key: string]: unknown;
-            };
-            /** @description Set by an inbound `STOP` (or by you); campaigns skip opted-out contacts. */
-            optedOut: boolean;
-            createdAt: string;
-            updatedAt: string;
-        };
         CreateContact: {
             /**
              * @description E.164 (`+14155550123`) or a chat id.
@@ -5521,88 +6169,6 @@ export interface components {
         MarkChatRead: {
             /** @example ses_0m3x9k2a1b2c3d4e5f6g7h8 */
             sessionId: string;
-        };
-        Campaign: {
-            /** @example cmp_0m3x9k2a1b2c3d4e5f6g7h8 */
-            id: string;
-            name: string;
-            sessionId: string;
-            /** @enum {string} */
-            status: "draft" | "scheduled" | "running" | "paused" | "completed" | "cancelled";
-            /** @description Why a campaign paused itself, e.g. `session_failed: invalid_token`. */
-            statusReason: string | null;
-            message: components["schemas"]["CampaignMessage"];
-            audience: components["schemas"]["CampaignAudience"];
-            scheduledAt: string | null;
-            pacing: components["schemas"]["CampaignPacing"];
-            stats: components["schemas"]["CampaignStats"];
-            startedAt: string | null;
-            completedAt: string | null;
-            cancelledAt: string | null;
-            /** @description Estimated seconds until every recipient is sent (running campaigns). */
-            etaSeconds: number | null;
-            createdAt: string;
-            updatedAt: string;
-        };
-        /** @description `{text}`, `{template}` (a WhatsApp template), `{location}`, `{contacts}`, `{interactive}` (buttons or a list) or `{type, media: {url}, caption?, filename?}`. */
-        CampaignMessage: {
-            /** @description May use `{{name}}`, `{{phone}}`, `{{email}}` and `{{attributes.KEY}}`, each with an optional default: `{{name|there}}`. */
-            text: string;
-        } | {
-            template: components["schemas"]["TemplateSpec"];
-        } | {
-            location: components["schemas"]["Location"];
-        } | {
-            /** @description 1 to 5 contact cards, at most 32 KiB as JSON. */
-            contacts: components["schemas"]["ContactCard"][];
-        } | {
-            interactive: components["schemas"]["InteractiveButtons"] | components["schemas"]["InteractiveList"];
-        } | {
-            /** @enum {string} */
-            type: "image" | "video" | "audio" | "document" | "sticker";
-            media: {
-                /**
-                 * Format: uri
-                 * @description A public https URL the network fetches.
-                 */
-                url: string;
-            };
-            /** @description Not allowed for audio. May be personalised like text. */
-            caption?: string;
-            filename?: string;
-        };
-        /** @description Resolved when the campaign starts: opted-out contacts and duplicates are `skipped`. */
-        CampaignAudience: {
-            /** @description Contacts by id, in send order. */
-            contactIds?: string[];
-            /** @description Every contact with any of these tags. */
-            tags?: string[];
-            /**
-             * @description Every contact of the account.
-             * @enum {boolean}
-             */
-            all?: true;
-        };
-        /** @description Sends per minute through the session's phone, with random jitter. Omitted: the session's `sendRatePerMinute`. */
-        CampaignPacing: {
-            /** @example 30 */
-            perMinute: number;
-            /**
-             * @description Each send lands up to this percentage of the interval early or late.
-             * @default 25
-             * @example 25
-             */
-            jitterPct?: number;
-        } | null;
-        /** @description Each recipient is in exactly one state: the states add up to `total`. Delivery and read keep updating after completion. */
-        CampaignStats: {
-            total: number;
-            pending: number;
-            sent: number;
-            delivered: number;
-            read: number;
-            failed: number;
-            skipped: number;
         };
         CreateCampaign: {
             name: string;
@@ -5791,6 +6357,26 @@ export interface components {
             nextAttemptAt: string | null;
             /** Format: date-time */
             createdAt: string;
+        };
+        EventTypeList: {
+            data: components["schemas"]["EventType"][];
+        };
+        EventType: {
+            /** @example message.received */
+            type: string;
+            description: string;
+            /** @description JSON Schema (draft 2020-12) of the delivery body `{type, timestamp, data}`. */
+            schema: {
+                [key: string]: unknown;
+            };
+            /** @description An example delivery body. */
+            example: {
+                type: string;
+                timestamp: string;
+                data: {
+                    [key: string]: unknown;
+                };
+            };
         };
         StreamTicket: {
             /**

@@ -1,5 +1,6 @@
 import { compileRoutes } from "./compile/index.ts";
-import { STREAM_PATH, streamRoutes, streamTicketAuth, webhookRoutes } from "./events/index.ts";
+import { envelopeOf, eventCatalog, eventTypeRoutes, STREAM_PATH, streamRoutes, streamTicketAuth, webhookRoutes } from "./events/index.ts";
+import { MESSAGING_EVENT_TYPES } from "./messaging/event-catalog.ts";
 import { campaignRoutes } from "./messaging/campaigns/index.ts";
 import { messagingHookRoutes, messagingRoutes } from "./messaging/index.ts";
 import { accountRoutes } from "./platform/accounts/router.ts";
@@ -41,9 +42,22 @@ export function createApp() {
   app.route("/", messagingRoutes);
   app.route("/", campaignRoutes);
   app.route("/", webhookRoutes);
+  const catalog = eventCatalog(MESSAGING_EVENT_TYPES);
+  app.route("/", eventTypeRoutes(catalog));
   app.route("/", streamRoutes);
   app.route("/", messagingHookRoutes);
 
+  // every event type's delivery body, as OpenAPI 3.1 `webhooks` (what /docs shows receivers)
+  for (const e of catalog) {
+    app.openAPIRegistry.registerWebhook({
+      method: "post",
+      path: e.type,
+      summary: e.description,
+      tags: ["Events"],
+      request: { body: { content: { "application/json": { schema: envelopeOf(e) } } } },
+      responses: { 200: { description: "Any 2xx acknowledges the delivery; anything else is retried." } },
+    });
+  }
   app.openAPIRegistry.registerComponent("securitySchemes", "bearerAuth", {
     type: "http",
     scheme: "bearer",

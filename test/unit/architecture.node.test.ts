@@ -76,8 +76,8 @@ function resourceFolders(dir: string): string[] {
   return [...here, ...entries.filter((e) => e.isDirectory()).flatMap((e) => resourceFolders(join(dir, e.name)))];
 }
 
-/** Resources that map no rows (a WebSocket, network callbacks): no mapper.ts. */
-const WITHOUT_ROWS = new Set(["events/stream", "messaging/hooks"]);
+/** Resources that map no rows (a WebSocket, the event catalog, network callbacks): no mapper.ts. */
+const WITHOUT_ROWS = new Set(["events/stream", "events/catalog", "messaging/hooks"]);
 
 describe("architecture: one template per resource", () => {
   it("each resource folder has schemas.ts, routes.ts, router.ts, service.ts and mapper.ts, and no handlers.ts anywhere", () => {

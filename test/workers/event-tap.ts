@@ -1,5 +1,15 @@
+import { envelopeOf, eventCatalog } from "../../src/events/index.ts";
 import type { DomainEvent } from "../../src/events/types.ts";
+import { MESSAGING_EVENT_TYPES } from "../../src/messaging/event-catalog.ts";
 import type { Consumer } from "../../src/queues.ts";
+
+const envelopes = new Map(eventCatalog(MESSAGING_EVENT_TYPES).map((e) => [e.type as string, envelopeOf(e)]));
+
+/**
+ * Events whose delivery body does not match the catalog's schema for its type (GET /api/event-types):
+ * every test file fails at its end when one of its events is here (test/workers/setup.ts).
+ */
+export const invalidEvents: Array<{ id: string; type: string; accountId: string; issues: string }> = [];
 
 /**
  * Every event that went through EVENTS_QUEUE, recorded by the test Worker's events consumer (the
@@ -15,6 +25,10 @@ export function tapEvents(consumer: Consumer): Consumer {
       const row = await env.DB.prepare("SELECT id, account_id, session_id, payload FROM events WHERE id = ?").bind(body.id).first<{ id: string; account_id: string; session_id: string | null; payload: string }>();
       if (!row) continue;
       const payload = JSON.parse(row.payload) as { type: DomainEvent["type"]; timestamp: string; data: Record<string, unknown> };
+      const checked = envelopes.get(payload.type)?.safeParse(payload);
+      if (!checked?.success && !invalidEvents.some((e) => e.id === row.id)) {
+        invalidEvents.push({ id: row.id, type: payload.type, accountId: row.account_id, issues: checked ? JSON.stringify(checked.error.issues).slice(0, 2000) : "not in the catalog" });
+      }
       if (!seenEvents.some((e) => e.id === row.id)) seenEvents.push({ id: row.id, type: payload.type, accountId: row.account_id, sessionId: row.session_id, timestamp: payload.timestamp, data: payload.data });
     }
     await consumer(batch, env, ctx);

@@ -92,6 +92,9 @@ function Deliveries({ webhookId }: { webhookId: string }) {
 
 export function Webhooks() {
   const list = useLoad(() => must(api().GET("/api/webhooks", { params: { query: { limit: 100 } } })));
+  // the catalog says what each type means; until it loads, the types alone
+  const catalog = useLoad(() => must(api().GET("/api/event-types")));
+  const described = new Map((catalog.data?.data ?? []).map((t) => [t.type, t.description]));
   const [url, setUrl] = useState("");
   const [description, setDescription] = useState("");
   const [events, setEvents] = useState<Set<EventType>>(new Set(["message.received"]));
@@ -137,7 +140,7 @@ export function Webhooks() {
           <legend>Events</legend>
           <div class="checks">
             {EVENT_TYPES.map((t) => (
-              <label key={t} class="check">
+              <label key={t} class="check" title={described.get(t)}>
                 <input
                   type="checkbox"
                   checked={events.has(t)}
@@ -149,6 +152,7 @@ export function Webhooks() {
                   }}
                 />{" "}
                 {t}
+                {described.get(t) && <small class="muted"> {described.get(t)}</small>}
               </label>
             ))}
           </div>

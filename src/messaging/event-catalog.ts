@@ -1,0 +1,93 @@
+import type { EventTypeDescriptions } from "../events/catalog/index.ts";
+import { Campaign } from "./campaigns/schemas.ts";
+import { Contact } from "./contacts/schemas.ts";
+import { Message } from "./messages/schemas.ts";
+import { Session } from "./sessions/schemas.ts";
+
+// What each messaging event means and carries: `data` is the resource as the REST API returns it at
+// that moment, so its schema is the resource's own (one source for the API, the catalog and /docs).
+
+const at = "2026-01-15T09:30:00.000Z";
+const message = {
+  id: "msg_0m3x9k2a1b2c3d4e5f6g7h8",
+  sessionId: "ses_0m3x9k2a1b2c3d4e5f6g7h8",
+  chatId: "14155550123@c.us",
+  direction: "outbound",
+  type: "text",
+  text: "Your order has shipped.",
+  status: "sent",
+  replyTo: null,
+  batchId: null,
+  campaignId: null,
+  createdAt: at,
+  sentAt: at,
+  deliveredAt: null,
+  readAt: null,
+};
+const inbound = { ...message, id: "msg_0m3x9k2a1b2c3d4e5f6g7h9", direction: "inbound", text: "Where is my order?", status: "received", sentAt: null };
+const media = { url: null, mimetype: "image/jpeg", filename: null, caption: "The parcel", size: 48213 };
+const session = {
+  id: "ses_0m3x9k2a1b2c3d4e5f6g7h8",
+  name: "Support line",
+  network: "whatsapp",
+  status: "WORKING",
+  statusReason: null,
+  phoneNumber: "+15550100234",
+  me: { chatId: "15550100234@c.us" },
+  credentials: { set: true, phoneNumberId: "106540352242922" },
+  webhookPath: "/hooks/whatsapp/ses_0m3x9k2a1b2c3d4e5f6g7h8",
+  sendRatePerMinute: null,
+  createdAt: at,
+  updatedAt: at,
+};
+const stats = { total: 2, pending: 0, sent: 0, delivered: 1, read: 1, failed: 0, skipped: 0 };
+
+export const MESSAGING_EVENT_TYPES: EventTypeDescriptions = {
+  "message.received": { description: "A message arrived on a session (inbound).", data: Message, example: inbound },
+  "message.sent": { description: "The network accepted an outbound message (`status: sent`).", data: Message, example: message },
+  "message.delivered": { description: "An outbound message reached the recipient's phone.", data: Message, example: { ...message, status: "delivered", deliveredAt: at } },
+  "message.read": { description: "The recipient read an outbound message.", data: Message, example: { ...message, status: "read", deliveredAt: at, readAt: at } },
+  "message.media_stored": {
+    description: "An inbound message's file was fetched from the network and is served by `GET /api/messages/{id}/media` (`media.status: stored`).",
+    data: Message,
+    example: { ...inbound, type: "image", text: undefined, media: { ...media, status: "stored" } },
+  },
+  "message.media_failed": {
+    description: "An inbound message's file could not be stored (`media.status: failed`, with `media.reason`).",
+    data: Message,
+    example: { ...inbound, type: "image", text: undefined, media: { ...media, status: "failed", reason: "the network answered 404" } },
+  },
+  "session.connected": { description: "A session is `WORKING`: it can send and receive.", data: Session, example: session },
+  "session.disconnected": {
+    description: "A session left `WORKING` (`statusReason` says why, e.g. `invalid_token`).",
+    data: Session,
+    example: { ...session, status: "FAILED", statusReason: "invalid_token" },
+  },
+  "contact.created": {
+    description: "A contact was created, by the API or by the first message from a new number.",
+    data: Contact,
+    example: { id: "con_0m3x9k2a1b2c3d4e5f6g7h8", phone: "+14155550123", chatId: "14155550123@c.us", name: "Ada", email: null, tags: ["vip"], attributes: {}, optedOut: false, createdAt: at, updatedAt: at },
+  },
+  "campaign.completed": {
+    description: "Every recipient of a campaign was sent or skipped (delivery and read counts keep updating).",
+    data: Campaign,
+    example: {
+      id: "cmp_0m3x9k2a1b2c3d4e5f6g7h8",
+      name: "Spring sale",
+      sessionId: session.id,
+      status: "completed",
+      statusReason: null,
+      message: { text: "Hi {{name|there}}, our spring sale starts today." },
+      audience: { tags: ["vip"] },
+      scheduledAt: null,
+      pacing: null,
+      stats,
+      startedAt: at,
+      completedAt: at,
+      cancelledAt: null,
+      etaSeconds: null,
+      createdAt: at,
+      updatedAt: at,
+    },
+  },
+};
