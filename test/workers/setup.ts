@@ -1,6 +1,6 @@
 import { applyD1Migrations, env } from "cloudflare:test";
 import { afterAll, expect } from "vitest";
-import { invalidEvents } from "./event-tap.ts";
+import { invalidEvents, syntheticEventIds } from "./event-tap.ts";
 
 declare global {
   namespace Cloudflare {
@@ -15,5 +15,6 @@ await applyD1Migrations(env.DB, env.TEST_MIGRATIONS);
 
 // Every event a test file caused matches the event catalog's schema of its type.
 afterAll(() => {
-  expect(invalidEvents, "events whose body does not match GET /api/event-types").toEqual([]);
+  const invalid = invalidEvents.filter((e) => !syntheticEventIds.has(e.id));
+  expect(invalid.map((e) => `${e.type}: ${e.issues}`).join("\n"), "events whose body does not match GET /api/event-types").toBe("");
 });

@@ -8,6 +8,7 @@ import { handleEventsQueue } from "../../../src/events/consumers.ts";
 import { fanOut } from "../../../src/events/fanout.ts";
 import { newId } from "../../../src/platform/ids.ts";
 import { handleDeadLetters } from "../../../src/queues.ts";
+import { syntheticEventIds } from "../event-tap.ts";
 import { api, createKey, deadUrl, deliveriesOf, emitEvent, env, receivedAt, registerWebhook, waitFor, waitForDeliveries, type DeliveryLog } from "./support.ts";
 
 const db = () => getDb(env.DB);
@@ -21,6 +22,7 @@ function settled(key: Awaited<ReturnType<typeof createKey>>, webhookId: string, 
 /** An event recorded in D1 whose queue message never went out (or was lost). */
 async function recordOnly(accountId: string, createdAt = Date.now()): Promise<string> {
   const id = newId("evt");
+  syntheticEventIds.add(id); // made-up data: not checked against the catalog
   const payload = JSON.stringify({ type: "message.sent", timestamp: new Date(createdAt).toISOString(), data: { id: "msg_lost" } });
   await db().insert(events).values({ id, accountId, type: "message.sent", sessionId: null, payload, createdAt });
   return id;
