@@ -33,6 +33,7 @@ describe("compile: projects as they are on disk", () => {
     });
     expect(res.status).toBe(200);
     expect(pages(res)).toBe(2);
+    expect(decodeURIComponent(res.headers.get("X-Compile-Project-Warnings") ?? "")).toContain("ignored system('touch pwned')");
     await res.arrayBuffer();
   });
 
