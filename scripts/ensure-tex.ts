@@ -96,18 +96,21 @@ function warmCaches(): void {
     const r = spawnSync("sh", [path.join(ROOT, "container", "lh-tfm.sh")], { stdio: "inherit" });
     if (r.status !== 0) console.error("TeX: container/lh-tfm.sh failed (pdflatex documents in T2A encoding will fail)");
   }
-  // TeX Live's OpenType fonts visible to fontconfig (xelatex looks fonts up by name), and the
-  // substitutes' second family names ("Times New Roman" for Liberation Serif, ...)
-  let fcChanged = false;
-  for (const name of ["09-texlive-fonts.conf", "10-metric-aliases.conf"]) {
-    const fcConf = path.join(ROOT, "container", "fontconfig", name);
-    const fcTarget = `/etc/fonts/conf.d/${name}`;
-    if (!existsSync(fcTarget) || readFileSync(fcTarget, "utf8") !== readFileSync(fcConf, "utf8")) {
-      spawnSync("cp", [fcConf, fcTarget]);
-      fcChanged = true;
-    }
+  // TeX Live's OpenType fonts visible to fontconfig (xelatex looks fonts up by name)
+  const fcConf = path.join(ROOT, "container", "fontconfig", "09-texlive-fonts.conf");
+  const fcTarget = "/etc/fonts/conf.d/09-texlive-fonts.conf";
+  if (!existsSync(fcTarget) || readFileSync(fcTarget, "utf8") !== readFileSync(fcConf, "utf8")) {
+    spawnSync("cp", [fcConf, fcTarget]);
+    spawnSync("fc-cache", ["-f"], { stdio: "ignore" });
   }
-  if (fcChanged) spawnSync("fc-cache", ["-f"], { stdio: "ignore" });
+  // fontspec families for font names no Linux has ("Times New Roman" in Liberation Serif, ...)
+  const specDir = path.join(ROOT, "container", "texmf", "tex", "latex", "texpool-fonts");
+  const specTarget = "/usr/local/share/texmf/tex/latex/texpool-fonts";
+  const stale = readdirSync(specDir).some((f) => !existsSync(path.join(specTarget, f)) || readFileSync(path.join(specTarget, f), "utf8") !== readFileSync(path.join(specDir, f), "utf8"));
+  if (stale) {
+    spawnSync("mkdir", ["-p", specTarget]);
+    spawnSync("sh", ["-c", 'cp "$1"/*.fontspec "$2"/ && mktexlsr /usr/local/share/texmf', "sh", specDir, specTarget], { stdio: "ignore" });
+  }
   // fonts installed after the luaotfload names database was built (the substitutes) are not in it
   const sysvar = { ...process.env, TEXMFVAR: "/var/lib/texmf" };
   const find = spawnSync("luaotfload-tool", ["--find=Liberation Serif"], { encoding: "utf8", env: sysvar });

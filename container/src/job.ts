@@ -246,7 +246,8 @@ export async function runJob(req: CompileRequest, pools: Pools, cfg: Config, sig
       r = again; // its duration counts from the job's start
     }
     const ignored = req.project?.ignored ?? [];
-    if (ignored.length) r.warnings = [...ignored.map((m): LogWarning => ({ kind: "project", message: `${req.project?.rc}: ignored ${m}` })), ...r.warnings];
+    // the first few: the list names what to fix, it is not a log
+    if (ignored.length) r.warnings = [...ignored.slice(0, 20).map((m): LogWarning => ({ kind: "project", message: `${req.project?.rc}: ignored ${m}` })), ...r.warnings];
     return r;
   } finally {
     job.end();

@@ -74,11 +74,14 @@ export function statements(text: string): string[] {
   return out;
 }
 
-/** The string literals of an expression, in order ('' and "" alike; no interpolation). */
+/** The string literals of an expression, in order ('' and "" alike; no interpolation), except hash keys (`$ENV{'X'}`). */
 function literals(expr: string): string[] {
   const out: string[] = [];
+  let braces = 0;
   for (let i = 0; i < expr.length; i++) {
     const q = expr[i];
+    if (q === "{") braces++;
+    else if (q === "}" && braces > 0) braces--;
     if (q !== "'" && q !== '"') continue;
     let s = "";
     let j = i + 1;
@@ -86,7 +89,7 @@ function literals(expr: string): string[] {
       if (expr[j] === "\\" && j + 1 < expr.length) j++;
       s += expr[j];
     }
-    out.push(s);
+    if (braces === 0) out.push(s);
     i = j;
   }
   return out;
@@ -126,11 +129,11 @@ function short(st: string): string {
   return one.length > 60 ? `${one.slice(0, 57)}...` : one;
 }
 
-/** Reads a latexmkrc's text (at most MAX_RC_BYTES of it). */
-export function readLatexmkrc(input: string): Latexmkrc {
+/** Reads a latexmkrc (at most MAX_RC_BYTES of it: pass a longer file's start, and `cut`). */
+export function readLatexmkrc(input: string, cut = false): Latexmkrc {
   const text = input.length > MAX_RC_BYTES ? input.slice(0, MAX_RC_BYTES) : input;
   const rc: Latexmkrc = { defaultFiles: [], paths: { TEXINPUTS: [], BIBINPUTS: [], BSTINPUTS: [] }, ignored: [] };
-  if (text.length < input.length) rc.ignored.push(`everything after the first ${MAX_RC_BYTES} bytes`);
+  if (cut || text.length < input.length) rc.ignored.push(`everything after the first ${MAX_RC_BYTES} bytes`);
   let mode: string | undefined;
   const commands = new Map<string, string>();
   const addPath = (name: keyof Latexmkrc["paths"], values: string[]) => {
@@ -139,7 +142,9 @@ export function readLatexmkrc(input: string): Latexmkrc {
         const t = c.trim();
         if (t === "" || t === "." || t === "./") continue; // the current folder: searched anyway
         const f = folder(t);
-        if (f === undefined) rc.ignored.push(`the ${name} folder ${t.slice(0, 60)} (not a folder of the project)`);
+        if (f === undefined) {
+          if (rc.ignored.length < MAX_STATEMENTS) rc.ignored.push(`the ${name} folder ${t.slice(0, 60)} (not a folder of the project)`);
+        }
         else if (rc.paths[name].length < MAX_FOLDERS && !rc.paths[name].includes(f)) rc.paths[name].push(f);
       }
   };

@@ -2,7 +2,7 @@
 // from the main file's folder, else from the project root, as latexmk would find it where it runs.
 import type { Engine } from "./config.ts";
 import { projectFonts, type ProjectFont } from "./fonts.ts";
-import { inProject, LATEXMKRC_NAMES, readLatexmkrc } from "./latexmkrc.ts";
+import { inProject, LATEXMKRC_NAMES, MAX_RC_BYTES, readLatexmkrc } from "./latexmkrc.ts";
 import { mainPathIssue } from "./names.ts";
 import { makeindexOptions } from "./passes.ts";
 import { inFolder } from "./workdir.ts";
@@ -66,7 +66,8 @@ export function projectSettings(req: Request, defaultMain: string): { mainPath: 
   if (!file) return { mainPath, engine: req.engine ?? "pdflatex", project };
   project.rc = file.path;
   const dir = folderOf(file.path);
-  const rc = readLatexmkrc(file.data.toString("utf8"));
+  // only its start is decoded: a large file costs no more than MAX_RC_BYTES
+  const rc = readLatexmkrc(file.data.subarray(0, MAX_RC_BYTES).toString("utf8"), file.data.length > MAX_RC_BYTES);
   project.ignored.push(...rc.ignored);
   const wanted = rc.defaultFiles[0];
   if (req.mainPath === undefined && wanted !== undefined) {

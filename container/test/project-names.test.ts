@@ -85,9 +85,9 @@ describe("names people use", () => {
 });
 
 describe("`..` from the main file's folder", () => {
-  it("reaches files of the project two folders up", async () => {
+  it.each(["pdflatex", "xelatex", "lualatex"] as const)("%s: reaches files of the project two folders up", async (engine) => {
     const r = await compile(s.url, {
-      engine: "pdflatex",
+      engine,
       mainPath: "src/en/main.tex",
       source: article("\\input{../../layers/init.tex}\\input{../shared}"),
       files: [

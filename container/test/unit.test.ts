@@ -44,8 +44,9 @@ describe("log parser (real logs)", () => {
 describe("validation", () => {
   const limits = loadConfig({}).limits;
   it("accepts good paths and refuses bad ones", () => {
-    for (const p of ["a.tex", "dir/b.png", "x_y-z+1.bib"]) expect(checkPath(p)).toBeUndefined();
-    for (const p of ["", "/etc/passwd", "../x", "a/../b", "a//b", "./a", "a/./b", ".hidden", "a\\b", "a b", "a/.git/x"]) expect(checkPath(p)).toBeDefined();
+    // names as projects have them on disk: dotfiles, spaces, letters of any script
+    for (const p of ["a.tex", "dir/b.png", "x_y-z+1.bib", ".latexmkrc", "a b/c d.tex", "Übersicht/résumé.tex", "a/.git/x"]) expect(checkPath(p)).toBeUndefined();
+    for (const p of ["", "/etc/passwd", "../x", "a/../b", "a//b", "./a", "a/./b", "a\\b", "a\u0000b", "a\u202eb", ".texmf-var/x"]) expect(checkPath(p)).toBeDefined();
   });
   it("reports each bad field", () => {
     const v = validateCompile({ engine: "tex", source: "", files: [{ path: "../x", content: "", encoding: "base64" }, { path: "b.png", content: "!!!", encoding: "base64" }], extra: 1 }, limits);

@@ -38,7 +38,12 @@ export interface CompiledPdf {
   passes: number | null;
   /** The server started from this account's precompiled preamble ("hit"), or had none yet ("miss"). */
   preamble: "hit" | "miss" | null;
+  /** The project's latexmkrc settings the server ignored (percent-encoded), when there were any. */
+  projectWarnings?: string;
 }
+
+/** A header value the compile server percent-encoded: passed on only as printable ASCII of a bounded length. */
+const ENCODED = /^[\x21-\x7e]{1,3000}$/;
 
 /**
  * One interface, two transports (chosen by configuration, see compilerFor): the TEX_CONTAINER
@@ -108,6 +113,7 @@ export async function interpretServerAnswer(res: Response, input: CompileInput):
       pages: intHeader(res, "x-compile-pages"),
       passes: intHeader(res, "x-compile-passes"),
       preamble: ((p) => (p === "hit" || p === "miss" ? p : null))(res.headers.get("x-compile-preamble")),
+      ...((w) => (w !== null && ENCODED.test(w) ? { projectWarnings: w } : {}))(res.headers.get("x-compile-project-warnings")),
     };
   }
   let body: { error?: { code?: unknown; message?: unknown; [k: string]: unknown } } = {};

@@ -33,6 +33,7 @@ export const compileSyncRoute = route("post", "/v1/compile/sync", "Compile LaTeX
         "X-Cache": header("`HIT` (served from the result cache) or `MISS`."),
         "X-Compile-Pages": header("Pages in the PDF."),
         "X-Compile-Preamble": header("`hit`: compiled from the account's precompiled preamble; `miss`: none yet (one is made in the background for the next compile). Absent on a cache hit and for documents whose preamble is not precompiled."),
+        "X-Compile-Project-Warnings": header("The settings of the project's `latexmkrc` that were ignored (it is read, never run: only `@default_files`, the engine, input folders and the makeindex style are honoured), percent-encoded. Absent when none were, and on a cache hit."),
         ETag: header("Content hash of the request (the cache key)."),
       },
     },

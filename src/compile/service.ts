@@ -26,6 +26,8 @@ export type SyncResult = {
   durationMs: number;
   pages: number | null;
   preamble: "hit" | "miss" | null;
+  /** The latexmkrc settings the compile server ignored (percent-encoded); a cached PDF has none. */
+  projectWarnings?: string | undefined;
   timing: Record<string, number>;
 };
 
@@ -61,7 +63,7 @@ export async function compileSync(env: Env, ctx: Pick<ExecutionContext, "waitUnt
       log.error("compile cache write failed", { error: String(err) }),
     ),
   );
-  return { body: out.pdf, size: out.pdf.byteLength, etag: key, cache: "MISS", engine: out.engine, durationMs: out.durationMs, pages: out.pages, preamble: out.preamble, timing: { cache: t1 - t0, compile: t2 - t1 } };
+  return { body: out.pdf, size: out.pdf.byteLength, etag: key, cache: "MISS", engine: out.engine, durationMs: out.durationMs, pages: out.pages, preamble: out.preamble, projectWarnings: out.projectWarnings, timing: { cache: t1 - t0, compile: t2 - t1 } };
 }
 
 /**
@@ -148,5 +150,6 @@ export function syncPdfHeaders(r: SyncResult): Record<string, string> {
   };
   if (r.pages !== null) headers["X-Compile-Pages"] = String(r.pages);
   if (r.preamble !== null) headers["X-Compile-Preamble"] = r.preamble;
+  if (r.projectWarnings) headers["X-Compile-Project-Warnings"] = r.projectWarnings;
   return headers;
 }

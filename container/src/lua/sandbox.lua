@@ -206,13 +206,13 @@ if luatexbase and luatexbase.add_to_callback then
   end
 end
 
--- font names luaotfload's database cannot answer: the project's own fonts (TEXPOOL_FONTS, one
--- "family<TAB>style<TAB>path" line per font, made by the server from the fonts' name tables; paths
--- relative to the job), then fonts no Linux has by the name documents ask for, answered with their
--- metric-compatible free substitutes (the same table as fontconfig/10-metric-aliases.conf)
+-- project fonts by family name: luaotfload's name database was built without them, so its name
+-- lookups answer the project's families first (TEXPOOL_FONTS, one "family<TAB>style<TAB>path"
+-- line per font, made by the server from the fonts' name tables; paths relative to the job)
 do
+  local list = os.getenv("TEXPOOL_FONTS")
   local names = fonts and fonts.names
-  if names then
+  if list and names then
     local lower = string.lower
     local function key(s) return (sgsub(lower(s), "[%s%-_]", "")) end
     -- luaotfload's style codes (fontspec's /B, /I, /BI) and the fonts' own style names
@@ -222,13 +222,8 @@ do
       s = key(s or "")
       return styles[s] or s
     end
-    local aliases = {
-      timesnewroman = "Liberation Serif", arial = "Liberation Sans", couriernew = "Liberation Mono",
-      helvetica = "TeX Gyre Heros", times = "TeX Gyre Termes", courier = "TeX Gyre Cursor",
-      palatino = "TeX Gyre Pagella", palatinolinotype = "TeX Gyre Pagella", centuryschoolbook = "TeX Gyre Schola",
-    }
     local byname, family = {}, {}
-    for fam, style, rel in string.gmatch(os.getenv("TEXPOOL_FONTS") or "", "([^\t\n]+)\t([^\t\n]*)\t([^\t\n]+)\n") do
+    for fam, style, rel in string.gmatch(list, "([^\t\n]+)\t([^\t\n]*)\t([^\t\n]+)\n") do
       local st = stylekey(style)
       local k = key(fam) .. "/" .. st
       if byname[k] == nil and can_read(rel) then
@@ -244,12 +239,7 @@ do
         local k = key(spec.name)
         local p = byname[k .. "/" .. stylekey(spec.style)] or family[k]
         if p then return p, false end
-        -- asked first: a miss would make luaotfload rescan every font of the system
-        if not aliases[k] then return inner(spec, ...) end
-        local again = {}
-        for f, v in next, spec do again[f] = v end
-        again.name = aliases[k]
-        return inner(again, ...)
+        return inner(spec, ...)
       end
     end
     names.lookup_font_name = wrap(names.lookup_font_name)
