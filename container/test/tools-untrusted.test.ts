@@ -8,10 +8,10 @@ import { spawnSync } from "node:child_process";
 import { mkdtempSync, readFileSync, rmSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import path from "node:path";
-import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { describe, expect, it } from "vitest";
 import { checkBcf, MAX_BCF_BYTES, replacementProblem } from "../src/bcf.ts";
-import type { RunningServer } from "../src/server.ts";
-import { compile, expectPdf, pdfText, testServer } from "./helpers.ts";
+import { compile, expectPdf, pdfText } from "./helpers.ts";
+import { sharedServer } from "./shared-server.ts";
 
 const BIB = "@book{knuth84, author={Donald E. Knuth}, title={The TeXbook}, publisher={Addison-Wesley}, year={1984}}\n";
 /** Prints OWNED when an attack wrote pwned.tex (the job's folder is the sandbox's working directory). */
@@ -130,11 +130,7 @@ describe("main.bcf check (bcf.ts)", () => {
 });
 
 describe("biber through the server", () => {
-  let s: RunningServer;
-  beforeAll(async () => {
-    s = await testServer();
-  });
-  afterAll(() => s?.close());
+  const s = sharedServer();
 
   const expectBiberRefused = (r: Awaited<ReturnType<typeof compile>>, reason: string) => {
     expect(r.status, r.body.toString().slice(0, 500)).toBe(422);
