@@ -15,7 +15,7 @@ import { compile, pdfText } from "./helpers.ts";
 import { sharedServer } from "./shared-server.ts";
 
 async function served(url: string, doc: Doc): Promise<Outcome> {
-  const r = await compile(url, { engine: doc.engine, source: doc.source, files: doc.files, timeoutMs: 30_000 });
+  const r = await compile(url, { engine: doc.engine, source: doc.source, files: doc.files });
   if (r.status === 200) return { ok: true, pages: Number(r.headers.get("x-compile-pages")), text: doc.engine === "xelatex" ? pdfText(r.body) : undefined };
   return { ok: false, detail: `${r.status} ${r.json?.error?.message ?? ""}` };
 }

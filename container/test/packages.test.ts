@@ -128,7 +128,7 @@ const compiles = new Map<string, Promise<Outcome>>();
 function compileOnce(key: string, engine: Engine, src: string): Promise<Outcome> {
   let p = compiles.get(key);
   if (!p) {
-    p = compile(s.url, { engine, source: src, timeoutMs: 30_000 }).then((r) => ({
+    p = compile(s.url, { engine, source: src }).then((r) => ({
       status: r.status,
       error: r.json?.error?.message ?? "",
       text: r.status === 200 ? pdfText(r.body).replace(/\s+/g, "") : "",
