@@ -1,16 +1,27 @@
-// The compile server's tests: plain Node environment, real TeX, generous timeouts.
+// The compile server's tests: plain Node environment, real TeX, generous timeouts. Two groups, one
+// after the other: the files that only send jobs, in parallel against one shared server (started
+// by the global setup), then the files that start a server of their own configuration (or read
+// its queue, counters, processes or timing), one at a time: 2-core CI.
 import { defineConfig } from "vitest/config";
+
+/** Files that talk to the shared server only (shared-server.ts says what they may not assume). */
+const SHARED = ["compile", "corpus", "packages", "passes", "project", "shell-escape", "tools-untrusted"].map((n) => `test/${n}.test.ts`);
 
 export default defineConfig({
   test: {
-    name: "compile-server",
     root: import.meta.dirname,
-    include: ["test/**/*.test.ts"],
     environment: "node",
     testTimeout: 60_000,
     hookTimeout: 120_000,
-    // each file starts its own server with engine pools; 2-core CI: one file at a time
-    fileParallelism: false,
-    globalSetup: ["test/global-setup.ts"],
+    projects: [
+      {
+        extends: true,
+        test: { name: "compile-server (shared server)", include: SHARED, globalSetup: ["test/global-setup.ts"], fileParallelism: true, maxWorkers: 3, sequence: { groupOrder: 0 } },
+      },
+      {
+        extends: true,
+        test: { name: "compile-server", include: ["test/**/*.test.ts"], exclude: SHARED, globalSetup: ["test/tex-setup.ts"], fileParallelism: false, sequence: { groupOrder: 1 } },
+      },
+    ],
   },
 });

@@ -1,5 +1,5 @@
 // `npm test`: TeX and Chromium check/install, then every suite in turn (the runner's own tests, Workers
-// runtime with dev and with deployed settings, Node unit tests, compile server, end to end, browser), each run even if an earlier one failed,
+// runtime with dev and with deployed settings, Node unit tests, compile server, end to end with browser), each run even if an earlier one failed,
 // and one closing line with the totals: `N passed, N failed, N skipped`, where a suite that did not start,
 // did not finish or failed outside its tests counts as one more failure and is listed just above that line.
 //
@@ -24,8 +24,8 @@ const SUITES: Suite[] = [
   { name: "workers-deployed", config: "vitest.workers-deployed.config.ts" },
   { name: "unit-node", config: "test/unit/vitest.node.config.ts" },
   { name: "compile-server", config: "container/vitest.config.ts" },
+  // end to end and browser against one `npm run dev`
   { name: "e2e", config: "test/e2e/vitest.config.ts" },
-  { name: "browser", config: "test/browser/vitest.config.ts" },
 ];
 
 const custom = process.env.TEST_SUITES;

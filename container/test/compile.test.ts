@@ -1,13 +1,9 @@
 // Correct output through the HTTP API, with real TeX.
-import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import type { RunningServer } from "../src/server.ts";
-import { compile, doc, expectPdf, fixture, pdfPages, pdfText, testServer } from "./helpers.ts";
+import { describe, expect, it } from "vitest";
+import { compile, doc, expectPdf, fixture, pdfPages, pdfText } from "./helpers.ts";
+import { sharedServer } from "./shared-server.ts";
 
-let s: RunningServer;
-beforeAll(async () => {
-  s = await testServer();
-});
-afterAll(() => s?.close());
+const s = sharedServer();
 
 describe("hello world", () => {
   for (const engine of ["pdflatex", "xelatex", "lualatex"] as const) {

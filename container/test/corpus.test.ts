@@ -8,23 +8,19 @@
 // CORPUS_ONLY=text runs only the documents whose folder name contains it.
 import { spawnSync } from "node:child_process";
 import { readdirSync } from "node:fs";
-import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import type { RunningServer } from "../src/server.ts";
+import { afterAll, describe, expect, it } from "vitest";
 import { CORPUS, loadDoc, type Doc, type Outcome } from "./corpus-bare.ts";
 import { GOLDEN_FILE, goldenStore, texIdentity } from "./corpus-golden.ts";
-import { compile, pdfText, testServer } from "./helpers.ts";
+import { compile, pdfText } from "./helpers.ts";
+import { sharedServer } from "./shared-server.ts";
 
 async function served(url: string, doc: Doc): Promise<Outcome> {
-  const r = await compile(url, { engine: doc.engine, source: doc.source, files: doc.files, timeoutMs: 30_000 });
+  const r = await compile(url, { engine: doc.engine, source: doc.source, files: doc.files });
   if (r.status === 200) return { ok: true, pages: Number(r.headers.get("x-compile-pages")), text: doc.engine === "xelatex" ? pdfText(r.body) : undefined };
   return { ok: false, detail: `${r.status} ${r.json?.error?.message ?? ""}` };
 }
 
-let s: RunningServer;
-beforeAll(async () => {
-  // jobs queue while others run: a generous queue wait, so a busy machine gives no 503
-  s = await testServer({ poolSize: { pdflatex: 3, xelatex: 2, lualatex: 2 }, queueTimeoutMs: 600_000, maxQueue: 64 });
-});
+const s = sharedServer();
 
 const docs: Doc[] = readdirSync(CORPUS)
   .sort()
@@ -39,7 +35,6 @@ afterAll(() => {
   const recomputed = golden.save(docs);
   const fresh = recomputed.length ? `; bare engine run for ${recomputed.length} (${GOLDEN_FILE} rewritten: commit it)` : "; bare outcomes from the stored file";
   console.log(`corpus: ${same}/${rows.length} same outcome and page count (${rows.filter((r) => r.bare.ok).length} PDFs, ${rows.filter((r) => !r.bare.ok).length} errors) in ${((Date.now() - started) / 1000).toFixed(0)} s${fresh}`);
-  return s?.close();
 });
 
 it("the corpus has at least 60 documents, at least 8 per engine", () => {

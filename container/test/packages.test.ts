@@ -5,9 +5,9 @@
 // compiled alone, and the batch's own test names the rows that fail alone (or says that
 // only their combination fails).
 import { spawnSync } from "node:child_process";
-import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import type { RunningServer } from "../src/server.ts";
-import { compile, expectPdf, pdfText, testServer } from "./helpers.ts";
+import { describe, expect, it } from "vitest";
+import { compile, expectPdf, pdfText } from "./helpers.ts";
+import { sharedServer } from "./shared-server.ts";
 
 type Engine = "pdflatex" | "xelatex" | "lualatex";
 const ALL: Engine[] = ["pdflatex", "xelatex", "lualatex"];
@@ -128,7 +128,7 @@ const compiles = new Map<string, Promise<Outcome>>();
 function compileOnce(key: string, engine: Engine, src: string): Promise<Outcome> {
   let p = compiles.get(key);
   if (!p) {
-    p = compile(s.url, { engine, source: src, timeoutMs: 30_000 }).then((r) => ({
+    p = compile(s.url, { engine, source: src }).then((r) => ({
       status: r.status,
       error: r.json?.error?.message ?? "",
       text: r.status === 200 ? pdfText(r.body).replace(/\s+/g, "") : "",
@@ -142,12 +142,7 @@ const batchRows = (b: string[], engine: Engine) => b.map((n) => ROWS.find((r) =>
 const batched = (b: string[], engine: Engine) => compileOnce(`batch ${b[0]} ${engine}`, engine, batchSource(batchRows(b, engine)));
 const batchOf = (r: Row) => BATCHES.find((b) => b.includes(r.name));
 
-let s: RunningServer;
-beforeAll(async () => {
-  // jobs queue while others run: a generous queue wait, so a busy machine gives no 503
-  s = await testServer({ poolSize: { pdflatex: 3, xelatex: 2, lualatex: 2 }, queueTimeoutMs: 600_000, maxQueue: 64 });
-});
-afterAll(() => s?.close());
+const s = sharedServer();
 
 it(`at least 40 packages and classes (${ROWS.length}, ${ROWS.reduce((a, r) => a + r.engines.length, 0)} row compiles)`, () => {
   expect(ROWS.length).toBeGreaterThanOrEqual(40);

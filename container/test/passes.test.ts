@@ -3,16 +3,12 @@
 import { mkdtempSync, rmSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import path from "node:path";
-import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { describe, expect, it } from "vitest";
 import { planTools } from "../src/passes.ts";
-import type { RunningServer } from "../src/server.ts";
-import { compile, doc, expectPdf, fixture, pdfText, testServer, type Result } from "./helpers.ts";
+import { compile, doc, expectPdf, fixture, pdfText, type Result } from "./helpers.ts";
+import { sharedServer } from "./shared-server.ts";
 
-let s: RunningServer;
-beforeAll(async () => {
-  s = await testServer({ poolSize: { pdflatex: 2, xelatex: 1, lualatex: 1 } });
-});
-afterAll(() => s?.close());
+const s = sharedServer();
 
 type Request = { source: string; engine?: string; files?: { path: string; content: string; encoding: string }[] };
 

@@ -1,20 +1,14 @@
 // Projects as people lay them out: the main file in a subfolder (mainPath), files found
 // from its folder and from the project root, and draft compiles (images as boxes).
-import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import type { RunningServer } from "../src/server.ts";
-import { compile, expectPdf, fixture, pdfPages, pdfText, testServer } from "./helpers.ts";
+import { describe, expect, it } from "vitest";
+import { compile, expectPdf, fixture, pdfPages, pdfText } from "./helpers.ts";
+import { sharedServer } from "./shared-server.ts";
 
 // a 2x2 red PNG
 const PNG = "iVBORw0KGgoAAAANSUhEUgAAAAIAAAACCAIAAAD91JpzAAAAEElEQVR4nGP4z8AARAwQCgAf7gP9i18U1AAAAABJRU5ErkJggg==";
 const bib = fixture("refs.bib");
 
-let s: RunningServer;
-beforeAll(async () => {
-  s = await testServer();
-});
-afterAll(async () => {
-  await s?.close();
-});
+const s = sharedServer();
 
 /** A thesis laid out as on Overleaf: main file in thesis/, shared files at the root. */
 function thesis(body: string, extra: Array<{ path: string; content: string; encoding?: string }> = []) {

@@ -1,18 +1,14 @@
 // shellEscape: documents that run programs (minted's pygmentize, epstopdf) compile when
 // the request asks for it, and get a 422 that says so when it does not. The programs run
 // in the job's sandbox: no network, nothing of the host outside the TeX installation.
-import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { describe, expect, it } from "vitest";
 import { loadConfig } from "../src/config.ts";
 import { engineArgs } from "../src/engine.ts";
-import type { RunningServer } from "../src/server.ts";
 import { validateCompile } from "../src/validate.ts";
-import { compile, expectPdf, pdfText, testServer } from "./helpers.ts";
+import { compile, expectPdf, pdfText } from "./helpers.ts";
+import { sharedServer } from "./shared-server.ts";
 
-let s: RunningServer;
-beforeAll(async () => {
-  s = await testServer({ poolSize: { pdflatex: 1, xelatex: 1, lualatex: 1 } });
-});
-afterAll(() => s?.close());
+const s = sharedServer();
 
 const minted = [
   "\\documentclass{article}",

@@ -9,7 +9,8 @@ describe("platform end to end (npm run dev)", () => {
     expect((await call("/docs")).status).toBe(200);
   });
 
-  it("a key created with the CLI while the server runs works at once; revoked, it stops", async () => {
+  // two CLI runs and up to 45 s of waiting for the key cache
+  it("a key created with the CLI while the server runs works at once; revoked, it stops", { timeout: 120_000 }, async () => {
     const out = await keysCli(["create", "--name", "e2e", "--plan", "free"]);
     const key = out.trim().split("\n").pop()!;
     const keyId = out.match(/key id (key_\w+)/)![1]!;
@@ -28,7 +29,8 @@ describe("platform end to end (npm run dev)", () => {
     expect(status).toBe(401);
   });
 
-  it("keys plan changes the limit; --account adds a key to an account", async () => {
+  // seven CLI runs, each a wrangler process of its own: over a minute on a loaded machine
+  it("keys plan changes the limit; --account adds a key to an account", { timeout: 180_000 }, async () => {
     const out = await keysCli(["create", "--name", "e2e", "--plan", "free"]);
     const accountId = out.match(/account (acc_\w+)/)![1]!;
     const second = (await keysCli(["create", "--name", "second", "--account", accountId])).trim().split("\n").pop()!;

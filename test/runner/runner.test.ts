@@ -10,7 +10,9 @@ import { exists } from "../../scripts/process-groups.ts";
 
 const ROOT = resolve(import.meta.dirname, "../..");
 const FIX = "test/runner/fixtures";
-const WATCHDOG_SECONDS = 5;
+// longer than a vitest start-up takes on a loaded machine (over 5 s at a load of 25: healthy
+// fixture suites were killed as stuck in start-up), so only the hanging fixture trips it
+const WATCHDOG_SECONDS = 15;
 const work = mkdtempSync(join(tmpdir(), "runner-test-"));
 afterAll(() => rmSync(work, { recursive: true, force: true }));
 
@@ -59,7 +61,7 @@ describe.concurrent("npm test's runner", () => {
     const grandchild = Number(readFileSync(pidFile, "utf8"));
     expect(exists(grandchild)).toBe(false);
 
-    expect(r.ms).toBeLessThan(60_000); // does not hang: three vitest start-ups, one watchdog period
+    expect(r.ms).toBeLessThan(120_000); // does not hang: three vitest start-ups, one watchdog period
   });
 
   it("exits 0 with the totals when every suite passes", async () => {

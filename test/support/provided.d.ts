@@ -16,5 +16,7 @@ declare module "vitest" {
     /** test/workers/compile/global-setup.ts: the compile server, and the receiver of compile callbacks. */
     compilerUrl: string;
     callbackReceiverUrl: string;
+    /** container/test/global-setup.ts: the compile server shared by the compile-server suite's files. */
+    sharedCompilerUrl: string;
   }
 }

@@ -97,8 +97,9 @@ describe("campaigns: scheduling", () => {
     const { last } = await watch(k.key, c.id, (x) => x.status === "completed", 15_000);
     const startedAt = Date.parse(last.startedAt!);
     expect(startedAt).toBeGreaterThanOrEqual(at - 50);
-    // Fired by the session DO's alarm, not the minute cron.
-    expect(startedAt - at).toBeLessThan(2000);
+    // Fired by the session DO's alarm (no cron runs in this suite): at its time, give or take
+    // a loaded machine's seconds.
+    expect(startedAt - at).toBeLessThan(10_000);
   });
 });
 
