@@ -5,10 +5,10 @@ import { spawnSync } from "node:child_process";
 import { mkdtempSync, readFileSync, rmSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import path from "node:path";
-import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { describe, expect, it } from "vitest";
 import { fontNames, projectFonts } from "../src/fonts.ts";
-import type { RunningServer } from "../src/server.ts";
-import { compile, expectPdf, FIXTURES, testServer } from "./helpers.ts";
+import { compile, expectPdf, FIXTURES } from "./helpers.ts";
+import { sharedServer } from "./shared-server.ts";
 
 const font = (name: string) => readFileSync(path.join(FIXTURES, "fonts", name)).toString("base64");
 const REGULAR = font("ProjectSans-Regular.otf");
@@ -28,13 +28,8 @@ function embedded(pdf: Buffer): string {
 /** The fixture fonts' PostScript names, in the CFF table (xdvipdfmx) or the name table (LuaTeX). */
 const usesProjectFont = (fonts: string, weight: "Regular" | "Bold") => fonts.includes(`ComicNeueAngular-${weight}`) || fonts.includes(`TexpoolProjectSans-${weight}`);
 
-let s: RunningServer;
-beforeAll(async () => {
-  s = await testServer();
-});
-afterAll(async () => {
-  await s?.close();
-});
+// the compile server every job-only test file shares (vitest.config.ts)
+const s = sharedServer();
 
 const doc = (setup: string) => `\\documentclass{article}\n\\usepackage{fontspec}\n${setup}\n\\begin{document}\nProject font \\textbf{bold}.\n\\end{document}\n`;
 

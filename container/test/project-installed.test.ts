@@ -5,17 +5,12 @@ import { spawnSync } from "node:child_process";
 import { mkdtempSync, rmSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import path from "node:path";
-import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import type { RunningServer } from "../src/server.ts";
-import { compile, expectPdf, pdfText, testServer } from "./helpers.ts";
+import { describe, expect, it } from "vitest";
+import { compile, expectPdf, pdfText } from "./helpers.ts";
+import { sharedServer } from "./shared-server.ts";
 
-let s: RunningServer;
-beforeAll(async () => {
-  s = await testServer();
-});
-afterAll(async () => {
-  await s?.close();
-});
+// the compile server every job-only test file shares (vitest.config.ts)
+const s = sharedServer();
 
 function embedded(pdf: Buffer): string {
   const dir = mkdtempSync(path.join(tmpdir(), "installed-test-"));

@@ -1,19 +1,14 @@
 // Projects as they are on disk: any UTF-8 name (spaces, letters of any script, dotfiles, main
 // files named .xtx or .ltx), \jobname as the main file's name, `..` from the main file's folder
 // inside the project, and a latexmkrc that is read (its common settings honoured), never run.
-import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import type { RunningServer } from "../src/server.ts";
-import { compile, expectPdf, pdfText, testServer } from "./helpers.ts";
+import { describe, expect, it } from "vitest";
+import { compile, expectPdf, pdfText } from "./helpers.ts";
+import { sharedServer } from "./shared-server.ts";
 
 const PNG = "iVBORw0KGgoAAAANSUhEUgAAAAIAAAACCAIAAAD91JpzAAAAEElEQVR4nGP4z8AARAwQCgAf7gP9i18U1AAAAABJRU5ErkJggg==";
 
-let s: RunningServer;
-beforeAll(async () => {
-  s = await testServer();
-});
-afterAll(async () => {
-  await s?.close();
-});
+// the compile server every job-only test file shares (vitest.config.ts)
+const s = sharedServer();
 
 const article = (body: string, preamble = "") => `\\documentclass{article}\n${preamble}\\begin{document}\n${body}\n\\end{document}\n`;
 /** pdftotext's words, spaces collapsed. */

@@ -14,9 +14,9 @@ import { cpSync, existsSync, mkdtempSync, readdirSync, readFileSync, rmSync, sta
 import { tmpdir } from "node:os";
 import path from "node:path";
 import { fileURLToPath } from "node:url";
-import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import type { RunningServer } from "../src/server.ts";
-import { compile, testServer } from "./helpers.ts";
+import { describe, expect, it } from "vitest";
+import { compile } from "./helpers.ts";
+import { sharedServer } from "./shared-server.ts";
 
 const PROJECTS = path.join(path.dirname(fileURLToPath(import.meta.url)), "projects");
 type Engine = "pdflatex" | "xelatex" | "lualatex";
@@ -125,11 +125,8 @@ async function bare(p: Project): Promise<Outcome> {
   }
 }
 
-let s: RunningServer;
-beforeAll(async () => {
-  s = await testServer({ poolSize: { pdflatex: 2, xelatex: 1, lualatex: 1 }, queueTimeoutMs: 600_000, maxQueue: 64, limits: { maxTimeoutMs: 60_000 } as never });
-});
-afterAll(() => s?.close());
+// the compile server every job-only test file shares (vitest.config.ts)
+const s = sharedServer();
 
 const projects = readdirSync(PROJECTS)
   .sort()
