@@ -1,6 +1,6 @@
 import type { messagingSessions } from "../../db/schema/index.ts";
 import { chatIdOf, e164Of } from "../chat-id.ts";
-import { NETWORKS } from "../networks/index.ts";
+import { NETWORKS } from "../network-traits.ts";
 import type { Session } from "./schemas.ts";
 
 export type SessionRow = typeof messagingSessions.$inferSelect;
