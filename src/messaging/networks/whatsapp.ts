@@ -121,7 +121,9 @@ export class WhatsappDriver implements NetworkDriver {
       await res.body?.cancel();
       return { ok: false, reason: `The media download answered HTTP ${res.status}.`, transient: res.status >= 500 || res.status === 429 || res.status === 404 };
     }
-    const size = typeof info.file_size === "number" ? info.file_size : Number(res.headers.get("Content-Length") ?? NaN);
+    // The reference document has file_size as a string; a number is accepted too.
+    const declared = typeof info.file_size === "number" || (typeof info.file_size === "string" && /^[0-9]{1,15}$/.test(info.file_size)) ? Number(info.file_size) : NaN;
+    const size = Number.isFinite(declared) ? declared : Number(res.headers.get("Content-Length") ?? NaN);
     return { ok: true, body: res.body, mimetype: typeof info.mime_type === "string" ? info.mime_type : res.headers.get("Content-Type"), size: Number.isFinite(size) ? size : null };
   }
 
