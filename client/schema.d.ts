@@ -3904,7 +3904,7 @@ export interface paths {
                             /** @example wh_0mh8k2x1qa1b2c3d4e5f6 */
                             id: string;
                             url: string;
-                            events: ("message.received" | "message.sent" | "message.delivered" | "message.read" | "message.media_stored" | "message.media_failed" | "session.connected" | "session.disconnected" | "contact.created" | "campaign.completed" | "*")[];
+                            events: ("message.received" | "message.sent" | "message.delivered" | "message.read" | "message.media_stored" | "message.media_failed" | "message.edited" | "message.deleted" | "session.connected" | "session.disconnected" | "contact.created" | "campaign.completed" | "*")[];
                             description: string | null;
                             sessionId: string | null;
                             enabled: boolean;
@@ -5051,6 +5051,13 @@ export interface components {
             reaction?: components["schemas"]["Reaction"];
             order?: components["schemas"]["Order"];
             unsupported?: components["schemas"]["UnsupportedContent"];
+            referral?: components["schemas"]["Referral"];
+            /** @description When the sender last edited the message (its text or caption is the edited one). */
+            editedAt?: string;
+            /** @description When the sender deleted the message: its text, file and body are gone. */
+            deletedAt?: string;
+            pricing?: components["schemas"]["Pricing"];
+            networkError?: components["schemas"]["NetworkError"];
             /** @description Reactions on this message, one per person (`me`: this session's). */
             reactions?: {
                 /** @example 16505551234@c.us */
@@ -5222,6 +5229,29 @@ export interface components {
             raw: {
                 [key: string]: unknown;
             } | null;
+        };
+        Referral: {
+            sourceId: string;
+            /** @example ad */
+            sourceType: string;
+            sourceUrl?: string;
+            headline?: string;
+            body?: string;
+            mediaType?: string;
+            /** @description The ad click id (for conversion reporting). */
+            ctwaClid?: string;
+        };
+        Pricing: {
+            /** @example marketing */
+            category: string;
+            billable: boolean;
+            /** @example PMP */
+            model?: string;
+        };
+        NetworkError: {
+            code: number;
+            title?: string;
+            details?: string;
         };
         MessageError: {
             /**
@@ -5671,7 +5701,7 @@ export interface components {
             /** @example wh_0mh8k2x1qa1b2c3d4e5f6 */
             id: string;
             url: string;
-            events: ("message.received" | "message.sent" | "message.delivered" | "message.read" | "message.media_stored" | "message.media_failed" | "session.connected" | "session.disconnected" | "contact.created" | "campaign.completed" | "*")[];
+            events: ("message.received" | "message.sent" | "message.delivered" | "message.read" | "message.media_stored" | "message.media_failed" | "message.edited" | "message.deleted" | "session.connected" | "session.disconnected" | "contact.created" | "campaign.completed" | "*")[];
             description: string | null;
             sessionId: string | null;
             enabled: boolean;
@@ -5703,7 +5733,7 @@ export interface components {
              *       "message.read"
              *     ]
              */
-            events: ("message.received" | "message.sent" | "message.delivered" | "message.read" | "message.media_stored" | "message.media_failed" | "session.connected" | "session.disconnected" | "contact.created" | "campaign.completed" | "*")[];
+            events: ("message.received" | "message.sent" | "message.delivered" | "message.read" | "message.media_stored" | "message.media_failed" | "message.edited" | "message.deleted" | "session.connected" | "session.disconnected" | "contact.created" | "campaign.completed" | "*")[];
             /** @example Production CRM */
             description?: string | null;
             /** @description Only events of this messaging session; null = every session. */
@@ -5729,7 +5759,7 @@ export interface components {
              *       "message.read"
              *     ]
              */
-            events?: ("message.received" | "message.sent" | "message.delivered" | "message.read" | "message.media_stored" | "message.media_failed" | "session.connected" | "session.disconnected" | "contact.created" | "campaign.completed" | "*")[];
+            events?: ("message.received" | "message.sent" | "message.delivered" | "message.read" | "message.media_stored" | "message.media_failed" | "message.edited" | "message.deleted" | "session.connected" | "session.disconnected" | "contact.created" | "campaign.completed" | "*")[];
             /** @example Production CRM */
             description?: string | null;
             /** @description Only events of this messaging session; null = every session. */

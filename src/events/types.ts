@@ -6,6 +6,8 @@ export const EVENT_TYPES = [
   "message.read",
   "message.media_stored",
   "message.media_failed",
+  "message.edited",
+  "message.deleted",
   "session.connected",
   "session.disconnected",
   "contact.created",

@@ -84,6 +84,17 @@ export async function updateContact(
   return toContact(row);
 }
 
+/**
+ * A customer's marketing preference as the network reports it (WhatsApp's "stop promotions"):
+ * opts the contact with this number out of (or back into) campaigns. No contact: nothing to change.
+ */
+export async function setOptedOutByPhone(env: Env, accountId: string, digits: string, optedOut: boolean): Promise<void> {
+  await getDb(env.DB)
+    .update(contacts)
+    .set({ optedOut, updatedAt: Date.now() })
+    .where(and(eq(contacts.accountId, accountId), eq(contacts.phone, e164Of(digits)), eq(contacts.optedOut, !optedOut)));
+}
+
 export async function deleteContact(env: Env, accountId: string, id: string): Promise<{ id: string; deleted: true }> {
   const [row] = await getDb(env.DB).delete(contacts).where(and(eq(contacts.accountId, accountId), eq(contacts.id, id))).returning({ id: contacts.id });
   if (!row) throw errors.notFound("contact");

@@ -114,6 +114,14 @@ export interface NetworkHost {
    * rows that reached `target` now.
    */
   statusChanged(selector: MessageSelector, target: StatusTarget, at: number, error?: FailureReason, opts?: { afterSent?: boolean }): Promise<MessageRow[]>;
+  /** The sender edited an inbound message (its text, or its file's caption): answers the row, or null when unknown, deleted or edited later. */
+  edited(externalId: string, change: { text?: string; caption?: string }, at: number): Promise<MessageRow | null>;
+  /** The sender deleted an inbound message: its content is dropped. Answers the row, or null when unknown or already deleted. */
+  revoked(externalId: string, at: number): Promise<MessageRow | null>;
+  /** What the network adds to an outbound message's status: what it was charged, a failure's own code, title and details. */
+  statusDetail(externalId: string, detail: Pick<Content, "pricing" | "networkError">): Promise<void>;
+  /** A customer (digits) stopped (`optedOut`) or resumed marketing messages. */
+  marketingPreference(from: string, optedOut: boolean): Promise<void>;
   /** A message of this session by our id or the network's. */
   message(key: { id: string } | { externalId: string }): Promise<MessageRow | undefined>;
   /** This session's messages sent or delivered at or before `cutoff`, in id order after `afterId`. */

@@ -3,6 +3,7 @@ import { log } from "../../platform/log.ts";
 import type { WhatsappCredentials } from "../sessions/schemas.ts";
 import type { FailureReason, HookRequest, InboundFromNetwork, NetworkHost } from "./driver.ts";
 import { mapGraphError } from "./whatsapp-errors.ts";
+import { ACKNOWLEDGED_FIELDS, amendmentOf, preferencesOf, referralOf, statusDetailOf, type Amendment, type Preference } from "./whatsapp-hook-fields.ts";
 import { inboundBody } from "./whatsapp-inbound.ts";
 
 /** Meta's webhook for one session: the verification handshake (GET) and signed events (POST). */
@@ -27,12 +28,20 @@ export async function handleWhatsappWebhook(host: NetworkHost, creds: WhatsappCr
   if (parsed.skipped > 0) log.warn("whatsapp webhook items without id, sender or type skipped", { sessionId, skipped: parsed.skipped });
   const unsupported = parsed.messages.filter((m) => m.type === "unsupported").length;
   if (unsupported > 0) log.info("whatsapp messages of unsupported types stored", { sessionId, unsupported });
+  if (Object.keys(parsed.acknowledged).length > 0) log.info("whatsapp webhook fields acknowledged without effect", { sessionId, fields: parsed.acknowledged });
   for (const m of parsed.messages) await host.received(m);
+  // After the messages of the same payload, so an edit or deletion finds the message it names.
+  for (const a of parsed.amendments) {
+    const row = a.kind === "edit" ? await host.edited(a.externalId, a, a.at) : await host.revoked(a.externalId, a.at);
+    if (!row) log.info("whatsapp edit or deletion of an unknown (or already deleted) message ignored", { sessionId, kind: a.kind });
+  }
+  for (const p of parsed.preferences) await host.marketingPreference(p.from, p.optedOut);
   // Oldest first: with conditional updates the order does not matter for the end state, but
   // events then come out in the order the network produced them where it can.
   const statuses = parsed.statuses.sort((a, b) => a.timestamp - b.timestamp);
   for (const s of statuses) {
     await host.statusChanged({ externalIds: [s.externalId] }, s.status, s.timestamp, s.error);
+    if (s.detail.pricing || s.detail.networkError) await host.statusDetail(s.externalId, s.detail);
   }
   return { status: 200, body: "" };
 }
@@ -49,11 +58,16 @@ export interface StatusFromNetwork {
   status: "sent" | "delivered" | "read" | "failed";
   timestamp: number;
   error?: FailureReason;
+  detail: ReturnType<typeof statusDetailOf>;
 }
 
 export interface ParsedWebhook {
   messages: InboundFromNetwork[];
   statuses: StatusFromNetwork[];
+  amendments: Amendment[];
+  preferences: Preference[];
+  /** Changes of fields that need nothing of the session (ACKNOWLEDGED_FIELDS), by field; any other unknown field counts under `other`. */
+  acknowledged: Record<string, number>;
   /** Items of this number without the fields every item has (a message's id, sender and type; a status's id and status). */
   skipped: number;
   /** Changes for another phone number (one Meta app may serve several): not this session's. */
@@ -66,14 +80,24 @@ export interface ParsedWebhook {
  * left out, since Meta sends an app's webhook for all of its numbers to the same URL.
  */
 export function parseWebhook(payload: unknown, phoneNumberId: string): ParsedWebhook {
-  const out: ParsedWebhook = { messages: [], statuses: [], skipped: 0, otherNumber: 0 };
+  const out: ParsedWebhook = { messages: [], statuses: [], amendments: [], preferences: [], acknowledged: {}, skipped: 0, otherNumber: 0 };
   const p = payload as { entry?: { changes?: { field?: string; value?: Record<string, unknown> }[] }[] };
   for (const entry of Array.isArray(p?.entry) ? p.entry : []) {
     for (const change of Array.isArray(entry?.changes) ? entry.changes : []) {
       const value = change?.value;
       if (!value || typeof value !== "object") continue;
+      const field = typeof change.field === "string" ? change.field : "messages";
+      if (field !== "messages" && field !== "user_preferences") {
+        const name = ACKNOWLEDGED_FIELDS.has(field) ? field : "other";
+        out.acknowledged[name] = (out.acknowledged[name] ?? 0) + 1;
+        continue;
+      }
       if ((value.metadata as { phone_number_id?: unknown } | undefined)?.phone_number_id !== phoneNumberId) {
         out.otherNumber++;
+        continue;
+      }
+      if (field === "user_preferences") {
+        out.preferences.push(...preferencesOf(value));
         continue;
       }
       const contacts = (Array.isArray(value.contacts) ? value.contacts : []) as { wa_id?: string; profile?: { name?: string } }[];
@@ -96,7 +120,15 @@ export function parseWebhook(payload: unknown, phoneNumberId: string): ParsedWeb
           out.skipped++;
           continue;
         }
-        out.messages.push({ ...base, ...inboundBody(type, raw) });
+        if (type === "edit" || type === "revoke") {
+          const amendment = amendmentOf(type, raw, base.timestamp);
+          if (amendment) out.amendments.push(amendment);
+          else out.skipped++;
+          continue;
+        }
+        const body = inboundBody(type, raw);
+        const referral = referralOf(raw);
+        out.messages.push({ ...base, ...body, ...(referral ? { content: { ...body.content, referral } } : {}) });
       }
       for (const raw of (Array.isArray(value.statuses) ? value.statuses : []) as Record<string, unknown>[]) {
         const status = raw?.status;
@@ -110,6 +142,7 @@ export function parseWebhook(payload: unknown, phoneNumberId: string): ParsedWeb
           status,
           timestamp: Number(raw.timestamp) * 1000 || Date.now(),
           ...(status === "failed" ? { error: mapGraphError(400, e?.code, e?.title ?? e?.message).error } : {}),
+          detail: statusDetailOf(raw),
         });
       }
     }

@@ -1,7 +1,10 @@
 import { config } from "../../platform/config.ts";
 import { chunk } from "../../platform/batching.ts";
 import type { InboundFromNetwork, NetworkHost } from "../networks/driver.ts";
+import { setOptedOutByPhone } from "../contacts/service.ts";
+import type { StoredMedia } from "../messages/mapper.ts";
 import { lastInboundSince } from "../store/chats.ts";
+import { addNetworkDetail, editInbound, revokeInbound } from "../store/edits.ts";
 import { ID_CHUNK, messageByExternalId, messageById, messagesByIdsQuery, unreadInboundOfChat, unreadSentBefore } from "../store/reads.ts";
 import { advanceStatus } from "../store/status.ts";
 import { recordInbound } from "./inbound.ts";
@@ -33,6 +36,16 @@ export function networkHost(p: HostParts): NetworkHost {
     received: (m) => recordInbound(env, who().accountId, who().sessionId, m, { enqueue: (ids) => p.queueEvents(ids), fetchNow: (id) => p.fetchMediaNow(id) }),
     statusChanged: (selector, target, at, error, opts = {}) =>
       advanceStatus(env, who().accountId, who().sessionId, selector, target, at, error, { afterSent: opts.afterSent, enqueue: (ids) => p.queueEvents(ids) }),
+    edited: (externalId, change, at) => editInbound(env, who().sessionId, externalId, change, at, (ids) => p.queueEvents(ids)),
+    revoked: async (externalId, at) => {
+      const done = await revokeInbound(env, who().sessionId, externalId, at, (ids) => p.queueEvents(ids));
+      // A deleted message keeps no file: stored bytes go too (a fetch still under way finds no pending row and drops its own).
+      const stored = done?.media ? (JSON.parse(done.media) as StoredMedia).mediaId : null;
+      if (stored) await env.FILES.delete(`media/${stored}`);
+      return done?.row ?? null;
+    },
+    statusDetail: (externalId, detail) => addNetworkDetail(env, who().sessionId, externalId, detail),
+    marketingPreference: (from, optedOut) => setOptedOutByPhone(env, who().accountId, from, optedOut),
     message: async (key) => {
       const row = "id" in key ? await messageById(env, key.id) : await messageByExternalId(env, who().sessionId, key.externalId);
       return row?.sessionId === who().sessionId ? row : undefined;
