@@ -3904,7 +3904,7 @@ export interface paths {
                             /** @example wh_0mh8k2x1qa1b2c3d4e5f6 */
                             id: string;
                             url: string;
-                            events: ("message.received" | "message.sent" | "message.delivered" | "message.read" | "message.media_stored" | "message.media_failed" | "message.edited" | "message.deleted" | "session.connected" | "session.disconnected" | "contact.created" | "campaign.completed" | "*")[];
+                            events: ("message.received" | "message.sent" | "message.delivered" | "message.read" | "message.media_stored" | "message.media_failed" | "message.edited" | "message.deleted" | "session.connected" | "session.disconnected" | "session.restricted" | "contact.created" | "campaign.completed" | "*")[];
                             description: string | null;
                             sessionId: string | null;
                             enabled: boolean;
@@ -4999,9 +4999,31 @@ export interface components {
             /** @description whatsapp: the path to give Meta as the webhook callback URL (GET verification, POST events). */
             webhookPath: string | null;
             sendRatePerMinute: number | null;
+            health: components["schemas"]["SessionHealth"];
             createdAt: string;
             updatedAt: string;
         };
+        /** @description whatsapp: the business account's standing as Meta last reported it (restrictions, bans, violations); null until Meta reports one. */
+        SessionHealth: {
+            /**
+             * @description `ok` once reinstated or unrestricted; `restricted`: some messaging is limited until `restrictions[].expiresAt`; `ban_scheduled` / `banned`: the account is (to be) disabled; `violation`: a policy violation was recorded.
+             * @enum {string}
+             */
+            state: "ok" | "restricted" | "ban_scheduled" | "banned" | "violation";
+            /**
+             * @description The network's event name.
+             * @example ACCOUNT_RESTRICTION
+             */
+            event: string;
+            restrictions?: {
+                type: string;
+                expiresAt: string | null;
+            }[];
+            violation?: string;
+            banDate?: string;
+            /** @description When it was reported (ISO 8601). */
+            at: string;
+        } | null;
         CreateSession: {
             /** @example support line */
             name?: string;
@@ -5701,7 +5723,7 @@ export interface components {
             /** @example wh_0mh8k2x1qa1b2c3d4e5f6 */
             id: string;
             url: string;
-            events: ("message.received" | "message.sent" | "message.delivered" | "message.read" | "message.media_stored" | "message.media_failed" | "message.edited" | "message.deleted" | "session.connected" | "session.disconnected" | "contact.created" | "campaign.completed" | "*")[];
+            events: ("message.received" | "message.sent" | "message.delivered" | "message.read" | "message.media_stored" | "message.media_failed" | "message.edited" | "message.deleted" | "session.connected" | "session.disconnected" | "session.restricted" | "contact.created" | "campaign.completed" | "*")[];
             description: string | null;
             sessionId: string | null;
             enabled: boolean;
@@ -5733,7 +5755,7 @@ export interface components {
              *       "message.read"
              *     ]
              */
-            events: ("message.received" | "message.sent" | "message.delivered" | "message.read" | "message.media_stored" | "message.media_failed" | "message.edited" | "message.deleted" | "session.connected" | "session.disconnected" | "contact.created" | "campaign.completed" | "*")[];
+            events: ("message.received" | "message.sent" | "message.delivered" | "message.read" | "message.media_stored" | "message.media_failed" | "message.edited" | "message.deleted" | "session.connected" | "session.disconnected" | "session.restricted" | "contact.created" | "campaign.completed" | "*")[];
             /** @example Production CRM */
             description?: string | null;
             /** @description Only events of this messaging session; null = every session. */
@@ -5759,7 +5781,7 @@ export interface components {
              *       "message.read"
              *     ]
              */
-            events?: ("message.received" | "message.sent" | "message.delivered" | "message.read" | "message.media_stored" | "message.media_failed" | "message.edited" | "message.deleted" | "session.connected" | "session.disconnected" | "contact.created" | "campaign.completed" | "*")[];
+            events?: ("message.received" | "message.sent" | "message.delivered" | "message.read" | "message.media_stored" | "message.media_failed" | "message.edited" | "message.deleted" | "session.connected" | "session.disconnected" | "session.restricted" | "contact.created" | "campaign.completed" | "*")[];
             /** @example Production CRM */
             description?: string | null;
             /** @description Only events of this messaging session; null = every session. */

@@ -10,6 +10,7 @@ export const EVENT_TYPES = [
   "message.deleted",
   "session.connected",
   "session.disconnected",
+  "session.restricted",
   "contact.created",
   "campaign.completed",
 ] as const;

@@ -3,6 +3,7 @@ import type { Content } from "../messages/content.ts";
 import type { MessageRow } from "../messages/mapper.ts";
 import type { Config } from "../../platform/config.ts";
 import type { TemplateSpec } from "../messages/schemas.ts";
+import type { SessionHealth } from "../sessions/schemas.ts";
 
 /** A message as a network driver sends it. */
 export interface OutboundMessage {
@@ -120,6 +121,8 @@ export interface NetworkHost {
   revoked(externalId: string, at: number): Promise<MessageRow | null>;
   /** What the network adds to an outbound message's status: what it was charged, a failure's own code, title and details. */
   statusDetail(externalId: string, detail: Pick<Content, "pricing" | "networkError">): Promise<void>;
+  /** The network reported the business account's standing (restricted, banned, reinstated): shown on the session. */
+  accountHealth(health: SessionHealth): Promise<void>;
   /** A customer (digits) stopped (`optedOut`) or resumed marketing messages. */
   marketingPreference(from: string, optedOut: boolean): Promise<void>;
   /** A message of this session by our id or the network's. */

@@ -1,4 +1,5 @@
 import { NetworkError, Pricing, Referral, type Content } from "../messages/content.ts";
+import type { SessionHealth } from "../sessions/schemas.ts";
 
 /**
  * The parts of Meta's webhook beyond new messages and plain receipts: edits and deletions of
@@ -22,10 +23,9 @@ export interface Preference {
 /**
  * Fields a subscribed app receives that need nothing of a session here: answered 200 and logged, so
  * Meta does not retry them and nothing is stored as what it is not. (Account and template updates
- * concern the whole business account; echoes and calls are not messages this API records.)
+ * concern the business account's other parts; echoes and calls are not messages this API records.)
  */
 export const ACKNOWLEDGED_FIELDS = new Set([
-  "account_update",
   "message_template_status_update",
   "message_template_quality_update",
   "message_template_components_update",
@@ -98,4 +98,28 @@ export function preferencesOf(value: Raw): Preference[] {
     out.push({ from, optedOut: p.value === "stop" });
   }
   return out;
+}
+
+const BAN_STATES: Record<string, SessionHealth["state"]> = { DISABLE: "banned", SCHEDULE_FOR_DISABLE: "ban_scheduled", REINSTATE: "ok" };
+
+/**
+ * The account's standing from an `account_update` change, or null when the event says nothing of it
+ * (partner, capability and other updates: acknowledged). A ban decides over a restriction; a
+ * restriction event with no restrictions left is the account back to `ok`.
+ */
+export function healthOf(value: Raw, at: number): SessionHealth | null {
+  const event = str(value.event, 64) ?? "";
+  const base = { event, at: new Date(at).toISOString() };
+  const ban = obj(value.ban_info);
+  const banState = typeof ban.waba_ban_state === "string" ? BAN_STATES[ban.waba_ban_state] : undefined;
+  if (banState) return { state: banState, ...base, ...(typeof ban.waba_ban_date === "string" ? { banDate: ban.waba_ban_date.slice(0, 64) } : {}) };
+  if (event === "ACCOUNT_RESTRICTION") {
+    const restrictions = (Array.isArray(value.restriction_info) ? value.restriction_info : []).slice(0, 20).flatMap((r) => {
+      const type = str(obj(r).restriction_type, 128);
+      return type ? [{ type, expiresAt: str(obj(r).expiration, 64) ?? null }] : [];
+    });
+    return { state: restrictions.length ? "restricted" : "ok", ...base, restrictions };
+  }
+  if (event === "ACCOUNT_VIOLATION") return { state: "violation", ...base, ...(typeof obj(value.violation_info).violation_type === "string" ? { violation: str(obj(value.violation_info).violation_type, 128) } : {}) };
+  return null;
 }

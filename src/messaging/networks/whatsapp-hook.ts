@@ -1,9 +1,9 @@
 import { hmacSha256, timingSafeEqual, toHex } from "../../platform/crypto.ts";
 import { log } from "../../platform/log.ts";
-import type { WhatsappCredentials } from "../sessions/schemas.ts";
+import type { SessionHealth, WhatsappCredentials } from "../sessions/schemas.ts";
 import type { FailureReason, HookRequest, InboundFromNetwork, NetworkHost } from "./driver.ts";
 import { mapGraphError } from "./whatsapp-errors.ts";
-import { ACKNOWLEDGED_FIELDS, amendmentOf, preferencesOf, referralOf, statusDetailOf, type Amendment, type Preference } from "./whatsapp-hook-fields.ts";
+import { ACKNOWLEDGED_FIELDS, amendmentOf, healthOf, preferencesOf, referralOf, statusDetailOf, type Amendment, type Preference } from "./whatsapp-hook-fields.ts";
 import { inboundBody } from "./whatsapp-inbound.ts";
 
 /** Meta's webhook for one session: the verification handshake (GET) and signed events (POST). */
@@ -20,7 +20,7 @@ export async function handleWhatsappWebhook(host: NetworkHost, creds: WhatsappCr
     return { status: 400, body: "" };
   }
   const { sessionId } = host.identity();
-  const parsed = parseWebhook(payload, creds.phoneNumberId);
+  const parsed = parseWebhook(payload, creds.phoneNumberId, host.identity().phoneNumber);
   if (parsed.otherNumber > 0) {
     // Signed by this app but for another of its numbers: most likely the app's callback URL points here for all of them.
     log.warn("whatsapp changes for another phone number skipped", { sessionId, changes: parsed.otherNumber });
@@ -36,6 +36,7 @@ export async function handleWhatsappWebhook(host: NetworkHost, creds: WhatsappCr
     if (!row) log.info("whatsapp edit or deletion of an unknown (or already deleted) message ignored", { sessionId, kind: a.kind });
   }
   for (const p of parsed.preferences) await host.marketingPreference(p.from, p.optedOut);
+  if (parsed.health) await host.accountHealth(parsed.health);
   // Oldest first: with conditional updates the order does not matter for the end state, but
   // events then come out in the order the network produced them where it can.
   const statuses = parsed.statuses.sort((a, b) => a.timestamp - b.timestamp);
@@ -66,6 +67,8 @@ export interface ParsedWebhook {
   statuses: StatusFromNetwork[];
   amendments: Amendment[];
   preferences: Preference[];
+  /** The account's standing from the last `account_update` that reports one (for this number, or the whole account). */
+  health: SessionHealth | null;
   /** Changes of fields that need nothing of the session (ACKNOWLEDGED_FIELDS), by field; any other unknown field counts under `other`. */
   acknowledged: Record<string, number>;
   /** Items of this number without the fields every item has (a message's id, sender and type; a status's id and status). */
@@ -79,14 +82,25 @@ export interface ParsedWebhook {
  * `phoneNumberId`: a change whose `metadata.phone_number_id` is another number's (or missing) is
  * left out, since Meta sends an app's webhook for all of its numbers to the same URL.
  */
-export function parseWebhook(payload: unknown, phoneNumberId: string): ParsedWebhook {
-  const out: ParsedWebhook = { messages: [], statuses: [], amendments: [], preferences: [], acknowledged: {}, skipped: 0, otherNumber: 0 };
+export function parseWebhook(payload: unknown, phoneNumberId: string, phoneNumber: string | null = null): ParsedWebhook {
+  const out: ParsedWebhook = { messages: [], statuses: [], amendments: [], preferences: [], health: null, acknowledged: {}, skipped: 0, otherNumber: 0 };
   const p = payload as { entry?: { changes?: { field?: string; value?: Record<string, unknown> }[] }[] };
   for (const entry of Array.isArray(p?.entry) ? p.entry : []) {
     for (const change of Array.isArray(entry?.changes) ? entry.changes : []) {
       const value = change?.value;
       if (!value || typeof value !== "object") continue;
       const field = typeof change.field === "string" ? change.field : "messages";
+      if (field === "account_update") {
+        // It names the number it concerns, if any; without one it is the whole business account's.
+        const number = typeof value.phone_number === "string" ? value.phone_number.replace(/\D/g, "") : null;
+        if (number && phoneNumber && number !== phoneNumber) out.otherNumber++;
+        else {
+          const health = healthOf(value, Number((entry as { time?: unknown }).time) * 1000 || Date.now());
+          if (health) out.health = health;
+          else out.acknowledged.account_update = (out.acknowledged.account_update ?? 0) + 1;
+        }
+        continue;
+      }
       if (field !== "messages" && field !== "user_preferences") {
         const name = ACKNOWLEDGED_FIELDS.has(field) ? field : "other";
         out.acknowledged[name] = (out.acknowledged[name] ?? 0) + 1;

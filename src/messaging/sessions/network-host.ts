@@ -9,7 +9,7 @@ import { ID_CHUNK, messageByExternalId, messageById, messagesByIdsQuery, unreadI
 import { advanceStatus } from "../store/status.ts";
 import { recordInbound } from "./inbound.ts";
 import type { Network } from "./schemas.ts";
-import { workingSessionsByNumber } from "./state.ts";
+import { workingSessionsByNumber, writeSessionHealth } from "./state.ts";
 
 /** What the Session DO lends to the port it implements for its driver. */
 export interface HostParts {
@@ -45,6 +45,7 @@ export function networkHost(p: HostParts): NetworkHost {
       return done?.row ?? null;
     },
     statusDetail: (externalId, detail) => addNetworkDetail(env, who().sessionId, externalId, detail),
+    accountHealth: (health) => writeSessionHealth(env, who().accountId, who().sessionId, health),
     marketingPreference: (from, optedOut) => setOptedOutByPhone(env, who().accountId, from, optedOut),
     message: async (key) => {
       const row = "id" in key ? await messageById(env, key.id) : await messageByExternalId(env, who().sessionId, key.externalId);

@@ -5,7 +5,7 @@ import { emit } from "../../events/emit.ts";
 import { chunk } from "../../platform/batching.ts";
 import { itemsPerStatement } from "../../platform/d1.ts";
 import { toSession, type SessionRow } from "./mapper.ts";
-import type { Network, SessionStatus } from "./schemas.ts";
+import type { Network, SessionHealth, SessionStatus } from "./schemas.ts";
 
 /** Phone numbers per `IN (...)` list, with room for the statement's own parameters. */
 const NUMBERS_PER_QUERY = itemsPerStatement(1, 20);
@@ -32,6 +32,19 @@ export async function writeSessionStatus(
   if (next === "WORKING" && previous !== "WORKING") await emit(env, { type: "session.connected", accountId, sessionId, data: toSession(row) });
   if (previous === "WORKING" && next !== "WORKING") await emit(env, { type: "session.disconnected", accountId, sessionId, data: toSession(row) });
   return row;
+}
+
+/**
+ * Records the business account's standing on the session; `session.restricted` when it moves to a
+ * state that limits sending (restricted, ban scheduled, banned, a violation), with the session as data.
+ */
+export async function writeSessionHealth(env: Env, accountId: string, sessionId: string, health: SessionHealth): Promise<void> {
+  const [row] = await getDb(env.DB)
+    .update(messagingSessions)
+    .set({ health: JSON.stringify(health), updatedAt: Date.now() })
+    .where(and(eq(messagingSessions.accountId, accountId), eq(messagingSessions.id, sessionId)))
+    .returning();
+  if (row && health.state !== "ok") await emit(env, { type: "session.restricted", accountId, sessionId, data: toSession(row) });
 }
 
 /** This account's WORKING sessions on `network` among those with the given phone numbers: number -> session id. */

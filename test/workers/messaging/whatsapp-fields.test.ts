@@ -125,12 +125,35 @@ describe("WhatsApp webhook: edits, deletions, referrals, pricing, preferences, o
     expect(await contact()).toMatchObject({ optedOut: false });
   });
 
+  it("account updates show on the session (restricted, banned, reinstated) with session.restricted; another number's are not this session's", async () => {
+    const k = await createKey("pro");
+    const { phone, session } = await whatsappSession(k.key);
+    const own = phone.display;
+    const update = (value: Record<string, unknown>) => ({ object: "whatsapp_business_account", entry: [{ id: "419561257915477", time: now(), changes: [{ field: "account_update", value }] }] });
+    const health = async () => (await json<{ health: Record<string, unknown> | null; status: string }>(await api(`/api/sessions/${session.id}`, { key: k.key })));
+    expect((await health()).health).toBeNull();
+    const restriction = [{ restriction_type: "RESTRICTED_BIZ_INITIATED_MESSAGING", expiration: "2026-12-19T13:59:20+0000" }];
+    // Another number of the same business account: not this session's.
+    expect((await postHook(session.id, update({ phone_number: "15550009999", event: "ACCOUNT_RESTRICTION", restriction_info: restriction }))).status).toBe(200);
+    expect((await health()).health).toBeNull();
+    expect((await postHook(session.id, update({ phone_number: own, event: "ACCOUNT_RESTRICTION", restriction_info: restriction }))).status).toBe(200);
+    expect(await health()).toMatchObject({ status: "WORKING", health: { state: "restricted", event: "ACCOUNT_RESTRICTION", restrictions: [{ type: "RESTRICTED_BIZ_INITIATED_MESSAGING", expiresAt: "2026-12-19T13:59:20+0000" }] } });
+    const restricted = await waitFor(() => eventsOf(k.accountId, "session.restricted")[0], 10_000, "session.restricted");
+    expect(restricted.data).toMatchObject({ id: session.id, health: { state: "restricted" } });
+    // A ban of the whole business account (no phone number): this session's too.
+    await postHook(session.id, update({ event: "DISABLED_UPDATE", ban_info: { waba_ban_state: "DISABLE", waba_ban_date: "2026-12-01" } }));
+    expect((await health()).health).toMatchObject({ state: "banned", banDate: "2026-12-01" });
+    await postHook(session.id, update({ event: "DISABLED_UPDATE", ban_info: { waba_ban_state: "REINSTATE", waba_ban_date: "2026-12-02" } }));
+    expect((await health()).health).toMatchObject({ state: "ok" });
+    await waitFor(() => eventsOf(k.accountId, "session.restricted").length === 2, 10_000, "two session.restricted");
+  });
+
   it("fields that need nothing of the session are answered 200 and store nothing", async () => {
     const k = await createKey("pro");
     const { phone, session } = await whatsappSession(k.key);
     const meta = { display_phone_number: "15550783881", phone_number_id: phone.phoneNumberId };
     const payloads = [
-      field("account_update", { phone_number: "15550783881", event: "ACCOUNT_RESTRICTION", restriction_info: [{ restriction_type: "RESTRICTED_BIZ_INITIATED_MESSAGING", expiration: "2026-12-19T13:59:20+0000" }] }),
+      field("account_update", { event: "PARTNER_APP_INSTALLED" }),
       field("message_template_status_update", { event: "APPROVED", message_template_id: 920070352646140, message_template_name: "order_update", message_template_language: "en_US", reason: null, message_template_category: "UTILITY" }),
       field("message_template_quality_update", { previous_quality_score: "GREEN", new_quality_score: "YELLOW", message_template_id: 920070352646140, message_template_name: "order_update", message_template_language: "en_US" }),
       field("template_category_update", { message_template_id: 920070352646140, message_template_name: "order_update", message_template_language: "en_US", previous_category: "UTILITY", new_category: "MARKETING" }),
