@@ -5507,11 +5507,30 @@ export interface components {
             attributes: {
                 [key: string]: unknown;
             };
-            /** @description Set by an inbound `STOP` (or by you); campaigns skip opted-out contacts. */
+            /** @description Set by an inbound `STOP`, WhatsApp's stop-promotions (or by you); campaigns skip opted-out contacts. */
             optedOut: boolean;
+            identity: components["schemas"]["ContactIdentity"];
             createdAt: string;
             updatedAt: string;
         };
+        /** @description What the network says of the person beside the number (from their messages); null: nothing. */
+        ContactIdentity: {
+            /**
+             * @description WhatsApp's business-scoped user id (BSUID).
+             * @example US.13491208655302741918
+             */
+            userId?: string;
+            /**
+             * @description The parent BSUID shared across the portfolios of a managed business.
+             * @example US.ENT.11815799212886844830
+             */
+            parentUserId?: string;
+            /**
+             * @description The username the person chose, if any.
+             * @example @sheena
+             */
+            username?: string;
+        } | null;
         CreateContact: {
             /**
              * @description E.164 (`+14155550123`) or a chat id.

@@ -91,6 +91,8 @@ export const contacts = sqliteTable(
     /** JSON object */
     attributes: jsonText("attributes", "{}"),
     optedOut: integer("opted_out", { mode: "boolean" }).notNull().default(false),
+    /** JSON: the network's ids of the person beside the phone number ({userId, parentUserId, username}); null: none known. */
+    identity: text("identity"),
     ...timestamps(),
   },
   (t) => [uniqueIndex("contacts_account_phone_idx").on(t.accountId, t.phone), accountListIndex("contacts_account_idx", t)],

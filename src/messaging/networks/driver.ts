@@ -4,6 +4,7 @@ import type { MessageRow } from "../messages/mapper.ts";
 import type { Config } from "../../platform/config.ts";
 import type { TemplateSpec } from "../messages/schemas.ts";
 import type { SessionHealth } from "../sessions/schemas.ts";
+import type { ContactIdentity } from "../contacts/schemas.ts";
 
 /** A message as a network driver sends it. */
 export interface OutboundMessage {
@@ -58,6 +59,8 @@ export interface InboundFromNetwork {
   /** reaction: the network's id of the message reacted to. */
   reactionToExternalId?: string;
   profileName?: string;
+  /** What the network says of the sender beside the number (WhatsApp: BSUIDs, username). */
+  identity?: ContactIdentity;
   contextExternalId?: string;
 }
 

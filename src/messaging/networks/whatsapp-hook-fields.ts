@@ -1,5 +1,6 @@
 import { NetworkError, Pricing, Referral, type Content } from "../messages/content.ts";
 import type { SessionHealth } from "../sessions/schemas.ts";
+import type { ContactIdentity } from "../contacts/schemas.ts";
 
 /**
  * The parts of Meta's webhook beyond new messages and plain receipts: edits and deletions of
@@ -122,4 +123,25 @@ export function healthOf(value: Raw, at: number): SessionHealth | null {
   }
   if (event === "ACCOUNT_VIOLATION") return { state: "violation", ...base, ...(typeof obj(value.violation_info).violation_type === "string" ? { violation: str(obj(value.violation_info).violation_type, 128) } : {}) };
   return null;
+}
+
+/** One entry of a webhook's `contacts`: the sender's profile and ids. */
+export interface WebhookContact {
+  wa_id?: string;
+  user_id?: string;
+  parent_user_id?: string;
+  profile?: { name?: string; username?: string };
+}
+
+const BSUID = /^[A-Z]{2}\.(?:ENT\.)?[A-Za-z0-9]{1,128}$/;
+
+/** The sender's business-scoped user ids and username, when the webhook gives them (well-formed ones only). */
+export function identityOf(c: WebhookContact | undefined): ContactIdentity | undefined {
+  if (!c) return undefined;
+  const out: ContactIdentity = {};
+  if (typeof c.user_id === "string" && BSUID.test(c.user_id)) out.userId = c.user_id;
+  if (typeof c.parent_user_id === "string" && BSUID.test(c.parent_user_id)) out.parentUserId = c.parent_user_id;
+  const username = c.profile?.username;
+  if (typeof username === "string" && username.length > 0 && username.length <= 64) out.username = username;
+  return Object.keys(out).length ? out : undefined;
 }

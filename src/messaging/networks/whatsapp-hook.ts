@@ -3,7 +3,7 @@ import { log } from "../../platform/log.ts";
 import type { SessionHealth, WhatsappCredentials } from "../sessions/schemas.ts";
 import type { FailureReason, HookRequest, InboundFromNetwork, NetworkHost } from "./driver.ts";
 import { mapGraphError } from "./whatsapp-errors.ts";
-import { ACKNOWLEDGED_FIELDS, amendmentOf, healthOf, preferencesOf, referralOf, statusDetailOf, type Amendment, type Preference } from "./whatsapp-hook-fields.ts";
+import { ACKNOWLEDGED_FIELDS, amendmentOf, healthOf, identityOf, type WebhookContact, preferencesOf, referralOf, statusDetailOf, type Amendment, type Preference } from "./whatsapp-hook-fields.ts";
 import { inboundBody } from "./whatsapp-inbound.ts";
 
 /** Meta's webhook for one session: the verification handshake (GET) and signed events (POST). */
@@ -114,7 +114,7 @@ export function parseWebhook(payload: unknown, phoneNumberId: string, phoneNumbe
         out.preferences.push(...preferencesOf(value));
         continue;
       }
-      const contacts = (Array.isArray(value.contacts) ? value.contacts : []) as { wa_id?: string; profile?: { name?: string } }[];
+      const contacts = (Array.isArray(value.contacts) ? value.contacts : []) as WebhookContact[];
       for (const raw of (Array.isArray(value.messages) ? value.messages : []) as Record<string, unknown>[]) {
         const id = raw?.id;
         const from = raw?.from;
@@ -128,6 +128,7 @@ export function parseWebhook(payload: unknown, phoneNumberId: string, phoneNumbe
           from: from.replace(/\D/g, ""),
           timestamp: Number(raw.timestamp) * 1000 || Date.now(),
           profileName: contacts.find((c) => c.wa_id === from)?.profile?.name ?? contacts[0]?.profile?.name,
+          identity: identityOf(contacts.find((c) => c.wa_id === from)),
           contextExternalId: (raw.context as { id?: string } | undefined)?.id,
         };
         if (!base.from) {

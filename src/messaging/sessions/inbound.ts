@@ -38,7 +38,7 @@ export async function recordInbound(
   const chatId = chatIdOf(m.from);
   const refs = await referencedIds(env, sessionId, chatId, [m.contextExternalId, m.reactionToExternalId]);
   const row = inboundRow(newId("msg"), accountId, sessionId, m, refs);
-  const contact = ensureContactStatements(env, accountId, m.from, m.profileName, isStop(m.text), sessionId);
+  const contact = ensureContactStatements(env, accountId, m.from, m.profileName, isStop(m.text), sessionId, m.identity);
   const received = prepareEventAfterChange(env, { type: "message.received", accountId, sessionId, data: toMessage(row) });
   // A reaction also lands on the message it reacts to (when we have it).
   const target = m.reactionToExternalId ? refs.get(m.reactionToExternalId) : undefined;

@@ -148,6 +148,21 @@ describe("WhatsApp webhook: edits, deletions, referrals, pricing, preferences, o
     await waitFor(() => eventsOf(k.accountId, "session.restricted").length === 2, 10_000, "two session.restricted");
   });
 
+  it("identity: the contact keeps the sender's BSUID, parent BSUID and username beside the number, and a changed one", async () => {
+    const k = await createKey("pro");
+    const { phone, session } = await whatsappSession(k.key);
+    const from = (userId: string, id: string) =>
+      webhookWith(phone.phoneNumberId, {
+        contacts: [{ profile: { name: "Sheena Nelson", username: "@sheena" }, wa_id: FROM, user_id: userId, parent_user_id: "US.ENT.11815799212886844830" }],
+        messages: [{ from: FROM, from_user_id: userId, id, timestamp: String(now()), type: "text", text: { body: "hi" } }],
+      });
+    await postHook(session.id, from("US.13491208655302741918", "wamid.id1"));
+    const contact = async () => (await json<{ data: { phone: string; identity: unknown }[] }>(await api("/api/contacts", { key: k.key }))).data.find((c) => c.phone === `+${FROM}`);
+    expect(await contact()).toMatchObject({ identity: { userId: "US.13491208655302741918", parentUserId: "US.ENT.11815799212886844830", username: "@sheena" } });
+    await postHook(session.id, from("US.99991208655302741918", "wamid.id2"));
+    expect(await contact()).toMatchObject({ identity: { userId: "US.99991208655302741918" } });
+  });
+
   it("fields that need nothing of the session are answered 200 and store nothing", async () => {
     const k = await createKey("pro");
     const { phone, session } = await whatsappSession(k.key);

@@ -1,1 +1,0 @@
-ALTER TABLE `messaging_sessions` ADD `health` text;
