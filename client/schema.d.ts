@@ -406,6 +406,8 @@ export interface paths {
                         "X-Compile-Pages"?: string;
                         /** @description `hit`: compiled from the account's precompiled preamble; `miss`: none yet (one is made in the background for the next compile). Absent on a cache hit and for documents whose preamble is not precompiled. */
                         "X-Compile-Preamble"?: string;
+                        /** @description The settings of the project's `latexmkrc` that were ignored (it is read, never run: only `@default_files`, the engine, input folders and the makeindex style are honoured), percent-encoded. Absent when none were, and on a cache hit. */
+                        "X-Compile-Project-Warnings"?: string;
                         /** @description Content hash of the request (the cache key). */
                         ETag?: string;
                         [name: string]: unknown;
@@ -3904,7 +3906,7 @@ export interface paths {
                             /** @example wh_0mh8k2x1qa1b2c3d4e5f6 */
                             id: string;
                             url: string;
-                            events: ("message.received" | "message.sent" | "message.delivered" | "message.read" | "message.media_stored" | "message.media_failed" | "session.connected" | "session.disconnected" | "contact.created" | "campaign.completed" | "*")[];
+                            events: ("message.received" | "message.sent" | "message.delivered" | "message.read" | "message.media_stored" | "message.media_failed" | "message.edited" | "message.deleted" | "session.connected" | "session.disconnected" | "session.restricted" | "contact.created" | "campaign.completed" | "*")[];
                             description: string | null;
                             sessionId: string | null;
                             enabled: boolean;
@@ -5036,6 +5038,94 @@ export interface webhooks {
         patch?: never;
         trace?: never;
     };
+    "message.edited": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /** The sender edited an inbound message: its text (or its file's caption) is the new one, with `editedAt`. */
+        post: {
+            parameters: {
+                query?: never;
+                header?: never;
+                path?: never;
+                cookie?: never;
+            };
+            requestBody?: {
+                content: {
+                    "application/json": {
+                        /** @enum {string} */
+                        type: "message.edited";
+                        /** @description When the change happened (ISO 8601). */
+                        timestamp: string;
+                        data: components["schemas"]["Message"];
+                    };
+                };
+            };
+            responses: {
+                /** @description Any 2xx acknowledges the delivery; anything else is retried. */
+                200: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content?: never;
+                };
+            };
+        };
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "message.deleted": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /** The sender deleted an inbound message for everyone: its text, file and body are dropped, `deletedAt` is set. */
+        post: {
+            parameters: {
+                query?: never;
+                header?: never;
+                path?: never;
+                cookie?: never;
+            };
+            requestBody?: {
+                content: {
+                    "application/json": {
+                        /** @enum {string} */
+                        type: "message.deleted";
+                        /** @description When the change happened (ISO 8601). */
+                        timestamp: string;
+                        data: components["schemas"]["Message"];
+                    };
+                };
+            };
+            responses: {
+                /** @description Any 2xx acknowledges the delivery; anything else is retried. */
+                200: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content?: never;
+                };
+            };
+        };
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
     "message.media_stored": {
         parameters: {
             query?: never;
@@ -5190,6 +5280,50 @@ export interface webhooks {
                     "application/json": {
                         /** @enum {string} */
                         type: "session.disconnected";
+                        /** @description When the change happened (ISO 8601). */
+                        timestamp: string;
+                        data: components["schemas"]["Session"];
+                    };
+                };
+            };
+            responses: {
+                /** @description Any 2xx acknowledges the delivery; anything else is retried. */
+                200: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content?: never;
+                };
+            };
+        };
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "session.restricted": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /** The network reported the business account restricted, banned or in violation (`health`); the session may still be `WORKING`. */
+        post: {
+            parameters: {
+                query?: never;
+                header?: never;
+                path?: never;
+                cookie?: never;
+            };
+            requestBody?: {
+                content: {
+                    "application/json": {
+                        /** @enum {string} */
+                        type: "session.restricted";
                         /** @description When the change happened (ISO 8601). */
                         timestamp: string;
                         data: components["schemas"]["Session"];
@@ -5370,6 +5504,13 @@ export interface components {
             reaction?: components["schemas"]["Reaction"];
             order?: components["schemas"]["Order"];
             unsupported?: components["schemas"]["UnsupportedContent"];
+            referral?: components["schemas"]["Referral"];
+            /** @description When the sender last edited the message (its text or caption is the edited one). */
+            editedAt?: string;
+            /** @description When the sender deleted the message: its text, file and body are gone. */
+            deletedAt?: string;
+            pricing?: components["schemas"]["Pricing"];
+            networkError?: components["schemas"]["NetworkError"];
             /** @description Reactions on this message, one per person (`me`: this session's). */
             reactions?: {
                 /** @example 16505551234@c.us */
@@ -5542,6 +5683,29 @@ export interface components {
                 [key: string]: unknown;
             } | null;
         };
+        Referral: {
+            sourceId: string;
+            /** @example ad */
+            sourceType: string;
+            sourceUrl?: string;
+            headline?: string;
+            body?: string;
+            mediaType?: string;
+            /** @description The ad click id (for conversion reporting). */
+            ctwaClid?: string;
+        };
+        Pricing: {
+            /** @example marketing */
+            category: string;
+            billable: boolean;
+            /** @example PMP */
+            model?: string;
+        };
+        NetworkError: {
+            code: number;
+            title?: string;
+            details?: string;
+        };
         MessageError: {
             /**
              * @description Why the message failed (README "Messages" lists the codes). `send_outcome_unknown`: the network never answered the send (timeout, or the connection was lost once open), so it may have been delivered; it is not sent again, and re-sending it is the client's choice.
@@ -5576,9 +5740,31 @@ export interface components {
             /** @description whatsapp: the path to give Meta as the webhook callback URL (GET verification, POST events). */
             webhookPath: string | null;
             sendRatePerMinute: number | null;
+            health: components["schemas"]["SessionHealth"];
             createdAt: string;
             updatedAt: string;
         };
+        /** @description whatsapp: the business account's standing as Meta last reported it (restrictions, bans, violations); null until Meta reports one. */
+        SessionHealth: {
+            /**
+             * @description `ok` once reinstated or unrestricted; `restricted`: some messaging is limited until `restrictions[].expiresAt`; `ban_scheduled` / `banned`: the account is (to be) disabled; `violation`: a policy violation was recorded.
+             * @enum {string}
+             */
+            state: "ok" | "restricted" | "ban_scheduled" | "banned" | "violation";
+            /**
+             * @description The network's event name.
+             * @example ACCOUNT_RESTRICTION
+             */
+            event: string;
+            restrictions?: {
+                type: string;
+                expiresAt: string | null;
+            }[];
+            violation?: string;
+            banDate?: string;
+            /** @description When it was reported (ISO 8601). */
+            at: string;
+        } | null;
         Contact: {
             /** @example con_0m3x9k2a1b2c3d4e5f6g7h8 */
             id: string;
@@ -5592,11 +5778,30 @@ export interface components {
             attributes: {
                 [key: string]: unknown;
             };
-            /** @description Set by an inbound `STOP` (or by you); campaigns skip opted-out contacts. */
+            /** @description Set by an inbound `STOP`, WhatsApp's stop-promotions (or by you); campaigns skip opted-out contacts. */
             optedOut: boolean;
+            identity: components["schemas"]["ContactIdentity"];
             createdAt: string;
             updatedAt: string;
         };
+        /** @description What the network says of the person beside the number (from their messages); null: nothing. */
+        ContactIdentity: {
+            /**
+             * @description WhatsApp's business-scoped user id (BSUID).
+             * @example US.13491208655302741918
+             */
+            userId?: string;
+            /**
+             * @description The parent BSUID shared across the portfolios of a managed business.
+             * @example US.ENT.11815799212886844830
+             */
+            parentUserId?: string;
+            /**
+             * @description The username the person chose, if any.
+             * @example @sheena
+             */
+            username?: string;
+        } | null;
         Campaign: {
             /** @example cmp_0m3x9k2a1b2c3d4e5f6g7h8 */
             id: string;
@@ -6237,7 +6442,7 @@ export interface components {
             /** @example wh_0mh8k2x1qa1b2c3d4e5f6 */
             id: string;
             url: string;
-            events: ("message.received" | "message.sent" | "message.delivered" | "message.read" | "message.media_stored" | "message.media_failed" | "session.connected" | "session.disconnected" | "contact.created" | "campaign.completed" | "*")[];
+            events: ("message.received" | "message.sent" | "message.delivered" | "message.read" | "message.media_stored" | "message.media_failed" | "message.edited" | "message.deleted" | "session.connected" | "session.disconnected" | "session.restricted" | "contact.created" | "campaign.completed" | "*")[];
             description: string | null;
             sessionId: string | null;
             enabled: boolean;
@@ -6269,7 +6474,7 @@ export interface components {
              *       "message.read"
              *     ]
              */
-            events: ("message.received" | "message.sent" | "message.delivered" | "message.read" | "message.media_stored" | "message.media_failed" | "session.connected" | "session.disconnected" | "contact.created" | "campaign.completed" | "*")[];
+            events: ("message.received" | "message.sent" | "message.delivered" | "message.read" | "message.media_stored" | "message.media_failed" | "message.edited" | "message.deleted" | "session.connected" | "session.disconnected" | "session.restricted" | "contact.created" | "campaign.completed" | "*")[];
             /** @example Production CRM */
             description?: string | null;
             /** @description Only events of this messaging session; null = every session. */
@@ -6295,7 +6500,7 @@ export interface components {
              *       "message.read"
              *     ]
              */
-            events?: ("message.received" | "message.sent" | "message.delivered" | "message.read" | "message.media_stored" | "message.media_failed" | "session.connected" | "session.disconnected" | "contact.created" | "campaign.completed" | "*")[];
+            events?: ("message.received" | "message.sent" | "message.delivered" | "message.read" | "message.media_stored" | "message.media_failed" | "message.edited" | "message.deleted" | "session.connected" | "session.disconnected" | "session.restricted" | "contact.created" | "campaign.completed" | "*")[];
             /** @example Production CRM */
             description?: string | null;
             /** @description Only events of this messaging session; null = every session. */

@@ -3,7 +3,8 @@
 // one's process group, SIGKILL to whatever is still alive STOP_GRACE_MS later.
 //
 // Environment (all optional): PORT (Worker, default 8787), COMPILE_PORT (compile server, default 8788),
-// PERSIST_TO (local state directory, default .wrangler/state), SKIP_TEX_CHECK=1, COMPILER_URL (use a
+// PERSIST_TO (local state directory, default .wrangler/state), SKIP_TEX_CHECK=1, WORKER_MAIN (another entry
+// module than wrangler.toml's main, e.g. bench/scale/worker.ts), COMPILER_URL (use a
 // compile server that is already running instead of starting one).
 import { spawn, spawnSync, type ChildProcess } from "node:child_process";
 import { existsSync, readFileSync } from "node:fs";
@@ -82,8 +83,10 @@ const vars = {
 const declaredVars = [...readFileSync("wrangler.toml", "utf8").split("[vars]")[1]!.split(/\n\[/)[0]!.matchAll(/^([A-Z][A-Z0-9_]*)\s*=/gm)].map((m) => m[1]!);
 for (const name of declaredVars) if (process.env[name] !== undefined && !(name in vars)) (vars as Record<string, string>)[name] = process.env[name]!;
 
+// WORKER_MAIN: another entry module than wrangler.toml's `main` (bench/scale wraps the Worker to count D1 statements).
 const [cmd, args] = wranglerArgs([
   "dev",
+  ...(process.env.WORKER_MAIN ? [process.env.WORKER_MAIN] : []),
   "--port", String(port),
   "--ip", "127.0.0.1",
   "--show-interactive-dev-session=false",

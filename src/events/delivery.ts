@@ -4,6 +4,7 @@ import { getDb } from "../db/client.ts";
 import { events, webhookAttempts, webhookDeliveries, webhooks } from "../db/schema/index.ts";
 import { checkTargetUrl } from "../platform/safe-url.ts";
 import { newId } from "../platform/ids.ts";
+import { successWrites, type Success } from "./attempt-writes.ts";
 import { allowLoopback, disableAfterMs, MAX_QUEUE_DELAY_SECONDS, retrySchedule, timeoutMs } from "./config.ts";
 import { decideOutcome, type DeliveryOutcome } from "./retry-policy.ts";
 import { sendAttempt, type SignedPostResult } from "./send-attempt.ts";
@@ -99,6 +100,8 @@ export async function attemptClaimed(env: Env, claimed: DeliveryRow[], hooks: We
   const reports = new Map<string, AttemptReport>();
   const writes: BatchItem<"sqlite">[] = [];
   const retries: { id: string; delaySeconds: number }[] = [];
+  const successes: Success[] = [];
+  const failedHooks = new Set<string>();
   const toSend: { d: DeliveryRow; hook: WebhookRow; payload: string; isTest: boolean }[] = [];
   for (const d of claimed) {
     // Same account only (a delivery row is always written with its webhook's account; belt and braces).
@@ -127,6 +130,13 @@ export async function attemptClaimed(env: Env, claimed: DeliveryRow[], hooks: We
     const doneAt = Date.now();
     const nextAttemptAt = outcome.status === "pending" ? doneAt + outcome.delaySeconds * 1000 : null;
     const queueable = outcome.status === "pending" && outcome.delaySeconds <= MAX_QUEUE_DELAY_SECONDS;
+    reports.set(d.id, { attempted: true, attempt, result, outcome });
+    if (outcome.status === "succeeded" && !isTest) {
+      // Recorded together after the pool (attempt-writes.ts): a few statements for all of them.
+      successes.push({ deliveryId: d.id, accountId: d.accountId, webhook: hook, attempt, attemptId: newId("att", doneAt), result, doneAt });
+      return;
+    }
+    if (outcome.status !== "succeeded") failedHooks.add(hook.id);
     writes.push(
       db.insert(webhookAttempts).values({
         id: newId("att", doneAt),
@@ -147,10 +157,10 @@ export async function attemptClaimed(env: Env, claimed: DeliveryRow[], hooks: We
       ...(isTest ? [] : endpointHealthWrites(env, hook, outcome, doneAt)),
     );
     if (queueable) retries.push({ id: d.id, delaySeconds: outcome.delaySeconds });
-    reports.set(d.id, { attempted: true, attempt, result, outcome });
   });
 
   // One round trip records every outcome.
+  writes.push(...successWrites(env, successes, failedHooks));
   if (writes.length > 0) await db.batch(writes as [BatchItem<"sqlite">, ...BatchItem<"sqlite">[]]);
 
   for (const part of chunk(retries, QUEUE_BATCH_MAX)) {

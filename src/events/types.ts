@@ -6,8 +6,11 @@ export const EVENT_TYPES = [
   "message.read",
   "message.media_stored",
   "message.media_failed",
+  "message.edited",
+  "message.deleted",
   "session.connected",
   "session.disconnected",
+  "session.restricted",
   "contact.created",
   "campaign.completed",
 ] as const;

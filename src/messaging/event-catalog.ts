@@ -37,6 +37,7 @@ const session = {
   credentials: { set: true, phoneNumberId: "106540352242922" },
   webhookPath: "/hooks/whatsapp/ses_0m3x9k2a1b2c3d4e5f6g7h8",
   sendRatePerMinute: null,
+  health: null,
   createdAt: at,
   updatedAt: at,
 };
@@ -47,6 +48,16 @@ export const MESSAGING_EVENT_TYPES: EventTypeDescriptions = {
   "message.sent": { description: "The network accepted an outbound message (`status: sent`).", data: Message, example: message },
   "message.delivered": { description: "An outbound message reached the recipient's phone.", data: Message, example: { ...message, status: "delivered", deliveredAt: at } },
   "message.read": { description: "The recipient read an outbound message.", data: Message, example: { ...message, status: "read", deliveredAt: at, readAt: at } },
+  "message.edited": {
+    description: "The sender edited an inbound message: its text (or its file's caption) is the new one, with `editedAt`.",
+    data: Message,
+    example: { ...inbound, text: "Where is my order #1234?", editedAt: at },
+  },
+  "message.deleted": {
+    description: "The sender deleted an inbound message for everyone: its text, file and body are dropped, `deletedAt` is set.",
+    data: Message,
+    example: { ...inbound, text: undefined, deletedAt: at },
+  },
   "message.media_stored": {
     description: "An inbound message's file was fetched from the network and is served by `GET /api/messages/{id}/media` (`media.status: stored`).",
     data: Message,
@@ -63,10 +74,15 @@ export const MESSAGING_EVENT_TYPES: EventTypeDescriptions = {
     data: Session,
     example: { ...session, status: "FAILED", statusReason: "invalid_token" },
   },
+  "session.restricted": {
+    description: "The network reported the business account restricted, banned or in violation (`health`); the session may still be `WORKING`.",
+    data: Session,
+    example: { ...session, health: { state: "restricted", event: "ACCOUNT_RESTRICTION", restrictions: [{ type: "RESTRICTED_ADD_PHONE_NUMBER_ACTION", expiresAt: "2026-01-22T09:30:00.000Z" }], at } },
+  },
   "contact.created": {
     description: "A contact was created, by the API or by the first message from a new number.",
     data: Contact,
-    example: { id: "con_0m3x9k2a1b2c3d4e5f6g7h8", phone: "+14155550123", chatId: "14155550123@c.us", name: "Ada", email: null, tags: ["vip"], attributes: {}, optedOut: false, createdAt: at, updatedAt: at },
+    example: { id: "con_0m3x9k2a1b2c3d4e5f6g7h8", phone: "+14155550123", chatId: "14155550123@c.us", name: "Ada", email: null, tags: ["vip"], attributes: {}, optedOut: false, identity: null, createdAt: at, updatedAt: at },
   },
   "campaign.completed": {
     description: "Every recipient of a campaign was sent or skipped (delivery and read counts keep updating).",

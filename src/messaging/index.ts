@@ -8,8 +8,8 @@ import { sweepPendingMedia } from "./media/sweep.ts";
 export { SessionDO } from "./sessions/session-do.ts";
 export { wireCampaignHooks } from "./sessions/campaign-hooks.ts";
 export { sendMessage, queueMessages, type SendInput, type SendOptions } from "./messages/service.ts";
-export { enqueueSendJobs, runBulkJob, sendQueueConsumer, type SendJob } from "./queue/send-queue.ts";
-export { runMediaJob } from "./media/inbound.ts";
+export { enqueueSendJobs, sendQueueConsumer, type SendJob } from "./queue/send-queue.ts";
+export { runBulkJob, runMediaJob } from "./sessions/jobs.ts";
 
 /** /api/sessions, /api/messages, /api/contacts, /api/chats. */
 export const messagingRoutes = createRouter().route("/", sessionRoutes).route("/", messageRoutes).route("/", contactRoutes).route("/", chatRoutes);

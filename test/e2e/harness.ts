@@ -1,7 +1,7 @@
 // Starts the whole system as a user would (`npm run dev`) on free ports with its own state
 // directory, and gives tests and benchmarks a client's view of it.
 import { spawn, type ChildProcess } from "node:child_process";
-import { createWriteStream, mkdtempSync, rmSync } from "node:fs";
+import { createWriteStream, mkdtempSync, readdirSync, readFileSync, rmSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join, resolve } from "node:path";
 import { capture } from "../../scripts/capture.ts";
@@ -19,6 +19,31 @@ export interface DevServer {
   /** Creates a new account on `plan` and returns its key (the CLI's last line). */
   createKey(plan?: "free" | "pro" | "enterprise", extra?: string[]): Promise<string>;
   stop(): Promise<void>;
+  /** SIGKILL of the whole process tree of `npm run dev` at once (a power cut); the state directory stays. */
+  kill(): Promise<void>;
+}
+
+/** `pid` and every process below it (their own process groups included), from /proc. */
+function processTree(pid: number): number[] {
+  const children = new Map<number, number[]>();
+  for (const entry of readdirSync("/proc")) {
+    if (!/^\d+$/.test(entry)) continue;
+    try {
+      // The parent pid is the 4th field, after the command name in parentheses (which may hold spaces).
+      const stat = readFileSync(`/proc/${entry}/stat`, "utf8");
+      const ppid = Number(stat.slice(stat.lastIndexOf(")") + 2).split(" ")[1]);
+      children.set(ppid, [...(children.get(ppid) ?? []), Number(entry)]);
+    } catch {
+      /* gone meanwhile */
+    }
+  }
+  const out: number[] = [];
+  const walk = (p: number) => {
+    out.push(p);
+    for (const c of children.get(p) ?? []) walk(c);
+  };
+  walk(pid);
+  return out;
 }
 
 async function run(cmd: string, args: string[], env: NodeJS.ProcessEnv): Promise<string> {
@@ -40,10 +65,11 @@ async function waitForHealth(baseUrl: string, child: ChildProcess, timeoutMs: nu
   throw new Error(`npm run dev did not answer /health within ${timeoutMs} ms:\n${output()}`);
 }
 
-export async function startDev(opts: { env?: NodeJS.ProcessEnv; timeoutMs?: number } = {}): Promise<DevServer> {
+/** `persistTo`: an existing state directory to start on (kept on stop); default a fresh one, removed on stop. */
+export async function startDev(opts: { env?: NodeJS.ProcessEnv; timeoutMs?: number; persistTo?: string } = {}): Promise<DevServer> {
   const port = await freePort();
   const compilePort = await freePort();
-  const persistTo = mkdtempSync(join(tmpdir(), "texmsg-e2e-"));
+  const persistTo = opts.persistTo ?? mkdtempSync(join(tmpdir(), "texmsg-e2e-"));
   const env = { PORT: String(port), COMPILE_PORT: String(compilePort), PERSIST_TO: persistTo, ...opts.env };
   let output = "";
   const child = spawn("npm", ["run", "-s", "dev"], { cwd: ROOT, env: { ...process.env, ...env }, stdio: ["ignore", "pipe", "pipe"], detached: true });
@@ -78,7 +104,19 @@ export async function startDev(opts: { env?: NodeJS.ProcessEnv; timeoutMs?: numb
         });
       });
     }
-    rmSync(persistTo, { recursive: true, force: true });
+    if (!opts.persistTo) rmSync(persistTo, { recursive: true, force: true });
+  };
+  const kill = async () => {
+    if (child.exitCode !== null || !child.pid) return;
+    const exited = new Promise((r) => child.once("exit", r));
+    for (const pid of processTree(child.pid)) {
+      try {
+        process.kill(pid, "SIGKILL");
+      } catch {
+        /* gone */
+      }
+    }
+    await exited;
   };
   try {
     await waitForHealth(baseUrl, child, opts.timeoutMs ?? 180_000, () => output);
@@ -92,6 +130,7 @@ export async function startDev(opts: { env?: NodeJS.ProcessEnv; timeoutMs?: numb
     keys: (args) => keysCli(persistTo, args),
     createKey: (plan = "pro", extra = []) => createKeyWithCli(persistTo, plan, extra),
     stop,
+    kill,
   };
 }
 

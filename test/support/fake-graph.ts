@@ -1,18 +1,23 @@
 import { createHash, randomBytes } from "node:crypto";
 import { createServer, type IncomingMessage, type Server } from "node:http";
 import type { AddressInfo } from "node:net";
-import { GraphValidator } from "./graph-validator.ts";
+import { GraphValidator, type GraphRequest, type Verdict } from "./graph-validator.ts";
 
 /**
  * A local fake of the Graph API (WhatsApp Cloud API) for tests. Every request it receives is
- * validated against the reference OpenAPI document and recorded; an invalid one is answered with
- * a Graph error (code 100) so the test fails where it looks. Control routes under /__fake/:
+ * validated against the one operation of the reference OpenAPI document it serves (path
+ * parameters, query, headers, body) and recorded; an invalid one is answered with a Graph error
+ * (code 100) so the test fails where it looks, and the run fails at teardown
+ * (fake-graph-setup.ts). The fake's own answers are checked against the document too. Control routes under /__fake/:
  *   POST /__fake/phones {phoneNumberId, token, displayPhoneNumber}   register a number
  *   POST /__fake/phones/:id/fail {code, times?}                        next sends fail with a Graph error code
  *   POST /__fake/phones/:id/stall {mode: "hang"|"drop", times?}        next sends are received (and recorded)
  *        but never answered: held open, or the connection closed without an answer
  *   GET  /__fake/phones/:id/requests                                   what was received for this number
- *   GET  /__fake/invalid                                               every request that failed validation
+ *   GET  /__fake/invalid                                               every request that failed validation, and
+ *        every answer of the fake that did not match what the document declares for it
+ *   POST /__fake/webhooks <payload>                                    checks a webhook payload a test is about to
+ *        post against the document's webhook schema (and its supplement); answers the verdict, records a failure
  *   POST /__fake/media {mediaId, phoneNumberId, mimetype, data, failTimes?}   a file a customer sent (base64);
  *        GET /v23.0/{mediaId} answers its download URL (on /cdn/, Meta's CDN), which needs the
  *        number's token (none with `public: true`); the first `failTimes` downloads answer 500
@@ -36,7 +41,7 @@ interface MediaFile {
   public: boolean;
 }
 
-interface Recorded {
+export interface Recorded {
   method: string;
   path: string;
   authorization: string | null;
@@ -64,11 +69,16 @@ async function readBody(req: IncomingMessage): Promise<string> {
   return Buffer.concat(chunks).toString("utf8");
 }
 
-export async function startFakeGraph(referenceFile: string): Promise<{ url: string; close: () => Promise<void> }> {
+export async function startFakeGraph(referenceFile: string): Promise<{ url: string; invalid: () => readonly Recorded[]; close: () => Promise<void> }> {
   const validator = new GraphValidator(referenceFile);
   const phones = new Map<string, Phone>();
   const invalid: Recorded[] = [];
   const media = new Map<string, MediaFile>();
+
+  const anyFits = (req: GraphRequest): Verdict => {
+    const verdicts = validator.match(req.method, req.path).map((m) => validator.validate(req, m.op.operationId));
+    return verdicts.find((v) => v.ok) ?? { ok: false, errors: verdicts.length ? verdicts.flatMap((v) => v.errors) : [`${req.method} ${req.path} matches no operation of the reference document`] };
+  };
 
   const server: Server = createServer(async (req, res) => {
     const send = (status: number, body: unknown) => {
@@ -119,57 +129,72 @@ export async function startFakeGraph(referenceFile: string): Promise<{ url: stri
         }
         if (req.method === "GET" && parts[3] === "requests" && phone) return send(200, phone.requests);
         if (req.method === "GET" && parts[1] === "invalid") return send(200, invalid);
+        if (req.method === "POST" && parts[1] === "webhooks") {
+          const verdict = validator.validateWebhook(json);
+          if (!verdict.ok) invalid.push({ method: "WEBHOOK", path: "/whatsapp/webhooks", authorization: null, body: json ?? null, valid: false, errors: verdict.errors });
+          return send(200, verdict);
+        }
         return send(404, { error: "unknown control route" });
       }
 
-      const verdict = validator.validate(req.method ?? "GET", url.pathname, json);
-      const record: Recorded = { method: req.method ?? "GET", path: url.pathname + url.search, authorization: req.headers.authorization ?? null, body: json ?? null, valid: verdict.ok, errors: verdict.errors };
+      const method = req.method ?? "GET";
+      const headers = Object.fromEntries(Object.entries(req.headers).map(([k, v]) => [k, Array.isArray(v) ? v.join(", ") : v]));
+      const graphReq: GraphRequest = { method, path: url.pathname, query: url.searchParams, headers, body: json };
+      const file = method === "GET" && parts.length === 2 ? media.get(parts[1]!) : undefined;
       const phone = phones.get(parts[1] ?? "");
+      // The one operation the fake serves for this request, decided by what the id names, as Meta does.
+      const route = file ? "retrieveMediaUrl" : phone && method === "GET" && parts.length === 2 ? "getPhoneNumberById" : phone && method === "POST" && parts[2] === "messages" && parts.length === 3 ? "sendMessage" : undefined;
+      // An id naming nothing: Meta answers "does not exist" whichever operation was meant, so any one that fits will do.
+      const verdict = route ? validator.validate(graphReq, route) : anyFits(graphReq);
+      const record: Recorded = { method, path: url.pathname + url.search, authorization: req.headers.authorization ?? null, body: json ?? null, valid: verdict.ok, errors: verdict.errors };
       phone?.requests.push(record);
+      const answer = (status: number, body: unknown) => {
+        const checked = verdict.operationId ? validator.validateResponse(verdict.operationId, status, body) : { ok: true, errors: [] };
+        if (!checked.ok) invalid.push({ ...record, valid: false, errors: [`the fake's own answer: ${checked.errors.join("; ")}`] });
+        send(status, body);
+      };
       if (!verdict.ok) {
         invalid.push(record);
         const e = graphError(100, `(#100) Invalid parameter: ${verdict.errors.slice(0, 3).join("; ")}`);
         return send(e.status, e.body);
       }
-      const file = req.method === "GET" && parts.length === 2 ? media.get(parts[1]!) : undefined;
       if (file) {
         if (req.headers.authorization !== `Bearer ${phones.get(file.phoneNumberId)?.token}`) {
           const e = graphError(190);
-          return send(e.status, e.body);
+          return answer(e.status, e.body);
         }
         const sha256 = createHash("sha256").update(file.bytes).digest("base64");
-        return send(200, { messaging_product: "whatsapp", url: `http://${req.headers.host}/cdn/${parts[1]}`, mime_type: file.mimetype, sha256, file_size: file.bytes.byteLength, id: parts[1] });
+        // The document has file_size as a string.
+        return answer(200, { messaging_product: "whatsapp", url: `http://${req.headers.host}/cdn/${parts[1]}`, mime_type: file.mimetype, sha256, file_size: String(file.bytes.byteLength), id: parts[1] });
       }
-      if (!phone) return send(400, graphError(100, "Unsupported get request. Object does not exist").body);
+      if (!phone || !route) return answer(400, graphError(100, `Unsupported ${method.toLowerCase()} request. Object with ID '${parts[1] ?? ""}' does not exist`).body);
       if (req.headers.authorization !== `Bearer ${phone.token}`) {
         const e = graphError(190);
-        return send(e.status, e.body);
+        return answer(e.status, e.body);
       }
-      if (req.method === "GET" && parts.length === 2) {
-        return send(200, { id: parts[1], display_phone_number: phone.displayPhoneNumber, verified_name: "Fake Business", quality_rating: "GREEN" });
+      if (route === "getPhoneNumberById") {
+        return answer(200, { id: parts[1], display_phone_number: phone.displayPhoneNumber, verified_name: "Fake Business", quality_rating: "GREEN" });
       }
-      if (req.method === "POST" && parts[2] === "messages") {
-        const stall = (json as { status?: string }).status === "read" ? undefined : phone.stalls.shift();
-        // Meta got the whole request and may have sent it; the caller never learns (closeAllConnections ends a hang).
-        if (stall === "hang") return;
-        if (stall === "drop") return void req.socket.destroy();
-        const failure = phone.failures.shift();
-        if (failure !== undefined) {
-          const e = graphError(failure);
-          return send(e.status, e.body);
-        }
-        if ((json as { status?: string }).status === "read") return send(200, { success: true });
-        const to = String((json as { to?: string }).to);
-        return send(200, { messaging_product: "whatsapp", contacts: [{ input: to, wa_id: to }], messages: [{ id: `wamid.${randomBytes(12).toString("hex")}` }] });
+      const body = json as { status?: string; to?: string };
+      const stall = body.status === "read" ? undefined : phone.stalls.shift();
+      // Meta got the whole request and may have sent it; the caller never learns (closeAllConnections ends a hang).
+      if (stall === "hang") return;
+      if (stall === "drop") return void req.socket.destroy();
+      const failure = phone.failures.shift();
+      if (failure !== undefined) {
+        const e = graphError(failure);
+        return answer(e.status, e.body);
       }
-      return send(400, graphError(100, "Unsupported request").body);
+      if (body.status === "read") return answer(200, { success: true });
+      const to = String(body.to);
+      return answer(200, { messaging_product: "whatsapp", contacts: [{ input: to, wa_id: to }], messages: [{ id: `wamid.${randomBytes(12).toString("hex")}` }] });
     } catch (err) {
       send(500, { error: { message: String(err), type: "FakeError", code: 1 } });
     }
   });
   await new Promise<void>((resolve) => server.listen(0, "127.0.0.1", resolve));
   const { port } = server.address() as AddressInfo;
-  return { url: `http://127.0.0.1:${port}`, close: () => new Promise((resolve) => {
+  return { url: `http://127.0.0.1:${port}`, invalid: () => invalid, close: () => new Promise((resolve) => {
       server.close(() => resolve());
       // Keep-alive connections of the Worker under test would hold close() open.
       server.closeAllConnections();

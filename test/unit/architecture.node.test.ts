@@ -130,11 +130,108 @@ describe("architecture: owners of tables", () => {
     expect(messagesTableUses('x\nconst q = "SELECT 1 FROM messages m";\nJOIN messages_old\nimport { messages } from "../../db/schema/index.ts";')).toEqual([2, 4]);
   });
 
-  it("only messaging/messages/store.ts reads or writes messages rows", () => {
-    const owner = join(SRC, "messaging/messages/store.ts");
-    const others = sourceFiles(SRC).filter((f) => f !== owner && !f.startsWith(join(SRC, "db") + "/"));
+  it("only the files of messaging/store/ read or write messages rows", () => {
+    const owners = join(SRC, "messaging/store") + "/";
+    const others = sourceFiles(SRC).filter((f) => !f.startsWith(owners) && !f.startsWith(join(SRC, "db") + "/"));
     const uses = others.flatMap((f) => messagesTableUses(readFileSync(f, "utf8")).map((line) => `${relative(ROOT, f)}:${line}`));
     expect(uses).toEqual([]);
-    expect(messagesTableUses(readFileSync(owner, "utf8")).length).toBeGreaterThan(0);
+    expect(sourceFiles(owners).flatMap((f) => messagesTableUses(readFileSync(f, "utf8"))).length).toBeGreaterThan(0);
+  });
+});
+
+/**
+ * Inside src/messaging (ARCHITECTURE.md "Inside messaging"): the subfolders in layers, lowest first.
+ * A folder imports its own files, the vocabulary and the folders of lower layers, never a folder of
+ * its own layer or a higher one, so no import cycle can form between folders. The network drivers
+ * sit below the store: they know only their port (networks/driver.ts), which the session implements.
+ */
+const MESSAGING = join(SRC, "messaging");
+const MESSAGING_LAYERS: string[][] = [["networks"], ["queue"], ["contacts"], ["store"], ["media"], ["sessions"], ["messages", "chats", "hooks", "campaigns"]];
+/**
+ * The vocabulary every folder may use: the files at the root of src/messaging (but index.ts, which
+ * composes them), each resource's schemas and mapper, and a few files of pure types and rules.
+ * Vocabulary imports only vocabulary.
+ */
+const VOCABULARY_FILES = new Set(["messages/content.ts", "media/limits.ts", "campaigns/lifecycle.ts", "campaigns/template.ts"]);
+
+const isVocabulary = (rel: string) => (!rel.includes("/") && rel !== "index.ts") || rel.endsWith("/schemas.ts") || rel.endsWith("/mapper.ts") || VOCABULARY_FILES.has(rel);
+
+/** Every import (type-only ones too: they bind the files just the same) from one messaging file to another. */
+function messagingImports(): { from: string; to: string }[] {
+  return sourceFiles(MESSAGING).flatMap((file) =>
+    importsOf(readFileSync(file, "utf8"))
+      .map((spec) => resolve(dirname(file), spec))
+      .filter((target) => target.startsWith(MESSAGING + "/"))
+      .map((target) => ({ from: relative(MESSAGING, file), to: relative(MESSAGING, target) })),
+  );
+}
+
+/** The cycles of a directed graph (its strongly connected components of more than one node, or a node importing itself). */
+export function cyclesOf(edges: { from: string; to: string }[]): string[][] {
+  const next = new Map<string, string[]>();
+  for (const { from, to } of edges) next.set(from, [...(next.get(from) ?? []), to]);
+  const index = new Map<string, number>();
+  const low = new Map<string, number>();
+  const stack: string[] = [];
+  const onStack = new Set<string>();
+  const out: string[][] = [];
+  const visit = (v: string) => {
+    index.set(v, index.size);
+    low.set(v, index.get(v)!);
+    stack.push(v);
+    onStack.add(v);
+    for (const w of next.get(v) ?? []) {
+      if (!index.has(w)) {
+        visit(w);
+        low.set(v, Math.min(low.get(v)!, low.get(w)!));
+      } else if (onStack.has(w)) low.set(v, Math.min(low.get(v)!, index.get(w)!));
+    }
+    if (low.get(v) !== index.get(v)) return;
+    const scc: string[] = [];
+    let w: string;
+    do {
+      w = stack.pop()!;
+      onStack.delete(w);
+      scc.push(w);
+    } while (w !== v);
+    if (scc.length > 1 || (next.get(v) ?? []).includes(v)) out.push(scc.sort());
+  };
+  for (const v of next.keys()) if (!index.has(v)) visit(v);
+  return out;
+}
+
+describe("architecture: inside messaging", () => {
+  it("finds the cycles it checks", () => {
+    const e = (from: string, to: string) => ({ from, to });
+    expect(cyclesOf([e("a", "b"), e("b", "c"), e("c", "a"), e("c", "d")])).toEqual([["a", "b", "c"]]);
+    expect(cyclesOf([e("a", "b"), e("b", "c")])).toEqual([]);
+  });
+
+  it("no import cycle between the files of src/messaging", () => {
+    expect(cyclesOf(messagingImports())).toEqual([]);
+  });
+
+  it("every subfolder of src/messaging imports only itself, the vocabulary and lower layers", () => {
+    const layerOf = new Map(MESSAGING_LAYERS.flatMap((folders, i) => folders.map((f) => [f, i] as const)));
+    const folders = readdirSync(MESSAGING, { withFileTypes: true }).filter((e) => e.isDirectory()).map((e) => e.name);
+    expect(folders.filter((f) => !layerOf.has(f))).toEqual([]);
+    const violations = messagingImports().filter(({ from, to }) => {
+      if (isVocabulary(to)) return false;
+      if (isVocabulary(from) || from === "index.ts") return from !== "index.ts";
+      const [a, b] = [from.split("/")[0]!, to.split("/")[0]!];
+      return a !== b && !(layerOf.get(b)! < layerOf.get(a)!);
+    });
+    expect(violations.map(({ from, to }) => `${from} imports ${to}`)).toEqual([]);
+  });
+
+  it("network drivers reach no table, event or store: only their port", () => {
+    const networks = join(MESSAGING, "networks");
+    const reach = sourceFiles(networks).flatMap((file) =>
+      importsOf(readFileSync(file, "utf8"))
+        .map((spec) => relative(SRC, resolve(dirname(file), spec)))
+        .filter((target) => target.startsWith("db/") || target.startsWith("events/"))
+        .map((target) => `${relative(ROOT, file)} imports ${target}`),
+    );
+    expect(reach).toEqual([]);
   });
 });

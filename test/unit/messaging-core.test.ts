@@ -1,8 +1,10 @@
 import { describe, expect, it } from "vitest";
 import { chatIdOf, parseAddress } from "../../src/messaging/chat-id.ts";
-import { isStop } from "../../src/messaging/messages/inbound.ts";
+import { isStop } from "../../src/messaging/sessions/inbound.ts";
 import { base64Size } from "../../src/messaging/media/limits.ts";
-import { graphMessageBody, mapGraphError, parseWebhook, verifyHubSignature } from "../../src/messaging/networks/whatsapp.ts";
+import { graphMessageBody } from "../../src/messaging/networks/whatsapp.ts";
+import { mapGraphError } from "../../src/messaging/networks/whatsapp-errors.ts";
+import { parseWebhook, verifyHubSignature } from "../../src/messaging/networks/whatsapp-hook.ts";
 import { sandboxSend } from "../../src/messaging/networks/sandbox.ts";
 import { canAdvance, statusesBetween } from "../../src/messaging/status.ts";
 

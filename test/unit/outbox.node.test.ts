@@ -134,4 +134,25 @@ describe("Outbox over SQLite", () => {
     expect(dues(o, 3299)).not.toContain("p4");
     expect(dues(o, 3300)).toContain("p4");
   });
+
+  it("a late alarm leaves an unpaced backlog where it is: no row rewritten, however long the backlog", () => {
+    let written = 0;
+    const sql = memorySql();
+    const counting: SqlLike = {
+      exec: (query, ...bindings) => {
+        const res = sql.exec(query, ...bindings);
+        written += res.rowsWritten;
+        return res;
+      },
+    } as SqlLike;
+    const o = new Outbox(counting);
+    o.enqueue(Array.from({ length: 500 }, (_, i) => `u${i}`), { rate: null, jitter: 0 }, "c", 1000);
+    o.enqueue(["p1", "p2"], { rate: 600, jitter: 0 }, null, 1000); // due 1000, 1100
+    written = 0;
+    o.slipLate(3000); // the alarm ran 2 s late: only the two paced sends move
+    expect(written).toBe(3); // p1, p2 and the next free slot
+    expect(dues(o, 2000)).toHaveLength(500); // the unpaced backlog is still due
+    expect(dues(o, 2999)).not.toContain("p1");
+    expect(dues(o, 3100)).toEqual(expect.arrayContaining(["p1", "p2"]));
+  });
 });

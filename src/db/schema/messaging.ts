@@ -19,6 +19,8 @@ export const messagingSessions = sqliteTable(
     credentialsSet: integer("credentials_set", { mode: "boolean" }).notNull().default(false),
     /** Bulk pacing (messages per minute); null = unpaced. */
     sendRatePerMinute: integer("send_rate_per_minute"),
+    /** JSON: the business account's standing as the network last reported it (SessionHealth); null: nothing reported. */
+    health: text("health"),
     ...timestamps(),
   },
   (t) => [accountListIndex("msg_sessions_account_idx", t), index("msg_sessions_phone_idx").on(t.accountId, t.phoneNumber)],
@@ -89,6 +91,8 @@ export const contacts = sqliteTable(
     /** JSON object */
     attributes: jsonText("attributes", "{}"),
     optedOut: integer("opted_out", { mode: "boolean" }).notNull().default(false),
+    /** JSON: the network's ids of the person beside the phone number ({userId, parentUserId, username}); null: none known. */
+    identity: text("identity"),
     ...timestamps(),
   },
   (t) => [uniqueIndex("contacts_account_phone_idx").on(t.accountId, t.phone), accountListIndex("contacts_account_idx", t)],

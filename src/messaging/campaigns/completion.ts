@@ -4,7 +4,7 @@ import { campaigns } from "../../db/schema/index.ts";
 import { enqueueEvents, prepareEventAfterChange } from "../../events/emit.ts";
 import { eachItem } from "../../platform/cron-loop.ts";
 import { ApiError } from "../../platform/errors.ts";
-import { messagesSql } from "../messages/store.ts";
+import { messagesSql } from "../store/campaigns.ts";
 import { toCampaign } from "./mapper.ts";
 import { statsOf } from "./stats.ts";
 

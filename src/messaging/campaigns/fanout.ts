@@ -1,11 +1,11 @@
 import { newId } from "../../platform/ids.ts";
 import { enqueueSendJobs, type JobOf } from "../queue/send-queue.ts";
-import { sessionStub } from "../sessions/service.ts";
+import { sessionStub } from "../sessions/session-do.ts";
 import type { StoredMedia } from "../messages/mapper.ts";
 import { pacingOf, type CampaignRow } from "./mapper.ts";
 import type { CampaignMessage } from "./schemas.ts";
 import { renderTemplate } from "./template.ts";
-import { campaignBlocksToSend, claimCampaignMessagesStatements, queuedCampaignMessageIds } from "../messages/store.ts";
+import { campaignBlocksToSend, claimCampaignMessagesStatements, queuedCampaignMessageIds } from "../store/campaigns.ts";
 
 /** Recipients per SEND_QUEUE job. */
 export const JOB_SIZE = 100;

@@ -1,4 +1,4 @@
-import { campaignStatusCounts } from "../messages/store.ts";
+import { campaignStatusCounts } from "../store/campaigns.ts";
 import type { CampaignRow } from "./mapper.ts";
 import type { CampaignStats } from "./schemas.ts";
 

@@ -7,8 +7,10 @@ import { ACCEPTED_ADDRESS_FORMS, chatIdOf, digitsOfChatId, e164Of, parseAddress 
 import { toContact } from "../contacts/mapper.ts";
 import { contactsByPhonesQuery } from "../contacts/service.ts";
 import { toMessage } from "../messages/mapper.ts";
-import { markInboundReadStatement, messageById, messagesByIdsQuery } from "../messages/store.ts";
-import { loadSession, sessionStub } from "../sessions/service.ts";
+import { loadSession } from "../sessions/service.ts";
+import { sessionStub } from "../sessions/session-do.ts";
+import { messageById, messagesByIdsQuery } from "../store/reads.ts";
+import { markInboundReadStatement } from "../store/writes.ts";
 import { toChat, type ChatRow } from "./mapper.ts";
 import { ChatCursor, type Chat } from "./schemas.ts";
 

@@ -1,7 +1,7 @@
 import type { contacts } from "../../db/schema/index.ts";
 import { iso } from "../../platform/time.ts";
 import { chatIdOf } from "../chat-id.ts";
-import type { Contact } from "./schemas.ts";
+import type { Contact, ContactIdentity } from "./schemas.ts";
 
 export type ContactRow = typeof contacts.$inferSelect;
 
@@ -16,6 +16,7 @@ export function toContact(row: ContactRow): Contact {
     tags: JSON.parse(row.tags) as string[],
     attributes: JSON.parse(row.attributes) as Record<string, unknown>,
     optedOut: row.optedOut,
+    identity: row.identity ? (JSON.parse(row.identity) as ContactIdentity) : null,
     createdAt: iso(row.createdAt),
     updatedAt: iso(row.updatedAt),
   };
@@ -32,6 +33,6 @@ export function newContactRow(
   return {
     ...{ id, accountId, phone, name: c.name ?? null, email: c.email ?? null },
     ...{ tags: JSON.stringify([...new Set(c.tags ?? [])]), attributes: JSON.stringify(c.attributes ?? {}), optedOut: c.optedOut ?? false },
-    ...{ createdAt: now, updatedAt: now },
+    ...{ identity: null, createdAt: now, updatedAt: now },
   };
 }

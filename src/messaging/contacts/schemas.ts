@@ -11,6 +11,16 @@ const Attributes = boundedJson(z.record(z.string().max(64), z.union([z.string().
   description: `Your own fields: string (at most 1,024 characters), number, boolean or null values; at most ${MAX_ATTRIBUTES_BYTES / 1024} KiB as JSON.`,
 });
 
+/** Who the person is to the network beside the phone number (WhatsApp: business-scoped user ids and username). */
+export const ContactIdentity = z
+  .object({
+    userId: z.string().max(160).optional().openapi({ description: "WhatsApp's business-scoped user id (BSUID).", example: "US.13491208655302741918" }),
+    parentUserId: z.string().max(160).optional().openapi({ description: "The parent BSUID shared across the portfolios of a managed business.", example: "US.ENT.11815799212886844830" }),
+    username: z.string().max(64).optional().openapi({ description: "The username the person chose, if any.", example: "@sheena" }),
+  })
+  .openapi("ContactIdentity");
+export type ContactIdentity = z.infer<typeof ContactIdentity>;
+
 export const Contact = z
   .object({
     id: z.string().openapi({ example: "con_0m3x9k2a1b2c3d4e5f6g7h8" }),
@@ -20,7 +30,8 @@ export const Contact = z
     email: z.string().nullable(),
     tags: z.array(z.string()),
     attributes: z.record(z.string(), z.unknown()),
-    optedOut: z.boolean().openapi({ description: "Set by an inbound `STOP` (or by you); campaigns skip opted-out contacts." }),
+    optedOut: z.boolean().openapi({ description: "Set by an inbound `STOP`, WhatsApp's stop-promotions (or by you); campaigns skip opted-out contacts." }),
+    identity: ContactIdentity.nullable().openapi({ description: "What the network says of the person beside the number (from their messages); null: nothing." }),
     ...Timestamps,
   })
   .openapi("Contact");

@@ -1,4 +1,4 @@
-import { and, desc, eq, inArray, lt, or, sql } from "drizzle-orm";
+import { and, desc, eq, getTableColumns, inArray, lt, or, sql } from "drizzle-orm";
 import { getDb } from "../../db/client.ts";
 import { contacts } from "../../db/schema/index.ts";
 import { assertEventFits, emit, enqueueEvents, prepareEventAfterChange } from "../../events/emit.ts";
@@ -6,7 +6,7 @@ import { ApiError, errors } from "../../platform/errors.ts";
 import { newId } from "../../platform/ids.ts";
 import { decodeCursor, IdCursor, toPage } from "../../platform/pagination.ts";
 import { ACCEPTED_ADDRESS_FORMS, chatIdOf, e164Of, parseAddress } from "../chat-id.ts";
-import { CreateContactBody, type Contact } from "./schemas.ts";
+import { CreateContactBody, type Contact, type ContactIdentity } from "./schemas.ts";
 import { newContactRow, toContact, type ContactRow as Row } from "./mapper.ts";
 import { itemsPerStatement } from "../../platform/d1.ts";
 
@@ -38,19 +38,25 @@ export async function createContact(env: Env, accountId: string, input: ContactI
 /**
  * The statements that make the sender of an inbound message a contact: created on first contact
  * (opted out at once by a STOP) together with its `contact.created` (recorded only if the contact
- * was), or, for a known sender, opted out by a STOP. Run them in the caller's batch; `created(result)`
- * then reads, from the first one's result, whether the contact and its event were recorded.
+ * was), or, for a known sender, opted out by a STOP; the identity the network gave (if any) is kept
+ * either way. Run them in the caller's batch; `created(result)` then reads, from the first one's
+ * result, whether the contact and its event were recorded.
  */
-export function ensureContactStatements(env: Env, accountId: string, digits: string, name: string | undefined, optOut: boolean, sessionId: string | null) {
+export function ensureContactStatements(env: Env, accountId: string, digits: string, name: string | undefined, optOut: boolean, sessionId: string | null, identity?: ContactIdentity) {
   const db = getDb(env.DB);
   const now = Date.now();
   const phone = e164Of(digits);
-  const row: Row = { id: newId("con"), accountId, phone, name: name ?? null, email: null, tags: "[]", attributes: "{}", optedOut: optOut, createdAt: now, updatedAt: now };
+  const known = identity && Object.keys(identity).length > 0 ? JSON.stringify(identity) : null;
+  const row: Row = { id: newId("con"), accountId, phone, name: name ?? null, email: null, tags: "[]", attributes: "{}", optedOut: optOut, identity: known, createdAt: now, updatedAt: now };
   const insert = db.insert(contacts).values(row).onConflictDoNothing().returning({ id: contacts.id });
   const announce = prepareEventAfterChange(env, { type: "contact.created", accountId, sessionId, data: toContact(row) });
   const optOutKnown = db.update(contacts).set({ optedOut: true, updatedAt: now }).where(and(eq(contacts.accountId, accountId), eq(contacts.phone, phone), eq(contacts.optedOut, false)));
+  // A known contact's identity changes when the network reports a new one (a new BSUID after a number change, a new username).
+  const identityKnown = known
+    ? [db.update(contacts).set({ identity: known, updatedAt: now }).where(and(eq(contacts.accountId, accountId), eq(contacts.phone, phone), sql`${contacts.identity} is not ${known}`))]
+    : [];
   return {
-    statements: optOut ? ([insert, announce.statement, optOutKnown] as const) : ([insert, announce.statement] as const),
+    statements: [insert, announce.statement, ...(optOut ? [optOutKnown] : []), ...identityKnown] as const,
     /** The event id to enqueue when the contact was created. */
     created: (result: { id: string }[]): string | null => (result.length > 0 ? announce.event.id : null),
   };
@@ -84,6 +90,17 @@ export async function updateContact(
   return toContact(row);
 }
 
+/**
+ * A customer's marketing preference as the network reports it (WhatsApp's "stop promotions"):
+ * opts the contact with this number out of (or back into) campaigns. No contact: nothing to change.
+ */
+export async function setOptedOutByPhone(env: Env, accountId: string, digits: string, optedOut: boolean): Promise<void> {
+  await getDb(env.DB)
+    .update(contacts)
+    .set({ optedOut, updatedAt: Date.now() })
+    .where(and(eq(contacts.accountId, accountId), eq(contacts.phone, e164Of(digits)), eq(contacts.optedOut, !optedOut)));
+}
+
 export async function deleteContact(env: Env, accountId: string, id: string): Promise<{ id: string; deleted: true }> {
   const [row] = await getDb(env.DB).delete(contacts).where(and(eq(contacts.accountId, accountId), eq(contacts.id, id))).returning({ id: contacts.id });
   if (!row) throw errors.notFound("contact");
@@ -109,8 +126,8 @@ export async function listContacts(
   return { data: page.data.map(toContact), nextCursor: page.nextCursor };
 }
 
-/** Rows per INSERT: 10 columns each. */
-const IMPORT_ROWS_PER_INSERT = itemsPerStatement(10);
+/** Rows per INSERT: one bound variable per column of a row. */
+const IMPORT_ROWS_PER_INSERT = itemsPerStatement(Object.keys(getTableColumns(contacts)).length);
 
 /** Bulk create: valid items inserted in one D1 batch; existing phones counted and left alone. */
 export async function importContacts(env: Env, accountId: string, items: unknown[]) {

@@ -1,7 +1,8 @@
 import { readCapped } from "../../platform/body-guard.ts";
 import { errors } from "../../platform/errors.ts";
 import { MEDIA_ID, servedHeaders, verifyMediaSignature } from "../media/store.ts";
-import { isSessionOnNetwork, sessionStub } from "../sessions/service.ts";
+import { isSessionOnNetwork } from "../sessions/service.ts";
+import { sessionStub } from "../sessions/session-do.ts";
 
 /** Meta's webhook bodies are small JSON documents; anything bigger is not from Meta. */
 export const MAX_HOOK_BODY = 1024 * 1024;

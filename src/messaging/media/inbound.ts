@@ -4,9 +4,10 @@ import { log } from "../../platform/log.ts";
 import { checkTargetUrl } from "../../platform/safe-url.ts";
 import { isFileType } from "../message-types.ts";
 import type { StoredMedia } from "../messages/mapper.ts";
-import { messageById, settlePendingMedia } from "../messages/store.ts";
-import type { NetworkDriver } from "../networks/driver.ts";
-import type { JobOf, SendJobHandler } from "../queue/send-queue.ts";
+import type { NetworkDriver, NetworkFile } from "../networks/driver.ts";
+import { settlePendingMedia } from "../store/media.ts";
+import { messageById } from "../store/reads.ts";
+import type { JobOf } from "../queue/send-queue.ts";
 import { MEDIA_LIMITS } from "./limits.ts";
 import { putFile } from "./store.ts";
 
@@ -25,9 +26,6 @@ export type MediaJob = JobOf<"media", { sessionId: string; messageId: string; at
 
 /** The outcome of one download attempt. */
 export type FetchOutcome = { ok: true } | { ok: false; reason: string; transient: boolean };
-
-/** What a network answers for a file it holds: the bytes as a response, or why not. */
-export type NetworkFile = { ok: true; body: ReadableStream<Uint8Array>; mimetype: string | null; size: number | null } | { ok: false; reason: string; transient: boolean };
 
 /** When the file is also being fetched at once, the queued job waits this long before checking. */
 export const BACKSTOP_DELAY_S = 5;
@@ -126,18 +124,3 @@ export async function fetchInboundMedia(env: Env, driver: NetworkDriver, account
   if (!(await settlePendingMedia(env, row, { ...media, mimetype, mediaId: storedId, size: bytes.byteLength, status: "stored" }))) await env.FILES.delete(`media/${storedId}`);
   return { ok: true };
 }
-
-/** Backoff between attempts: 2, 4, 8, 16 s. */
-const delayOf = (attempt: number) => 2 ** attempt;
-
-/** The `media` job of SEND_QUEUE: one attempt, then a delayed retry while the failure is transient. */
-export const runMediaJob: SendJobHandler = async (job, env) => {
-  const { sessionId, messageId, attempt } = job as MediaJob;
-  const stub = env.SESSIONS.getByName(sessionId) as unknown as { fetchMedia(messageId: string, lastAttempt: boolean): Promise<FetchOutcome> };
-  const outcome = await stub.fetchMedia(messageId, attempt >= MAX_ATTEMPTS);
-  if (outcome.ok || !outcome.transient || attempt >= MAX_ATTEMPTS) {
-    if (!outcome.ok) log.warn("inbound media not stored", { sessionId, messageId, attempt, reason: outcome.reason });
-    return;
-  }
-  await env.SEND_QUEUE.send({ ...(job as MediaJob), attempt: attempt + 1 } satisfies MediaJob, { contentType: "json", delaySeconds: delayOf(attempt) });
-};

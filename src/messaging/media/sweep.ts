@@ -1,6 +1,6 @@
 import { log } from "../../platform/log.ts";
 import type { StoredMedia } from "../messages/mapper.ts";
-import { markMediaSwept, settlePendingMedia, stalePendingMedia } from "../messages/store.ts";
+import { markMediaSwept, settlePendingMedia, stalePendingMedia } from "../store/media.ts";
 import { enqueueMediaFetch } from "./inbound.ts";
 
 /**

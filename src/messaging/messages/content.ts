@@ -135,8 +135,40 @@ export const Unsupported = z
   })
   .openapi("UnsupportedContent");
 
-/** Typed bodies of the non-text, non-media types: what the `content` column holds. */
+/** The click-to-WhatsApp ad (or post) a customer's first message came from. */
+export const Referral = z
+  .strictObject({
+    sourceId: str(256),
+    sourceType: str(32).openapi({ example: "ad" }),
+    sourceUrl: str(2048).optional(),
+    headline: str(1024).optional(),
+    body: str(4096).optional(),
+    mediaType: str(32).optional(),
+    ctwaClid: str(1024).optional().openapi({ description: "The ad click id (for conversion reporting)." }),
+  })
+  .openapi("Referral");
+
+/** What the network charged for an outbound message, from its status updates. */
+export const Pricing = z
+  .strictObject({
+    category: str(64).openapi({ example: "marketing" }),
+    billable: z.boolean(),
+    model: str(16).optional().openapi({ example: "PMP" }),
+  })
+  .openapi("Pricing");
+
+/** The network's own words for a failure: its numeric code, title and details. */
+export const NetworkError = z.strictObject({ code: z.number().int(), title: str(256).optional(), details: str(1024).optional() }).openapi("NetworkError");
+
+/** Typed bodies of the non-text, non-media types, and what the network tells of any message: what the `content` column holds. */
 export interface Content {
+  referral?: z.infer<typeof Referral>;
+  /** ISO 8601: when the sender last edited it. */
+  editedAt?: string;
+  /** ISO 8601: when the sender deleted it (its content is then gone). */
+  deletedAt?: string;
+  pricing?: z.infer<typeof Pricing>;
+  networkError?: z.infer<typeof NetworkError>;
   location?: Location;
   contacts?: ContactCard[];
   interactive?: Interactive;
@@ -155,6 +187,11 @@ export const ContentFields = {
   reaction: Reaction.optional(),
   order: Order.optional(),
   unsupported: Unsupported.optional(),
+  referral: Referral.optional(),
+  editedAt: z.string().optional().openapi({ description: "When the sender last edited the message (its text or caption is the edited one)." }),
+  deletedAt: z.string().optional().openapi({ description: "When the sender deleted the message: its text, file and body are gone." }),
+  pricing: Pricing.optional(),
+  networkError: NetworkError.optional(),
 };
 
 /** Reactions on a message, one per person (`me` for the session's own). */

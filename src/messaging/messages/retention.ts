@@ -1,6 +1,6 @@
 import { daysAgo, retention } from "../../platform/retention.ts";
 import { MEDIA_ID } from "../media/store.ts";
-import { deleteMessages, oldestSettled } from "./store.ts";
+import { deleteMessages, oldestSettled } from "../store/retention.ts";
 
 /**
  * Cron: messages are kept unless RETENTION_MESSAGES_DAYS is set; then messages past it go (never one

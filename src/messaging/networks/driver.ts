@@ -1,8 +1,10 @@
 import type { MessageType } from "../message-types.ts";
 import type { Content } from "../messages/content.ts";
-import type { NetworkFile } from "../media/inbound.ts";
 import type { MessageRow } from "../messages/mapper.ts";
+import type { Config } from "../../platform/config.ts";
 import type { TemplateSpec } from "../messages/schemas.ts";
+import type { SessionHealth } from "../sessions/schemas.ts";
+import type { ContactIdentity } from "../contacts/schemas.ts";
 
 /** A message as a network driver sends it. */
 export interface OutboundMessage {
@@ -57,6 +59,8 @@ export interface InboundFromNetwork {
   /** reaction: the network's id of the message reacted to. */
   reactionToExternalId?: string;
   profileName?: string;
+  /** What the network says of the sender beside the number (WhatsApp: BSUIDs, username). */
+  identity?: ContactIdentity;
   contextExternalId?: string;
 }
 
@@ -87,15 +91,59 @@ export interface HookRequest {
   signature: string | null;
 }
 
-/** What a driver may use of the Session DO that holds it. */
-export interface SessionContext {
-  readonly env: Env;
+/** What a network answers for a file it holds: the bytes as a response, or why not. */
+export type NetworkFile = { ok: true; body: ReadableStream<Uint8Array>; mimetype: string | null; size: number | null } | { ok: false; reason: string; transient: boolean };
+
+/** Where a message's status can go (`failed` only from `pending` or `sent`). */
+export type StatusTarget = "sent" | "delivered" | "read" | "failed";
+/** Messages of one session, by our ids or by the network's. */
+export type MessageSelector = { ids: string[] } | { externalIds: string[] };
+
+/**
+ * The port a driver depends on, implemented by the Session DO that holds it. A driver reports what
+ * its network says (inbound messages, status changes) and the session records them, with their
+ * events; what a driver needs to know of stored messages it asks here. No driver reaches a table,
+ * the message store or another session by itself.
+ */
+export interface NetworkHost {
+  /** The deployment's settings (sandbox delays, Graph API address). */
+  config(): Config;
   /** The session as it is now (the phone number is learnt on connect). */
   identity(): { accountId: string; sessionId: string; phoneNumber: string | null };
-  /** Puts recorded events on the queue with the session's next flush. */
-  queueEvents(ids: string[]): void;
-  /** Starts fetching an inbound message's file now (see media/inbound.ts). */
-  fetchMediaNow(messageId: string): void;
+  /** The network delivered a message: recorded once per network id; answers the row, or null for a replay. */
+  received(m: InboundFromNetwork): Promise<MessageRow | null>;
+  /**
+   * The network moved messages of this session forward: recorded as steps never taken backwards, one
+   * event per step. `afterSent`: they are known to be sent already (skips a no-op step). Answers the
+   * rows that reached `target` now.
+   */
+  statusChanged(selector: MessageSelector, target: StatusTarget, at: number, error?: FailureReason, opts?: { afterSent?: boolean }): Promise<MessageRow[]>;
+  /** The sender edited an inbound message (its text, or its file's caption): answers the row, or null when unknown, deleted or edited later. */
+  edited(externalId: string, change: { text?: string; caption?: string }, at: number): Promise<MessageRow | null>;
+  /** The sender deleted an inbound message: its content is dropped. Answers the row, or null when unknown or already deleted. */
+  revoked(externalId: string, at: number): Promise<MessageRow | null>;
+  /** What the network adds to an outbound message's status: what it was charged, a failure's own code, title and details. */
+  statusDetail(externalId: string, detail: Pick<Content, "pricing" | "networkError">): Promise<void>;
+  /** The network reported the business account's standing (restricted, banned, reinstated): shown on the session. */
+  accountHealth(health: SessionHealth): Promise<void>;
+  /** A customer (digits) stopped (`optedOut`) or resumed marketing messages. */
+  marketingPreference(from: string, optedOut: boolean): Promise<void>;
+  /** A message of this session by our id or the network's. */
+  message(key: { id: string } | { externalId: string }): Promise<MessageRow | undefined>;
+  /** This session's messages sent or delivered at or before `cutoff`, in id order after `afterId`. */
+  sentUnreadBefore(cutoff: number, limit: number, afterId: string): Promise<{ id: string; chatId: string }[]>;
+  /** One chat's inbound messages not marked read, received by `upTo`, in id order after `afterId`. */
+  unreadInbound(chatId: string, upTo: number, afterId: string, limit: number): Promise<{ id: string; externalId: string | null }[]>;
+  /** Of these recipients (digits), when each last wrote to this session (absent: never, or long ago). */
+  lastInboundAt(recipients: string[], since: number): Promise<Map<string, number>>;
+  /** Networks shared by several sessions of the account (sandbox): the WORKING ones among these numbers, number -> session id. */
+  peerSessions(numbers: string[]): Promise<Map<string, string>>;
+  /** Hands a message to a peer session as its network would; answers whether it took it. */
+  deliverToPeer(peerSessionId: string, inbound: InboundFromNetwork): Promise<boolean>;
+  /** Of these message ids of the account, the outbound ones per sending session (a peer's read receipts). */
+  outboundBySession(ids: string[]): Promise<{ id: string; sessionId: string; chatId: string }[]>;
+  /** A peer session's messages were read here: their status moves at their sender. */
+  peerStatusChanged(peerSessionId: string, ids: string[], target: "read", at: number): Promise<void>;
   /** The session's durable alarm fires no later than `at`. */
   wakeAt(at: number): Promise<void>;
 }

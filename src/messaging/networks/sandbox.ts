@@ -1,19 +1,13 @@
-import { chunk } from "../../platform/batching.ts";
-import { config } from "../../platform/config.ts";
 import { log } from "../../platform/log.ts";
 import { chatIdOf, digitsOfChatId } from "../chat-id.ts";
 import type { MessageRow, StoredMedia } from "../messages/mapper.ts";
 import type { Content } from "../messages/content.ts";
 import type { TemplateSpec } from "../messages/schemas.ts";
-import { advanceStatus, ID_CHUNK, messageByExternalId, messageById, messagesByIdsQuery, unreadInboundOfChat, unreadSentBefore } from "../messages/store.ts";
-import { workingSessionsByNumber } from "../sessions/service.ts";
-import type { ConnectResult, InboundFromNetwork, NetworkDriver, NetworkSendResult, OutboundMessage, SessionContext } from "./driver.ts";
+import { isSandboxNumber } from "../network-traits.ts";
+import type { ConnectResult, InboundFromNetwork, NetworkDriver, NetworkHost, NetworkSendResult, OutboundMessage } from "./driver.ts";
 
 /** Numbers starting with this prefix have no account on the sandbox network (docs/contracts.md §3). */
 export const NO_ACCOUNT_PREFIX = "999";
-
-/** Sandbox sessions get numbers in +1 555 01x xxxx (a fictional range), never in the 999 range. */
-const SANDBOX_PREFIX = "155501";
 
 /** How long after a read receipt is due the durable alarm checks that it happened. */
 const RECEIPT_BACKSTOP_MS = 5_000;
@@ -22,25 +16,11 @@ const RECEIPT_TICK_MS = 100;
 const READ_BATCH = 400;
 const MAX_READ_BATCHES = 250;
 
-export function newSandboxNumber(): string {
-  const bytes = crypto.getRandomValues(new Uint32Array(1));
-  return `${SANDBOX_PREFIX}${String(bytes[0]! % 100_000).padStart(5, "0")}`;
-}
-
-export function isSandboxNumber(digits: string): boolean {
-  return digits.startsWith(SANDBOX_PREFIX) && digits.length === SANDBOX_PREFIX.length + 5;
-}
-
 export function sandboxSend(message: OutboundMessage): NetworkSendResult {
   if (message.to.startsWith(NO_ACCOUNT_PREFIX)) {
     return { ok: false, error: { code: "no_account", message: "The recipient has no account on the sandbox network." } };
   }
   return { ok: true, externalId: null };
-}
-
-/** What a peer session offers the sandbox network (the Session DO's `receive`). */
-interface PeerStub {
-  receive(inbound: InboundFromNetwork): Promise<{ ok: boolean }>;
 }
 
 /**
@@ -62,7 +42,7 @@ export class SandboxDriver implements NetworkDriver {
 
   constructor(
     private readonly phoneNumber: string,
-    private readonly session: SessionContext | null = null,
+    private readonly host: NetworkHost | null = null,
   ) {}
 
   async connect(): Promise<ConnectResult> {
@@ -101,26 +81,23 @@ export class SandboxDriver implements NetworkDriver {
    * bounded batches. Simulated inbound messages have no sender to tell.
    */
   async markRead(externalId: string): Promise<NetworkSendResult> {
-    const { env } = this.ctx();
-    const { accountId, sessionId } = this.ctx().identity();
-    const last = await messageByExternalId(env, sessionId, externalId);
+    const host = this.ctx();
+    const last = await host.message({ externalId });
     if (!last) return { ok: true, externalId: null };
     const now = Date.now();
     let after = "";
     for (let i = 0; i < MAX_READ_BATCHES; i++) {
-      const unread = await unreadInboundOfChat(env, accountId, sessionId, last.chatId, last.createdAt, after, READ_BATCH);
+      const unread = await host.unreadInbound(last.chatId, last.createdAt, after, READ_BATCH);
       if (unread.length === 0) break;
       after = unread.at(-1)!.id;
       const ids = unread.flatMap((m) => (m.externalId ? [m.externalId] : []));
       // The sender's own rows: messages of this account sent to this session's number.
       const bySender = new Map<string, string[]>();
-      for (const part of chunk(ids, ID_CHUNK)) {
-        for (const row of await messagesByIdsQuery(env, accountId, part)) {
-          if (row.direction !== "outbound" || row.chatId !== chatIdOf(this.phoneNumber)) continue;
-          bySender.set(row.sessionId, [...(bySender.get(row.sessionId) ?? []), row.id]);
-        }
+      for (const row of await host.outboundBySession(ids)) {
+        if (row.chatId !== chatIdOf(this.phoneNumber)) continue;
+        bySender.set(row.sessionId, [...(bySender.get(row.sessionId) ?? []), row.id]);
       }
-      for (const [sender, theirs] of bySender) await advanceStatus(env, accountId, sender, { ids: theirs }, "read", now, undefined, { afterSent: true });
+      for (const [sender, theirs] of bySender) await host.peerStatusChanged(sender, theirs, "read", now);
     }
     return { ok: true, externalId: null };
   }
@@ -143,15 +120,15 @@ export class SandboxDriver implements NetworkDriver {
     this.receiptTimerAt = Infinity;
   }
 
-  private ctx(): SessionContext {
-    if (!this.session) throw new Error("the sandbox driver needs its session for receipts");
-    return this.session;
+  private ctx(): NetworkHost {
+    if (!this.host) throw new Error("the sandbox driver needs its session for receipts");
+    return this.host;
   }
 
   /** `status` receipts for `ids` sent at `sentAt`, due after the sandbox's delay for it. */
   private scheduleReceipts(status: "delivered" | "read", ids: string[], sentAt: number): void {
     if (ids.length === 0) return;
-    const { deliveredMs, readMs } = config(this.ctx().env).sandbox;
+    const { deliveredMs, readMs } = this.ctx().config().sandbox;
     const due = sentAt + (status === "delivered" ? deliveredMs : readMs);
     for (const id of ids) this.receiptQueues[status].push({ id, due });
     this.armReceiptTimer(due);
@@ -180,8 +157,6 @@ export class SandboxDriver implements NetworkDriver {
   }
 
   private async applyDueReceipts(): Promise<void> {
-    const { env } = this.ctx();
-    const { accountId, sessionId } = this.ctx().identity();
     // A late tick finds a message's delivered and read receipts both due: read is stamped after
     // delivered (never the same millisecond), as the network would have sent them.
     let notBefore = 0;
@@ -196,7 +171,7 @@ export class SandboxDriver implements NetworkDriver {
         const due = queue.splice(0, n);
         worked = true;
         try {
-          await advanceStatus(env, accountId, sessionId, { ids: due.map((r) => r.id) }, status, now, undefined, { afterSent: true, enqueue: (ids) => this.ctx().queueEvents(ids) });
+          await this.ctx().statusChanged({ ids: due.map((r) => r.id) }, status, now, undefined, { afterSent: true });
           notBefore = now + 1;
         } catch (err) {
           queue.unshift(...due); // retried by the next timer or the backstop alarm
@@ -217,20 +192,19 @@ export class SandboxDriver implements NetworkDriver {
    */
   private async sweepLostReceipts(): Promise<void> {
     if (this.sweptAfterStart) return;
-    const { env } = this.ctx();
-    const { accountId, sessionId } = this.ctx().identity();
-    const cutoff = Date.now() - config(env).sandbox.readMs;
+    const host = this.ctx();
+    const cutoff = Date.now() - host.config().sandbox.readMs;
     let after = "";
     for (;;) {
-      const stuck = await unreadSentBefore(env, sessionId, cutoff, READ_BATCH, after);
+      const stuck = await host.sentUnreadBefore(cutoff, READ_BATCH, after);
       if (stuck.length === 0) break;
       after = stuck.at(-1)!.id;
       const numbers = [...new Set(stuck.map((r) => digitsOfChatId(r.chatId)))].filter((n) => n !== this.phoneNumber && isSandboxNumber(n));
-      const peers = numbers.length ? await workingSessionsByNumber(env, accountId, "sandbox", numbers) : new Map<string, string>();
+      const peers = numbers.length ? await host.peerSessions(numbers) : new Map<string, string>();
       const toPeers = stuck.filter((r) => peers.has(digitsOfChatId(r.chatId))).map((r) => r.id);
       const others = stuck.filter((r) => !peers.has(digitsOfChatId(r.chatId))).map((r) => r.id);
-      if (toPeers.length) await advanceStatus(env, accountId, sessionId, { ids: toPeers }, "delivered", Date.now(), undefined, { afterSent: true });
-      if (others.length) await advanceStatus(env, accountId, sessionId, { ids: others }, "read", Date.now(), undefined, { afterSent: true });
+      if (toPeers.length) await host.statusChanged({ ids: toPeers }, "delivered", Date.now(), undefined, { afterSent: true });
+      if (others.length) await host.statusChanged({ ids: others }, "read", Date.now(), undefined, { afterSent: true });
     }
     this.sweptAfterStart = true;
   }
@@ -240,19 +214,17 @@ export class SandboxDriver implements NetworkDriver {
    * one we sent it by ours (its row's external id).
    */
   private async peerIdOf(messageId: string): Promise<string> {
-    const row = await messageById(this.ctx().env, messageId);
+    const row = await this.ctx().message({ id: messageId });
     return row?.direction === "inbound" && row.externalId ? row.externalId : messageId;
   }
 
   /** Messages to the number of another sandbox session of the same account arrive there: answers the ids that did. */
   private async deliverToPeers(rows: MessageRow[]): Promise<Set<string>> {
-    const { env } = this.ctx();
-    const { accountId } = this.ctx().identity();
     const arrived = new Set<string>();
     // Only numbers in the sandbox range can belong to a session: others skip the lookup.
     const numbers = [...new Set(rows.map((r) => digitsOfChatId(r.chatId)))].filter((n) => n !== this.phoneNumber && isSandboxNumber(n));
     if (numbers.length === 0) return arrived;
-    const peers = await workingSessionsByNumber(env, accountId, "sandbox", numbers);
+    const peers = await this.ctx().peerSessions(numbers);
     for (const row of rows) {
       const peer = peers.get(digitsOfChatId(row.chatId));
       if (!peer || row.status === "failed") continue;
@@ -270,8 +242,7 @@ export class SandboxDriver implements NetworkDriver {
         ...(content ? { content } : {}),
         ...(content?.reaction?.messageId ? { reactionToExternalId: await this.peerIdOf(content.reaction.messageId) } : {}),
       };
-      const res = await (env.SESSIONS.getByName(peer) as unknown as PeerStub).receive(inbound);
-      if (res.ok) arrived.add(row.id);
+      if (await this.ctx().deliverToPeer(peer, inbound)) arrived.add(row.id);
     }
     return arrived;
   }

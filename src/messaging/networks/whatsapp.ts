@@ -1,17 +1,9 @@
-import { and, eq, gt, inArray } from "drizzle-orm";
-import { getDb } from "../../db/client.ts";
-import { chats } from "../../db/schema/index.ts";
-import { chunk } from "../../platform/batching.ts";
-import { hmacSha256, timingSafeEqual, toHex } from "../../platform/crypto.ts";
-import { chatIdOf, digitsOfChatId } from "../chat-id.ts";
 import { SERVICE_WINDOW_MS } from "../chats/schemas.ts";
-import { ID_CHUNK } from "../messages/store.ts";
-import type { NetworkFile } from "../media/inbound.ts";
 import type { Interactive, InteractiveSend } from "../messages/content.ts";
 import type { WhatsappCredentials } from "../sessions/schemas.ts";
-import type { ConnectResult, FailureReason, HookRequest, InboundFromNetwork, NetworkDriver, NetworkSendResult, OutboundMessage, SessionContext } from "./driver.ts";
+import type { ConnectResult, FailureReason, HookRequest, NetworkDriver, NetworkFile, NetworkHost, NetworkSendResult, OutboundMessage } from "./driver.ts";
+import { mapGraphError } from "./whatsapp-errors.ts";
 import { handleWhatsappWebhook } from "./whatsapp-hook.ts";
-import { inboundBody } from "./whatsapp-inbound.ts";
 
 /**
  * A send the Cloud API may have accepted without our hearing of it: it timed out, or the connection
@@ -33,30 +25,6 @@ function noAnswer(err: unknown): NoAnswer {
   return typeof e?.message === "string" && e.message.includes("Network connection lost") ? "unknown" : "unreachable";
 }
 
-/** A Graph API error (or a status webhook's error) turned into our failure reason and session effect. */
-export function mapGraphError(httpStatus: number, code: number | undefined, message: string | undefined): Omit<Extract<NetworkSendResult, { ok: false }>, "ok"> {
-  const detail = message ? `: ${message}` : ".";
-  if (code === 190 || code === 102 || code === 104 || httpStatus === 401) {
-    return { error: { code: "invalid_token", message: "The WhatsApp access token was rejected; update the session's credentials and restart it." }, sessionFailure: "invalid_token" };
-  }
-  if (code === 10 || code === 200 || (code === 100 && httpStatus === 403)) {
-    return { error: { code: "permission_denied", message: `The access token lacks permission for this phone number${detail}` }, sessionFailure: "permission_denied" };
-  }
-  if (code === 130429 || code === 131056 || code === 4 || code === 80007) {
-    return { error: { code: "rate_limited", message: `The WhatsApp Cloud API is rate limiting this number${detail}` }, retryAfterMs: 60_000 };
-  }
-  if (code === 131047) {
-    return { error: { code: "reengagement_window_closed", message: "More than 24 hours have passed since the recipient last replied; only a template message can be sent." } };
-  }
-  if (code === 131026) return { error: { code: "undeliverable", message: "The message could not be delivered (the recipient may not use WhatsApp or has not accepted the terms)." } };
-  if (code === 131051) return { error: { code: "unsupported_message_type", message: `The network does not support this message type${detail}` } };
-  if (code === 132000 || code === 132001 || code === 132012) return { error: { code: "template_error", message: `The template was rejected${detail}` } };
-  if (httpStatus >= 500 || code === 1 || code === 2 || code === 131000) {
-    return { error: { code: "network_unavailable", message: "The WhatsApp Cloud API is unavailable; try again." }, retryAfterMs: 30_000 };
-  }
-  return { error: { code: "network_rejected", message: `The WhatsApp Cloud API rejected the message${code ? ` (code ${code})` : ""}${detail}` } };
-}
-
 interface GraphError {
   error?: { message?: string; code?: number; error_subcode?: number };
 }
@@ -66,13 +34,13 @@ export class WhatsappDriver implements NetworkDriver {
   constructor(
     private readonly baseUrl: string,
     private readonly creds: WhatsappCredentials | null,
-    private readonly session: SessionContext | null = null,
+    private readonly host: NetworkHost | null = null,
     private readonly timeoutMs = 15_000,
   ) {}
 
   async webhook(req: HookRequest): Promise<{ status: number; body: string }> {
-    if (!this.creds || !this.session) return { status: 404, body: "" };
-    return handleWhatsappWebhook(this.session, this.creds, req);
+    if (!this.creds || !this.host) return { status: 404, body: "" };
+    return handleWhatsappWebhook(this.host, this.creds, req);
   }
 
   private async call(method: string, path: string, body?: unknown): Promise<{ status: number; json: unknown } | { status: 0; json: null; noAnswer: NoAnswer }> {
@@ -123,19 +91,9 @@ export class WhatsappDriver implements NetworkDriver {
   }
 
   async closedWindows(recipients: string[]): Promise<Set<string>> {
-    if (!this.session || recipients.length === 0) return new Set();
-    const { sessionId } = this.session.identity();
+    if (!this.host || recipients.length === 0) return new Set();
     const wanted = [...new Set(recipients)];
-    const open = new Set<string>();
-    const since = Date.now() - SERVICE_WINDOW_MS;
-    for (const part of chunk(wanted, ID_CHUNK)) {
-      const rows = await getDb(this.session.env.DB)
-        .select({ chatId: chats.chatId })
-        .from(chats)
-        .where(and(eq(chats.sessionId, sessionId), inArray(chats.chatId, part.map(chatIdOf)), gt(chats.lastInboundAt, since)))
-        .all();
-      for (const r of rows) open.add(digitsOfChatId(r.chatId));
-    }
+    const open = await this.host.lastInboundAt(wanted, Date.now() - SERVICE_WINDOW_MS);
     return new Set(wanted.filter((to) => !open.has(to)));
   }
 
@@ -163,7 +121,9 @@ export class WhatsappDriver implements NetworkDriver {
       await res.body?.cancel();
       return { ok: false, reason: `The media download answered HTTP ${res.status}.`, transient: res.status >= 500 || res.status === 429 || res.status === 404 };
     }
-    const size = typeof info.file_size === "number" ? info.file_size : Number(res.headers.get("Content-Length") ?? NaN);
+    // The reference document has file_size as a string; a number is accepted too.
+    const declared = typeof info.file_size === "number" || (typeof info.file_size === "string" && /^[0-9]{1,15}$/.test(info.file_size)) ? Number(info.file_size) : NaN;
+    const size = Number.isFinite(declared) ? declared : Number(res.headers.get("Content-Length") ?? NaN);
     return { ok: true, body: res.body, mimetype: typeof info.mime_type === "string" ? info.mime_type : res.headers.get("Content-Type"), size: Number.isFinite(size) ? size : null };
   }
 
@@ -241,84 +201,4 @@ function isInteractiveSend(i: Interactive): i is InteractiveSend {
 function compact<T extends Record<string, unknown>>(o: T): T {
   for (const k of Object.keys(o)) if (o[k] === undefined) delete o[k];
   return o;
-}
-
-/** `X-Hub-Signature-256: sha256=<hex HMAC-SHA256 of the raw body with the app secret>`. */
-export async function verifyHubSignature(appSecret: string, rawBody: string, header: string | null | undefined): Promise<boolean> {
-  if (!header || !header.startsWith("sha256=")) return false;
-  const expected = `sha256=${toHex(await hmacSha256(appSecret, rawBody))}`;
-  return timingSafeEqual(expected, header.trim().toLowerCase());
-}
-
-export interface StatusFromNetwork {
-  externalId: string;
-  status: "sent" | "delivered" | "read" | "failed";
-  timestamp: number;
-  error?: FailureReason;
-}
-
-export interface ParsedWebhook {
-  messages: InboundFromNetwork[];
-  statuses: StatusFromNetwork[];
-  /** Items of this number without the fields every item has (a message's id, sender and type; a status's id and status). */
-  skipped: number;
-  /** Changes for another phone number (one Meta app may serve several): not this session's. */
-  otherNumber: number;
-}
-
-/**
- * Messages and statuses of a Meta webhook payload (`WebhookPayload`) for the phone number
- * `phoneNumberId`: a change whose `metadata.phone_number_id` is another number's (or missing) is
- * left out, since Meta sends an app's webhook for all of its numbers to the same URL.
- */
-export function parseWebhook(payload: unknown, phoneNumberId: string): ParsedWebhook {
-  const out: ParsedWebhook = { messages: [], statuses: [], skipped: 0, otherNumber: 0 };
-  const p = payload as { entry?: { changes?: { field?: string; value?: Record<string, unknown> }[] }[] };
-  for (const entry of Array.isArray(p?.entry) ? p.entry : []) {
-    for (const change of Array.isArray(entry?.changes) ? entry.changes : []) {
-      const value = change?.value;
-      if (!value || typeof value !== "object") continue;
-      if ((value.metadata as { phone_number_id?: unknown } | undefined)?.phone_number_id !== phoneNumberId) {
-        out.otherNumber++;
-        continue;
-      }
-      const contacts = (Array.isArray(value.contacts) ? value.contacts : []) as { wa_id?: string; profile?: { name?: string } }[];
-      for (const raw of (Array.isArray(value.messages) ? value.messages : []) as Record<string, unknown>[]) {
-        const id = raw?.id;
-        const from = raw?.from;
-        const type = raw?.type;
-        if (typeof id !== "string" || typeof from !== "string" || typeof type !== "string" || id.length > 256 || from.length > 64) {
-          out.skipped++;
-          continue;
-        }
-        const base = {
-          externalId: id,
-          from: from.replace(/\D/g, ""),
-          timestamp: Number(raw.timestamp) * 1000 || Date.now(),
-          profileName: contacts.find((c) => c.wa_id === from)?.profile?.name ?? contacts[0]?.profile?.name,
-          contextExternalId: (raw.context as { id?: string } | undefined)?.id,
-        };
-        if (!base.from) {
-          out.skipped++;
-          continue;
-        }
-        out.messages.push({ ...base, ...inboundBody(type, raw) });
-      }
-      for (const raw of (Array.isArray(value.statuses) ? value.statuses : []) as Record<string, unknown>[]) {
-        const status = raw?.status;
-        if (typeof raw?.id !== "string" || (status !== "sent" && status !== "delivered" && status !== "read" && status !== "failed")) {
-          out.skipped++;
-          continue;
-        }
-        const e = (Array.isArray(raw.errors) ? raw.errors[0] : undefined) as { code?: number; title?: string; message?: string } | undefined;
-        out.statuses.push({
-          externalId: raw.id,
-          status,
-          timestamp: Number(raw.timestamp) * 1000 || Date.now(),
-          ...(status === "failed" ? { error: mapGraphError(400, e?.code, e?.title ?? e?.message).error } : {}),
-        });
-      }
-    }
-  }
-  return out;
 }

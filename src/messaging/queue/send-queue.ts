@@ -1,10 +1,9 @@
-import { sessionStub } from "../sessions/service.ts";
 import { sendAll } from "../../platform/batching.ts";
 import { log } from "../../platform/log.ts";
 
 /**
- * The sends queue (SEND_QUEUE) carries jobs of several kinds: `bulk` (this module) hands message
- * ids to the session's Durable Object; `campaign` (campaigns) claims a range of recipients; `media` (media/inbound.ts) stores an
+ * The sends queue (SEND_QUEUE) carries jobs of several kinds: `bulk` (sessions/jobs.ts) hands message
+ * ids to the session's Durable Object; `campaign` (campaigns) claims a range of recipients; `media` (sessions/jobs.ts) stores an
  * inbound message's file. The
  * entry point (src/queues.ts) wires a handler to every kind.
  */
@@ -26,13 +25,6 @@ export type SendJobHandlers = Readonly<Record<SendJobKind, SendJobHandler>>;
 export async function enqueueSendJobs(env: Env, jobs: SendJob[]): Promise<void> {
   await sendAll(env.SEND_QUEUE, jobs.map((body) => ({ body, contentType: "json" as const })));
 }
-
-export type BulkJob = JobOf<"bulk", { accountId: string; sessionId: string; messageIds: string[] }>;
-
-export const runBulkJob: SendJobHandler = async (job, env) => {
-  const { sessionId, messageIds } = job as BulkJob;
-  await sessionStub(env, sessionId).enqueue(messageIds);
-};
 
 /** The SEND_QUEUE consumer over the given handlers; throws at wiring time if a kind has none. */
 export function sendQueueConsumer(handlers: SendJobHandlers): (batch: MessageBatch<unknown>, env: Env) => Promise<void> {

@@ -1,7 +1,7 @@
 import type { messagingSessions } from "../../db/schema/index.ts";
 import { chatIdOf, e164Of } from "../chat-id.ts";
-import { NETWORKS } from "../networks/index.ts";
-import type { Session } from "./schemas.ts";
+import { NETWORKS } from "../network-traits.ts";
+import type { Session, SessionHealth } from "./schemas.ts";
 
 export type SessionRow = typeof messagingSessions.$inferSelect;
 
@@ -18,6 +18,7 @@ export function toSession(row: SessionRow, phoneNumberId?: string): Session {
     credentials: webhookPath ? { set: row.credentialsSet, ...(phoneNumberId ? { phoneNumberId } : {}) } : { set: false },
     webhookPath: webhookPath?.(row.id) ?? null,
     sendRatePerMinute: row.sendRatePerMinute,
+    health: row.health ? (JSON.parse(row.health) as SessionHealth) : null,
     createdAt: new Date(row.createdAt).toISOString(),
     updatedAt: new Date(row.updatedAt).toISOString(),
   };

@@ -53,6 +53,11 @@ export class Outbox {
       sql.exec("ALTER TABLE outbox ADD COLUMN campaign_id TEXT");
     }
     sql.exec("CREATE INDEX IF NOT EXISTS outbox_campaign ON outbox (campaign_id, due)");
+    // Paced sends (added later): only they slip when the alarm is late; unpaced ones are a backlog.
+    if (!sql.exec<{ name: string }>("PRAGMA table_info(outbox)").toArray().some((c) => c.name === "paced")) {
+      sql.exec("ALTER TABLE outbox ADD COLUMN paced INTEGER NOT NULL DEFAULT 0");
+    }
+    sql.exec("CREATE INDEX IF NOT EXISTS outbox_paced_due ON outbox (due) WHERE paced = 1");
     sql.exec("CREATE TABLE IF NOT EXISTS held_campaigns (campaign_id TEXT PRIMARY KEY)");
     sql.exec("CREATE TABLE IF NOT EXISTS campaign_timers (campaign_id TEXT PRIMARY KEY, due INTEGER NOT NULL)");
     sql.exec("CREATE TABLE IF NOT EXISTS outbox_pacing (id INTEGER PRIMARY KEY CHECK (id = 1), next_slot INTEGER NOT NULL)");
@@ -70,7 +75,8 @@ export class Outbox {
 
   /** Queues sends, paced from the next free slot. Ids already queued are ignored and take no slot. */
   enqueue(ids: readonly string[], pacing: Pacing, campaignId: string | null, now: number): void {
-    const slot = paceSlots(ids, pacing, now, this.nextSlot(now), (id, due) => this.sql.exec("INSERT OR IGNORE INTO outbox (message_id, due, campaign_id) VALUES (?, ?, ?)", id, due, campaignId).rowsWritten > 0);
+    const paced = pacing.rate ? 1 : 0;
+    const slot = paceSlots(ids, pacing, now, this.nextSlot(now), (id, due) => this.sql.exec("INSERT OR IGNORE INTO outbox (message_id, due, campaign_id, paced) VALUES (?, ?, ?, ?)", id, due, campaignId, paced).rowsWritten > 0);
     if (pacing.rate) this.setNextSlot(slot);
   }
 
@@ -89,7 +95,7 @@ export class Outbox {
     if (!pacing.rate) return;
     const ids = this.sql.exec<{ message_id: string }>("SELECT message_id FROM outbox WHERE campaign_id = ? ORDER BY due, message_id", campaignId).toArray().map((r) => r.message_id);
     const slot = paceSlots(ids, pacing, now, this.nextSlot(now), (id, due) => {
-      this.sql.exec("UPDATE outbox SET due = ? WHERE message_id = ?", due, id);
+      this.sql.exec("UPDATE outbox SET due = ?, paced = 1 WHERE message_id = ?", due, id);
       return true;
     });
     this.setNextSlot(slot);
@@ -120,15 +126,17 @@ export class Outbox {
   }
 
   /**
-   * A late alarm must not turn a paced queue into a burst: when the first send is more than
-   * `tolerance` ms overdue, every queued send (and the next free slot) moves later by that much,
-   * so the spacing between sends stays what pacing gave them.
+   * A late alarm must not turn a paced queue into a burst: when the first paced send is more than
+   * `tolerance` ms overdue, every paced send (and the next free slot) moves later by that much, so
+   * the spacing between sends stays what pacing gave them. Unpaced sends have no spacing to keep:
+   * being overdue is only their backlog, and moving them would rewrite the whole backlog on every
+   * chunk of it (a cost that grew with the square of an unpaced campaign's size).
    */
   slipLate(now: number, tolerance = LATE_TOLERANCE_MS): void {
-    const first = this.sql.exec<{ due: number | null }>(`SELECT min(due) AS due FROM outbox WHERE ${NOT_HELD}`).one().due;
+    const first = this.sql.exec<{ due: number | null }>(`SELECT min(due) AS due FROM outbox WHERE paced = 1 AND ${NOT_HELD}`).one().due;
     if (first === null || now - first <= tolerance) return;
     const late = now - first;
-    this.sql.exec(`UPDATE outbox SET due = due + ? WHERE ${NOT_HELD}`, late);
+    this.sql.exec(`UPDATE outbox SET due = due + ? WHERE paced = 1 AND ${NOT_HELD}`, late);
     this.sql.exec("UPDATE outbox_pacing SET next_slot = next_slot + ? WHERE id = 1", late);
   }
 

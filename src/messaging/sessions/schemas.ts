@@ -41,6 +41,19 @@ export const CreateSessionBody = z
   })
   .openapi("CreateSession");
 
+/** The business account's standing as the network reports it (WhatsApp's `account_update` webhook). */
+export const SessionHealth = z
+  .object({
+    state: z.enum(["ok", "restricted", "ban_scheduled", "banned", "violation"]).openapi({ description: "`ok` once reinstated or unrestricted; `restricted`: some messaging is limited until `restrictions[].expiresAt`; `ban_scheduled` / `banned`: the account is (to be) disabled; `violation`: a policy violation was recorded." }),
+    event: z.string().max(64).openapi({ description: "The network's event name.", example: "ACCOUNT_RESTRICTION" }),
+    restrictions: z.array(z.object({ type: z.string().max(128), expiresAt: z.string().max(64).nullable() })).max(20).optional(),
+    violation: z.string().max(128).optional(),
+    banDate: z.string().max(64).optional(),
+    at: z.string().openapi({ description: "When it was reported (ISO 8601)." }),
+  })
+  .openapi("SessionHealth");
+export type SessionHealth = z.infer<typeof SessionHealth>;
+
 export const Session = z
   .object({
     id: z.string().openapi({ example: "ses_0m3x9k2a1b2c3d4e5f6g7h8" }),
@@ -55,6 +68,7 @@ export const Session = z
       .openapi({ description: "Whether network credentials are stored. Secrets are never returned." }),
     webhookPath: z.string().nullable().openapi({ description: "whatsapp: the path to give Meta as the webhook callback URL (GET verification, POST events)." }),
     sendRatePerMinute: z.number().int().nullable(),
+    health: SessionHealth.nullable().openapi({ description: "whatsapp: the business account's standing as Meta last reported it (restrictions, bans, violations); null until Meta reports one." }),
     ...Timestamps,
   })
   .openapi("Session");

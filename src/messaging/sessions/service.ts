@@ -1,4 +1,4 @@
-import { and, desc, eq, inArray, lt } from "drizzle-orm";
+import { and, desc, eq, lt } from "drizzle-orm";
 import type { z } from "@hono/zod-openapi";
 import { getDb } from "../../db/client.ts";
 import { messagingSessions } from "../../db/schema/index.ts";
@@ -11,20 +11,10 @@ import { checkTargetUrl } from "../../platform/safe-url.ts";
 import { storeUpload } from "../media/upload.ts";
 import type { Message } from "../messages/schemas.ts";
 import type { InboundBody } from "../networks/driver.ts";
-import { NETWORKS } from "../networks/index.ts";
+import { NETWORKS } from "../network-traits.ts";
 import { toSession, type SessionRow } from "./mapper.ts";
 import type { CreateSessionBody, Network, SandboxInboundBody, Session } from "./schemas.ts";
-import { chunk } from "../../platform/batching.ts";
-import { itemsPerStatement } from "../../platform/d1.ts";
-
-/** Phone numbers per `IN (...)` list, with room for the statement's own parameters. */
-const NUMBERS_PER_QUERY = itemsPerStatement(1, 20);
-import type { SessionDO } from "./session-do.ts";
-
-/** The Durable Object of a session: one per session id. */
-export function sessionStub(env: Env, sessionId: string): DurableObjectStub<SessionDO> {
-  return env.SESSIONS.getByName(sessionId) as unknown as DurableObjectStub<SessionDO>;
-}
+import { sessionStub, type SessionDO } from "./session-do.ts";
 
 /**
  * Sessions known to exist, per account, in this isolate. A session row is never deleted (a deleted
@@ -69,20 +59,6 @@ export async function isSessionOnNetwork(env: Env, sessionId: string, network: N
     .where(and(eq(messagingSessions.id, sessionId), eq(messagingSessions.network, network)))
     .get();
   return row !== undefined;
-}
-
-/** This account's WORKING sessions on `network` among those with the given phone numbers: number -> session id. */
-export async function workingSessionsByNumber(env: Env, accountId: string, network: Network, numbers: string[]): Promise<Map<string, string>> {
-  const found = new Map<string, string>();
-  for (const part of chunk(numbers, NUMBERS_PER_QUERY)) {
-    const rows = await getDb(env.DB)
-      .select({ id: messagingSessions.id, phoneNumber: messagingSessions.phoneNumber })
-      .from(messagingSessions)
-      .where(and(eq(messagingSessions.accountId, accountId), eq(messagingSessions.network, network), eq(messagingSessions.status, "WORKING"), inArray(messagingSessions.phoneNumber, part)))
-      .all();
-    for (const r of rows) if (r.phoneNumber) found.set(r.phoneNumber, r.id);
-  }
-  return found;
 }
 
 /** The session row of this account, or 404 (another account's id is the same as a missing one). */

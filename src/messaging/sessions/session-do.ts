@@ -3,12 +3,14 @@ import { enqueueEvents } from "../../events/emit.ts";
 import { newId } from "../../platform/ids.ts";
 import { log } from "../../platform/log.ts";
 import { fetchInboundMedia, MediaFetcher, type FetchOutcome } from "../media/inbound.ts";
-import { recordInbound } from "../messages/inbound.ts";
 import { toMessage } from "../messages/mapper.ts";
-import { advanceStatus, ID_CHUNK } from "../messages/store.ts";
-import type { HookRequest, InboundBody, InboundFromNetwork, NetworkDriver, SessionContext } from "../networks/driver.ts";
+import type { HookRequest, InboundBody, InboundFromNetwork, NetworkDriver } from "../networks/driver.ts";
 import { createDriver } from "../networks/index.ts";
+import { ID_CHUNK } from "../store/reads.ts";
+import { advanceStatus } from "../store/status.ts";
 import { campaignHooks, type EnqueueOptions } from "./campaign-hooks.ts";
+import { recordInbound } from "./inbound.ts";
+import { networkHost } from "./network-host.ts";
 import { Outbox, type Pacing } from "./outbox.ts";
 import type { SessionStatus } from "./schemas.ts";
 import { Sender } from "./sender.ts";
@@ -111,17 +113,15 @@ export class SessionDO extends DurableObject<Env> {
 
   private driver(): NetworkDriver {
     const cfg = this.config!;
-    return (this.net ??= createDriver(this.sessionContext(), cfg.network, cfg.phoneNumber, cfg.credentials));
-  }
-
-  private sessionContext(): SessionContext {
-    return {
+    const host = networkHost({
       env: this.env,
-      identity: () => ({ accountId: this.config!.accountId, sessionId: this.config!.sessionId, phoneNumber: this.config!.phoneNumber }),
+      identity: () => ({ accountId: this.config!.accountId, sessionId: this.config!.sessionId, phoneNumber: this.config!.phoneNumber, network: this.config!.network }),
       queueEvents: (ids) => this.queueEvents(ids),
       fetchMediaNow: (id) => this.media.add(id),
       wakeAt: (at) => this.ensureAlarm(at),
-    };
+      peer: (id) => sessionStub(this.env, id),
+    });
+    return (this.net ??= createDriver(host, cfg.network, cfg.phoneNumber, cfg.credentials));
   }
 
   private async connectNetwork(): Promise<void> {
@@ -312,5 +312,9 @@ export class SessionDO extends DurableObject<Env> {
       await this.reportProgress(due.map((r) => r.campaign_id));
     }
   }
+}
 
+/** The Durable Object of a session, typed: the one way to reach one (one per session id). */
+export function sessionStub(env: Env, sessionId: string): DurableObjectStub<SessionDO> {
+  return env.SESSIONS.getByName(sessionId) as unknown as DurableObjectStub<SessionDO>;
 }

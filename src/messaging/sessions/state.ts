@@ -1,9 +1,14 @@
-import { and, eq } from "drizzle-orm";
+import { and, eq, inArray } from "drizzle-orm";
 import { getDb } from "../../db/client.ts";
 import { messagingSessions } from "../../db/schema/index.ts";
 import { emit } from "../../events/emit.ts";
+import { chunk } from "../../platform/batching.ts";
+import { itemsPerStatement } from "../../platform/d1.ts";
 import { toSession, type SessionRow } from "./mapper.ts";
-import type { SessionStatus } from "./schemas.ts";
+import type { Network, SessionHealth, SessionStatus } from "./schemas.ts";
+
+/** Phone numbers per `IN (...)` list, with room for the statement's own parameters. */
+const NUMBERS_PER_QUERY = itemsPerStatement(1, 20);
 
 /**
  * Writes a session's new state to D1 (the queryable mirror) and emits `session.connected` when it
@@ -27,4 +32,31 @@ export async function writeSessionStatus(
   if (next === "WORKING" && previous !== "WORKING") await emit(env, { type: "session.connected", accountId, sessionId, data: toSession(row) });
   if (previous === "WORKING" && next !== "WORKING") await emit(env, { type: "session.disconnected", accountId, sessionId, data: toSession(row) });
   return row;
+}
+
+/**
+ * Records the business account's standing on the session; `session.restricted` when it moves to a
+ * state that limits sending (restricted, ban scheduled, banned, a violation), with the session as data.
+ */
+export async function writeSessionHealth(env: Env, accountId: string, sessionId: string, health: SessionHealth): Promise<void> {
+  const [row] = await getDb(env.DB)
+    .update(messagingSessions)
+    .set({ health: JSON.stringify(health), updatedAt: Date.now() })
+    .where(and(eq(messagingSessions.accountId, accountId), eq(messagingSessions.id, sessionId)))
+    .returning();
+  if (row && health.state !== "ok") await emit(env, { type: "session.restricted", accountId, sessionId, data: toSession(row) });
+}
+
+/** This account's WORKING sessions on `network` among those with the given phone numbers: number -> session id. */
+export async function workingSessionsByNumber(env: Env, accountId: string, network: Network, numbers: string[]): Promise<Map<string, string>> {
+  const found = new Map<string, string>();
+  for (const part of chunk(numbers, NUMBERS_PER_QUERY)) {
+    const rows = await getDb(env.DB)
+      .select({ id: messagingSessions.id, phoneNumber: messagingSessions.phoneNumber })
+      .from(messagingSessions)
+      .where(and(eq(messagingSessions.accountId, accountId), eq(messagingSessions.network, network), eq(messagingSessions.status, "WORKING"), inArray(messagingSessions.phoneNumber, part)))
+      .all();
+    for (const r of rows) if (r.phoneNumber) found.set(r.phoneNumber, r.id);
+  }
+  return found;
 }

@@ -1,7 +1,8 @@
 import { env } from "cloudflare:workers";
 import { describe, expect, it } from "vitest";
 import { SWEEP_AFTER_MS, SWEEP_BUDGET, SWEEP_CAP, SWEEP_FAILED_REASON, sweepPendingMedia } from "../../../src/messaging/media/sweep.ts";
-import { inboundRow, insertStatement } from "../../../src/messaging/messages/store.ts";
+import { inboundRow } from "../../../src/messaging/store/rows.ts";
+import { insertStatement } from "../../../src/messaging/store/writes.ts";
 import { newId } from "../../../src/platform/ids.ts";
 import { handleScheduled } from "../../../src/scheduled.ts";
 import { createKey } from "../helpers.ts";

@@ -1,6 +1,6 @@
 import { expect } from "vitest";
 import { api } from "../helpers.ts";
-import { fakePhone, hubSignature, json, type SessionJson } from "./support.ts";
+import { fakePhone, graphUrl, hubSignature, json, type SessionJson } from "./support.ts";
 
 export const APP_SECRET = "app-secret-for-tests";
 export const VERIFY = "verify-me";
@@ -17,8 +17,24 @@ export async function whatsappSession(key: string) {
   return { phone, session: await json<SessionJson>(res) };
 }
 
-/** Posts a payload to the session's Meta webhook, signed as Meta signs it. */
+/**
+ * Fails the test unless Meta could send this payload: the fake Graph API checks it against the
+ * reference document's webhook schema and the supplement for what the document leaves out (and a
+ * failure is also recorded there, which fails the run at teardown).
+ */
+export async function expectRealShaped(payload: unknown): Promise<void> {
+  const verdict = (await (await fetch(`${graphUrl()}/__fake/webhooks`, { method: "POST", body: JSON.stringify(payload) })).json()) as { errors: string[] };
+  expect(verdict.errors, "a webhook payload Meta would not send").toEqual([]);
+}
+
+/** Posts a payload to the session's Meta webhook, signed as Meta signs it, after checking Meta could send it. */
 export async function postHook(sessionId: string, payload: unknown, secret = APP_SECRET): Promise<Response> {
+  await expectRealShaped(payload);
+  return postHookUnchecked(sessionId, payload, secret);
+}
+
+/** Posts any payload, signed: for the hostile tests, which send what Meta never would. */
+export async function postHookUnchecked(sessionId: string, payload: unknown, secret = APP_SECRET): Promise<Response> {
   const body = JSON.stringify(payload);
   return api(`/hooks/whatsapp/${sessionId}`, { method: "POST", body, headers: { "Content-Type": "application/json", "X-Hub-Signature-256": await hubSignature(secret, body) } });
 }

@@ -1,7 +1,9 @@
+import { runDurableObjectAlarm, runInDurableObject } from "cloudflare:test";
 import { describe, expect, it } from "vitest";
+import { sessionStub } from "../../../src/messaging/sessions/session-do.ts";
 import { api, createKey } from "../helpers.ts";
 import { openWindows } from "./whatsapp-support.ts";
-import { eventsOf, fakeFail, fakePhone, json, waitFor, type MessageJson, type SessionJson } from "./support.ts";
+import { eventsOf, fakeFail, fakePhone, fakeRequests, json, waitFor, type MessageJson, type SessionJson } from "./support.ts";
 
 async function create(key: string, token: string, phoneToken = "right-token") {
   const phone = await fakePhone(phoneToken);
@@ -58,21 +60,34 @@ describe("messaging: WhatsApp error mapping", () => {
     expect(s.status).toBe("WORKING");
   });
 
-  it("a queued send hitting the rate limit (130429) is retried later instead of failing", async () => {
+  it("a queued send hitting the rate limit (130429) reached Meta, stays pending with a retry scheduled, and is sent on the retry", async () => {
     const k = await createKey("pro");
     const { phone, session } = await create(k.key, "right-token");
     await fakeFail(phone.phoneNumberId, 130429);
     // An unpaced session, so the test does not wait for pacing.
     const { env } = await import("cloudflare:workers");
     await env.DB.prepare("UPDATE messaging_sessions SET send_rate_per_minute = NULL WHERE id = ?").bind(session.id).run();
+    const before = (await fakeRequests(phone.phoneNumberId)).filter((r) => r.method === "POST" && r.body?.type === "text").length;
     const res = await api("/api/messages/send-bulk", { method: "POST", key: k.key, json: { sessionId: session.id, messages: [{ to: "16505551234", text: "a" }] } });
     expect(res.status).toBe(202);
     const { batchId } = await json<{ batchId: string }>(res);
-    const progress = await waitFor(async () => {
-      const b = await json<{ pending: number; failed: number; sent: number }>(await api(`/api/messages/batches/${batchId}`, { key: k.key }));
-      return b.pending === 0 || b.failed > 0 ? b : undefined;
-    }, 2_500, "first attempt").catch(() => null);
-    // The first attempt was rate limited: still pending (retried after a minute), not failed.
-    expect(progress).toBeNull();
+    const batch = async () => json<{ pending: number; failed: number; sent: number }>(await api(`/api/messages/batches/${batchId}`, { key: k.key }));
+    // The first attempt reached the fake and was refused with 130429.
+    await waitFor(async () => (await fakeRequests(phone.phoneNumberId)).filter((r) => r.method === "POST" && r.body?.type === "text").length > before, 10_000, "the send reached the fake");
+    const stub = sessionStub(env, session.id);
+    const queued = await waitFor(
+      () => runInDurableObject(stub, (_o, state) => state.storage.sql.exec<{ due: number; attempts: number }>("SELECT due, attempts FROM outbox").toArray().find((r) => r.attempts === 1)),
+      10_000,
+      "the retry scheduled",
+    );
+    // Retried after Meta's minute, not failed: still pending, with the session's alarm set for it.
+    expect(queued.due).toBeGreaterThan(Date.now() + 30_000);
+    expect(await batch()).toMatchObject({ pending: 1, failed: 0, sent: 0 });
+    expect(await runInDurableObject(stub, (_o, state) => state.storage.getAlarm())).not.toBeNull();
+    // The minute passes: the retry sends it.
+    await runInDurableObject(stub, (_o, state) => void state.storage.sql.exec("UPDATE outbox SET due = ?", Date.now() - 1));
+    expect(await runDurableObjectAlarm(stub)).toBe(true);
+    expect(await waitFor(async () => ((await batch()).sent === 1 ? batch() : undefined), 10_000, "sent on the retry")).toMatchObject({ pending: 0, failed: 0, sent: 1 });
+    expect((await fakeRequests(phone.phoneNumberId)).filter((r) => r.method === "POST" && r.body?.type === "text").length).toBe(before + 2);
   });
 });

@@ -2,7 +2,7 @@ import { describe, expect, it } from "vitest";
 import { getDb } from "../../../src/db/client.ts";
 import { events, webhookDeliveries } from "../../../src/db/schema/index.ts";
 import { fanOut } from "../../../src/events/fanout.ts";
-import { recordInbound } from "../../../src/messaging/messages/inbound.ts";
+import { recordInbound } from "../../../src/messaging/sessions/inbound.ts";
 import { newId } from "../../../src/platform/ids.ts";
 import { and, eq } from "drizzle-orm";
 import { json, sandboxSession, type MessageJson } from "../messaging/support.ts";

@@ -1,3 +1,4 @@
+import { EVENT_TYPES } from "../../../src/events/types.ts";
 import { env } from "cloudflare:workers";
 import { expect } from "vitest";
 import type { Received } from "../../support/receiver.ts";
@@ -53,7 +54,7 @@ export interface Fixture {
   otherAccount: CreatedWebhook;
 }
 
-const ALL_TYPES = ["message.received", "message.sent", "message.delivered", "message.read", "message.media_stored", "message.media_failed", "session.connected", "session.disconnected", "contact.created", "campaign.completed"];
+const ALL_TYPES: readonly string[] = EVENT_TYPES;
 
 export async function fixture(a: TestKey, b: TestKey, types: string[], sessions: { same?: string; other?: string } = {}): Promise<Fixture> {
   return {

@@ -6,8 +6,10 @@ import { ensureContactStatements } from "../contacts/service.ts";
 import { BACKSTOP_DELAY_S, enqueueMediaFetch } from "../media/inbound.ts";
 import { needsFetch } from "../media/limits.ts";
 import type { InboundFromNetwork } from "../networks/driver.ts";
-import { toMessage, type MessageRow } from "./mapper.ts";
-import { inboundRow, insertInboundStatement, reactionStatement, referencedIds } from "./store.ts";
+import { toMessage, type MessageRow } from "../messages/mapper.ts";
+import { referencedIds } from "../store/reads.ts";
+import { inboundRow } from "../store/rows.ts";
+import { insertInboundStatement, reactionStatement } from "../store/writes.ts";
 
 /** A whole-message `STOP` (any case, surrounding spaces ignored) opts the sender out. */
 export function isStop(text: string | undefined): boolean {
@@ -36,7 +38,7 @@ export async function recordInbound(
   const chatId = chatIdOf(m.from);
   const refs = await referencedIds(env, sessionId, chatId, [m.contextExternalId, m.reactionToExternalId]);
   const row = inboundRow(newId("msg"), accountId, sessionId, m, refs);
-  const contact = ensureContactStatements(env, accountId, m.from, m.profileName, isStop(m.text), sessionId);
+  const contact = ensureContactStatements(env, accountId, m.from, m.profileName, isStop(m.text), sessionId, m.identity);
   const received = prepareEventAfterChange(env, { type: "message.received", accountId, sessionId, data: toMessage(row) });
   // A reaction also lands on the message it reacts to (when we have it).
   const target = m.reactionToExternalId ? refs.get(m.reactionToExternalId) : undefined;

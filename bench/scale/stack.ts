@@ -1,0 +1,102 @@
+// What bench/scale's flows share: `npm run dev` on the counting Worker (worker.ts), an account per
+// flow, a webhook receiver that only counts, and the D1 counters.
+import { createServer } from "node:http";
+import type { AddressInfo } from "node:net";
+import { startDev, type DevServer } from "../../test/e2e/harness.ts";
+
+export interface Counters {
+  statements: number;
+  roundTrips: number;
+  rowsRead: number;
+  rowsWritten: number;
+  tables: Record<string, number>;
+}
+
+export const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
+export const percentile = (sorted: number[], p: number) => sorted[Math.min(sorted.length - 1, Math.floor((p / 100) * sorted.length))] ?? NaN;
+export const rowsOf = (c: Counters) => Object.values(c.tables).reduce((s, n) => s + n, 0);
+
+/** One delivery as the receiver saw it: the event's type, its webhook-id, when, and the bench token in its body. */
+export interface Delivery {
+  id: string;
+  type: string | null;
+  at: number;
+  token: string | null;
+}
+
+/** A webhook receiver that answers 200 at once and keeps one small record per delivery, per inbox. */
+export async function countingReceiver() {
+  const inboxes = new Map<string, Delivery[]>();
+  const server = createServer((req, res) => {
+    const chunks: Buffer[] = [];
+    req.on("data", (c: Buffer) => chunks.push(c));
+    req.on("end", () => {
+      const name = (req.url ?? "").split("/")[2] ?? "";
+      const body = Buffer.concat(chunks).toString("utf8");
+      let type: string | null = null;
+      try {
+        type = (JSON.parse(body) as { type?: string }).type ?? null;
+      } catch {}
+      const token = /bench-\d+/.exec(body)?.[0] ?? null;
+      if (!inboxes.has(name)) inboxes.set(name, []);
+      inboxes.get(name)!.push({ id: String(req.headers["webhook-id"] ?? ""), type, at: Date.now(), token });
+      res.writeHead(200).end("ok");
+    });
+  });
+  server.keepAliveTimeout = 1_000;
+  await new Promise<void>((resolve) => server.listen(0, "127.0.0.1", resolve));
+  const url = `http://127.0.0.1:${(server.address() as AddressInfo).port}`;
+  return {
+    url,
+    inbox: (name: string) => inboxes.get(name) ?? [],
+    close: () => new Promise<void>((resolve) => (server.closeAllConnections(), server.close(() => resolve()))),
+  };
+}
+
+export type Receiver = Awaited<ReturnType<typeof countingReceiver>>;
+
+export async function startStack(): Promise<DevServer> {
+  // The cron stays quiet (its housekeeping would count as the flows' statements).
+  return startDev({ env: { WORKER_MAIN: "bench/scale/worker.ts", DEV_CRON_INTERVAL_MS: String(24 * 3600_000) } });
+}
+
+/** A client of one account on the stack. `observe` requests are not counted (progress polling). */
+export function client(baseUrl: string, key: string) {
+  const call = async <T>(method: string, path: string, body?: unknown, observe = false): Promise<T> => {
+    const headers: Record<string, string> = { Authorization: `Bearer ${key}`, "Content-Type": "application/json", ...(observe ? { "x-bench-observer": "1" } : {}) };
+    const res = await fetch(baseUrl + path, { method, headers, body: body === undefined ? undefined : JSON.stringify(body) });
+    if (res.status >= 300) throw new Error(`${method} ${path}: ${res.status} ${await res.text()}`);
+    return (await res.json()) as T;
+  };
+  return { call, key };
+}
+
+export async function counters(baseUrl: string, reset = false): Promise<Counters> {
+  return (await (await fetch(`${baseUrl}/__bench/d1`, { method: reset ? "POST" : "GET" })).json()) as Counters;
+}
+
+/** Waits until no D1 statement has run for `quietMs` (the flow's background work is done), at most `maxMs`. */
+export async function settle(baseUrl: string, quietMs = 2_000, maxMs = 180_000): Promise<Counters> {
+  const end = Date.now() + maxMs;
+  let last = await counters(baseUrl);
+  let since = Date.now();
+  while (Date.now() < end) {
+    await sleep(250);
+    const now = await counters(baseUrl);
+    if (now.statements !== last.statements) {
+      last = now;
+      since = Date.now();
+    } else if (Date.now() - since >= quietMs) return now;
+  }
+  throw new Error(`D1 never went quiet within ${maxMs} ms`);
+}
+
+/** Waits until `inbox` holds `n` deliveries with distinct webhook-ids; answers them. */
+export async function deliveries(receiver: Receiver, inbox: string, n: number, maxMs: number): Promise<Delivery[]> {
+  const end = Date.now() + maxMs;
+  for (;;) {
+    const got = receiver.inbox(inbox);
+    if (new Set(got.map((d) => d.id)).size >= n || Date.now() > end) return got;
+    await sleep(200);
+  }
+}

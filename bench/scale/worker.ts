@@ -1,0 +1,44 @@
+// bench/scale's Worker: the real one (src/index.ts) with its D1 binding counted (d1-count.ts) in every
+// handler and Durable Object, and one extra route, /__bench/d1: GET answers the counters and the row
+// count of every table, POST resets the counters. Requests with an `x-bench-observer` header (the
+// bench's own progress polling) run on the uncounted binding, so watching a flow does not add to it.
+// `npm run bench:scale` starts `npm run dev` with WORKER_MAIN pointing here.
+import worker, { EventStreamDO as RealEventStreamDO, RateLimiter, SessionDO as RealSessionDO, TexContainer } from "../../src/index.ts";
+import { counts, countedEnv, resetCounts } from "./d1-count.ts";
+
+export { RateLimiter, TexContainer };
+
+export class SessionDO extends RealSessionDO {
+  constructor(ctx: DurableObjectState, env: Env) {
+    super(ctx, countedEnv(env));
+  }
+}
+
+export class EventStreamDO extends RealEventStreamDO {
+  constructor(ctx: DurableObjectState, env: Env) {
+    super(ctx, countedEnv(env));
+  }
+}
+
+/** Rows per table (the bench's "rows inserted" is the growth of their sum). */
+async function tableRows(db: D1Database): Promise<Record<string, number>> {
+  const tables = await db.prepare("SELECT name FROM sqlite_master WHERE type = 'table' AND name NOT LIKE 'sqlite_%' AND name NOT LIKE '_cf_%' AND name <> 'd1_migrations'").all<{ name: string }>();
+  const out: Record<string, number> = {};
+  for (const { name } of tables.results) {
+    const row = await db.prepare(`SELECT count(*) AS n FROM "${name.replaceAll('"', '""')}"`).first<{ n: number }>();
+    out[name] = row?.n ?? 0;
+  }
+  return out;
+}
+
+export default {
+  async fetch(req: Request, env: Env, ctx: ExecutionContext): Promise<Response> {
+    if (new URL(req.url).pathname === "/__bench/d1") {
+      if (req.method === "POST") resetCounts();
+      return Response.json({ ...counts, tables: await tableRows(env.DB) });
+    }
+    return worker.fetch(req, req.headers.has("x-bench-observer") ? env : countedEnv(env), ctx);
+  },
+  queue: (batch: MessageBatch<unknown>, env: Env, ctx: ExecutionContext) => worker.queue(batch, countedEnv(env), ctx),
+  scheduled: (controller: ScheduledController, env: Env) => worker.scheduled(controller, countedEnv(env)),
+} satisfies ExportedHandler<Env>;

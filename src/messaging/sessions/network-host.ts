@@ -1,0 +1,71 @@
+import { config } from "../../platform/config.ts";
+import { chunk } from "../../platform/batching.ts";
+import type { InboundFromNetwork, NetworkHost } from "../networks/driver.ts";
+import { setOptedOutByPhone } from "../contacts/service.ts";
+import type { StoredMedia } from "../messages/mapper.ts";
+import { lastInboundSince } from "../store/chats.ts";
+import { addNetworkDetail, editInbound, revokeInbound } from "../store/edits.ts";
+import { ID_CHUNK, messageByExternalId, messageById, messagesByIdsQuery, unreadInboundOfChat, unreadSentBefore } from "../store/reads.ts";
+import { advanceStatus } from "../store/status.ts";
+import { recordInbound } from "./inbound.ts";
+import type { Network } from "./schemas.ts";
+import { workingSessionsByNumber, writeSessionHealth } from "./state.ts";
+
+/** What the Session DO lends to the port it implements for its driver. */
+export interface HostParts {
+  readonly env: Env;
+  identity(): { accountId: string; sessionId: string; phoneNumber: string | null; network: Network };
+  /** The DO's one event sink: recorded events go to the queue with its next flush. */
+  queueEvents(ids: string[]): void;
+  fetchMediaNow(messageId: string): void;
+  wakeAt(at: number): Promise<void>;
+  /** Another session of the account, as the network reaches it. */
+  peer(sessionId: string): { receive(inbound: InboundFromNetwork): Promise<{ ok: boolean }> };
+}
+
+/** The Session DO's side of the driver port: what drivers report is recorded here, what they ask is read here. */
+export function networkHost(p: HostParts): NetworkHost {
+  const { env } = p;
+  const who = () => p.identity();
+  return {
+    config: () => config(env),
+    identity: () => {
+      const { accountId, sessionId, phoneNumber } = who();
+      return { accountId, sessionId, phoneNumber };
+    },
+    received: (m) => recordInbound(env, who().accountId, who().sessionId, m, { enqueue: (ids) => p.queueEvents(ids), fetchNow: (id) => p.fetchMediaNow(id) }),
+    statusChanged: (selector, target, at, error, opts = {}) =>
+      advanceStatus(env, who().accountId, who().sessionId, selector, target, at, error, { afterSent: opts.afterSent, enqueue: (ids) => p.queueEvents(ids) }),
+    edited: (externalId, change, at) => editInbound(env, who().sessionId, externalId, change, at, (ids) => p.queueEvents(ids)),
+    revoked: async (externalId, at) => {
+      const done = await revokeInbound(env, who().sessionId, externalId, at, (ids) => p.queueEvents(ids));
+      // A deleted message keeps no file: stored bytes go too (a fetch still under way finds no pending row and drops its own).
+      const stored = done?.media ? (JSON.parse(done.media) as StoredMedia).mediaId : null;
+      if (stored) await env.FILES.delete(`media/${stored}`);
+      return done?.row ?? null;
+    },
+    statusDetail: (externalId, detail) => addNetworkDetail(env, who().sessionId, externalId, detail),
+    accountHealth: (health) => writeSessionHealth(env, who().accountId, who().sessionId, health),
+    marketingPreference: (from, optedOut) => setOptedOutByPhone(env, who().accountId, from, optedOut),
+    message: async (key) => {
+      const row = "id" in key ? await messageById(env, key.id) : await messageByExternalId(env, who().sessionId, key.externalId);
+      return row?.sessionId === who().sessionId ? row : undefined;
+    },
+    sentUnreadBefore: (cutoff, limit, afterId) => unreadSentBefore(env, who().sessionId, cutoff, limit, afterId),
+    unreadInbound: (chatId, upTo, afterId, limit) => unreadInboundOfChat(env, who().accountId, who().sessionId, chatId, upTo, afterId, limit),
+    lastInboundAt: (recipients, since) => lastInboundSince(env, who().sessionId, recipients, since),
+    peerSessions: (numbers) => workingSessionsByNumber(env, who().accountId, who().network, numbers),
+    deliverToPeer: async (peerSessionId, inbound) => (await p.peer(peerSessionId).receive(inbound)).ok,
+    outboundBySession: async (ids) => {
+      const out: { id: string; sessionId: string; chatId: string }[] = [];
+      for (const part of chunk(ids, ID_CHUNK)) {
+        for (const row of await messagesByIdsQuery(env, who().accountId, part)) if (row.direction === "outbound") out.push({ id: row.id, sessionId: row.sessionId, chatId: row.chatId });
+      }
+      return out;
+    },
+    peerStatusChanged: async (peerSessionId, ids, target, at) => {
+      await advanceStatus(env, who().accountId, peerSessionId, { ids }, target, at, undefined, { afterSent: true });
+    },
+    wakeAt: (at) => p.wakeAt(at),
+  };
+}

@@ -1,0 +1,144 @@
+import { chunk } from "../../platform/batching.ts";
+import { itemsPerStatement } from "../../platform/d1.ts";
+import type { Content } from "../messages/content.ts";
+import type { MessageRow, StoredMedia } from "../messages/mapper.ts";
+import type { TemplateSpec } from "../messages/schemas.ts";
+import { ID_CHUNK } from "./reads.ts";
+
+// ---- campaigns' messages (set-based: one statement per range, never one per recipient) -------
+
+/** What every message of one campaign claim shares; ids are `idBase` plus the recipient's seq in `seqDigits` digits. */
+export interface CampaignClaim {
+  idBase: string;
+  seqDigits: number;
+  accountId: string;
+  sessionId: string;
+  campaignId: string;
+  type: MessageRow["type"];
+  template: TemplateSpec | null;
+  /** The same typed body for every recipient (location, contacts, interactive). */
+  content: Content | null;
+  createdAt: number;
+}
+
+/** Rows per INSERT: 3 parameters each beside the statement's 8 shared ones. */
+const ROWS_PER_CLAIM_INSERT = itemsPerStatement(3, 8);
+
+/**
+ * INSERTs of one campaign claim (for the caller's transaction): a `pending` message per listed
+ * recipient, each only while its `campaign_recipients` row is still `pending`, addressed to its phone.
+ */
+export function claimCampaignMessagesStatements(env: Env, c: CampaignClaim, rows: { seq: number; text: string | null; media: StoredMedia | null }[]): D1PreparedStatement[] {
+  const idExpr = `?1 || printf('%0${c.seqDigits}d', v.column1)`;
+  const statements: D1PreparedStatement[] = [];
+  for (let i = 0; i < rows.length; i += ROWS_PER_CLAIM_INSERT) {
+    const part = rows.slice(i, i + ROWS_PER_CLAIM_INSERT);
+    const params: unknown[] = [c.idBase, c.accountId, c.sessionId, c.type, c.template ? JSON.stringify(c.template) : null, c.campaignId, c.createdAt, c.content ? JSON.stringify(c.content) : null];
+    const values = part.map((r) => {
+      const n = params.push(r.seq, r.text, r.media ? JSON.stringify(r.media) : null);
+      return `(?${n - 2}, ?${n - 1}, ?${n})`;
+    });
+    statements.push(
+      env.DB.prepare(
+        `INSERT INTO messages (id, account_id, session_id, chat_id, direction, type, text, template, media, content, status, campaign_id, created_at)
+         SELECT ${idExpr}, ?2, ?3, substr(r.phone, 2) || '@c.us', 'outbound', ?4, v.column2, ?5, v.column3, ?8, 'pending', ?6, ?7
+           FROM (VALUES ${values.join(", ")}) v
+           JOIN campaign_recipients r ON r.campaign_id = ?6 AND r.seq = v.column1 AND r.status = 'pending'`,
+      ).bind(...params),
+    );
+  }
+  return statements;
+}
+
+/** Message ids of the `queued` recipients in [from, to] whose message is still `pending`, in seq order. */
+export async function queuedCampaignMessageIds(env: Env, campaignId: string, from: number, to: number): Promise<string[]> {
+  const res = await env.DB.prepare(
+    `SELECT r.message_id AS id FROM campaign_recipients r JOIN messages m ON m.id = r.message_id
+      WHERE r.campaign_id = ? AND r.seq BETWEEN ? AND ? AND r.status = 'queued' AND m.status = 'pending' ORDER BY r.seq`,
+  )
+    .bind(campaignId, from, to)
+    .all<{ id: string }>();
+  return res.results.map((r) => r.id);
+}
+
+/**
+ * Blocks of `blockSize` recipients that still have some to send: not yet claimed, or (unless
+ * `unclaimedOnly`) claimed with the message unsent.
+ */
+export async function campaignBlocksToSend(env: Env, campaignId: string, blockSize: number, unclaimedOnly: boolean): Promise<number[]> {
+  const res = await env.DB.prepare(
+    `SELECT DISTINCT (r.seq - 1) / ?2 AS b FROM campaign_recipients r LEFT JOIN messages m ON m.id = r.message_id
+      WHERE r.campaign_id = ?1 AND (r.status = 'pending' ${unclaimedOnly ? "" : "OR (r.status = 'queued' AND m.status = 'pending')"}) ORDER BY b`,
+  )
+    .bind(campaignId, blockSize)
+    .all<{ b: number }>();
+  return res.results.map((r) => r.b);
+}
+
+export type FinalCounts = Record<"sent" | "delivered" | "read" | "failed", number>;
+
+/** Per campaign, how many of its messages are past `pending` in each status (index on campaign_id, status). */
+export async function campaignStatusCounts(env: Env, campaignIds: string[]): Promise<Map<string, FinalCounts>> {
+  const counts = new Map<string, FinalCounts>();
+  for (const part of chunk(campaignIds, ID_CHUNK)) {
+    const res = await env.DB.prepare(
+      `SELECT campaign_id AS id, status, count(*) AS n FROM messages WHERE campaign_id IN (${part.map(() => "?").join(",")}) AND status IN ('sent','delivered','read','failed') GROUP BY campaign_id, status`,
+    )
+      .bind(...part)
+      .all<{ id: string; status: keyof FinalCounts; n: number }>();
+    for (const r of res.results) {
+      const c = counts.get(r.id) ?? { sent: 0, delivered: 0, read: 0, failed: 0 };
+      c[r.status] = r.n;
+      counts.set(r.id, c);
+    }
+  }
+  return counts;
+}
+
+/**
+ * SQL conditions over `messages` for campaigns' own conditional statements, which must decide in
+ * the same statement (a separate read would race the claims): the campaign bound at `param` has a
+ * pending message; the message with id `column` exists.
+ */
+export const messagesSql = {
+  campaignHasPending: (param: string) => `EXISTS (SELECT 1 FROM messages WHERE campaign_id = ${param} AND status = 'pending')`,
+  exists: (column: string) => `EXISTS (SELECT 1 FROM messages m WHERE m.id = ${column})`,
+};
+
+/** Deletes the campaign's pending messages except `keep` (at most ID_CHUNK ids; for the caller's transaction). */
+export function deletePendingOfCampaignStatement(env: Env, campaignId: string, accountId: string, keep: string[]): D1PreparedStatement {
+  const notIn = keep.length ? `AND id NOT IN (${keep.map((_, i) => `?${i + 3}`).join(",")})` : "";
+  return env.DB.prepare(`DELETE FROM messages WHERE campaign_id = ?1 AND account_id = ?2 AND status = 'pending' ${notIn}`).bind(campaignId, accountId, ...keep);
+}
+
+/** A campaign's recipients with their message's live state. */
+export interface RecipientWithMessage {
+  seq: number;
+  contact_id: string;
+  phone: string;
+  name: string | null;
+  reason: string | null;
+  message_id: string | null;
+  live: "pending" | "sent" | "delivered" | "read" | "failed" | "skipped";
+  error_code: string | null;
+  error_message: string | null;
+  sent_at: number | null;
+  delivered_at: number | null;
+  read_at: number | null;
+}
+
+const RECIPIENT_STATUS_SQL = "CASE WHEN r.status = 'skipped' THEN 'skipped' WHEN m.status IS NULL OR m.status = 'pending' THEN 'pending' ELSE m.status END";
+
+/** One page of a campaign's recipients (seq after `afterSeq`), optionally only those in one live status. */
+export async function recipientsWithMessages(env: Env, accountId: string, campaignId: string, q: { afterSeq: number; limit: number; status?: RecipientWithMessage["live"] }): Promise<RecipientWithMessage[]> {
+  const res = await env.DB.prepare(
+    `SELECT r.seq, r.contact_id, r.phone, r.name, r.reason, r.message_id, ${RECIPIENT_STATUS_SQL} AS live,
+            m.error_code, m.error_message, m.sent_at, m.delivered_at, m.read_at
+       FROM campaign_recipients r LEFT JOIN messages m ON m.id = r.message_id
+      WHERE r.campaign_id = ?1 AND r.account_id = ?2 AND r.seq > ?3 ${q.status ? `AND ${RECIPIENT_STATUS_SQL} = ?5` : ""}
+      ORDER BY r.seq LIMIT ?4`,
+  )
+    .bind(campaignId, accountId, q.afterSeq, q.limit, ...(q.status ? [q.status] : []))
+    .all<RecipientWithMessage>();
+  return res.results;
+}

@@ -1,0 +1,79 @@
+import { and, eq, inArray, sql } from "drizzle-orm";
+import { getDb } from "../../db/client.ts";
+import { messages } from "../../db/schema/index.ts";
+import { prepareEvents, type EmitInput } from "../../events/emit.ts";
+import { chunk } from "../../platform/batching.ts";
+import type { FailureReason } from "../networks/driver.ts";
+import { toMessage, type MessageRow } from "../messages/mapper.ts";
+import type { MessageStatus } from "../status.ts";
+import { ID_CHUNK } from "./reads.ts";
+
+/** Status changes of messages: forward only, one event per step taken. */
+
+const FROM: Record<"sent" | "delivered" | "read" | "failed", MessageStatus[]> = {
+  sent: ["pending"],
+  delivered: ["pending", "sent"],
+  read: ["pending", "sent", "delivered"],
+  failed: ["pending", "sent"],
+};
+
+const EVENT = { sent: "message.sent", delivered: "message.delivered", read: "message.read" } as const;
+
+export type Target = "sent" | "delivered" | "read" | "failed";
+export type Selector = { ids: string[] } | { externalIds: string[] };
+
+/**
+ * Moves messages of one session forward to `target` and emits one event per step actually taken.
+ * Each step is one conditional UPDATE (status in the allowed prior states), so concurrent or
+ * out-of-order receipts can never move a message backwards, and a step already taken is a no-op
+ * (replayed receipts emit nothing). A jump (read before delivered) passes through the skipped steps.
+ */
+export async function advanceStatus(
+  env: Env,
+  accountId: string,
+  sessionId: string,
+  selector: Selector,
+  target: Target,
+  at: number,
+  error?: FailureReason,
+  opts: {
+    afterSent?: boolean;
+    /** Takes the recorded events' ids to put on the queue (the Session DO coalesces them); default: enqueue now. */
+    enqueue?: (eventIds: string[]) => void;
+  } = {},
+): Promise<MessageRow[]> {
+  const db = getDb(env.DB);
+  let steps: Target[] = target === "failed" ? ["failed"] : (["sent", "delivered", "read"] as const).slice(0, ["sent", "delivered", "read"].indexOf(target) + 1);
+  // Receipts of messages known to be sent skip the (no-op) sent step: one statement fewer.
+  if (opts.afterSent) steps = steps.filter((s) => s !== "sent");
+  const keys = "ids" in selector ? selector.ids : selector.externalIds;
+  const column = "ids" in selector ? messages.id : messages.externalId;
+  const changed: MessageRow[] = [];
+  const events: EmitInput[] = [];
+  for (const part of chunk(keys, ID_CHUNK)) {
+    for (const step of steps) {
+      const set: Record<string, unknown> = { status: step };
+      if (step === "sent") set.sentAt = sql`coalesce(${messages.sentAt}, ${at})`;
+      if (step === "delivered") set.deliveredAt = sql`coalesce(${messages.deliveredAt}, ${at})`;
+      if (step === "read") set.readAt = sql`coalesce(${messages.readAt}, ${at})`;
+      if (step === "failed") {
+        set.errorCode = error?.code ?? "failed";
+        set.errorMessage = error?.message ?? "The network could not send the message.";
+      }
+      const rows = await db
+        .update(messages)
+        .set(set as Partial<MessageRow>)
+        .where(and(eq(messages.sessionId, sessionId), inArray(column, part), inArray(messages.status, FROM[step])))
+        .returning();
+      for (const row of rows) {
+        if (step !== "failed") events.push({ type: EVENT[step], accountId, sessionId, data: toMessage(row) });
+        if (step === target) changed.push(row);
+      }
+    }
+  }
+  const prepared = prepareEvents(env, events);
+  if (prepared.statements.length > 0) await db.batch(prepared.statements as [(typeof prepared.statements)[number], ...(typeof prepared.statements)[number][]]);
+  if (opts.enqueue) opts.enqueue(prepared.events.map((e) => e.id));
+  else await prepared.enqueue();
+  return changed;
+}

@@ -1,0 +1,46 @@
+import { describe, expect, it } from "vitest";
+import { getDb } from "../../../src/db/client.ts";
+import { attemptClaimed } from "../../../src/events/delivery.ts";
+import { prepareEvents } from "../../../src/events/emit.ts";
+import { fanOutAndClaim } from "../../../src/events/fanout.ts";
+import { createKey, deliveriesOf, env, receivedAt, registerWebhook } from "./support.ts";
+
+/** `env` whose D1 binding counts the statements of its batches (all attemptClaimed writes with). */
+function countingEnv(): { env: Env; statements: () => number } {
+  let n = 0;
+  const db = env.DB;
+  const counted = {
+    prepare: (query: string) => db.prepare(query),
+    batch: (statements: D1PreparedStatement[]) => {
+      n += statements.length;
+      return db.batch(statements);
+    },
+  } as unknown as D1Database;
+  return { env: { ...env, DB: counted }, statements: () => n };
+}
+
+describe("webhook deliveries: successful attempts are recorded in a few statements", () => {
+  it("20 first attempts answered 2xx: every delivery succeeded with its attempt row, written in 3 statements (40 when each attempt had its own two)", async () => {
+    const key = await createKey();
+    const hook = await registerWebhook(key);
+    // Recorded, never enqueued: this test alone fans them out and attempts them.
+    const inputs = Array.from({ length: 20 }, (_, i) => ({ type: "message.sent" as const, accountId: key.accountId, sessionId: null, data: { id: `msg_w${i}` } }));
+    const prepared = prepareEvents(env, inputs);
+    await getDb(env.DB).batch(prepared.statements as [(typeof prepared.statements)[number]]);
+    const fanned = await fanOutAndClaim(env, prepared.events.map((e) => e.id), 50);
+    expect(fanned.claimed).toHaveLength(20);
+
+    const counting = countingEnv();
+    const reports = await attemptClaimed(counting.env, fanned.claimed, fanned.hooks, fanned.payloads, Date.now());
+    expect([...reports.values()].every((r) => r.attempted && r.outcome.status === "succeeded")).toBe(true);
+    expect(counting.statements()).toBeLessThanOrEqual(3); // attempt rows in 10-row INSERTs, one UPDATE of the deliveries
+
+    expect(new Set((await receivedAt(hook.inbox)).map((r) => r.webhookId)).size).toBe(20);
+    const log = await deliveriesOf(key, hook.id);
+    expect(log).toHaveLength(20);
+    for (const d of log) {
+      expect(d).toMatchObject({ status: "succeeded", attemptCount: 1, lastStatusCode: 200, lastError: null, nextAttemptAt: null });
+      expect(d.attempts).toEqual([expect.objectContaining({ attempt: 1, statusCode: 200, error: null, nextAttemptAt: null })]);
+    }
+  });
+});
