@@ -117,7 +117,7 @@ describe("WhatsApp Cloud API mapping", () => {
     expect(parsed.messages).toHaveLength(3);
     expect(parsed.messages[0]).toMatchObject({ externalId: "wamid.A", from: "16505551234", type: "text", text: "hi", profileName: "Sheena", timestamp: 1749416383000 });
     expect(parsed.messages[1]).toMatchObject({ type: "image", media: { mimetype: "image/jpeg", caption: "c" } });
-    expect(parsed.statuses).toEqual([{ externalId: "wamid.X", status: "failed", timestamp: 1749416390000, error: expect.objectContaining({ code: "undeliverable" }) }]);
+    expect(parsed.statuses).toEqual([{ externalId: "wamid.X", status: "failed", timestamp: 1749416390000, error: expect.objectContaining({ code: "undeliverable" }), detail: { networkError: { code: 131026, title: "x" } } }]);
     expect(parsed.messages[2]).toMatchObject({ externalId: "wamid.C", type: "unsupported" });
     expect(parsed.skipped).toBe(0);
     expect(parseWebhook(null, "106540352242922")).toEqual({ messages: [], statuses: [], skipped: 0, otherNumber: 0 });
