@@ -76,9 +76,15 @@ export async function hardStopCheck(opts: { sends?: number; waitMs?: number; log
     };
     const deadline = killedAt + (opts.waitMs ?? 6 * 60_000);
     let sent = await sentOf();
+    let told = Date.now();
     while (acked.some((m) => !sent.ids.has(m.id)) && Date.now() < deadline) {
       await sleep(2000);
       sent = await sentOf();
+      // a line now and then: the wait for the cron takes minutes, and silence looks like a hang
+      if (Date.now() - told >= 30_000) {
+        told = Date.now();
+        log(`${acked.filter((m) => sent.ids.has(m.id)).length} of ${acked.length} delivered so far`);
+      }
     }
     let inD1 = 0;
     let twiceInD1 = 0;
