@@ -10,7 +10,8 @@ import { engineEnv, goLine, jobDirSeen, spawnLimited, spawnOptions } from "./eng
 import { jobBase } from "./names.ts";
 import { searchEnv } from "./project.ts";
 import { FONTCONFIG, FONTCONFIG_NAME, fontEnv } from "./fonts.ts";
-import { fontCacheEnv, MAX_FONTS_PER_JOB, missingFont, type FontMaker } from "./mf.ts";
+import { fontCacheEnv } from "./sandbox.ts";
+import { MAX_FONTS_PER_JOB, missingFont, type FontMaker } from "./mf.ts";
 import { exitOf, runToExit, type Bounds, type Ending, type RunOutcome } from "./supervise.ts";
 import { BACKGROUND, LOW_PRIORITY, renice } from "./fairness.ts";
 import { DRIVER_FAILED, firstCause, logTail, parseLog, parseToolOutput, type LogError, type LogWarning } from "./log-parser.ts";

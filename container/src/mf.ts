@@ -9,7 +9,6 @@ import path from "node:path";
 import type { Config } from "./config.ts";
 import { spawnLimited, spawnOptions } from "./engine.ts";
 import { makeJobDir, removeDir } from "./pool.ts";
-import { SANDBOX_FONT_CACHE } from "./sandbox.ts";
 import { closeOf } from "./supervise.ts";
 import { WorkDir } from "./workdir.ts";
 
@@ -63,12 +62,6 @@ export function missingFont(message: string): MissingFont | undefined {
   const sp = message.indexOf(" ", eq);
   const font = message.slice(eq + 1, sp < 0 || sp > nm ? nm : sp);
   return FONT_NAME.test(font) ? { font } : undefined;
-}
-
-/** The cache's environment for a job's processes: kpathsea looks for PK and TFM files below VARTEXFONTS. */
-export function fontCacheEnv(cfg: Config): Record<string, string> {
-  if (!cfg.mfCacheDir) return {};
-  return { VARTEXFONTS: cfg.sandbox ? SANDBOX_FONT_CACHE : cfg.mfCacheDir };
 }
 
 /** Creates the cache folder before any engine starts (the sandbox binds it only if it exists). */

@@ -7,10 +7,9 @@ import path from "node:path";
 import type { ChildProcess } from "node:child_process";
 import type { Config, Engine } from "./config.ts";
 import { engineArgs, jobDirSeen, READY_MARKER, spawnLimited, spawnOptions } from "./engine.ts";
-import { fontCacheEnv } from "./mf.ts";
 import { killGroup, normaliseExit } from "./supervise.ts";
 import { Fairness, LOW_PRIORITY, renice } from "./fairness.ts";
-import { SANDBOX_FMT } from "./sandbox.ts";
+import { fontCacheEnv, SANDBOX_FMT } from "./sandbox.ts";
 import { jobsDir, removeTree } from "./workdir.ts";
 import { leaseOwner, ownerOf, releaseOwner } from "./uids.ts";
 

@@ -23,6 +23,12 @@ export const SANDBOX_LUA = "/opt/texpool/sandbox.lua";
 /** Where the generated METAFONT fonts (mf.ts) appear inside the sandbox (read-only). */
 export const SANDBOX_FONT_CACHE = "/opt/texpool/fonts";
 
+/** The METAFONT cache's environment for a job's processes (mf.ts): kpathsea looks for PK and TFM files below VARTEXFONTS. */
+export function fontCacheEnv(cfg: { mfCacheDir?: string | undefined; sandbox: boolean }): Record<string, string> {
+  if (!cfg.mfCacheDir) return {};
+  return { VARTEXFONTS: cfg.sandbox ? SANDBOX_FONT_CACHE : cfg.mfCacheDir };
+}
+
 /**
  * Host paths bound read-only at the same place (Debian's TeX Live layout):
  *  - /usr: binaries, libraries, Perl (biber), TeX trees (/usr/share/texlive,
