@@ -1,9 +1,10 @@
 import { spawnSync } from "node:child_process";
-import { readFileSync } from "node:fs";
+import { existsSync, readdirSync, readFileSync } from "node:fs";
 import { constants as zlibConstants, inflateSync } from "node:zlib";
 import path from "node:path";
 import { fileURLToPath } from "node:url";
 import { startServer, type RunningServer, type StartOptions } from "../src/server.ts";
+import { jobsDir } from "../src/workdir.ts";
 
 export const FIXTURES = path.join(path.dirname(fileURLToPath(import.meta.url)), "fixtures");
 export const fixture = (name: string) => readFileSync(path.join(FIXTURES, name), "utf8");
@@ -97,4 +98,17 @@ export function pdfPages(pdf: Buffer): number {
 export function expectPdf(r: Result): void {
   if (r.status !== 200) throw new Error(`expected a PDF, got ${r.status}: ${r.body.toString().slice(0, 2000)}`);
   if (r.body.subarray(0, 5).toString() !== "%PDF-") throw new Error("body is not a PDF");
+}
+
+/** Polls `s`'s jobs folder (as the server sees it) for the job directory holding `name`. */
+export async function findJobDir(s: { config: { jobRoot: string } }, name: string, timeoutMs = 10_000): Promise<string> {
+  const end = Date.now() + timeoutMs;
+  while (Date.now() < end) {
+    for (const d of readdirSync(jobsDir(s.config))) {
+      const p = path.join(jobsDir(s.config), d);
+      if (existsSync(path.join(p, name))) return p;
+    }
+    await new Promise((r) => setTimeout(r, 20));
+  }
+  throw new Error(`no job directory with ${name}`);
 }

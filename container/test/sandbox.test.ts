@@ -13,10 +13,9 @@ import path from "node:path";
 import { afterAll, beforeAll, describe, expect, it, vi } from "vitest";
 import { loadConfig } from "../src/config.ts";
 import { checkSandbox } from "../src/engine.ts";
-import { jobsDir } from "../src/workdir.ts";
 import { bwrapArgs, SANDBOX_JOB_DIR } from "../src/sandbox.ts";
 import { SandboxUnavailable, startServer, type RunningServer } from "../src/server.ts";
-import { compile, doc, expectPdf, pdfAllText, pdfText, testServer, type Result } from "./helpers.ts";
+import { compile, doc, findJobDir, expectPdf, pdfAllText, pdfText, testServer, type Result } from "./helpers.ts";
 
 const engines = ["pdflatex", "xelatex", "lualatex"] as const;
 const TAG = randomBytes(6).toString("hex");
@@ -89,25 +88,13 @@ describe("\\includegraphics and \\input outside the job", () => {
   }
 });
 
-/** Polls the jobs folder (as the server sees it) for the job directory holding `name`. */
-async function findJobDir(name: string, timeoutMs = 10_000): Promise<string> {
-  const end = Date.now() + timeoutMs;
-  while (Date.now() < end) {
-    for (const d of readdirSync(jobsDir(s.config))) {
-      const p = path.join(jobsDir(s.config), d);
-      if (existsSync(path.join(p, name))) return p;
-    }
-    await new Promise((r) => setTimeout(r, 20));
-  }
-  throw new Error(`no job directory with ${name}`);
-}
 
 describe("another job's directory", () => {
   it("a concurrently running job's files cannot be read by any engine (exact host path, guessed paths)", async () => {
     // job A: holds a secret and loops; its time limit outlasts the attacks on any machine,
     // and it is killed once they are done
     const a = compile(s.url, { engine: "pdflatex", source: doc("\\def\\x{\\x}\\x"), files: [{ path: "secret-a.tex", content: SECRET_JOB }], timeoutMs: 30_000 });
-    const dirA = await findJobDir("secret-a.tex");
+    const dirA = await findJobDir(s, "secret-a.tex");
     const fileA = path.join(dirA, "secret-a.tex");
     const rel = `${UP}${fileA.slice(1)}`;
     const guesses = [fileA, rel, `${path.dirname(dirA)}/*/secret-a.tex`];
@@ -173,7 +160,7 @@ describe("limits and process-group kill inside the sandbox", () => {
   for (const engine of ["pdflatex", "xelatex"] as const) {
     it(`${engine}: the deadline kills bwrap, the sandbox init and the engine`, async () => {
       const r0 = compile(s.url, { engine, source: doc("\\def\\x{\\x}\\x"), files: [{ path: "loop-marker.tex", content: "x" }], timeoutMs: 1500 });
-      const dir = await findJobDir("loop-marker.tex");
+      const dir = await findJobDir(s, "loop-marker.tex");
       let pids: number[] = [];
       for (let i = 0; i < 50 && pids.length < 3; i++) {
         pids = sandboxPids(dir);

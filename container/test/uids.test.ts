@@ -3,29 +3,17 @@
 // the safe mode, in which those uids (with the caps) are what keeps jobs apart where the sandbox
 // cannot run. Both need the server to run as root (setuid), as it does in the image and in CI.
 import { spawn } from "node:child_process";
-import { existsSync, readdirSync, statSync } from "node:fs";
+import { statSync } from "node:fs";
 import path from "node:path";
 import { afterAll, beforeAll, describe, expect, it, vi } from "vitest";
 import type { RunningServer } from "../src/server.ts";
 import { leaseOwner, releaseOwner } from "../src/uids.ts";
-import { jobsDir } from "../src/workdir.ts";
-import { compile, doc, expectPdf, pdfAllText, pdfText, testServer } from "./helpers.ts";
+import { compile, doc, expectPdf, findJobDir, pdfAllText, pdfText, testServer } from "./helpers.ts";
 
 const BASE = 200_000;
 const COUNT = 65_536;
 const inRange = (uid: number) => uid >= BASE && uid < BASE + COUNT;
 
-async function findJobDir(s: RunningServer, name: string, timeoutMs = 15_000): Promise<string> {
-  const end = Date.now() + timeoutMs;
-  while (Date.now() < end) {
-    for (const d of readdirSync(jobsDir(s.config))) {
-      const p = path.join(jobsDir(s.config), d);
-      if (existsSync(path.join(p, name))) return p;
-    }
-    await new Promise((r) => setTimeout(r, 20));
-  }
-  throw new Error(`no job directory with ${name}`);
-}
 
 /** A job that runs until its deadline, with a file that marks its folder. */
 const looping = (engine: string, marker: string, content = "x") => ({ engine, source: doc("\\def\\x{\\x}\\x"), files: [{ path: marker, content }], timeoutMs: 6_000 });
@@ -43,7 +31,7 @@ describe("with the sandbox", () => {
   it("two running jobs never share a uid, and neither is root or the server's", async () => {
     const a = compile(s.url, looping("pdflatex", "uid-a.tex"));
     const b = compile(s.url, looping("pdflatex", "uid-b.tex"));
-    const [da, db] = await Promise.all([findJobDir(s, "uid-a.tex"), findJobDir(s, "uid-b.tex")]);
+    const [da, db] = await Promise.all([findJobDir(s, "uid-a.tex", 15_000), findJobDir(s, "uid-b.tex", 15_000)]);
     const [ua, ub] = [statSync(da), statSync(db)];
     expect(inRange(ua.uid) && inRange(ub.uid)).toBe(true);
     expect(ua.uid).not.toBe(ub.uid);
@@ -131,7 +119,7 @@ describe("safe mode (no user namespaces)", () => {
   it("a job cannot read another running job's files by their host path", async () => {
     const secret = "SECRET-OF-ACCOUNT-A";
     const a = compile(s.url, { ...looping("pdflatex", "secret-a.tex", secret), namespace: "a" });
-    const fileA = path.join(await findJobDir(s, "secret-a.tex"), "secret-a.tex");
+    const fileA = path.join(await findJobDir(s, "secret-a.tex", 15_000), "secret-a.tex");
     const attacks = [
       // xdvipdfmx opens what a \special names, wherever it is: only the file's permissions stop it
       { engine: "xelatex", source: doc(`\\special{pdf:fstream @x (${fileA})}\\special{pdf:put @resources <</XS @x>>}x`) },
