@@ -11,6 +11,7 @@ import type { Preambles } from "./preamble.ts";
 import type { FontMaker } from "./mf.ts";
 import type { Issue } from "./validate.ts";
 import type { LogWarning } from "./log-parser.ts";
+import type { EnvironmentInfo } from "./environment.ts";
 
 export interface AppState {
   cfg: Config;
@@ -27,6 +28,8 @@ export interface AppState {
   cgroups?: Cgroups | undefined;
   /** Makes bitmap fonts from TeX Live's METAFONT sources when a compile needs them. */
   fonts?: FontMaker | undefined;
+  /** The installation's TeX Live, engines, packages and fonts (GET /environment). */
+  environment?: EnvironmentInfo | undefined;
 }
 
 /** Which isolation is in force: the sandbox (or the safe mode), the uids, and the per-job caps (control groups, or per-process rlimits only). */
@@ -142,9 +145,10 @@ async function compile(req: IncomingMessage, res: ServerResponse, st: AppState):
     res.off("close", hangUp);
   }
   if (result.ok) {
+    const body = result.output?.body ?? result.pdf;
     res.writeHead(200, {
-      "Content-Type": "application/pdf",
-      "Content-Length": String(result.pdf.length),
+      "Content-Type": result.output?.contentType ?? "application/pdf",
+      "Content-Length": String(body.length),
       "X-Compile-Duration-Ms": String(result.durationMs),
       "X-Engine": v.value.engine,
       "X-Compile-Pages": String(result.pages),
@@ -153,9 +157,11 @@ async function compile(req: IncomingMessage, res: ServerResponse, st: AppState):
       ...(result.bibTool ? { "X-Compile-Bib": result.bibTool } : {}),
       ...(result.tools.length ? { "X-Compile-Tools": result.tools.join(",") } : {}),
       ...(result.preamble ? { "X-Compile-Preamble": result.preamble } : {}),
+      ...(result.output?.pages ? { "X-Output-Pages": result.output.pages } : {}),
+      ...(result.errorCount ? { "X-Compile-Errors": String(result.errorCount) } : {}),
       ...projectHeader(result.warnings),
     });
-    res.end(result.pdf);
+    res.end(body);
     return;
   }
   const { ok: _ok, code, message, ...rest } = result;
@@ -190,6 +196,11 @@ export function createHandler(st: AppState) {
         const body = { ok: ready, pools: st.pools.stats(), jobs: st.gate.stats(), fairness: st.pools.fairness.stats(), engines: st.cfg.engines, isolation: isolation(st), eventLoopLagMs: st.lag.stats(), ...(st.preambles ? { preambles: st.preambles.stats() } : {}) };
         if (ready) sendJson(res, 200, body);
         else sendJson(res, 503, { ...body, error: { code: "not_ready", message: "Engine pools are still warming up." } }, { "Retry-After": "1" });
+      } else if (url.pathname === "/environment" && st.environment) {
+        if (req.method !== "GET") throw new HttpError(405, "method_not_allowed", "Use GET /environment.", {}, { Allow: "GET" });
+        const data = await st.environment.json();
+        res.writeHead(200, { "Content-Type": "application/json", "Content-Length": String(data.length), "Cache-Control": "public, max-age=3600" });
+        res.end(data);
       } else {
         req.resume();
         throw new HttpError(404, "not_found", `No route ${url.pathname}.`);
