@@ -3,7 +3,7 @@ import { ENGINES, type Engine, type Limits } from "./config.ts";
 import { MAIN_FILE } from "./engine.ts";
 import { mainPathIssue, pathIssue } from "./names.ts";
 import { projectSettings, type ProjectSettings } from "./project.ts";
-import { OUTPUT_FIELDS, parseOutput, type OutputSpec } from "./outputs.ts";
+import { OUTPUT_FIELDS, parseOutput, type OutputSpec } from "./output-spec.ts";
 
 export interface Issue {
   path: string;

@@ -2,7 +2,8 @@
 // the reading of the installation's package list.
 import { describe, expect, it } from "vitest";
 import { parseLsR, providedInfo } from "../src/environment.ts";
-import { MAX_IMAGE_PAGES, pageRange, parseOutput } from "../src/outputs.ts";
+import { MAX_IMAGE_PAGES, parseOutput } from "../src/output-spec.ts";
+import { pageRange } from "../src/outputs.ts";
 import type { Issue } from "../src/validate.ts";
 import { zip } from "../src/zip.ts";
 import { unzip } from "./outputs-zip.ts";
