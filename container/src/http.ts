@@ -12,6 +12,7 @@ import type { FontMaker } from "./mf.ts";
 import type { Issue } from "./validate.ts";
 import type { LogWarning } from "./log-parser.ts";
 import type { EnvironmentInfo } from "./environment.ts";
+import { parseSynctexQuery, querySynctex } from "./synctex.ts";
 
 export interface AppState {
   cfg: Config;
@@ -172,6 +173,31 @@ async function compile(req: IncomingMessage, res: ServerResponse, st: AppState):
   });
 }
 
+/** POST /synctex: the body is a compile's `<name>.synctex.gz`, the query a position (synctex.ts). */
+async function synctex(req: IncomingMessage, res: ServerResponse, st: AppState, params: URLSearchParams): Promise<void> {
+  const q = parseSynctexQuery(params);
+  if (!q.ok) {
+    req.resume();
+    throw invalid(q.issues);
+  }
+  const gz = await readBody(req, st.cfg.limits.maxRequestBytes);
+  if (st.shutdown.aborted) throw shuttingDown();
+  let release: () => void;
+  try {
+    release = await st.gate.acquire(undefined);
+  } catch (e) {
+    if (e instanceof Busy) throw new HttpError(503, "compiler_busy", e.message, { retryAfterSeconds: e.retryAfterSeconds }, { "Retry-After": String(e.retryAfterSeconds) });
+    throw e;
+  }
+  try {
+    const r = await querySynctex(st.cfg, st.pools.fairness, gz, q.value, st.shutdown);
+    if (!r.ok) throw new HttpError(r.status, r.code, r.message);
+    sendJson(res, 200, { positions: r.positions });
+  } finally {
+    release();
+  }
+}
+
 /** The latexmkrc settings that were ignored, percent-encoded (a header is ASCII), their first 300 characters. */
 function projectHeader(warnings: LogWarning[]): Record<string, string> {
   const notes = warnings.filter((w) => w.kind === "project").map((w) => w.message);
@@ -196,6 +222,9 @@ export function createHandler(st: AppState) {
         const body = { ok: ready, pools: st.pools.stats(), jobs: st.gate.stats(), fairness: st.pools.fairness.stats(), engines: st.cfg.engines, isolation: isolation(st), eventLoopLagMs: st.lag.stats(), ...(st.preambles ? { preambles: st.preambles.stats() } : {}) };
         if (ready) sendJson(res, 200, body);
         else sendJson(res, 503, { ...body, error: { code: "not_ready", message: "Engine pools are still warming up." } }, { "Retry-After": "1" });
+      } else if (url.pathname === "/synctex") {
+        if (req.method !== "POST") throw new HttpError(405, "method_not_allowed", "Use POST /synctex.", {}, { Allow: "POST" });
+        await synctex(req, res, st, url.searchParams);
       } else if (url.pathname === "/environment" && st.environment) {
         if (req.method !== "GET") throw new HttpError(405, "method_not_allowed", "Use GET /environment.", {}, { Allow: "GET" });
         const data = await st.environment.json();

@@ -7,6 +7,7 @@ import { pageRange } from "../src/outputs.ts";
 import type { Issue } from "../src/validate.ts";
 import { zip } from "../src/zip.ts";
 import { unzip } from "./outputs-zip.ts";
+import { parseSynctexOutput, parseSynctexQuery, projectPath, recordedNames, synctexRoot } from "../src/synctex.ts";
 
 const parse = (b: Record<string, unknown>) => {
   const issues: Issue[] = [];
@@ -74,5 +75,39 @@ describe("the installation's packages", () => {
     // another package's line, or text between the name and a bracket, says nothing of this one
     expect(providedInfo("\\ProvidesPackage{other}[2020/01/01 v1]", "x", "package")).toEqual({});
     expect(providedInfo("\\ProvidesPackage{x}\\RequirePackage{y}[2020/01/01]", "x", "package")).toEqual({});
+  });
+});
+
+describe("SyncTeX queries", () => {
+  it("finds the compile's root and main folder from the first input, in the sandbox and without it", () => {
+    expect(synctexRoot("SyncTeX Version:1\nInput:1:/job/paper/./report.tex\nInput:2:/usr/x.cls\n")).toEqual({ root: "/job/", sub: "paper" });
+    expect(synctexRoot("Input:1:/job/./main.tex\n")).toEqual({ root: "/job/", sub: "" });
+    const host = `/tmp/texcompile-1/jobs/${"ab".repeat(16)}/`;
+    expect(synctexRoot(`Input:1:${host}./main.tex\n`)).toEqual({ root: host, sub: "" });
+    expect(synctexRoot("Input:1:/usr/share/texlive/x.tex\n")).toBeUndefined();
+    expect(synctexRoot("not synctex")).toBeUndefined();
+  });
+
+  it("names a project file the ways the compile may have recorded it (SyncTeX does not resolve ..)", () => {
+    expect(recordedNames("paper/chapters/two.tex", "/job/", "paper")).toEqual(["/job/paper/chapters/two.tex"]);
+    expect(recordedNames("common/three.tex", "/job/", "paper/sub")).toEqual(["/job/common/three.tex", "/job/paper/sub/../../common/three.tex"]);
+    expect(projectPath("/job/paper/../common/three.tex", "/job/")).toBe("common/three.tex");
+    expect(projectPath("/job/../etc/passwd", "/job/")).toBeNull();
+    expect(projectPath("/usr/share/texlive/article.cls", "/job/")).toBeNull();
+  });
+
+  it("reads the result blocks of synctex view and edit", () => {
+    const view = "This is SyncTeX command line utility, version 1.5\nSyncTeX result begin\nOutput:/job/t.pdf\nPage:2\nx:1\ny:2\nh:133.5\nv:136.7\nW:343.7\nH:8.8\nbefore:\nSyncTeX result end\n";
+    expect(parseSynctexOutput(view, "forward", "/job/")).toEqual([{ page: 2, x: 133.5, y: 136.7, width: 343.7, height: 8.8 }]);
+    const edit = "SyncTeX result begin\nOutput:/job/t.pdf\nInput:/job/paper/./chapters/two.tex\nLine:3\nColumn:-1\nOffset:0\nSyncTeX result end\n";
+    expect(parseSynctexOutput(edit, "reverse", "/job/")).toEqual([{ file: "paper/chapters/two.tex", line: 3, column: -1 }]);
+    expect(parseSynctexOutput("SyncTeX result begin\nSyncTeX result end\n", "forward", "/job/")).toEqual([]);
+  });
+
+  it("takes either a source position or a PDF position, never both or half of one", () => {
+    const q = (s: string) => parseSynctexQuery(new URLSearchParams(s));
+    expect(q("file=a b/c.tex&line=3")).toEqual({ ok: true, value: { kind: "forward", file: "a b/c.tex", line: 3, column: 0 } });
+    expect(q("page=2&x=10.5&y=20")).toEqual({ ok: true, value: { kind: "reverse", page: 2, x: 10.5, y: 20 } });
+    for (const bad of ["", "file=a.tex&line=1&page=1", "file=a.tex", "file=/etc/passwd&line=1", "line=-1&file=a.tex", "page=1&x=1", "page=1&x=NaN&y=1", "page=1&x=1e3&y=1"]) expect(q(bad).ok, bad).toBe(false);
   });
 });
