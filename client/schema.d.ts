@@ -922,6 +922,123 @@ export interface paths {
         patch?: never;
         trace?: never;
     };
+    "/v1/compile/jobs/{id}/synctex": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * SyncTeX positions of a compile job
+         * @description For editors: `?file=&line=&column=` (forward) answers where that source line is in the PDF; `?page=&x=&y=` (reverse, PDF points from the page's top left) which source line a point comes from. The job must have been compiled with `"output": "zip"` and `"synctex": true` (else 409 `no_synctex`). A bad query is a 400.
+         */
+        get: {
+            parameters: {
+                query?: {
+                    /** @description Forward: a project path. */
+                    file?: string;
+                    /** @description Forward: a line of `file` (from 1). */
+                    line?: string;
+                    /** @description Forward: a column (default 0: the whole line). */
+                    column?: string;
+                    /** @description Reverse: a page of the PDF (from 1). */
+                    page?: string;
+                    /** @description Reverse: PDF points (bp) from the page's left edge. */
+                    x?: string;
+                    /** @description Reverse: PDF points (bp) from the page's top edge. */
+                    y?: string;
+                };
+                header?: never;
+                path: {
+                    id: string;
+                };
+                cookie?: never;
+            };
+            requestBody?: never;
+            responses: {
+                /** @description The positions */
+                200: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["SynctexPositions"];
+                    };
+                };
+                /** @description Invalid request (`invalid_request`, with `details.issues` naming each bad field) */
+                400: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["Error"];
+                    };
+                };
+                /** @description Missing, malformed, unknown or revoked API key */
+                401: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["Error"];
+                    };
+                };
+                /** @description Not found (or owned by another account) */
+                404: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["Error"];
+                    };
+                };
+                /** @description Conflict with the resource's current state */
+                409: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["Error"];
+                    };
+                };
+                /** @description Rate limited (`Retry-After`) */
+                429: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["Error"];
+                    };
+                };
+                /** @description Internal error */
+                500: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["Error"];
+                    };
+                };
+                /** @description A dependency is unavailable (`Retry-After`) */
+                503: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["Error"];
+                    };
+                };
+            };
+        };
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
     "/v1/compile/environment": {
         parameters: {
             query?: never;
@@ -6303,6 +6420,20 @@ export interface components {
              * @example https://example.com/hooks/compile
              */
             callbackUrl?: string;
+        };
+        /** @description Forward: `[{page, x, y, width, height}]`, the boxes the line made (bp from the page's top left; x, y the left edge and baseline). Reverse: `[{file, line, column}]`. Nothing found: `[]`. */
+        SynctexPositions: {
+            positions: {
+                page?: number;
+                x?: number;
+                y?: number;
+                width?: number;
+                height?: number;
+                /** @description A project path; null for a file of the TeX installation. */
+                file?: string | null;
+                line?: number;
+                column?: number;
+            }[];
         };
         CompileEnvironment: {
             texlive: {

@@ -12,7 +12,8 @@ import type { FontMaker } from "./mf.ts";
 import type { Issue } from "./validate.ts";
 import type { LogWarning } from "./log-parser.ts";
 import type { EnvironmentInfo } from "./environment.ts";
-import { parseSynctexQuery, querySynctex } from "./synctex.ts";
+import { querySynctex } from "./synctex.ts";
+import { parseSynctexQuery } from "./synctex-query.ts";
 
 export interface AppState {
   cfg: Config;

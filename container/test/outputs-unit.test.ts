@@ -7,7 +7,8 @@ import { pageRange } from "../src/outputs.ts";
 import type { Issue } from "../src/validate.ts";
 import { zip } from "../src/zip.ts";
 import { unzip } from "./outputs-zip.ts";
-import { parseSynctexOutput, parseSynctexQuery, projectPath, recordedNames, synctexRoot } from "../src/synctex.ts";
+import { parseSynctexOutput, projectPath, recordedNames, synctexRoot } from "../src/synctex.ts";
+import { parseSynctexQuery } from "../src/synctex-query.ts";
 
 const parse = (b: Record<string, unknown>) => {
   const issues: Issue[] = [];

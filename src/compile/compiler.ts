@@ -72,6 +72,32 @@ export interface Compiler {
   compile(input: CompileInput, context?: CompileContext): Promise<CompiledPdf>;
   /** The compile server's GET /environment (its TeX installation), as JSON text. */
   environment(): Promise<string>;
+  /** The compile server's answer to a SyncTeX query (`query`: its query string) on a compile's `.synctex.gz`, as JSON text. */
+  synctex(gz: Uint8Array, query: string): Promise<string>;
+}
+
+/** A compile server's answer to POST /synctex, as JSON text, or its 4xx as the same error. */
+export async function synctexAnswer(res: Response): Promise<string> {
+  const type = res.headers.get("content-type") ?? "";
+  if (!type.startsWith("application/json")) {
+    await res.body?.cancel();
+    throw errors.unavailable("The compiler answered unexpectedly. Retry shortly.", 2);
+  }
+  const text = await res.text();
+  if (res.status === 200) return text;
+  let err: { code?: unknown; message?: unknown } | undefined;
+  try {
+    err = (JSON.parse(text) as { error?: typeof err }).error;
+  } catch {
+    /* below */
+  }
+  if ((res.status === 400 || res.status === 422) && typeof err?.code === "string" && typeof err.message === "string") throw new ApiError(res.status, err.code, err.message);
+  throw errors.unavailable("The compiler could not answer the SyncTeX query. Retry shortly.", 2);
+}
+
+/** The request of a SyncTeX query (POST /synctex). */
+export function synctexRequestInit(gz: Uint8Array): RequestInit {
+  return { method: "POST", headers: { "content-type": "application/gzip" }, body: gz };
 }
 
 /** The first answer of a server reads its installation (seconds); later ones are at once. */

@@ -4,6 +4,7 @@ import { AUTHED_ERRORS, jsonBody, jsonResponse, routeGroup } from "../platform/o
 import { pageOf, PaginationQuery } from "../platform/pagination.ts";
 import { COMPILE_LIMITS as L } from "./limits.ts";
 import { CompileEnvironment } from "./environment.ts";
+import { SynctexPositions, SynctexQuery } from "./synctex.ts";
 import { AsyncCompileRequest, CompileJob, CompileRequest, CreatedCompileJob, JobIdParam, JobStatus } from "./schemas.ts";
 
 const LIMITS_TEXT =
@@ -71,6 +72,15 @@ export const getJobOutputRoute = route("get", "/v1/compile/jobs/{id}/output", "D
   request: { params: JobIdParam },
   responses: { 200: { description: "The output", content: outputContent, headers: { "Content-Disposition": header("`attachment; filename=\"<id>.<pdf|png|svg|log|zip>\"`"), "X-Output-Pages": header("The pages rendered, for `png` and `svg`.") } } },
   errors: [404, 409],
+});
+
+export const jobSynctexRoute = route("get", "/v1/compile/jobs/{id}/synctex", "SyncTeX positions of a compile job", {
+  description:
+    "For editors: `?file=&line=&column=` (forward) answers where that source line is in the PDF; `?page=&x=&y=` (reverse, PDF points from the page's top left) which source line a point comes from. " +
+    'The job must have been compiled with `"output": "zip"` and `"synctex": true` (else 409 `no_synctex`). A bad query is a 400.',
+  request: { params: JobIdParam, query: SynctexQuery },
+  responses: { 200: jsonResponse(SynctexPositions, "The positions") },
+  errors: [404, 409, 503],
 });
 
 export const environmentRoute = route("get", "/v1/compile/environment", "The compiler's TeX installation", {

@@ -140,6 +140,8 @@ describe("compile API end to end (npm run dev)", () => {
       expect(readFileSync(join(dir, "page-2.png")).subarray(1, 4).toString()).toBe("PNG");
       for (const f of ["pages.zip", "outputs.zip"]) expect(readFileSync(join(dir, f)).readUInt32LE(0), f).toBe(0x04034b50);
       expect(out).toMatch(/x-compile-errors: 1/i);
+      expect(out).toMatch(/"positions":\[\{"page":1,/);
+      expect(out).toMatch(/"positions":\[\{"file":"main.tex","line":3,/);
       expect(JSON.parse(readFileSync(join(dir, "environment.json"), "utf8")).texlive.version).toMatch(/^20\d\d$/);
     });
   });
