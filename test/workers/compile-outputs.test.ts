@@ -51,6 +51,21 @@ describe("compile outputs: sync", () => {
     expect(new Uint8Array(await again.arrayBuffer())).toEqual(new Uint8Array(png));
   });
 
+  it("an idempotent replay of an image answer keeps its type and its X-Output-Pages, X-Compile-Errors", async () => {
+    const k = await createKey("pro");
+    const body = { source: `% ${crypto.randomUUID()}\n\\documentclass{article}\\begin{document}A \\oops{} B\\end{document}`, output: "png", dpi: 10, haltOnError: false };
+    const key = { "Idempotency-Key": crypto.randomUUID() };
+    const first = await compileSync(k.key, body, key);
+    expect(first.status).toBe(200);
+    const bytes = await first.arrayBuffer();
+    const replay = await compileSync(k.key, body, key);
+    expect(replay.headers.get("Idempotent-Replayed")).toBe("true");
+    expect(replay.headers.get("Content-Type")).toBe("image/png");
+    expect(replay.headers.get("X-Output-Pages")).toBe("1-1");
+    expect(replay.headers.get("X-Compile-Errors")).toBe("1");
+    expect(new Uint8Array(await replay.arrayBuffer())).toEqual(new Uint8Array(bytes));
+  });
+
   it("the output is part of the cache key: the PDF and a page image of one document are two entries", async () => {
     const k = await createKey("pro");
     const source = threePages();
