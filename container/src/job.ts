@@ -285,7 +285,9 @@ async function compileOnce(req: CompileRequest, pool: EnginePool, cfg: Config, r
   }
   const r = await runPasses(req, normal(), cfg, started, false, run);
   if (r.ok && preambles?.keyOf(req)) {
-    preambles.afterCompile(req, r);
+    // the format is verified on the PDF alone: no page images or SyncTeX in the background
+    const { output: _output, ...pdfOnly } = req;
+    preambles.afterCompile(pdfOnly, r);
     return { ...r, preamble: "miss" };
   }
   return r;
