@@ -378,7 +378,7 @@ export interface paths {
         put?: never;
         /**
          * Compile LaTeX to PDF and answer the PDF
-         * @description Answers the PDF bytes. A repeat of the same request (same engine, source, files, `mainPath`, `draft` and `shellEscape`) within the cache lifetime is served from the account's result cache (`X-Cache: HIT`, `X-Compile-Duration-Ms: 0`) without compiling. A LaTeX failure is 422 `compile_error` with `line`, `file`, `errors` and the tail of the `log`; `compile_timeout` when `timeoutMs` ran out. 503 `compiler_busy`/`service_unavailable` with `Retry-After` when no compiler is free. The compiler keeps the account's recently compiled preambles (everything before `\begin{document}` and the files it reads) precompiled: the next compile of a document with the same preamble skips it (`X-Compile-Preamble: hit`); the PDF is the same either way. Accepts `Idempotency-Key`. Limits: request body 10 MiB; `source` 2 MiB; 100 files; source and files 7 MiB decoded in all (over any of these: 413 `payload_too_large` naming the limit); `timeoutMs` 1000-60000 (default 30000); PDF 20 MiB (over: 422 `output_too_large`).
+         * @description Answers the PDF bytes. A repeat of the same request (same engine, source, files, `mainPath`, `draft` and `shellEscape`) within the cache lifetime is served from the account's result cache (`X-Cache: HIT`, `X-Compile-Duration-Ms: 0`) without compiling. A LaTeX failure is 422 `compile_error` with `line`, `file`, `errors` and the tail of the `log`; `compile_timeout` when `timeoutMs` ran out. 503 `compiler_busy`/`service_unavailable` with `Retry-After` when no compiler is free. With `output`, the answer is pages as `image/png` or `image/svg+xml` (several pages: an `application/zip` of `page-<n>.png`), the whole log (`text/plain`) or an `application/zip` of the PDF, the log and, with `synctex`, the SyncTeX file; a page range past the cap, or a field with an output it does not apply to, is a 400. `haltOnError: false` answers the PDF of a document with errors (TeX goes on after each), with `X-Compile-Errors`. The compiler keeps the account's recently compiled preambles (everything before `\begin{document}` and the files it reads) precompiled: the next compile of a document with the same preamble skips it (`X-Compile-Preamble: hit`); the PDF is the same either way. Accepts `Idempotency-Key`. Limits: request body 10 MiB; `source` 2 MiB; 100 files; source and files 7 MiB decoded in all (over any of these: 413 `payload_too_large` naming the limit); `timeoutMs` 1000-60000 (default 30000); PDF 20 MiB (over: 422 `output_too_large`).
          */
         post: {
             parameters: {
@@ -393,9 +393,13 @@ export interface paths {
                 };
             };
             responses: {
-                /** @description The PDF */
+                /** @description The PDF, or the output the request asked for */
                 200: {
                     headers: {
+                        /** @description The pages rendered as images (`2-4`), for `png` and `svg`. */
+                        "X-Output-Pages"?: string;
+                        /** @description With `haltOnError: false`: how many errors TeX went on after (absent when none). */
+                        "X-Compile-Errors"?: string;
                         /** @description Milliseconds spent compiling for this response (0 on a cache hit). */
                         "X-Compile-Duration-Ms"?: string;
                         /** @description Engine that produced the PDF. */
@@ -414,6 +418,10 @@ export interface paths {
                     };
                     content: {
                         "application/pdf": string;
+                        "image/png": string;
+                        "image/svg+xml": string;
+                        "text/plain": string;
+                        "application/zip": string;
                     };
                 };
                 /** @description Invalid request (`invalid_request`, with `details.issues` naming each bad field) */
@@ -723,7 +731,7 @@ export interface paths {
         };
         /**
          * Download a compile job's PDF
-         * @description 404 `pdf_not_ready` until the job has succeeded; 409 `job_failed` for a failed job (its `error` is in the job record).
+         * @description 404 `pdf_not_ready` until the job has succeeded; 409 `job_failed` for a failed job (its `error` is in the job record); 409 `not_a_pdf` for a job that asked for another `output` (download it from `outputUrl`).
          */
         get: {
             parameters: {
@@ -794,6 +802,310 @@ export interface paths {
                 };
                 /** @description Internal error */
                 500: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["Error"];
+                    };
+                };
+            };
+        };
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/v1/compile/jobs/{id}/output": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * Download a compile job's output
+         * @description What the job's `output` asked for (the PDF by default; page images, a zip, or the log), with its own type. Same errors as the PDF download.
+         */
+        get: {
+            parameters: {
+                query?: never;
+                header?: never;
+                path: {
+                    id: string;
+                };
+                cookie?: never;
+            };
+            requestBody?: never;
+            responses: {
+                /** @description The output */
+                200: {
+                    headers: {
+                        /** @description `attachment; filename="<id>.<pdf|png|svg|log|zip>"` */
+                        "Content-Disposition"?: string;
+                        /** @description The pages rendered, for `png` and `svg`. */
+                        "X-Output-Pages"?: string;
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/pdf": string;
+                        "image/png": string;
+                        "image/svg+xml": string;
+                        "text/plain": string;
+                        "application/zip": string;
+                    };
+                };
+                /** @description Invalid request (`invalid_request`, with `details.issues` naming each bad field) */
+                400: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["Error"];
+                    };
+                };
+                /** @description Missing, malformed, unknown or revoked API key */
+                401: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["Error"];
+                    };
+                };
+                /** @description Not found (or owned by another account) */
+                404: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["Error"];
+                    };
+                };
+                /** @description Conflict with the resource's current state */
+                409: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["Error"];
+                    };
+                };
+                /** @description Rate limited (`Retry-After`) */
+                429: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["Error"];
+                    };
+                };
+                /** @description Internal error */
+                500: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["Error"];
+                    };
+                };
+            };
+        };
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/v1/compile/jobs/{id}/synctex": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * SyncTeX positions of a compile job
+         * @description For editors: `?file=&line=&column=` (forward) answers where that source line is in the PDF; `?page=&x=&y=` (reverse, PDF points from the page's top left) which source line a point comes from. The job must have been compiled with `"output": "zip"` and `"synctex": true` (else 409 `no_synctex`). A bad query is a 400.
+         */
+        get: {
+            parameters: {
+                query?: {
+                    /** @description Forward: a project path. */
+                    file?: string;
+                    /** @description Forward: a line of `file` (from 1). */
+                    line?: string;
+                    /** @description Forward: a column (default 0: the whole line). */
+                    column?: string;
+                    /** @description Reverse: a page of the PDF (from 1). */
+                    page?: string;
+                    /** @description Reverse: PDF points (bp) from the page's left edge. */
+                    x?: string;
+                    /** @description Reverse: PDF points (bp) from the page's top edge. */
+                    y?: string;
+                };
+                header?: never;
+                path: {
+                    id: string;
+                };
+                cookie?: never;
+            };
+            requestBody?: never;
+            responses: {
+                /** @description The positions */
+                200: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["SynctexPositions"];
+                    };
+                };
+                /** @description Invalid request (`invalid_request`, with `details.issues` naming each bad field) */
+                400: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["Error"];
+                    };
+                };
+                /** @description Missing, malformed, unknown or revoked API key */
+                401: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["Error"];
+                    };
+                };
+                /** @description Not found (or owned by another account) */
+                404: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["Error"];
+                    };
+                };
+                /** @description Conflict with the resource's current state */
+                409: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["Error"];
+                    };
+                };
+                /** @description Rate limited (`Retry-After`) */
+                429: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["Error"];
+                    };
+                };
+                /** @description Internal error */
+                500: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["Error"];
+                    };
+                };
+                /** @description A dependency is unavailable (`Retry-After`) */
+                503: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["Error"];
+                    };
+                };
+            };
+        };
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/v1/compile/environment": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * The compiler's TeX installation
+         * @description TeX Live's version, the engines' versions, every LaTeX package and class installed (with the date and version it declares) and the font families `fontspec` finds by name. Read by the compile server from its installation, not a hand-written list.
+         */
+        get: {
+            parameters: {
+                query?: never;
+                header?: never;
+                path?: never;
+                cookie?: never;
+            };
+            requestBody?: never;
+            responses: {
+                /** @description The environment */
+                200: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["CompileEnvironment"];
+                    };
+                };
+                /** @description Invalid request (`invalid_request`, with `details.issues` naming each bad field) */
+                400: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["Error"];
+                    };
+                };
+                /** @description Missing, malformed, unknown or revoked API key */
+                401: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["Error"];
+                    };
+                };
+                /** @description Rate limited (`Retry-After`) */
+                429: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["Error"];
+                    };
+                };
+                /** @description Internal error */
+                500: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["Error"];
+                    };
+                };
+                /** @description A dependency is unavailable (`Retry-After`) */
+                503: {
                     headers: {
                         [name: string]: unknown;
                     };
@@ -5966,6 +6278,24 @@ export interface components {
              * @example 30000
              */
             timeoutMs?: number;
+            /**
+             * @description What the compile answers (default `pdf`): `png`/`svg` pages as images (one page: the image itself; several: a zip of `page-<n>.png`/`.svg`; `X-Output-Pages` names them), `log` the whole TeX log as text, `zip` the PDF and the log (and the SyncTeX file with `synctex`) named after the main file.
+             * @enum {string}
+             */
+            output?: "pdf" | "png" | "svg" | "log" | "zip";
+            /**
+             * @description Resolution of `png` pages (default 150). Only with `output: "png"`.
+             * @example 150
+             */
+            dpi?: number;
+            /** @description First page rendered by `png`/`svg` (default 1). Past the document's last page: 422 `page_out_of_range`. */
+            firstPage?: number;
+            /** @description Last page rendered by `png`/`svg` (default: firstPage + 19, or the document's end). At most 20 pages per request. */
+            lastPage?: number;
+            /** @description Adds `<name>.synctex.gz` (SyncTeX, for editors) to the `zip` output. Only with `output: "zip"`. */
+            synctex?: boolean;
+            /** @description `false`: compile despite errors. TeX goes on after each error; when it still makes a PDF, that is the answer, with `X-Compile-Errors: <n>`. A document that gives no PDF at all is still a 422. Default true. */
+            haltOnError?: boolean;
         };
         CompileFile: {
             /**
@@ -6017,7 +6347,7 @@ export interface components {
             /** @description Compile time (0 when served from the result cache). */
             durationMs: number | null;
             pages: number | null;
-            /** @description Size of the PDF. */
+            /** @description Size of the PDF (or of the output asked for). */
             sizeBytes: number | null;
             /** @description Compile attempts so far (infrastructure failures are retried). */
             attempts: number;
@@ -6026,6 +6356,11 @@ export interface components {
             statusUrl: string;
             /** @example /v1/compile/jobs/job_0mh8k2x1qa1b2c3d4e5f6/pdf */
             pdfUrl: string;
+            /**
+             * @description Where the job's result is, whatever its `output` (the PDF by default).
+             * @example /v1/compile/jobs/job_0mh8k2x1qa1b2c3d4e5f6/output
+             */
+            outputUrl: string;
             callbackUrl: string | null;
             /**
              * @description Delivery of the final record to `callbackUrl`.
@@ -6063,10 +6398,80 @@ export interface components {
              */
             timeoutMs?: number;
             /**
+             * @description What the compile answers (default `pdf`): `png`/`svg` pages as images (one page: the image itself; several: a zip of `page-<n>.png`/`.svg`; `X-Output-Pages` names them), `log` the whole TeX log as text, `zip` the PDF and the log (and the SyncTeX file with `synctex`) named after the main file.
+             * @enum {string}
+             */
+            output?: "pdf" | "png" | "svg" | "log" | "zip";
+            /**
+             * @description Resolution of `png` pages (default 150). Only with `output: "png"`.
+             * @example 150
+             */
+            dpi?: number;
+            /** @description First page rendered by `png`/`svg` (default 1). Past the document's last page: 422 `page_out_of_range`. */
+            firstPage?: number;
+            /** @description Last page rendered by `png`/`svg` (default: firstPage + 19, or the document's end). At most 20 pages per request. */
+            lastPage?: number;
+            /** @description Adds `<name>.synctex.gz` (SyncTeX, for editors) to the `zip` output. Only with `output: "zip"`. */
+            synctex?: boolean;
+            /** @description `false`: compile despite errors. TeX goes on after each error; when it still makes a PDF, that is the answer, with `X-Compile-Errors: <n>`. A document that gives no PDF at all is still a 422. Default true. */
+            haltOnError?: boolean;
+            /**
              * @description Public https URL that receives the final job record, signed (Standard Webhooks) with the `callbackSecret` of the 202 response.
              * @example https://example.com/hooks/compile
              */
             callbackUrl?: string;
+        };
+        /** @description Forward: `[{page, x, y, width, height}]`, the boxes the line made (bp from the page's top left; x, y the left edge and baseline). Reverse: `[{file, line, column}]`. Nothing found: `[]`. */
+        SynctexPositions: {
+            positions: {
+                page?: number;
+                x?: number;
+                y?: number;
+                width?: number;
+                height?: number;
+                /** @description A project path; null for a file of the TeX installation. */
+                file?: string | null;
+                line?: number;
+                column?: number;
+            }[];
+        };
+        CompileEnvironment: {
+            texlive: {
+                /**
+                 * @description TeX Live's release year.
+                 * @example 2024
+                 */
+                version: string | null;
+                /**
+                 * @description pdfTeX's `--version` line.
+                 * @example pdfTeX 3.141592653-2.6-1.40.26 (TeX Live 2024/Debian)
+                 */
+                banner: string | null;
+            };
+            engines: {
+                /** @example xelatex */
+                name: string;
+                /** @example XeTeX 3.141592653-2.6-0.999996 (TeX Live 2024/Debian) */
+                version: string | null;
+            }[];
+            /** @description Every `.sty` and `.cls` the installation has, by name, with the date and version it declares. */
+            packages: {
+                /** @example geometry */
+                name: string;
+                /** @enum {string} */
+                kind: "package" | "class";
+                /**
+                 * @description The date of its `\ProvidesPackage`/`\ProvidesClass` line.
+                 * @example 2020/01/02
+                 */
+                date?: string;
+                /** @example v5.9 */
+                version?: string;
+            }[];
+            /** @description The font families fontconfig knows (what `fontspec` finds by name). */
+            fonts: string[];
+            /** @description How long the compile server took to read its installation, once. */
+            generatedMs: number;
         };
         CompileJobPage: {
             data: components["schemas"]["CompileJob"][];

@@ -5,7 +5,7 @@
 import { defineConfig } from "vitest/config";
 
 /** Files that talk to the shared server only (shared-server.ts says what they may not assume). */
-const SHARED = ["compile", "corpus", "packages", "passes", "project", "shell-escape", "tools-untrusted", "project-names", "project-fonts", "project-installed", "projects-corpus"].map((n) => `test/${n}.test.ts`);
+const SHARED = ["compile", "corpus", "packages", "passes", "project", "shell-escape", "tools-untrusted", "project-names", "project-fonts", "project-installed", "projects-corpus", "outputs", "outputs-synctex"].map((n) => `test/${n}.test.ts`);
 
 export default defineConfig({
   test: {

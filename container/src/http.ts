@@ -11,6 +11,9 @@ import type { Preambles } from "./preamble.ts";
 import type { FontMaker } from "./mf.ts";
 import type { Issue } from "./validate.ts";
 import type { LogWarning } from "./log-parser.ts";
+import type { EnvironmentInfo } from "./environment.ts";
+import { querySynctex } from "./synctex.ts";
+import { parseSynctexQuery } from "./synctex-query.ts";
 
 export interface AppState {
   cfg: Config;
@@ -27,6 +30,8 @@ export interface AppState {
   cgroups?: Cgroups | undefined;
   /** Makes bitmap fonts from TeX Live's METAFONT sources when a compile needs them. */
   fonts?: FontMaker | undefined;
+  /** The installation's TeX Live, engines, packages and fonts (GET /environment). */
+  environment?: EnvironmentInfo | undefined;
 }
 
 /** Which isolation is in force: the sandbox (or the safe mode), the uids, and the per-job caps (control groups, or per-process rlimits only). */
@@ -142,9 +147,10 @@ async function compile(req: IncomingMessage, res: ServerResponse, st: AppState):
     res.off("close", hangUp);
   }
   if (result.ok) {
+    const body = result.output?.body ?? result.pdf;
     res.writeHead(200, {
-      "Content-Type": "application/pdf",
-      "Content-Length": String(result.pdf.length),
+      "Content-Type": result.output?.contentType ?? "application/pdf",
+      "Content-Length": String(body.length),
       "X-Compile-Duration-Ms": String(result.durationMs),
       "X-Engine": v.value.engine,
       "X-Compile-Pages": String(result.pages),
@@ -153,9 +159,11 @@ async function compile(req: IncomingMessage, res: ServerResponse, st: AppState):
       ...(result.bibTool ? { "X-Compile-Bib": result.bibTool } : {}),
       ...(result.tools.length ? { "X-Compile-Tools": result.tools.join(",") } : {}),
       ...(result.preamble ? { "X-Compile-Preamble": result.preamble } : {}),
+      ...(result.output?.pages ? { "X-Output-Pages": result.output.pages } : {}),
+      ...(result.errorCount ? { "X-Compile-Errors": String(result.errorCount) } : {}),
       ...projectHeader(result.warnings),
     });
-    res.end(result.pdf);
+    res.end(body);
     return;
   }
   const { ok: _ok, code, message, ...rest } = result;
@@ -164,6 +172,31 @@ async function compile(req: IncomingMessage, res: ServerResponse, st: AppState):
     "X-Engine": v.value.engine,
     "X-Compile-Passes": String(result.passes),
   });
+}
+
+/** POST /synctex: the body is a compile's `<name>.synctex.gz`, the query a position (synctex.ts). */
+async function synctex(req: IncomingMessage, res: ServerResponse, st: AppState, params: URLSearchParams): Promise<void> {
+  const q = parseSynctexQuery(params);
+  if (!q.ok) {
+    req.resume();
+    throw invalid(q.issues);
+  }
+  const gz = await readBody(req, st.cfg.limits.maxRequestBytes);
+  if (st.shutdown.aborted) throw shuttingDown();
+  let release: () => void;
+  try {
+    release = await st.gate.acquire(undefined);
+  } catch (e) {
+    if (e instanceof Busy) throw new HttpError(503, "compiler_busy", e.message, { retryAfterSeconds: e.retryAfterSeconds }, { "Retry-After": String(e.retryAfterSeconds) });
+    throw e;
+  }
+  try {
+    const r = await querySynctex(st.cfg, st.pools.fairness, gz, q.value, st.shutdown);
+    if (!r.ok) throw new HttpError(r.status, r.code, r.message);
+    sendJson(res, 200, { positions: r.positions });
+  } finally {
+    release();
+  }
 }
 
 /** The latexmkrc settings that were ignored, percent-encoded (a header is ASCII), their first 300 characters. */
@@ -190,6 +223,14 @@ export function createHandler(st: AppState) {
         const body = { ok: ready, pools: st.pools.stats(), jobs: st.gate.stats(), fairness: st.pools.fairness.stats(), engines: st.cfg.engines, isolation: isolation(st), eventLoopLagMs: st.lag.stats(), ...(st.preambles ? { preambles: st.preambles.stats() } : {}) };
         if (ready) sendJson(res, 200, body);
         else sendJson(res, 503, { ...body, error: { code: "not_ready", message: "Engine pools are still warming up." } }, { "Retry-After": "1" });
+      } else if (url.pathname === "/synctex") {
+        if (req.method !== "POST") throw new HttpError(405, "method_not_allowed", "Use POST /synctex.", {}, { Allow: "POST" });
+        await synctex(req, res, st, url.searchParams);
+      } else if (url.pathname === "/environment" && st.environment) {
+        if (req.method !== "GET") throw new HttpError(405, "method_not_allowed", "Use GET /environment.", {}, { Allow: "GET" });
+        const data = await st.environment.json();
+        res.writeHead(200, { "Content-Type": "application/json", "Content-Length": String(data.length), "Cache-Control": "public, max-age=3600" });
+        res.end(data);
       } else {
         req.resume();
         throw new HttpError(404, "not_found", `No route ${url.pathname}.`);

@@ -21,6 +21,7 @@ import { ownBy, removeDir, spawnProcess, type EnginePool, type Pools, type Proce
 import type { PreambleUse, Preambles } from "./preamble.ts";
 import type { CompileRequest } from "./validate.ts";
 import { inFolder, WorkDir, type JobCaps } from "./workdir.ts";
+import { makeOutput, type Output } from "./outputs.ts";
 import type { Cgroups, JobCgroup } from "./cgroup.ts";
 
 export interface CompileSuccess {
@@ -35,6 +36,10 @@ export interface CompileSuccess {
   tools: Tool[];
   /** Whether a precompiled preamble was used ("hit"), or none existed yet ("miss"). */
   preamble?: "hit" | "miss";
+  /** What the request asked for instead of the PDF (outputs.ts). */
+  output?: Output;
+  /** Errors TeX went on after (haltOnError: false); they are among the warnings too. */
+  errorCount?: number;
 }
 
 export interface CompileFailure {
@@ -42,7 +47,7 @@ export interface CompileFailure {
   /** Which cap an output_too_large hit, when it was a count or the log. */
   limit?: "files" | "log_bytes";
   max?: number;
-  code: "compile_error" | "compile_timeout" | "output_too_large";
+  code: "compile_error" | "compile_timeout" | "output_too_large" | "page_out_of_range";
   message: string;
   line?: number;
   file?: string;
@@ -263,7 +268,10 @@ async function compileOnce(req: CompileRequest, pool: EnginePool, cfg: Config, r
   // the warm pool's engines have shell escape off (it is a command-line choice): a shell-escape
   // job starts its own, and skips precompiled preambles (their processes have it off too)
   const env = (root: string) => jobEnv(cfg, req, root);
-  if (req.shellEscape) return runPasses(req, dedicatedSource(cfg, req.engine, { subdir: sub || undefined, shellEscape: true, groupCapped: run.group !== undefined, env }), cfg, started, false, run);
+  const keepGoing = req.haltOnError === false;
+  if (req.shellEscape) return runPasses(req, dedicatedSource(cfg, req.engine, { subdir: sub || undefined, shellEscape: true, groupCapped: run.group !== undefined, env, keepGoing }), cfg, started, false, run);
+  // the warm pool's engines and preamble formats halt on the first error (a command-line choice)
+  if (keepGoing) return runPasses(req, dedicatedSource(cfg, req.engine, { subdir: sub || undefined, env, keepGoing }), cfg, started, false, run);
   // the warm pool's engines run in the job's root with the default search path
   const normal = () => (sub || ownEnv(req) ? dedicatedSource(cfg, req.engine, { subdir: sub || undefined, env }) : poolSource(pool));
   const use = preambles?.lookup(req);
@@ -277,7 +285,9 @@ async function compileOnce(req: CompileRequest, pool: EnginePool, cfg: Config, r
   }
   const r = await runPasses(req, normal(), cfg, started, false, run);
   if (r.ok && preambles?.keyOf(req)) {
-    preambles.afterCompile(req, r);
+    // the format is verified on the PDF alone: no page images or SyncTeX in the background
+    const { output: _output, ...pdfOnly } = req;
+    preambles.afterCompile(pdfOnly, r);
     return { ...r, preamble: "miss" };
   }
   return r;
@@ -304,7 +314,8 @@ async function runPasses(req: CompileRequest, source: ProcessSource, cfg: Config
   const hasBib = req.files.some((f) => f.path.endsWith(".bib"));
   const { sub, mainFile, base } = mainParts(req.mainPath);
   const tool: ToolContext = { sub, log: inFolder(sub, `${base}.log`), env: (root) => jobEnv(cfg, req, root) };
-  const go = goLine({ mainFile, draft: req.draft, preamble: fromFormat });
+  // \synctex is a primitive of all three engines: set before the document, it writes <base>.synctex.gz
+  const go = (req.output?.synctex ? "\\synctex=1" : "") + goLine({ mainFile, draft: req.draft, preamble: fromFormat });
   let proc: WarmProcess = await source.take(run.prio.heavy());
   await adopt(proc, run);
   run.prio.settle(proc.child);
@@ -319,6 +330,9 @@ async function runPasses(req: CompileRequest, source: ProcessSource, cfg: Config
   let pages: number | undefined;
   let bibTool: "bibtex" | "biber" | undefined;
   const toolsRun = new Set<Tool>();
+  /** haltOnError: false: the last pass's errors, and its failure should no PDF come of it. */
+  let softErrors: LogError[] = [];
+  let softFailure: CompileFailure | undefined;
 
   const fail = (code: CompileFailure["code"], message: string, errors: LogError[] = [], extra: Partial<CompileFailure> = {}): CompileFailure => ({
     ok: false,
@@ -371,8 +385,11 @@ async function runPasses(req: CompileRequest, source: ProcessSource, cfg: Config
         // file names in the log are relative to the main file's folder: name them from the project root
         if (sub) for (const e of errors) if (e.file !== undefined && !e.file.startsWith("/")) e.file = path.posix.normalize(path.posix.join(sub, e.file));
         const message = req.shellEscape ? first.message : shellEscapeHint(first.message);
-        return fail("compile_error", message, errors, { line: first.line, file: first.file });
-      }
+        const failure = fail("compile_error", message, errors, { line: first.line, file: first.file });
+        if (req.haltOnError !== false) return failure;
+        softErrors = errors;
+        softFailure = failure;
+      } else softErrors = [];
       let after = await snapshot(work);
 
       // bibtex/biber (only when the request brought a .bib), makeindex for indexes,
@@ -429,13 +446,22 @@ async function runPasses(req: CompileRequest, source: ProcessSource, cfg: Config
 
     const pdfName = inFolder(sub, `${base}.pdf`);
     const size = await work.fileSize(pdfName);
-    const noPdf = () => fail("compile_error", "No PDF was produced (the document has no pages).", [{ message: "No pages of output." }]);
+    const noPdf = () => softFailure ?? fail("compile_error", "No PDF was produced (the document has no pages).", [{ message: "No pages of output." }]);
     if (size === undefined) return noPdf();
     if (size > cfg.limits.maxPdfBytes) return fail("output_too_large", `The PDF is ${size} bytes; the limit is ${cfg.limits.maxPdfBytes}.`);
     const pdf = await work.readFile(pdfName, cfg.limits.maxPdfBytes);
     if (!pdf) return noPdf();
+    const n = pages ?? countPages(pdf);
+    let output: Output | undefined;
+    if (req.output && req.output.kind !== "pdf") {
+      const o = await makeOutput(req.output, { work, sub, base, pdf, pages: n, maxBytes: cfg.limits.maxPdfBytes, maxLogBytes: cfg.limits.maxLogBytes, run: (cmd, args) => runTool(cmd, args, work, cfg, run, tool) });
+      if (!o.ok) return o.ending ? limitFail(o.ending, o.message) : fail(o.code === "limit" ? "compile_error" : o.code, o.message);
+      output = o.output;
+    }
     succeeded = true;
-    return { ok: true, pdf, pages: pages ?? countPages(pdf), passes, durationMs: Date.now() - started, warnings, bibTool, tools: [...toolsRun] };
+    const soft = softErrors.map((e): LogWarning => ({ ...e, kind: "error" }));
+    const extra = { ...(output ? { output } : {}), ...(soft.length ? { errorCount: soft.length } : {}) };
+    return { ok: true, pdf, pages: n, passes, durationMs: Date.now() - started, warnings: [...soft, ...warnings], bibTool, tools: [...toolsRun], ...extra };
   } finally {
     next?.kill();
     if (next) void next.exited.then(() => removeDir(next!.dir));

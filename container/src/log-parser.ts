@@ -24,7 +24,9 @@ export type WarningKind =
   | "package"
   | "latex"
   /** A setting of the project's latexmkrc that was not honoured (it is read, never run). */
-  | "project";
+  | "project"
+  /** An error TeX went on after (the request's haltOnError: false). */
+  | "error";
 
 export interface LogWarning {
   kind: WarningKind;

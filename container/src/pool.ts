@@ -172,6 +172,8 @@ export interface ProcessSpec {
   jobname?: string | undefined;
   /** Environment added for the job (search paths; `root` is the job folder as the engine sees it). */
   env?: ((root: string) => Record<string, string>) | undefined;
+  /** Errors do not stop the engine (the request's haltOnError: false). */
+  keepGoing?: boolean | undefined;
 }
 
 /** Starts one engine process in a fresh job directory; it loads its format and waits for go(). */
@@ -189,7 +191,9 @@ export async function spawnProcess(cfg: Config, engine: Engine, spec: ProcessSpe
   const fmt = spec.fmtFile ? (cfg.sandbox ? SANDBOX_FMT : spec.fmtFile) : undefined;
   const env = { ...fontCacheEnv(cfg), ...spec.env?.(jobDirSeen(dir, cfg.sandbox)) };
   const opts = { ...spawnOptions(cfg, dir), subdir: spec.subdir, fmtFile: spec.fmtFile, shellEscape: spec.shellEscape, groupCapped: spec.groupCapped, env };
-  const child = spawnLimited(engine, engineArgs(engine, dir, cfg.sandbox, opts.luaSandbox, fmt, spec.shellEscape, spec.jobname), opts);
+  const args = engineArgs(engine, dir, cfg.sandbox, opts.luaSandbox, fmt, spec.shellEscape, spec.jobname);
+  // without -halt-on-error TeX goes on after an error in batch mode, as far as it can
+  const child = spawnLimited(engine, spec.keepGoing ? args.filter((a) => a !== "-halt-on-error") : args, opts);
   return new WarmProcess(engine, dir, child, 60_000);
 }
 

@@ -16,6 +16,7 @@ import { compileWithFormat, writeInputs } from "./job.ts";
 import { Pools } from "./pool.ts";
 import { jobsDir } from "./workdir.ts";
 import { Fairness } from "./fairness.ts";
+import { EnvironmentInfo } from "./environment.ts";
 import { Preambles } from "./preamble.ts";
 import { detectCgroups, type Cgroups } from "./cgroup.ts";
 
@@ -86,7 +87,7 @@ export async function startServer(opts: StartOptions = {}): Promise<RunningServe
   // that is free while no request waits, and without running bibtex, biber, makeindex...
   const preambles = new Preambles(cfg, (ns) => gate.tryAcquire(ns));
   preambles.setRunner({ writeInputs, compileWithFormat: (req, use) => compileWithFormat(req, use, cfg, shutdown.signal, { noTools: true }) });
-  const server = http.createServer(createHandler({ cfg, pools, gate, lag, body, shutdown: shutdown.signal, preambles, cgroups, fonts: new FontMaker(cfg), ready: () => pools.isWarm() }));
+  const server = http.createServer(createHandler({ cfg, pools, gate, lag, body, shutdown: shutdown.signal, preambles, cgroups, fonts: new FontMaker(cfg), environment: new EnvironmentInfo(cfg.engines), ready: () => pools.isWarm() }));
   server.requestTimeout = cfg.limits.maxTimeoutMs + 60_000;
   server.headersTimeout = 30_000;
   server.keepAliveTimeout = 5_000;

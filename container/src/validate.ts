@@ -3,6 +3,7 @@ import { ENGINES, type Engine, type Limits } from "./config.ts";
 import { MAIN_FILE } from "./engine.ts";
 import { mainPathIssue, pathIssue } from "./names.ts";
 import { projectSettings, type ProjectSettings } from "./project.ts";
+import { OUTPUT_FIELDS, parseOutput, type OutputSpec } from "./output-spec.ts";
 
 export interface Issue {
   path: string;
@@ -29,6 +30,10 @@ export interface CompileRequest {
   namespace?: string;
   /** What the project's latexmkrc asks for (search folders, index style) and what of it was ignored. */
   project?: ProjectSettings;
+  /** What is answered: the PDF, page images, the log or a zip (outputs.ts). */
+  output?: OutputSpec;
+  /** false: errors do not stop the engine; the PDF is answered with them as warnings. */
+  haltOnError?: boolean;
 }
 
 const NAMESPACE = /^[A-Za-z0-9_-]{1,64}$/;
@@ -51,7 +56,7 @@ export function validateCompile(body: unknown, limits: Limits): { ok: true; valu
   }
   const b = body as Record<string, unknown>;
   for (const k of Object.keys(b)) {
-    if (!["engine", "source", "files", "timeoutMs", "mainPath", "draft", "shellEscape", "namespace"].includes(k)) issues.push({ path: k, message: "unknown field" });
+    if (!["engine", "source", "files", "timeoutMs", "mainPath", "draft", "shellEscape", "namespace", "haltOnError", ...OUTPUT_FIELDS].includes(k as never)) issues.push({ path: k, message: "unknown field" });
   }
   if (b.engine !== undefined && (typeof b.engine !== "string" || !ENGINES.includes(b.engine as Engine))) {
     issues.push({ path: "engine", message: `must be one of ${ENGINES.join(", ")}` });
@@ -76,6 +81,8 @@ export function validateCompile(body: unknown, limits: Limits): { ok: true; valu
   if (b.draft !== undefined && typeof b.draft !== "boolean") issues.push({ path: "draft", message: "must be a boolean" });
   if (b.shellEscape !== undefined && typeof b.shellEscape !== "boolean") issues.push({ path: "shellEscape", message: "must be a boolean" });
   if (b.shellEscape === true && !limits.shellEscape) issues.push({ path: "shellEscape", message: "is not available on this server (COMPILE_SHELL_ESCAPE=off, or no sandbox: safe mode or COMPILE_SANDBOX=off)" });
+  if (b.haltOnError !== undefined && typeof b.haltOnError !== "boolean") issues.push({ path: "haltOnError", message: "must be a boolean" });
+  const output = parseOutput(b, issues);
   if (b.namespace !== undefined && (typeof b.namespace !== "string" || !NAMESPACE.test(b.namespace))) {
     issues.push({ path: "namespace", message: "must be 1 to 64 letters, digits, _ or -" });
   }
@@ -136,6 +143,8 @@ export function validateCompile(body: unknown, limits: Limits): { ok: true; valu
   // without a main path or engine of its own, the project's latexmkrc may name them
   const p = projectSettings({ files, mainPath: b.mainPath as string | undefined, engine: b.engine as Engine | undefined }, MAIN_FILE);
   const value: CompileRequest = { engine: p.engine, source: b.source as string, files, timeoutMs, mainPath: p.mainPath, draft: b.draft === true, shellEscape: b.shellEscape === true, project: p.project };
+  if (output.kind !== "pdf") value.output = output;
+  if (b.haltOnError === false) value.haltOnError = false;
   if (typeof b.namespace === "string") value.namespace = b.namespace;
   return { ok: true, value };
 }

@@ -1,6 +1,7 @@
 import { sha256Hex } from "../platform/crypto.ts";
 import { type CompileInput, sleep } from "./compiler.ts";
 import { DEFAULT_MAIN_PATH, type Engine } from "./schemas.ts";
+import { DEFAULT_DPI } from "../../container/src/output-spec.ts";
 
 /**
  * Content-addressed cache of successful compiles in R2 (`cache/<key>.pdf`). Entries are scoped to
@@ -19,16 +20,53 @@ const VERSION = "compile-cache/v2";
  */
 export async function cacheKey(accountId: string, input: CompileInput): Promise<string> {
   const files = [...(input.files ?? [])].sort((a, b) => (a.path < b.path ? -1 : a.path > b.path ? 1 : 0)).map((f) => [f.path, f.encoding, f.content]);
-  return sha256Hex(JSON.stringify([VERSION, accountId, input.engine, input.mainPath ?? DEFAULT_MAIN_PATH, input.draft === true, input.source, files, ...(input.shellEscape ? ["shellEscape"] : [])]));
+  return sha256Hex(JSON.stringify([VERSION, accountId, input.engine, input.mainPath ?? DEFAULT_MAIN_PATH, input.draft === true, input.source, files, ...(input.shellEscape ? ["shellEscape"] : []), ...outputKey(input)]));
+}
+
+/**
+ * The output fields in a key, only when not the defaults (so a PDF's key stays as it was): the
+ * output with its defaults filled in ("png" and "png" at 150 dpi from page 1 are one key), and
+ * "keepGoing" for haltOnError: false.
+ */
+function outputKey(input: CompileInput): unknown[] {
+  const out: unknown[] = [];
+  if (input.output) {
+    const images = input.output === "png" || input.output === "svg";
+    out.push(["output", input.output, input.output === "png" ? (input.dpi ?? DEFAULT_DPI) : null, images ? (input.firstPage ?? 1) : null, images ? (input.lastPage ?? null) : null, input.synctex === true]);
+  }
+  if (input.haltOnError === false) out.push("keepGoing");
+  return out;
 }
 
 const objectKey = (key: string) => `cache/${key}.pdf`;
 
-export interface CachedPdf {
+export interface CachedPdf extends OutputInfo {
   body: ReadableStream | ArrayBuffer;
   size: number;
   engine: Engine;
   pages: number | null;
+}
+
+/** What a cached answer says besides its bytes: its type, and for outputs other than the PDF what the compile said of them. */
+export interface OutputInfo {
+  contentType: string;
+  outputPages?: string | undefined;
+  errorCount?: number | undefined;
+}
+
+/** The output information of a compile or a cached answer (without its other fields). */
+export function outputInfo(o: OutputInfo): OutputInfo {
+  const info: OutputInfo = { contentType: o.contentType };
+  if (o.outputPages) info.outputPages = o.outputPages;
+  if (o.errorCount) info.errorCount = o.errorCount;
+  return info;
+}
+
+function infoOf(meta: Record<string, string>, contentType: string | undefined): OutputInfo {
+  const info: OutputInfo = { contentType: contentType ?? "application/pdf" };
+  if (meta.outputPages) info.outputPages = meta.outputPages;
+  if (Number(meta.errorCount) > 0) info.errorCount = Number(meta.errorCount);
+  return info;
 }
 
 /**
@@ -38,13 +76,13 @@ export interface CachedPdf {
  */
 const MEMORY_ITEM_MAX = 512 * 1024;
 const MEMORY_TOTAL_MAX = 24 * 1024 * 1024;
-const memory = new Map<string, { pdf: ArrayBuffer; engine: Engine; pages: number | null; expiresAt: number }>();
+const memory = new Map<string, { pdf: ArrayBuffer; engine: Engine; pages: number | null; expiresAt: number; info: OutputInfo }>();
 let memoryBytes = 0;
 
-function remember(key: string, pdf: ArrayBuffer, engine: Engine, pages: number | null, expiresAt: number): void {
+function remember(key: string, pdf: ArrayBuffer, engine: Engine, pages: number | null, expiresAt: number, info: OutputInfo): void {
   if (pdf.byteLength > MEMORY_ITEM_MAX || memory.has(key)) return;
   // Own copy: the caller's buffer goes on to a Response or R2, which may take it over.
-  memory.set(key, { pdf: pdf.slice(0), engine, pages, expiresAt });
+  memory.set(key, { pdf: pdf.slice(0), engine, pages, expiresAt, info });
   memoryBytes += pdf.byteLength;
   // Map iteration order is insertion order: drop the oldest until within budget.
   for (const [k, v] of memory) {
@@ -68,7 +106,7 @@ function recall(key: string, now: number): CachedPdf | null {
     memoryBytes -= m.pdf.byteLength;
     return null;
   }
-  return { body: m.pdf.slice(0), size: m.pdf.byteLength, engine: m.engine, pages: m.pages };
+  return { body: m.pdf.slice(0), size: m.pdf.byteLength, engine: m.engine, pages: m.pages, ...m.info };
 }
 
 export async function readCache(bucket: R2Bucket, key: string, now = Date.now()): Promise<CachedPdf | null> {
@@ -82,12 +120,13 @@ export async function readCache(bucket: R2Bucket, key: string, now = Date.now())
     return null;
   }
   const pages = meta.pages ? Number(meta.pages) : null;
+  const info = infoOf(meta, obj.httpMetadata?.contentType);
   if (obj.size <= MEMORY_ITEM_MAX) {
     const pdf = await obj.arrayBuffer();
-    remember(key, pdf, meta.engine as Engine, pages, Number(meta.expiresAt));
-    return { body: pdf, size: obj.size, engine: meta.engine as Engine, pages };
+    remember(key, pdf, meta.engine as Engine, pages, Number(meta.expiresAt), info);
+    return { body: pdf, size: obj.size, engine: meta.engine as Engine, pages, ...info };
   }
-  return { body: obj.body, size: obj.size, engine: meta.engine as Engine, pages };
+  return { body: obj.body, size: obj.size, engine: meta.engine as Engine, pages, ...info };
 }
 
 /**
@@ -95,12 +134,20 @@ export async function readCache(bucket: R2Bucket, key: string, now = Date.now())
  * response should be on its way before the write competes with it (under `wrangler dev` the local
  * R2 shares the Worker's thread; a MISS got ~3 ms slower when the write started at once).
  */
-export async function writeCache(bucket: R2Bucket, key: string, pdf: ArrayBuffer, info: { engine: Engine; pages: number | null; ttlSeconds: number; now?: number; delayMs?: number }): Promise<void> {
+export async function writeCache(bucket: R2Bucket, key: string, pdf: ArrayBuffer, info: { engine: Engine; pages: number | null; ttlSeconds: number; now?: number; delayMs?: number; output?: OutputInfo }): Promise<void> {
   const now = info.now ?? Date.now();
-  remember(key, pdf, info.engine, info.pages, now + info.ttlSeconds * 1000);
+  const output = info.output ?? { contentType: "application/pdf" };
+  remember(key, pdf, info.engine, info.pages, now + info.ttlSeconds * 1000, output);
   if (info.delayMs) await sleep(info.delayMs);
   await bucket.put(objectKey(key), pdf, {
-    httpMetadata: { contentType: "application/pdf" },
-    customMetadata: { engine: info.engine, pages: info.pages === null ? "" : String(info.pages), createdAt: String(now), expiresAt: String(now + info.ttlSeconds * 1000) },
+    httpMetadata: { contentType: output.contentType },
+    customMetadata: {
+      engine: info.engine,
+      pages: info.pages === null ? "" : String(info.pages),
+      createdAt: String(now),
+      expiresAt: String(now + info.ttlSeconds * 1000),
+      ...(output.outputPages ? { outputPages: output.outputPages } : {}),
+      ...(output.errorCount ? { errorCount: String(output.errorCount) } : {}),
+    },
   });
 }

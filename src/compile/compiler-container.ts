@@ -1,5 +1,5 @@
 import { ApiError, errors } from "../platform/errors.ts";
-import { type CompileContext, type CompiledPdf, type CompileInput, type Compiler, compilerBusy, compileRequestInit, compileTimeout, interpretServerAnswer, isServerAnswer, sleep, timeLimitOf, TRANSPORT_SLACK_MS } from "./compiler.ts";
+import { type CompileContext, type CompiledPdf, type CompileInput, type Compiler, compilerBusy, compileRequestInit, compileTimeout, ENVIRONMENT_TIMEOUT_MS, environmentOf, synctexAnswer, synctexRequestInit, interpretServerAnswer, isServerAnswer, sleep, timeLimitOf, TRANSPORT_SLACK_MS } from "./compiler.ts";
 import type { TexContainer } from "./container.ts";
 import { log } from "../platform/log.ts";
 
@@ -49,6 +49,36 @@ export class ContainerCompiler implements Compiler {
     private readonly poolSize: number,
     private readonly slackMs = TRANSPORT_SLACK_MS,
   ) {}
+
+  /** Any instance answers a SyncTeX query (it needs nothing of the compile but the file). */
+  async synctex(gz: Uint8Array, query: string): Promise<string> {
+    for (const name of instanceOrder(this.poolSize, MAX_TRIES)) {
+      let res: Response;
+      try {
+        res = await withDeadline(this.ns.getByName(name).fetch(`http://tex.container/synctex?${query}`, synctexRequestInit(gz)), ENVIRONMENT_TIMEOUT_MS);
+      } catch (err) {
+        log.warn("container synctex failed", { instance: name, error: String(err) });
+        continue;
+      }
+      if (isServerAnswer(res) && res.status !== 503) return synctexAnswer(res);
+      await res.body?.cancel();
+    }
+    throw errors.unavailable("No compiler is available right now. Retry shortly.", 10);
+  }
+
+  /** Every instance runs the same image: the first that answers describes them all. */
+  async environment(): Promise<string> {
+    for (const name of instanceOrder(this.poolSize, MAX_TRIES)) {
+      try {
+        const res = await withDeadline(this.ns.getByName(name).fetch("http://tex.container/environment"), ENVIRONMENT_TIMEOUT_MS);
+        if (res.status === 200) return await environmentOf(res);
+        await res.body?.cancel();
+      } catch (err) {
+        log.warn("container environment failed", { instance: name, error: String(err) });
+      }
+    }
+    throw errors.unavailable("No compiler is available right now. Retry shortly.", 10);
+  }
 
   async compile(input: CompileInput, context: CompileContext = {}): Promise<CompiledPdf> {
     const deadline = timeLimitOf(input) + this.slackMs;

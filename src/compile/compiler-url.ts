@@ -1,5 +1,5 @@
 import { errors } from "../platform/errors.ts";
-import { type CompileContext, type CompiledPdf, type CompileInput, type Compiler, compileRequestInit, compileTimeout, interpretServerAnswer, isServerAnswer, sleep, timeLimitOf, TRANSPORT_SLACK_MS } from "./compiler.ts";
+import { type CompileContext, type CompiledPdf, type CompileInput, type Compiler, compileRequestInit, ENVIRONMENT_TIMEOUT_MS, environmentOf, synctexAnswer, synctexRequestInit, compileTimeout, interpretServerAnswer, isServerAnswer, sleep, timeLimitOf, TRANSPORT_SLACK_MS } from "./compiler.ts";
 import { log } from "../platform/log.ts";
 
 const BACKOFF_MS = [100, 400];
@@ -11,12 +11,36 @@ const BACKOFF_MS = [100, 400];
  */
 export class UrlCompiler implements Compiler {
   private readonly endpoint: string;
+  private readonly base: string;
 
   constructor(
     baseUrl: string,
     private readonly slackMs = TRANSPORT_SLACK_MS,
   ) {
-    this.endpoint = `${baseUrl.replace(/\/+$/, "")}/compile`;
+    this.base = baseUrl.replace(/\/+$/, "");
+    this.endpoint = `${this.base}/compile`;
+  }
+
+  async synctex(gz: Uint8Array, query: string): Promise<string> {
+    let res: Response;
+    try {
+      res = await fetch(`${this.base}/synctex?${query}`, { ...synctexRequestInit(gz), signal: AbortSignal.timeout(ENVIRONMENT_TIMEOUT_MS) });
+    } catch (err) {
+      log.error("compile server unreachable", { error: String(err) });
+      throw errors.unavailable("The compiler is not reachable. Retry shortly.", 5);
+    }
+    return synctexAnswer(res);
+  }
+
+  async environment(): Promise<string> {
+    let res: Response;
+    try {
+      res = await fetch(`${this.base}/environment`, { signal: AbortSignal.timeout(ENVIRONMENT_TIMEOUT_MS) });
+    } catch (err) {
+      log.error("compile server unreachable", { error: String(err) });
+      throw errors.unavailable("The compiler is not reachable. Retry shortly.", 5);
+    }
+    return environmentOf(res);
   }
 
   async compile(input: CompileInput, context: CompileContext = {}): Promise<CompiledPdf> {

@@ -13,6 +13,13 @@ export interface CompileInput {
   mainPath?: string | undefined;
   draft?: boolean | undefined;
   shellEscape?: boolean | undefined;
+  /** Set only when not the defaults (the PDF; halting on errors), so other requests keep their cache keys. */
+  output?: "png" | "svg" | "log" | "zip" | undefined;
+  dpi?: number | undefined;
+  firstPage?: number | undefined;
+  lastPage?: number | undefined;
+  synctex?: boolean | undefined;
+  haltOnError?: false | undefined;
 }
 
 /** Per-request context for the compile server, not part of the document. */
@@ -30,7 +37,14 @@ export async function compileNamespace(accountId: string): Promise<string> {
 }
 
 export interface CompiledPdf {
+  /** The answer's bytes: the PDF, or the output the request asked for. */
   pdf: ArrayBuffer;
+  /** Its type (`application/pdf`, `image/png`, `image/svg+xml`, `text/plain; charset=utf-8`, `application/zip`). */
+  contentType: string;
+  /** The pages rendered as images ("2-4"). */
+  outputPages?: string;
+  /** Errors TeX went on after (haltOnError: false). */
+  errorCount?: number;
   engine: Engine;
   /** Time the server spent compiling (its X-Compile-Duration-Ms). */
   durationMs: number;
@@ -56,6 +70,52 @@ const ENCODED = /^[\x21-\x7e]{1,3000}$/;
  */
 export interface Compiler {
   compile(input: CompileInput, context?: CompileContext): Promise<CompiledPdf>;
+  /** The compile server's GET /environment (its TeX installation), as JSON text. */
+  environment(): Promise<string>;
+  /** The compile server's answer to a SyncTeX query (`query`: its query string) on a compile's `.synctex.gz`, as JSON text. */
+  synctex(gz: Uint8Array, query: string): Promise<string>;
+}
+
+/** A compile server's answer to POST /synctex, as JSON text, or its 4xx as the same error. */
+export async function synctexAnswer(res: Response): Promise<string> {
+  const type = res.headers.get("content-type") ?? "";
+  if (!type.startsWith("application/json")) {
+    await res.body?.cancel();
+    throw errors.unavailable("The compiler answered unexpectedly. Retry shortly.", 2);
+  }
+  const text = await res.text();
+  if (res.status === 200) return text;
+  let err: { code?: unknown; message?: unknown } | undefined;
+  try {
+    err = (JSON.parse(text) as { error?: typeof err }).error;
+  } catch {
+    /* below */
+  }
+  if ((res.status === 400 || res.status === 422) && typeof err?.code === "string" && typeof err.message === "string") throw new ApiError(res.status, err.code, err.message);
+  throw errors.unavailable("The compiler could not answer the SyncTeX query. Retry shortly.", 2);
+}
+
+/** The request of a SyncTeX query (POST /synctex). */
+export function synctexRequestInit(gz: Uint8Array): RequestInit {
+  return { method: "POST", headers: { "content-type": "application/gzip" }, body: gz };
+}
+
+/** The first answer of a server reads its installation (seconds); later ones are at once. */
+export const ENVIRONMENT_TIMEOUT_MS = 30_000;
+
+/** The most an environment answer may be (its package list is the bulk: about 1 MB). */
+const MAX_ENVIRONMENT_BYTES = 8 * 1024 * 1024;
+
+/** The JSON text of a compile server's GET /environment answer; 503 when there is none. */
+export async function environmentOf(res: Response): Promise<string> {
+  const declared = intHeader(res, "content-length");
+  if (res.status !== 200 || !(res.headers.get("content-type") ?? "").startsWith("application/json") || (declared !== null && declared > MAX_ENVIRONMENT_BYTES)) {
+    await res.body?.cancel();
+    throw errors.unavailable("The compiler did not describe its environment. Retry shortly.", 5);
+  }
+  const text = await res.text();
+  if (text.length > MAX_ENVIRONMENT_BYTES) throw errors.unavailable("The compiler did not describe its environment. Retry shortly.", 5);
+  return text;
 }
 
 /** Slack over the compile time limit for the server's own queueing and the transfer. */
@@ -73,15 +133,34 @@ export function compileRequestInit(input: CompileInput, context: CompileContext 
       ...(input.mainPath !== undefined ? { mainPath: input.mainPath } : {}),
       ...(input.draft ? { draft: true } : {}),
       ...(input.shellEscape ? { shellEscape: true } : {}),
+      ...outputFields(input),
       ...(context.namespace !== undefined ? { namespace: context.namespace } : {}),
     }),
   };
 }
 
-/** True when the response comes from the compile server itself (JSON error or PDF), not from the platform in front of it. */
+/** The output fields of an input, as the compile server takes them. */
+export function outputFields(input: CompileInput): Partial<CompileInput> {
+  const out: Partial<CompileInput> = {};
+  for (const k of ["output", "dpi", "firstPage", "lastPage", "synctex", "haltOnError"] as const) if (input[k] !== undefined) (out as Record<string, unknown>)[k] = input[k];
+  return out;
+}
+
+/** What the compile server answers on a 200, by output. */
+export const OUTPUT_TYPES: Record<string, string> = {
+  pdf: "application/pdf",
+  png: "image/png",
+  svg: "image/svg+xml",
+  log: "text/plain; charset=utf-8",
+  zip: "application/zip",
+};
+const ANSWER_TYPES = new Set(Object.values(OUTPUT_TYPES));
+
+/** True when the response comes from the compile server itself (JSON error, PDF or another output), not from the platform in front of it. */
 export function isServerAnswer(res: Response): boolean {
   const type = res.headers.get("content-type") ?? "";
-  return type.startsWith("application/pdf") || type.startsWith("application/json");
+  // the platform's own errors are text: only a 200 of the server's output types counts
+  return type.startsWith("application/pdf") || type.startsWith("application/json") || (res.status === 200 && ANSWER_TYPES.has(type));
 }
 
 function intHeader(res: Response, name: string): number | null {
@@ -106,8 +185,16 @@ export async function interpretServerAnswer(res: Response, input: CompileInput):
     }
     const pdf = await res.arrayBuffer();
     if (pdf.byteLength > COMPILE_LIMITS.maxPdfBytes) throw outputTooLarge(pdf.byteLength);
+    // a type the request could not have asked for is not passed on as it is
+    const type = res.headers.get("content-type") ?? "";
+    const contentType = ANSWER_TYPES.has(type) ? type : "application/octet-stream";
+    const outputPages = res.headers.get("x-output-pages");
+    const errorCount = intHeader(res, "x-compile-errors");
     return {
       pdf,
+      contentType,
+      ...(outputPages !== null && /^\d{1,7}-\d{1,7}$/.test(outputPages) ? { outputPages } : {}),
+      ...(errorCount !== null && errorCount > 0 ? { errorCount } : {}),
       engine: (res.headers.get("x-engine") as Engine | null) ?? input.engine,
       durationMs: intHeader(res, "x-compile-duration-ms") ?? 0,
       pages: intHeader(res, "x-compile-pages"),
@@ -155,7 +242,7 @@ export function compilerBusy(seconds: number): ApiError {
 }
 
 function outputTooLarge(bytes: number): ApiError {
-  return new ApiError(422, "output_too_large", `The PDF is ${bytes} bytes, over the limit of ${COMPILE_LIMITS.maxPdfBytes} bytes.`, { limitBytes: COMPILE_LIMITS.maxPdfBytes });
+  return new ApiError(422, "output_too_large", `The output is ${bytes} bytes, over the limit of ${COMPILE_LIMITS.maxPdfBytes} bytes.`, { limitBytes: COMPILE_LIMITS.maxPdfBytes });
 }
 
 /** True for failures worth retrying later (no compiler answered, or all were busy). */

@@ -1,6 +1,6 @@
 import { getDb } from "../db/client.ts";
 import { ApiError } from "../platform/errors.ts";
-import { cacheKey, readCache, writeCache } from "./cache.ts";
+import { cacheKey, type OutputInfo, outputInfo, readCache, writeCache } from "./cache.ts";
 import { deliverCallback } from "./callbacks.ts";
 import { type CompileInput, compileNamespace, isInfrastructureError, TRANSPORT_SLACK_MS } from "./compiler.ts";
 import { cacheTtlSeconds, compilerFor } from "./config.ts";
@@ -58,12 +58,12 @@ export async function runCompileJob(env: Env, msg: { jobId: string; accountId: s
     const cached = await readCache(env.FILES, key);
     if (cached) {
       const pdf = await new Response(cached.body).arrayBuffer();
-      if (!(await putPdf(env, claimed, pdf, attempt))) return;
+      if (!(await putPdf(env, claimed, pdf, attempt, outputInfo(cached)))) return;
       outcome = { status: "succeeded", durationMs: 0, pages: cached.pages, sizeBytes: pdf.byteLength };
     } else {
       const out = await compilerFor(env).compile(input, { namespace: await compileNamespace(job.accountId) });
-      if (!(await putPdf(env, claimed, out.pdf, attempt))) return;
-      await writeCache(env.FILES, key, out.pdf, { engine: out.engine, pages: out.pages, ttlSeconds: cacheTtlSeconds(env) }).catch((err) =>
+      if (!(await putPdf(env, claimed, out.pdf, attempt, outputInfo(out)))) return;
+      await writeCache(env.FILES, key, out.pdf, { engine: out.engine, pages: out.pages, ttlSeconds: cacheTtlSeconds(env), output: outputInfo(out) }).catch((err) =>
         log.error("compile cache write failed", { error: String(err) }),
       );
       outcome = { status: "succeeded", durationMs: out.durationMs, pages: out.pages, sizeBytes: out.pdf.byteLength };
@@ -85,13 +85,16 @@ function unavailableError(attempts: number, reason: string) {
   return { code: "compile_unavailable", message: `The job could not be compiled in ${attempts} attempt(s) for reasons on our side: ${reason}` };
 }
 
-/** Stores the PDF if this attempt still holds the job; false when the lease was lost. */
-async function putPdf(env: Env, job: JobRow, pdf: ArrayBuffer, attempt: number): Promise<boolean> {
+/** Stores the PDF (or the output asked for) if this attempt still holds the job; false when the lease was lost. */
+async function putPdf(env: Env, job: JobRow, pdf: ArrayBuffer, attempt: number, info: OutputInfo): Promise<boolean> {
   if (!(await renewLease(getDb(env.DB), job.id, attempt, Date.now(), 60_000))) {
     log.warn("compile job lease lost; result dropped", { jobId: job.id, attempt });
     return false;
   }
-  await env.FILES.put(jobPdfKey(job.accountId, job.id), pdf, { httpMetadata: { contentType: "application/pdf" }, customMetadata: { attempt: String(attempt) } });
+  const meta: Record<string, string> = { attempt: String(attempt) };
+  if (info.outputPages) meta.outputPages = info.outputPages;
+  if (info.errorCount) meta.errorCount = String(info.errorCount);
+  await env.FILES.put(jobPdfKey(job.accountId, job.id), pdf, { httpMetadata: { contentType: info.contentType }, customMetadata: meta });
   return true;
 }
 

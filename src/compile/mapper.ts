@@ -17,6 +17,7 @@ export function toJobView(row: JobRow): CompileJob {
     ...(row.error ? { error: JSON.parse(row.error) as CompileErrorInfo } : {}),
     statusUrl: jobPath(row.id),
     pdfUrl: `${jobPath(row.id)}/pdf`,
+    outputUrl: `${jobPath(row.id)}/output`,
     callbackUrl: row.callbackUrl,
     callbackStatus: row.callbackStatus,
   };

@@ -4,6 +4,8 @@ import { addTiming } from "../platform/server-timing.ts";
 import type { AppEnv } from "../platform/types.ts";
 import * as routes from "./routes.ts";
 import * as service from "./service.ts";
+import { compileEnvironment } from "./environment.ts";
+import { jobSynctex } from "./synctex.ts";
 
 /** A synchronous compile's PDF, its stages in Server-Timing. */
 function syncPdf(c: Context<AppEnv>, r: service.SyncResult) {
@@ -23,4 +25,7 @@ export const compileRoutes = createRouter()
   .openapi(routes.compileAsyncRoute, async (c) => accepted(c, await service.submitJob(c.env, c.get("auth").accountId, c.req.valid("json"))))
   .openapi(routes.getJobRoute, async (c) => c.json(await service.getJobView(c.env, c.get("auth").accountId, c.req.valid("param").id), 200))
   .openapi(routes.getJobPdfRoute, async (c) => pdfFile(c, await service.jobPdf(c.env, c.get("auth").accountId, c.req.valid("param").id)))
+  .openapi(routes.getJobOutputRoute, async (c) => pdfFile(c, await service.jobPdf(c.env, c.get("auth").accountId, c.req.valid("param").id, false)))
+  .openapi(routes.jobSynctexRoute, async (c) => c.body(await jobSynctex(c.env, c.get("auth").accountId, c.req.valid("param").id, c.req.valid("query")), 200, { "Content-Type": "application/json" }) as never)
+  .openapi(routes.environmentRoute, async (c) => c.body(await compileEnvironment(c.env), 200, { "Content-Type": "application/json", "Cache-Control": "private, max-age=3600" }) as never)
   .openapi(routes.listJobsRoute, async (c) => c.json(await service.listJobViews(c.env, c.get("auth").accountId, c.req.valid("query")), 200));

@@ -3,13 +3,18 @@ import { idempotency } from "../platform/idempotency.ts";
 import { AUTHED_ERRORS, jsonBody, jsonResponse, routeGroup } from "../platform/openapi.ts";
 import { pageOf, PaginationQuery } from "../platform/pagination.ts";
 import { COMPILE_LIMITS as L } from "./limits.ts";
+import { CompileEnvironment } from "./environment.ts";
+import { SynctexPositions, SynctexQuery } from "./synctex.ts";
 import { AsyncCompileRequest, CompileJob, CompileRequest, CreatedCompileJob, JobIdParam, JobStatus } from "./schemas.ts";
 
 const LIMITS_TEXT =
   `Limits: request body 10 MiB; \`source\` ${L.maxSourceBytes / 1024 / 1024} MiB; ${L.maxFiles} files; source and files ${L.maxTotalBytes / 1024 / 1024} MiB decoded in all ` +
   `(over any of these: 413 \`payload_too_large\` naming the limit); \`timeoutMs\` ${L.minTimeoutMs}-${L.maxTimeoutMs} (default ${L.defaultTimeoutMs}); PDF ${L.maxPdfBytes / 1024 / 1024} MiB (over: 422 \`output_too_large\`).`;
 
-const pdfContent = { "application/pdf": { schema: z.string().openapi({ type: "string", format: "binary" }) } };
+const binary = { schema: z.string().openapi({ type: "string", format: "binary" }) };
+const pdfContent = { "application/pdf": binary };
+/** What a compile answers, by `output`. */
+const outputContent = { "application/pdf": binary, "image/png": binary, "image/svg+xml": binary, "text/plain": binary, "application/zip": binary };
 const header = (description: string) => ({ schema: { type: "string" as const }, description });
 
 const route = routeGroup({ tags: ["Compile"], errors: AUTHED_ERRORS });
@@ -20,14 +25,18 @@ export const compileSyncRoute = route("post", "/v1/compile/sync", "Compile LaTeX
   description:
     "Answers the PDF bytes. A repeat of the same request (same engine, source, files, `mainPath`, `draft` and `shellEscape`) within the cache lifetime is served from the account's result cache (`X-Cache: HIT`, `X-Compile-Duration-Ms: 0`) without compiling. " +
     "A LaTeX failure is 422 `compile_error` with `line`, `file`, `errors` and the tail of the `log`; `compile_timeout` when `timeoutMs` ran out. 503 `compiler_busy`/`service_unavailable` with `Retry-After` when no compiler is free. " +
+    "With `output`, the answer is pages as `image/png` or `image/svg+xml` (several pages: an `application/zip` of `page-<n>.png`), the whole log (`text/plain`) or an `application/zip` of the PDF, the log and, with `synctex`, the SyncTeX file; a page range past the cap, or a field with an output it does not apply to, is a 400. " +
+    "`haltOnError: false` answers the PDF of a document with errors (TeX goes on after each), with `X-Compile-Errors`. " +
     "The compiler keeps the account's recently compiled preambles (everything before `\\begin{document}` and the files it reads) precompiled: the next compile of a document with the same preamble skips it (`X-Compile-Preamble: hit`); the PDF is the same either way. " +
     `Accepts \`Idempotency-Key\`. ${LIMITS_TEXT}`,
   middleware: [idempotency()] as const, request: { body: jsonBody(CompileRequest) },
   responses: {
     200: {
-      description: "The PDF",
-      content: pdfContent,
+      description: "The PDF, or the output the request asked for",
+      content: outputContent,
       headers: {
+        "X-Output-Pages": header("The pages rendered as images (`2-4`), for `png` and `svg`."),
+        "X-Compile-Errors": header("With `haltOnError: false`: how many errors TeX went on after (absent when none)."),
         "X-Compile-Duration-Ms": header("Milliseconds spent compiling for this response (0 on a cache hit)."),
         "X-Engine": header("Engine that produced the PDF."),
         "X-Cache": header("`HIT` (served from the result cache) or `MISS`."),
@@ -53,9 +62,32 @@ export const compileAsyncRoute = route("post", "/v1/compile/async", "Queue a com
 export const getJobRoute = route("get", "/v1/compile/jobs/{id}", "A compile job's status and outcome", { request: { params: JobIdParam }, responses: { 200: jsonResponse(CompileJob, "The job") }, errors: [404] });
 
 export const getJobPdfRoute = route("get", "/v1/compile/jobs/{id}/pdf", "Download a compile job's PDF", {
-  description: "404 `pdf_not_ready` until the job has succeeded; 409 `job_failed` for a failed job (its `error` is in the job record).",
+  description: "404 `pdf_not_ready` until the job has succeeded; 409 `job_failed` for a failed job (its `error` is in the job record); 409 `not_a_pdf` for a job that asked for another `output` (download it from `outputUrl`).",
   request: { params: JobIdParam },
   responses: { 200: { description: "The PDF", content: pdfContent, headers: { "Content-Disposition": header("`attachment; filename=\"<id>.pdf\"`") } } }, errors: [404, 409],
+});
+
+export const getJobOutputRoute = route("get", "/v1/compile/jobs/{id}/output", "Download a compile job's output", {
+  description: "What the job's `output` asked for (the PDF by default; page images, a zip, or the log), with its own type. Same errors as the PDF download.",
+  request: { params: JobIdParam },
+  responses: { 200: { description: "The output", content: outputContent, headers: { "Content-Disposition": header("`attachment; filename=\"<id>.<pdf|png|svg|log|zip>\"`"), "X-Output-Pages": header("The pages rendered, for `png` and `svg`.") } } },
+  errors: [404, 409],
+});
+
+export const jobSynctexRoute = route("get", "/v1/compile/jobs/{id}/synctex", "SyncTeX positions of a compile job", {
+  description:
+    "For editors: `?file=&line=&column=` (forward) answers where that source line is in the PDF; `?page=&x=&y=` (reverse, PDF points from the page's top left) which source line a point comes from. " +
+    'The job must have been compiled with `"output": "zip"` and `"synctex": true` (else 409 `no_synctex`). A bad query is a 400.',
+  request: { params: JobIdParam, query: SynctexQuery },
+  responses: { 200: jsonResponse(SynctexPositions, "The positions") },
+  errors: [404, 409, 503],
+});
+
+export const environmentRoute = route("get", "/v1/compile/environment", "The compiler's TeX installation", {
+  description:
+    "TeX Live's version, the engines' versions, every LaTeX package and class installed (with the date and version it declares) and the font families `fontspec` finds by name. Read by the compile server from its installation, not a hand-written list.",
+  responses: { 200: jsonResponse(CompileEnvironment, "The environment") },
+  errors: [503],
 });
 
 export const listJobsRoute = route("get", "/v1/compile/jobs", "List the account's compile jobs, newest first", {

@@ -2,6 +2,7 @@ import { z } from "@hono/zod-openapi";
 import { idParam } from "../platform/openapi.ts";
 import { COMPILE_LIMITS as L } from "./limits.ts";
 import { MAX_PATH_DEPTH, mainPathIssue, pathIssue } from "../../container/src/names.ts";
+import { DEFAULT_DPI, MAX_DPI, MAX_IMAGE_PAGES, MIN_DPI, OUTPUTS, type OutputIssue, parseOutput } from "../../container/src/output-spec.ts";
 
 export const ENGINES = ["pdflatex", "xelatex", "lualatex"] as const;
 export const Engine = z.enum(ENGINES).openapi({ description: "TeX engine.", example: "pdflatex" });
@@ -74,7 +75,47 @@ const compileFields = {
     .max(L.maxTimeoutMs)
     .optional()
     .openapi({ description: `Compile time limit for all passes (default ${L.defaultTimeoutMs}).`, example: 30000 }),
+  output: z
+    .enum(OUTPUTS)
+    .optional()
+    .openapi({
+      description:
+        `What the compile answers (default \`pdf\`): \`png\`/\`svg\` pages as images (one page: the image itself; several: a zip of \`page-<n>.png\`/\`.svg\`; \`X-Output-Pages\` names them), ` +
+        `\`log\` the whole TeX log as text, \`zip\` the PDF and the log (and the SyncTeX file with \`synctex\`) named after the main file.`,
+    }),
+  dpi: z
+    .number()
+    .int()
+    .min(MIN_DPI)
+    .max(MAX_DPI)
+    .optional()
+    .openapi({ description: `Resolution of \`png\` pages (default ${DEFAULT_DPI}). Only with \`output: "png"\`.`, example: 150 }),
+  firstPage: z.number().int().min(1).max(1_000_000).optional().openapi({ description: "First page rendered by `png`/`svg` (default 1). Past the document's last page: 422 `page_out_of_range`." }),
+  lastPage: z
+    .number()
+    .int()
+    .min(1)
+    .max(1_000_000)
+    .optional()
+    .openapi({ description: `Last page rendered by \`png\`/\`svg\` (default: firstPage + ${MAX_IMAGE_PAGES - 1}, or the document's end). At most ${MAX_IMAGE_PAGES} pages per request.` }),
+  synctex: z.boolean().optional().openapi({ description: 'Adds `<name>.synctex.gz` (SyncTeX, for editors) to the `zip` output. Only with `output: "zip"`.' }),
+  haltOnError: z
+    .boolean()
+    .optional()
+    .openapi({ description: "`false`: compile despite errors. TeX goes on after each error; when it still makes a PDF, that is the answer, with `X-Compile-Errors: <n>`. A document that gives no PDF at all is still a 422. Default true." }),
 };
+
+/** The output fields' combinations, by the compile server's own rules (container/src/output-spec.ts). */
+function outputRules(body: { output?: string | undefined; dpi?: number | undefined; firstPage?: number | undefined; lastPage?: number | undefined; synctex?: boolean | undefined }, ctx: z.RefinementCtx) {
+  const issues: OutputIssue[] = [];
+  parseOutput(body, issues);
+  for (const i of issues) ctx.addIssue({ code: "custom", path: [i.path], message: i.message });
+}
+
+function compileRules(body: Parameters<typeof uniquePaths>[0] & Parameters<typeof outputRules>[0], ctx: z.RefinementCtx) {
+  uniquePaths(body, ctx);
+  outputRules(body, ctx);
+}
 
 function uniquePaths(body: { files?: CompileFile[] | undefined; mainPath?: string | undefined }, ctx: z.RefinementCtx) {
   const main = (body.mainPath ?? DEFAULT_MAIN_PATH).toLowerCase();
@@ -95,7 +136,7 @@ function uniquePaths(body: { files?: CompileFile[] | undefined; mainPath?: strin
   }
 }
 
-export const CompileRequest = z.strictObject(compileFields).superRefine(uniquePaths).openapi("CompileRequest");
+export const CompileRequest = z.strictObject(compileFields).superRefine(compileRules).openapi("CompileRequest");
 export type CompileRequest = z.infer<typeof CompileRequest>;
 
 export const AsyncCompileRequest = z
@@ -107,7 +148,7 @@ export const AsyncCompileRequest = z
       .optional()
       .openapi({ description: "Public https URL that receives the final job record, signed (Standard Webhooks) with the `callbackSecret` of the 202 response.", example: "https://example.com/hooks/compile" }),
   })
-  .superRefine(uniquePaths)
+  .superRefine(compileRules)
   .openapi("AsyncCompileRequest");
 export type AsyncCompileRequest = z.infer<typeof AsyncCompileRequest>;
 
@@ -140,11 +181,12 @@ export const CompileJob = z
     completedAt: iso.nullable(),
     durationMs: z.number().int().nullable().openapi({ description: "Compile time (0 when served from the result cache)." }),
     pages: z.number().int().nullable(),
-    sizeBytes: z.number().int().nullable().openapi({ description: "Size of the PDF." }),
+    sizeBytes: z.number().int().nullable().openapi({ description: "Size of the PDF (or of the output asked for)." }),
     attempts: z.number().int().openapi({ description: "Compile attempts so far (infrastructure failures are retried)." }),
     error: CompileErrorInfo.optional().openapi({ description: "Why the job failed (the 422 body of a sync compile, or `compile_unavailable`)." }),
     statusUrl: z.string().openapi({ example: "/v1/compile/jobs/job_0mh8k2x1qa1b2c3d4e5f6" }),
     pdfUrl: z.string().openapi({ example: "/v1/compile/jobs/job_0mh8k2x1qa1b2c3d4e5f6/pdf" }),
+    outputUrl: z.string().openapi({ description: "Where the job's result is, whatever its `output` (the PDF by default).", example: "/v1/compile/jobs/job_0mh8k2x1qa1b2c3d4e5f6/output" }),
     callbackUrl: z.string().nullable(),
     callbackStatus: z.enum(["pending", "delivered", "failed"]).nullable().openapi({ description: "Delivery of the final record to `callbackUrl`." }),
   })

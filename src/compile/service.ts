@@ -4,11 +4,11 @@ import { errors } from "../platform/errors.ts";
 import { newId } from "../platform/ids.ts";
 import { checkTargetUrl } from "../platform/safe-url.ts";
 import { INERT_HEADERS } from "../platform/inert-content.ts";
-import { cacheKey, readCache, writeCache } from "./cache.ts";
+import { cacheKey, type OutputInfo, outputInfo, readCache, writeCache } from "./cache.ts";
 import { type CompileInput, compileNamespace } from "./compiler.ts";
 import { cacheTtlSeconds, compilerFor } from "./config.ts";
 import { checkCompileLimits } from "./input.ts";
-import { deleteJob, getJob, insertJob, jobInputKey, jobPdfKey, listJobs, REQUEUE_AFTER_MS } from "./jobs.ts";
+import { deleteJob, getJob, insertJob, jobInputKey, jobPath, jobPdfKey, listJobs, REQUEUE_AFTER_MS } from "./jobs.ts";
 import { toJobView } from "./mapper.ts";
 import { ApiError } from "../platform/errors.ts";
 import { decodeCursor, IdCursor, toPage, type Page } from "../platform/pagination.ts";
@@ -17,7 +17,7 @@ import { type AsyncCompileRequest, type CompileJob, type CompileRequest, DEFAULT
 import { log } from "../platform/log.ts";
 import { config } from "../platform/config.ts";
 
-export type SyncResult = {
+export type SyncResult = OutputInfo & {
   body: ReadableStream | ArrayBuffer;
   size: number;
   etag: string;
@@ -36,6 +36,11 @@ export function toInput(body: CompileRequest): CompileInput {
   if (body.mainPath !== undefined && body.mainPath !== DEFAULT_MAIN_PATH) input.mainPath = body.mainPath;
   if (body.draft) input.draft = true;
   if (body.shellEscape) input.shellEscape = true;
+  // the defaults are left out: a PDF's input (and cache key) is as it was before these fields
+  if (body.output !== undefined && body.output !== "pdf") input.output = body.output;
+  for (const k of ["dpi", "firstPage", "lastPage"] as const) if (body[k] !== undefined) input[k] = body[k];
+  if (body.synctex) input.synctex = true;
+  if (body.haltOnError === false) input.haltOnError = false;
   return input;
 }
 
@@ -54,16 +59,16 @@ export async function compileSync(env: Env, ctx: Pick<ExecutionContext, "waitUnt
   const t0 = Date.now();
   const hit = await readCache(env.FILES, key);
   const t1 = Date.now();
-  if (hit) return { body: hit.body, size: hit.size, etag: key, cache: "HIT", engine: hit.engine ?? input.engine, durationMs: 0, pages: hit.pages, preamble: null, timing: { cache: t1 - t0 } };
+  if (hit) return { ...outputInfo(hit), body: hit.body, size: hit.size, etag: key, cache: "HIT", engine: hit.engine ?? input.engine, durationMs: 0, pages: hit.pages, preamble: null, timing: { cache: t1 - t0 } };
 
   const out = await compilerFor(env).compile(input, { namespace: await compileNamespace(accountId) });
   const t2 = Date.now();
   ctx.waitUntil(
-    writeCache(env.FILES, key, out.pdf, { engine: out.engine, pages: out.pages, ttlSeconds: cacheTtlSeconds(env), delayMs: CACHE_WRITE_DELAY_MS }).catch((err) =>
+    writeCache(env.FILES, key, out.pdf, { engine: out.engine, pages: out.pages, ttlSeconds: cacheTtlSeconds(env), delayMs: CACHE_WRITE_DELAY_MS, output: outputInfo(out) }).catch((err) =>
       log.error("compile cache write failed", { error: String(err) }),
     ),
   );
-  return { body: out.pdf, size: out.pdf.byteLength, etag: key, cache: "MISS", engine: out.engine, durationMs: out.durationMs, pages: out.pages, preamble: out.preamble, projectWarnings: out.projectWarnings, timing: { cache: t1 - t0, compile: t2 - t1 } };
+  return { ...outputInfo(out), body: out.pdf, size: out.pdf.byteLength, etag: key, cache: "MISS", engine: out.engine, durationMs: out.durationMs, pages: out.pages, preamble: out.preamble, projectWarnings: out.projectWarnings, timing: { cache: t1 - t0, compile: t2 - t1 } };
 }
 
 /**
@@ -115,19 +120,33 @@ export async function listJobViews(env: Env, accountId: string, q: { limit: numb
   return { data: page.data.map(toJobView), nextCursor: page.nextCursor };
 }
 
-/** A succeeded job's PDF with its download headers; 409 for a failed job, 404 before success or once expired. */
-export async function jobPdf(env: Env, accountId: string, id: string): Promise<{ body: ReadableStream; headers: Record<string, string> }> {
+/** File name extensions of the stored outputs, by type. */
+const EXTENSIONS: Record<string, string> = { "application/pdf": "pdf", "image/png": "png", "image/svg+xml": "svg", "text/plain; charset=utf-8": "log", "application/zip": "zip" };
+
+/**
+ * A succeeded job's result with its download headers; 409 for a failed job, 404 before success or
+ * once expired. `pdfOnly` (GET …/pdf): a job that asked for another output is a 409 naming its outputUrl.
+ */
+export async function jobPdf(env: Env, accountId: string, id: string, pdfOnly = true): Promise<{ body: ReadableStream; headers: Record<string, string> }> {
   const row = await getJob(getDb(env.DB), accountId, id);
   if (row.status === "failed") throw new ApiError(409, "job_failed", "This job failed, so it has no PDF; its `error` says why.", { status: row.status });
   if (row.status !== "succeeded") throw new ApiError(404, "pdf_not_ready", `The job is ${row.status}; its PDF exists once it has succeeded.`, { status: row.status });
   const obj = await env.FILES.get(jobPdfKey(row.accountId, row.id));
   if (!obj) throw new ApiError(404, "pdf_expired", "This job's PDF is no longer stored.");
+  const type = obj.httpMetadata?.contentType ?? "application/pdf";
+  if (pdfOnly && type !== "application/pdf") {
+    await obj.body.cancel();
+    throw new ApiError(409, "not_a_pdf", `This job asked for another output than the PDF (${type}): download it from outputUrl.`, { outputUrl: `${jobPath(row.id)}/output` });
+  }
+  const info = infoOfJob(obj.customMetadata ?? {});
   return {
     body: obj.body,
     headers: {
-      "Content-Type": "application/pdf",
+      "Content-Type": type,
       "Content-Length": String(obj.size),
-      "Content-Disposition": `attachment; filename="${row.id}.pdf"`,
+      "Content-Disposition": `attachment; filename="${row.id}.${EXTENSIONS[type] ?? "bin"}"`,
+      ...(info.outputPages ? { "X-Output-Pages": info.outputPages } : {}),
+      ...(info.errorCount ? { "X-Compile-Errors": String(info.errorCount) } : {}),
       ETag: obj.httpEtag,
       "Cache-Control": "private, max-age=3600",
       // A user's LaTeX chose what the PDF holds (PDF JavaScript included): never run on our origin.
@@ -136,10 +155,15 @@ export async function jobPdf(env: Env, accountId: string, id: string): Promise<{
   };
 }
 
-/** The headers of a synchronous compile's PDF answer. */
+/** What a stored job result says of its output (consumer.ts writes it). */
+function infoOfJob(meta: Record<string, string>): { outputPages?: string; errorCount?: number } {
+  return { ...(meta.outputPages ? { outputPages: meta.outputPages } : {}), ...(Number(meta.errorCount) > 0 ? { errorCount: Number(meta.errorCount) } : {}) };
+}
+
+/** The headers of a synchronous compile's answer (the PDF, or the output asked for). */
 export function syncPdfHeaders(r: SyncResult): Record<string, string> {
   const headers: Record<string, string> = {
-    "Content-Type": "application/pdf",
+    "Content-Type": r.contentType,
     "Content-Length": String(r.size),
     ETag: `"${r.etag}"`,
     "X-Cache": r.cache,
@@ -151,5 +175,7 @@ export function syncPdfHeaders(r: SyncResult): Record<string, string> {
   if (r.pages !== null) headers["X-Compile-Pages"] = String(r.pages);
   if (r.preamble !== null) headers["X-Compile-Preamble"] = r.preamble;
   if (r.projectWarnings) headers["X-Compile-Project-Warnings"] = r.projectWarnings;
+  if (r.outputPages) headers["X-Output-Pages"] = r.outputPages;
+  if (r.errorCount) headers["X-Compile-Errors"] = String(r.errorCount);
   return headers;
 }

@@ -14,7 +14,7 @@ const IN_PROGRESS_STALE_MS = 5 * 60 * 1000;
 const INLINE_BODY_MAX = 512 * 1024;
 export const KEY_PATTERN = /^[\x21-\x7e]{1,255}$/;
 /** Response headers worth replaying; rate-limit and request-id headers belong to the new request. */
-const REPLAYED_HEADERS = ["content-type", "location", "etag", "content-disposition", "x-engine", "x-compile-duration-ms", "x-compile-pages", "x-cache", "x-content-type-options", "content-security-policy"];
+const REPLAYED_HEADERS = ["content-type", "location", "etag", "content-disposition", "x-engine", "x-compile-duration-ms", "x-compile-pages", "x-output-pages", "x-compile-errors", "x-cache", "x-content-type-options", "content-security-policy"];
 
 /**
  * `Idempotency-Key` for POSTs that create or send (docs/contracts.md §2): a retry with the same key and

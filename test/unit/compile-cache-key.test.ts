@@ -60,3 +60,31 @@ describe("compile cache key", () => {
     expect(a).not.toBe(b);
   });
 });
+
+describe("compile cache key: outputs", () => {
+  it("a PDF's key is the one it had before outputs existed (the canonical array, nothing appended)", async () => {
+    const files = [{ path: "a.tex", content: "x", encoding: "utf8" as const }];
+    const before = await crypto.subtle.digest("SHA-256", new TextEncoder().encode(JSON.stringify(["compile-cache/v2", "acc", "pdflatex", "main.tex", false, base.source, [["a.tex", "utf8", "x"]]])));
+    const hex = [...new Uint8Array(before)].map((b) => b.toString(16).padStart(2, "0")).join("");
+    expect(await cacheKey("acc", { ...base, files })).toBe(hex);
+  });
+
+  it("changes with the output, its dpi, pages and synctex, and with haltOnError: false; defaults spelled out are one key", async () => {
+    const a = await cacheKey("acc", base);
+    const png = await cacheKey("acc", { ...base, output: "png" });
+    expect(await cacheKey("acc", { ...base, output: "png", dpi: 150, firstPage: 1 })).toBe(png);
+    const variants: CompileInput[] = [
+      { ...base, output: "png", dpi: 72 },
+      { ...base, output: "png", firstPage: 2 },
+      { ...base, output: "png", lastPage: 3 },
+      { ...base, output: "svg" },
+      { ...base, output: "log" },
+      { ...base, output: "zip" },
+      { ...base, output: "zip", synctex: true },
+      { ...base, haltOnError: false },
+      { ...base, output: "png", haltOnError: false },
+    ];
+    const keys = await Promise.all(variants.map((v) => cacheKey("acc", v)));
+    expect(new Set([a, png, ...keys]).size).toBe(variants.length + 2);
+  });
+});

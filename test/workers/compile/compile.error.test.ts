@@ -67,7 +67,7 @@ describe("compile: bad requests", () => {
     ["missing source", { engine: "pdflatex" }, "source"],
     ["empty source", { source: "" }, "source"],
     ["unknown engine", { source: HELLO, engine: "tex" }, "engine"],
-    ["unknown field", { source: HELLO, output: "dvi" }, ""],
+    ["unknown field", { source: HELLO, format: "dvi" }, ""],
     ["timeoutMs too small", { source: HELLO, timeoutMs: 10 }, "timeoutMs"],
     ["timeoutMs too large", { source: HELLO, timeoutMs: COMPILE_LIMITS.maxTimeoutMs + 1 }, "timeoutMs"],
     ["timeoutMs not an integer", { source: HELLO, timeoutMs: "fast" }, "timeoutMs"],

@@ -17,6 +17,8 @@ const RUNS = 16;
 const MAX_MS = 2_000;
 /** What a small document's compile may add to a sync compile's answer (seconds of TeX, queued). */
 const COMPILE_MS = 10_000;
+/** The compile server's first read of its installation for GET /v1/compile/environment (2-4 s on a loaded machine). */
+const ENVIRONMENT_MS = 10_000;
 
 /**
  * An operation that waits on someone else by contract gets that wait on top: a webhook test waits
@@ -26,6 +28,8 @@ function maxMsFor(path: string): number {
   if (path === "/api/webhooks/{id}/test") return MAX_MS + Number(env.WEBHOOK_TIMEOUT_MS);
   // a valid body is compiled by real TeX on the suite's one-engine pool: seconds on a loaded machine
   if (path === "/v1/compile/sync") return MAX_MS + COMPILE_MS;
+  // the compile server reads its installation (thousands of package files) the first time it is asked
+  if (path === "/v1/compile/environment") return MAX_MS + ENVIRONMENT_MS;
   return MAX_MS;
 }
 
