@@ -6,7 +6,7 @@ import { constants, promises as fs } from "node:fs";
 import path from "node:path";
 import type { Config } from "./config.ts";
 import { DRIVER_DIR, DRIVER_MAP, driverArgs, fontMaps, writeLeanDriver } from "./driver.ts";
-import { engineEnv, goLine, jobDirSeen, spawnLimited, spawnOptions } from "./engine.ts";
+import { engineEnv, goLine, jobDirSeen, spawnLimited, spawnOptions, warmJobname } from "./engine.ts";
 import { jobBase } from "./names.ts";
 import { searchEnv } from "./project.ts";
 import { FONTCONFIG, FONTCONFIG_NAME, fontEnv } from "./fonts.ts";
@@ -259,13 +259,14 @@ export async function runJob(req: CompileRequest, pools: Pools, cfg: Config, sig
 
 async function compileOnce(req: CompileRequest, pool: EnginePool, cfg: Config, run: RunLimits, preambles?: Preambles): Promise<CompileResult> {
   const started = run.deadline - req.timeoutMs;
-  const { sub } = mainParts(req.mainPath);
+  const { sub, base } = mainParts(req.mainPath);
   // the warm pool's engines have shell escape off (it is a command-line choice): a shell-escape
   // job starts its own, and skips precompiled preambles (their processes have it off too)
   const env = (root: string) => jobEnv(cfg, req, root);
-  if (req.shellEscape) return runPasses(req, dedicatedSource(cfg, req.engine, { subdir: sub || undefined, shellEscape: true, groupCapped: run.group !== undefined, env }), cfg, started, false, run);
-  // the warm pool's engines run in the job's root with the default search path
-  const normal = () => (sub || ownEnv(req) ? dedicatedSource(cfg, req.engine, { subdir: sub || undefined, env }) : poolSource(pool));
+  const jobname = warmJobname(req.engine, base);
+  if (req.shellEscape) return runPasses(req, dedicatedSource(cfg, req.engine, { subdir: sub || undefined, shellEscape: true, groupCapped: run.group !== undefined, env, jobname }), cfg, started, false, run);
+  // the warm pool's engines run in the job's root with the default search path (and, for xelatex, main.tex's job name)
+  const normal = () => (sub || ownEnv(req) || !pool.serves(base) ? dedicatedSource(cfg, req.engine, { subdir: sub || undefined, env, jobname }) : poolSource(pool));
   const use = preambles?.lookup(req);
   if (use) {
     const r = await runPasses(req, formatSource(cfg, req, use, preambles), cfg, started, true, run);

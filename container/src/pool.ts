@@ -6,7 +6,7 @@ import { promises as fs } from "node:fs";
 import path from "node:path";
 import type { ChildProcess } from "node:child_process";
 import type { Config, Engine } from "./config.ts";
-import { engineArgs, jobDirSeen, READY_MARKER, spawnLimited, spawnOptions } from "./engine.ts";
+import { engineArgs, jobDirSeen, MAIN_BASENAME, READY_MARKER, spawnLimited, spawnOptions, warmJobname } from "./engine.ts";
 import { killGroup, normaliseExit } from "./supervise.ts";
 import { Fairness, LOW_PRIORITY, renice } from "./fairness.ts";
 import { fontCacheEnv, SANDBOX_FMT } from "./sandbox.ts";
@@ -222,9 +222,12 @@ export class EnginePool {
   onFailure?: (failuresInARow: number, reason: string) => void;
 
   private readonly fairness: Fairness | undefined;
+  /** The job name its processes are started with (they warm up for it: see warmJobname); undefined: any. */
+  readonly jobname: string | undefined;
 
   constructor(engine: Engine, cfg: Config, busy: () => boolean = () => false, fairness?: Fairness) {
     this.engine = engine;
+    this.jobname = warmJobname(engine, MAIN_BASENAME);
     this.fairness = fairness;
     this.cfg = cfg;
     this.busy = busy;
@@ -237,7 +240,7 @@ export class EnginePool {
 
   /** Starts one engine process in a fresh directory (not added to the pool). */
   async spawnOne(): Promise<WarmProcess> {
-    const p = await spawnProcess(this.cfg, this.engine);
+    const p = await spawnProcess(this.cfg, this.engine, { jobname: this.jobname });
     this.spawned++;
     p.exited.then(() => {
       this.idle = this.idle.filter((x) => x !== p);
@@ -335,6 +338,11 @@ export class EnginePool {
     // has not forked yet; the job demotes whatever has meanwhile)
     if (heavy) renice(own.child.pid, LOW_PRIORITY);
     return own;
+  }
+
+  /** Whether its processes can run the job of a main file named `base` (without its extension). */
+  serves(base: string): boolean {
+    return this.jobname === undefined || this.jobname === base;
   }
 
   stats(): PoolStats {

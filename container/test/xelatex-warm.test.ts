@@ -1,0 +1,73 @@
+// A warm xelatex engine does its font set-up while it waits (engine.ts XETEX_FONT_WARMUP): its
+// job does not pay for fontconfig's configuration and caches. The engines that warm up are started
+// with their job's name, so \jobname, the log and the outputs keep the main file's name.
+import { readFileSync } from "node:fs";
+import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import type { RunningServer } from "../src/server.ts";
+import { compile, doc, pdfText, testServer } from "./helpers.ts";
+
+let server: RunningServer;
+beforeAll(async () => {
+  server = await testServer({ engines: ["xelatex"], poolSize: { pdflatex: 0, xelatex: 1, lualatex: 0 } });
+}, 60_000);
+afterAll(() => server?.close());
+
+/** This process and every process below it (the server runs in the test's process). */
+function descendants(pid: number): number[] {
+  const out = [pid];
+  for (let i = 0; i < out.length; i++) {
+    try {
+      for (const c of readFileSync(`/proc/${out[i]}/task/${out[i]}/children`, "utf8").split(" ")) if (c.trim()) out.push(Number(c));
+    } catch {
+      /* gone */
+    }
+  }
+  return out;
+}
+
+const read = (p: string) => {
+  try {
+    return readFileSync(p, "utf8");
+  } catch {
+    return "";
+  }
+};
+
+/** fontconfig keeps the cache files it loaded mapped for as long as it lives. */
+const FONTCONFIG_CACHE = /\/fontconfig\/[^/\s]*\.cache-\d+$/m;
+
+describe("a warm xelatex engine", () => {
+  it("has set up fontconfig before it is given a job", async () => {
+    let warm: number[] = [];
+    for (let i = 0; i < 200 && warm.length === 0; i++) {
+      await new Promise((r) => setTimeout(r, 50));
+      const engines = descendants(process.pid).filter((p) => read(`/proc/${p}/comm`).trim() === "xelatex");
+      // an engine waiting for its go line, with fontconfig's caches loaded
+      warm = engines.filter((p) => FONTCONFIG_CACHE.test(read(`/proc/${p}/maps`)));
+    }
+    expect(server.pools.get("xelatex")!.stats().served).toBe(0);
+    expect(warm.length).toBeGreaterThan(0);
+  }, 20_000);
+
+  it("keeps the main file's name as the job's name: main.tex from the pool, another name from an engine of its own", async () => {
+    const source = doc("Job \\jobname.");
+    const main = await compile(server.url, { engine: "xelatex", source });
+    expect(main.status).toBe(200);
+    expect(pdfText(main.body)).toContain("Job main.");
+    const before = server.pools.get("xelatex")!.stats();
+    const paper = await compile(server.url, { engine: "xelatex", source, mainPath: "paper.tex" });
+    expect(paper.status, paper.body.toString().slice(0, 300)).toBe(200);
+    expect(pdfText(paper.body)).toContain("Job paper.");
+    // the pool's engines are started for main.tex: this job took none of them
+    expect(server.pools.get("xelatex")!.stats().served).toBe(before.served);
+  }, 60_000);
+
+  it("reports a document's errors from its own log", async () => {
+    const r = await compile(server.url, { engine: "xelatex", source: doc("\\undefinedcommand"), mainPath: "paper.tex" });
+    expect(r.status).toBe(422);
+    expect(r.json.error.message).toMatch(/Undefined control sequence/);
+    expect(r.json.error.file).toBe("paper.tex");
+    // the log the answer carries is the job's: nothing of the server's first line
+    expect(r.json.error.log).not.toContain("TEXPOOL");
+  }, 60_000);
+});
