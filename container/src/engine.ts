@@ -203,6 +203,8 @@ export interface SpawnOptions {
   env?: Record<string, string> | undefined;
   /** Host path of the generated METAFONT fonts (mf.ts), bound read-only in the sandbox. */
   fontCache?: string | undefined;
+  /** Host path of a warm driver's folder (driver-warm.ts), bound read-only in the sandbox. */
+  driverDir?: string | undefined;
 }
 
 /** The job directory as its processes see it: /job in the sandbox. */
@@ -237,6 +239,7 @@ export function spawnLimited(cmd: string, args: string[], o: SpawnOptions): Chil
       chdir: sub ? `${SANDBOX_JOB_DIR}/${sub}` : undefined,
       fmtFile: o.fmtFile,
       fontCache: o.fontCache,
+      driverDir: o.driverDir,
     });
     argv = [...limits, o.bwrapPath, ...bw, "--", cmd, ...args];
     env = { PATH: inner.PATH ?? "/usr/bin:/bin", LANG: "C.UTF-8" };

@@ -5,7 +5,8 @@ import { randomBytes } from "node:crypto";
 import { constants, promises as fs } from "node:fs";
 import path from "node:path";
 import type { Config } from "./config.ts";
-import { DRIVER_DIR, DRIVER_MAP, driverArgs, fontMaps, writeLeanDriver } from "./driver.ts";
+import { DRIVER_DIR, DRIVER_MAP, driverArgs, fontMaps, leanMap, writeLeanDriver } from "./driver.ts";
+import type { WarmDriver } from "./driver-warm.ts";
 import { engineEnv, goLine, jobDirSeen, spawnLimited, spawnOptions, warmJobname } from "./engine.ts";
 import { jobBase } from "./names.ts";
 import { searchEnv } from "./project.ts";
@@ -419,7 +420,9 @@ async function runPasses(req: CompileRequest, source: ProcessSource, cfg: Config
     }
 
     if (req.engine === "xelatex") {
-      const d = await runDriver(work, tool, base, cfg, run, req.shellEscape === true);
+      const warm = proc.driver;
+      proc.driver = undefined;
+      const d = await runDriver(work, tool, base, cfg, run, req.shellEscape === true, warm);
       if (d.ending !== "exit") return limitFail(d.ending, "The PDF driver (xdvipdfmx)");
       if (d.code !== 0) {
         lastLog = `${lastLog}\n${d.output}`;
@@ -458,14 +461,22 @@ async function runPasses(req: CompileRequest, source: ProcessSource, cfg: Config
  * xelatex's PDF driver on the last pass's main.xdv (see driver.ts): with the job's own lean
  * font map when it can have one, and when that fails, once more with the installation's maps.
  */
-async function runDriver(work: WorkDir, tool: ToolContext, base: string, cfg: Config, run: RunLimits, shellEscape: boolean): Promise<RunOutcome & { output: string }> {
+async function runDriver(work: WorkDir, tool: ToolContext, base: string, cfg: Config, run: RunLimits, shellEscape: boolean, warm?: WarmDriver): Promise<RunOutcome & { output: string }> {
   const dir = work.host;
   const sub = tool.sub;
   const xdv = `${base}.xdv`;
   const pdf = `${base}.pdf`;
   const own = (p: string) => ownBy(dir, p);
   const maps = await fontMaps(engineEnv(cfg.jobRoot));
-  // the .xdv is read through a handle of the main file's folder, never through a link
+  if (warm) {
+    // the .xdv is read through a handle of the main file's folder, never through a link
+    const map = maps && (await work.inDir(sub, (fd) => leanMap(`/proc/self/fd/${fd}/${xdv}`, maps)));
+    const r = map !== undefined && maps ? await runWarmDriver(warm, map, maps.leanCfg, work, cfg, run, tool) : undefined;
+    warm.kill();
+    if (r && (r.ending !== "exit" || r.code === 0)) return r;
+    // not ready, or a failed lean run: the installation's configuration below
+    if (r) return runTool("xdvipdfmx", driverArgs(xdv, pdf), work, cfg, run, tool, undefined, shellEscape);
+  }
   const lean = await work.inDir(sub, (fd) => writeLeanDriver(dir, `/proc/self/fd/${fd}/${xdv}`, maps, own));
   if (lean === true) {
     const seen = path.posix.join(jobDirSeen(dir, cfg.sandbox), DRIVER_DIR);
@@ -474,6 +485,26 @@ async function runDriver(work: WorkDir, tool: ToolContext, base: string, cfg: Co
     if (r.ending !== "exit" || r.code === 0) return r;
   }
   return runTool("xdvipdfmx", driverArgs(xdv, pdf), work, cfg, run, tool, undefined, shellEscape);
+}
+
+/** How long a job's last pass waits for its warm driver to be ready before it runs one of its own. */
+const WARM_DRIVER_WAIT_MS = 2000;
+
+/**
+ * Gives the warm driver of the last pass's engine its map and configuration (driver-warm.ts) and
+ * waits for it, in the job's group; undefined when it was not ready (nothing of the job's reached it).
+ */
+async function runWarmDriver(d: WarmDriver, map: string, leanCfg: string, work: WorkDir, cfg: Config, run: RunLimits, tool: ToolContext): Promise<(RunOutcome & { output: string }) | undefined> {
+  let timer: NodeJS.Timeout | undefined;
+  const late = new Promise<false>((r) => (timer = setTimeout(() => r(false), WARM_DRIVER_WAIT_MS)));
+  const ready = await Promise.race([d.ready, late]);
+  clearTimeout(timer);
+  if (!ready) return undefined;
+  // blocked on its configuration it forks nothing: the whole sandbox moves into the job's group
+  await run.group?.adopt(d.child.pid);
+  if (!(await d.run(map, leanCfg))) return undefined;
+  const r = await runToExit(d.child, d.exited, work, folderCaps(cfg, tool.log), run);
+  return { ...r, output: d.output };
 }
 
 /** `env` is added to the engine environment; `shellEscape`: the environment of an engine with the request's shell escape (xelatex's driver). */

@@ -12,6 +12,7 @@ import { Fairness, LOW_PRIORITY, renice } from "./fairness.ts";
 import { fontCacheEnv, SANDBOX_FMT } from "./sandbox.ts";
 import { jobsDir, removeTree } from "./workdir.ts";
 import { leaseOwner, ownerOf, releaseOwner } from "./uids.ts";
+import { WarmDriver } from "./driver-warm.ts";
 
 export interface ExitInfo {
   code: number | null;
@@ -26,14 +27,17 @@ export class WarmProcess {
   readonly exited: Promise<ExitInfo>;
   isReady = false;
   isDead = false;
+  /** xelatex's PDF driver, started beside it (driver-warm.ts); taken by the job that runs its last pass here. */
+  driver: WarmDriver | undefined;
   /** Why it never became ready (exit status and the end of its output), once `ready` is false. */
   failure = "";
   private started = false;
 
-  constructor(engine: Engine, dir: string, child: ChildProcess, startTimeoutMs: number) {
+  constructor(engine: Engine, dir: string, child: ChildProcess, startTimeoutMs: number, driver?: WarmDriver) {
     this.engine = engine;
     this.dir = dir;
     this.child = child;
+    this.driver = driver;
     this.exited = new Promise((resolve) => {
       child.on("exit", (code, signal) => {
         this.isDead = true;
@@ -71,6 +75,10 @@ export class WarmProcess {
       });
     });
     child.stdin!.on("error", () => {});
+    // an engine that never ran a pass leaves no .xdv for its driver
+    void this.exited.then(() => {
+      if (!this.started) this.driver?.kill();
+    });
   }
 
   /** Lets the engine run `line` (engine.ts goLine: the main file, options). Returns at once. */
@@ -83,6 +91,7 @@ export class WarmProcess {
 
   kill(): void {
     killGroup(this.child);
+    this.driver?.kill();
   }
 }
 
@@ -190,7 +199,9 @@ export async function spawnProcess(cfg: Config, engine: Engine, spec: ProcessSpe
   const env = { ...fontCacheEnv(cfg), ...spec.env?.(jobDirSeen(dir, cfg.sandbox)) };
   const opts = { ...spawnOptions(cfg, dir), subdir: spec.subdir, fmtFile: spec.fmtFile, shellEscape: spec.shellEscape, groupCapped: spec.groupCapped, env };
   const child = spawnLimited(engine, engineArgs(engine, dir, cfg.sandbox, opts.luaSandbox, fmt, spec.shellEscape, spec.jobname), opts);
-  return new WarmProcess(engine, dir, child, 60_000);
+  // its driver needs the job's name for its files, and the sandbox to keep its FIFO from the job
+  const driver = engine === "xelatex" && cfg.sandbox && spec.jobname ? await WarmDriver.start(cfg, { jobDir: dir, subdir: spec.subdir, base: spec.jobname, env, shellEscape: spec.shellEscape, groupCapped: spec.groupCapped }) : undefined;
+  return new WarmProcess(engine, dir, child, 60_000, driver);
 }
 
 /** Removes a job directory without following anything its processes left in it (see workdir.ts). */
@@ -327,6 +338,7 @@ export class EnginePool {
     if (!heavy) {
       while ((p = this.idle.shift())) {
         if (!p.isDead) break;
+        p.kill();
         await removeDir(p.dir);
       }
     }
