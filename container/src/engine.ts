@@ -58,6 +58,7 @@ export function bootstrapLine(engine: Engine, jobDir: string, luaSandbox = LUA_S
  * every font package installed), at every job's first font. A warm engine loads LaTeX's default
  * font while it waits (a missing one is no error here), so its job does not pay for it. Only with
  * -jobname: TeX opens the log at the first \font, and without a name it would call the job `texput`.
+ * Not for a job that brings fonts: fontconfig would list its folder before they are written there.
  */
 export const XETEX_FONT_WARMUP = '\\begingroup\\suppressfontnotfounderror=1 \\font\\texpoolfont="[lmroman10-regular]"\\endgroup';
 
@@ -109,7 +110,7 @@ export function goLine(o: GoOptions): string {
  * The engine's command line. `jobDir` is the host directory; in the sandbox the
  * engine sees it (and the Lua sandbox) at fixed paths.
  */
-export function engineArgs(engine: Engine, jobDir: string, sandboxed = false, luaSandbox = LUA_SANDBOX, fmt?: string, shellEscape = false, jobname?: string): string[] {
+export function engineArgs(engine: Engine, jobDir: string, sandboxed = false, luaSandbox = LUA_SANDBOX, fmt?: string, shellEscape = false, jobname?: string, fontsLater = false): string[] {
   if (shellEscape && !sandboxed) throw new Error("shell escape runs only in the sandbox");
   const args = [
     ...(fmt ? [`-fmt=${fmt}`] : []),
@@ -124,7 +125,8 @@ export function engineArgs(engine: Engine, jobDir: string, sandboxed = false, lu
   if (engine === "lualatex") args.push("--nosocket");
   // xelatex writes main.xdv only; the server runs the PDF driver after the last pass (driver.ts)
   if (engine === "xelatex") args.push("-no-pdf");
-  const named = jobname !== undefined;
+  // fonts the job brings are not in its folder yet: fontconfig must see them when it starts
+  const named = jobname !== undefined && !fontsLater;
   args.push(sandboxed ? bootstrapLine(engine, SANDBOX_JOB_DIR, SANDBOX_LUA, shellEscape, named) : bootstrapLine(engine, jobDir, luaSandbox, false, named));
   return args;
 }

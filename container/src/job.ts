@@ -264,10 +264,10 @@ async function compileOnce(req: CompileRequest, pool: EnginePool, cfg: Config, r
   // the warm pool's engines have shell escape off (it is a command-line choice): a shell-escape
   // job starts its own, and skips precompiled preambles (their processes have it off too)
   const env = (root: string) => jobEnv(cfg, req, root);
-  const jobname = warmJobname(req.engine, base);
-  if (req.shellEscape) return runPasses(req, dedicatedSource(cfg, req.engine, { subdir: sub || undefined, shellEscape: true, groupCapped: run.group !== undefined, env, jobname }), cfg, started, false, run);
+  const named = { jobname: warmJobname(req.engine, base), fontsLater: fontsOf(req).length > 0 };
+  if (req.shellEscape) return runPasses(req, dedicatedSource(cfg, req.engine, { subdir: sub || undefined, shellEscape: true, groupCapped: run.group !== undefined, env, ...named }), cfg, started, false, run);
   // the warm pool's engines run in the job's root with the default search path (and, for xelatex, main.tex's job name)
-  const normal = () => (sub || ownEnv(req) || !pool.serves(base) ? dedicatedSource(cfg, req.engine, { subdir: sub || undefined, env, jobname }) : poolSource(pool));
+  const normal = () => (sub || ownEnv(req) || !pool.serves(base) ? dedicatedSource(cfg, req.engine, { subdir: sub || undefined, env, ...named }) : poolSource(pool));
   const use = preambles?.lookup(req);
   if (use) {
     const r = await runPasses(req, formatSource(cfg, req, use, preambles), cfg, started, true, run);

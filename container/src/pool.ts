@@ -179,6 +179,8 @@ export interface ProcessSpec {
   groupCapped?: boolean | undefined;
   /** TeX's job name, when the process is started for one main file (from a preamble format). */
   jobname?: string | undefined;
+  /** The job brings fonts of its own (fontconfig is set up at its first font, not ahead: see XETEX_FONT_WARMUP). */
+  fontsLater?: boolean | undefined;
   /** Environment added for the job (search paths; `root` is the job folder as the engine sees it). */
   env?: ((root: string) => Record<string, string>) | undefined;
 }
@@ -198,7 +200,7 @@ export async function spawnProcess(cfg: Config, engine: Engine, spec: ProcessSpe
   const fmt = spec.fmtFile ? (cfg.sandbox ? SANDBOX_FMT : spec.fmtFile) : undefined;
   const env = { ...fontCacheEnv(cfg), ...spec.env?.(jobDirSeen(dir, cfg.sandbox)) };
   const opts = { ...spawnOptions(cfg, dir), subdir: spec.subdir, fmtFile: spec.fmtFile, shellEscape: spec.shellEscape, groupCapped: spec.groupCapped, env };
-  const child = spawnLimited(engine, engineArgs(engine, dir, cfg.sandbox, opts.luaSandbox, fmt, spec.shellEscape, spec.jobname), opts);
+  const child = spawnLimited(engine, engineArgs(engine, dir, cfg.sandbox, opts.luaSandbox, fmt, spec.shellEscape, spec.jobname, spec.fontsLater), opts);
   // its driver needs the job's name for its files, and the sandbox to keep its FIFO from the job
   const driver = engine === "xelatex" && cfg.sandbox && spec.jobname ? await WarmDriver.start(cfg, { jobDir: dir, subdir: spec.subdir, base: spec.jobname, env, shellEscape: spec.shellEscape, groupCapped: spec.groupCapped }) : undefined;
   return new WarmProcess(engine, dir, child, 60_000, driver);
@@ -286,9 +288,10 @@ export class EnginePool {
                 .then(async (p) => {
                   this.starting.add(p);
                   if (this.closed) p.kill();
-                  const unpause = this.fairness?.spare(p.child);
+                  // its driver's set-up, too, waits while a light job runs
+                  const unpause = [p.child, p.driver?.child].map((c) => (c ? this.fairness?.spare(c) : undefined));
                   const ok = await p.ready;
-                  unpause?.();
+                  for (const u of unpause) u?.();
                   this.starting.delete(p);
                   if (ok && !this.closed) {
                     this.idle.push(p);
