@@ -87,7 +87,10 @@ describe("a warm xelatex engine's PDF driver", () => {
       last = { engines: named("xelatex"), drivers: named("xdvipdfmx") };
       // blocked opening or reading its FIFO (the kernel's names for that wait vary)
       const waiting = last.drivers.filter((p) => /pipe|partner/.test(read(`/proc/${p}/wchan`)));
-      if (s.ready === s.target && s.starting === 0 && waiting.length === last.drivers.length && last.drivers.length === last.engines.length) return last;
+      // only the pool's engines are left (those started for earlier jobs are killed once their job ends)
+      const full = s.ready === s.target && s.starting === 0 && last.engines.length === s.ready;
+      const folders = readdirSync(driversDir(server.config)).length;
+      if (full && waiting.length === last.drivers.length && last.drivers.length === last.engines.length && folders === last.engines.length) return last;
       await new Promise((r) => setTimeout(r, 50));
     }
     return last;
