@@ -17,10 +17,13 @@ import { driverArgs, DRIVER_MAP } from "./driver.ts";
 import { spawnLimited, spawnOptions } from "./engine.ts";
 import { SANDBOX_DRIVER } from "./sandbox.ts";
 import { exitOf, killGroup, type Exit } from "./supervise.ts";
+import type { JobCgroup } from "./cgroup.ts";
 
 /** How long a started driver may take to reach its configuration (its set-up takes ~0.1 s). */
 const READY_MS = 10_000;
 const POLL_MS = 10;
+/** How long a job's last pass waits for its driver to be ready before it runs one of its own. */
+const BEGIN_WAIT_MS = 2000;
 /** What is kept of the driver's output (its fatal line is in the job's error). */
 const MAX_OUTPUT = 64 * 1024;
 
@@ -101,8 +104,25 @@ export class WarmDriver {
     return false;
   }
 
-  /** Gives the driver its font map and configuration; false when it could not take them (it is then killed). */
-  async run(map: string, cfgText: string): Promise<boolean> {
+  /**
+   * Waits (at most `waitMs`) until the driver is ready, moves it into the job's `group` (blocked on
+   * its configuration it forks nothing: the whole sandbox moves) and gives it the job's font map and
+   * configuration. false: not ready, or it could not take them (then it is killed).
+   */
+  async begin(map: string, cfgText: string, group: JobCgroup | undefined, waitMs = BEGIN_WAIT_MS): Promise<boolean> {
+    let timer: NodeJS.Timeout | undefined;
+    const late = new Promise<false>((r) => (timer = setTimeout(() => r(false), waitMs)));
+    const ready = await Promise.race([this.ready, late]);
+    clearTimeout(timer);
+    if (!ready) {
+      this.kill();
+      return false;
+    }
+    await group?.adopt(this.child.pid);
+    return this.give(map, cfgText);
+  }
+
+  private async give(map: string, cfgText: string): Promise<boolean> {
     const w = this.writer;
     this.writer = undefined;
     if (!w || this.done) return false;

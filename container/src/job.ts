@@ -471,11 +471,13 @@ async function runDriver(work: WorkDir, tool: ToolContext, base: string, cfg: Co
   if (warm) {
     // the .xdv is read through a handle of the main file's folder, never through a link
     const map = maps && (await work.inDir(sub, (fd) => leanMap(`/proc/self/fd/${fd}/${xdv}`, maps)));
-    const r = map !== undefined && maps ? await runWarmDriver(warm, map, maps.leanCfg, work, cfg, run, tool) : undefined;
-    warm.kill();
-    if (r && (r.ending !== "exit" || r.code === 0)) return r;
-    // not ready, or a failed lean run: the installation's configuration below
-    if (r) return runTool("xdvipdfmx", driverArgs(xdv, pdf), work, cfg, run, tool, undefined, shellEscape);
+    if (map !== undefined && maps && (await warm.begin(map, maps.leanCfg, run.group))) {
+      const r = await runToExit(warm.child, warm.exited, work, folderCaps(cfg, tool.log), run);
+      if (r.ending !== "exit" || r.code === 0) return { ...r, output: warm.output };
+      // a failed lean run: once more with the installation's configuration
+      return runTool("xdvipdfmx", driverArgs(xdv, pdf), work, cfg, run, tool, undefined, shellEscape);
+    }
+    warm.kill(); // not ready (nothing of the job's reached it), or the job needs the installation's maps
   }
   const lean = await work.inDir(sub, (fd) => writeLeanDriver(dir, `/proc/self/fd/${fd}/${xdv}`, maps, own));
   if (lean === true) {
@@ -485,26 +487,6 @@ async function runDriver(work: WorkDir, tool: ToolContext, base: string, cfg: Co
     if (r.ending !== "exit" || r.code === 0) return r;
   }
   return runTool("xdvipdfmx", driverArgs(xdv, pdf), work, cfg, run, tool, undefined, shellEscape);
-}
-
-/** How long a job's last pass waits for its warm driver to be ready before it runs one of its own. */
-const WARM_DRIVER_WAIT_MS = 2000;
-
-/**
- * Gives the warm driver of the last pass's engine its map and configuration (driver-warm.ts) and
- * waits for it, in the job's group; undefined when it was not ready (nothing of the job's reached it).
- */
-async function runWarmDriver(d: WarmDriver, map: string, leanCfg: string, work: WorkDir, cfg: Config, run: RunLimits, tool: ToolContext): Promise<(RunOutcome & { output: string }) | undefined> {
-  let timer: NodeJS.Timeout | undefined;
-  const late = new Promise<false>((r) => (timer = setTimeout(() => r(false), WARM_DRIVER_WAIT_MS)));
-  const ready = await Promise.race([d.ready, late]);
-  clearTimeout(timer);
-  if (!ready) return undefined;
-  // blocked on its configuration it forks nothing: the whole sandbox moves into the job's group
-  await run.group?.adopt(d.child.pid);
-  if (!(await d.run(map, leanCfg))) return undefined;
-  const r = await runToExit(d.child, d.exited, work, folderCaps(cfg, tool.log), run);
-  return { ...r, output: d.output };
 }
 
 /** `env` is added to the engine environment; `shellEscape`: the environment of an engine with the request's shell escape (xelatex's driver). */
