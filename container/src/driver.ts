@@ -171,16 +171,20 @@ export function fontMaps(env: Record<string, string>): Promise<FontMaps | undefi
   return loaded;
 }
 
+/** The map of only the fonts `xdvFile` uses; undefined when the job must use the installation's configuration. */
+export async function leanMap(xdvFile: string, maps: FontMaps | undefined): Promise<string | undefined> {
+  if (!maps) return undefined;
+  const names = await xdvTfmNames(xdvFile);
+  return names ? maps.subset(names) : undefined;
+}
+
 /**
  * Writes the lean configuration and this job's map into `<jobDir>/DRIVER_DIR`; returns false
  * (nothing written) when the job must use the installation's configuration.
  */
 export async function writeLeanDriver(jobDir: string, xdvFile: string, maps: FontMaps | undefined, own: (p: string) => Promise<void>): Promise<boolean> {
-  if (!maps) return false;
-  const names = await xdvTfmNames(xdvFile);
-  if (!names) return false;
-  const map = maps.subset(names);
-  if (map === undefined) return false;
+  const map = await leanMap(xdvFile, maps);
+  if (map === undefined || !maps) return false;
   const dir = path.join(jobDir, DRIVER_DIR);
   try {
     // never follows or reuses anything already there (then: the installation's configuration)

@@ -29,8 +29,9 @@ if (!/^[A-Za-z0-9_./-]+$/.test(LUA_SANDBOX)) {
  * The engine is started in scrollmode only because TeX refuses to \read from
  * the terminal in batch/nonstop mode; user input is only ever read in batchmode.
  * For lualatex the Lua sandbox is installed before anything of the user runs.
+ * `named`: the engine was started with its job's name (-jobname; see warmJobname).
  */
-export function bootstrapLine(engine: Engine, jobDir: string, luaSandbox = LUA_SANDBOX, shellEscape = false): string {
+export function bootstrapLine(engine: Engine, jobDir: string, luaSandbox = LUA_SANDBOX, shellEscape = false, named = false): string {
   // with shell escape (only ever in the bubblewrap sandbox) the Lua sandbox keeps os.execute/io.popen:
   // LuaTeX runs \write18 through them
   const shell = shellEscape ? " TEXPOOL_SHELL=true" : "";
@@ -44,10 +45,30 @@ export function bootstrapLine(engine: Engine, jobDir: string, luaSandbox = LUA_S
   return (
     `\\message{${READY_MARKER}}` +
     map +
+    (engine === "xelatex" && named ? XETEX_FONT_WARMUP : "") +
     `\\begingroup\\endlinechar=-1 \\global\\read-1to\\texpoolgo\\endgroup` +
     lua +
     `\\batchmode\\texpoolgo `
   );
+}
+
+/**
+ * XeTeX sets up fontconfig at the first font it loads: its configuration, the caches of every font
+ * folder and a list of all fonts (~50 ms of CPU with TeX Live's and the system's fonts, more with
+ * every font package installed), at every job's first font. A warm engine loads LaTeX's default
+ * font while it waits (a missing one is no error here), so its job does not pay for it. Only with
+ * -jobname: TeX opens the log at the first \font, and without a name it would call the job `texput`.
+ * Not for a job that brings fonts: fontconfig would list its folder before they are written there.
+ */
+export const XETEX_FONT_WARMUP = '\\begingroup\\suppressfontnotfounderror=1 \\font\\texpoolfont="[lmroman10-regular]"\\endgroup';
+
+/**
+ * The job name an engine is started with when its job's main file is known in advance, so that it
+ * can warm up before its job (XETEX_FONT_WARMUP); undefined: started without one, the main file
+ * names the job (see goLine). xelatex only, and names TeX's command line takes as they are.
+ */
+export function warmJobname(engine: Engine, base: string): string | undefined {
+  return engine === "xelatex" && PLAIN_NAME.test(base) ? base : undefined;
 }
 
 /** The draft option of graphicx/graphics: images are drawn as boxes and never read. */
@@ -89,7 +110,7 @@ export function goLine(o: GoOptions): string {
  * The engine's command line. `jobDir` is the host directory; in the sandbox the
  * engine sees it (and the Lua sandbox) at fixed paths.
  */
-export function engineArgs(engine: Engine, jobDir: string, sandboxed = false, luaSandbox = LUA_SANDBOX, fmt?: string, shellEscape = false, jobname?: string): string[] {
+export function engineArgs(engine: Engine, jobDir: string, sandboxed = false, luaSandbox = LUA_SANDBOX, fmt?: string, shellEscape = false, jobname?: string, fontsLater = false): string[] {
   if (shellEscape && !sandboxed) throw new Error("shell escape runs only in the sandbox");
   const args = [
     ...(fmt ? [`-fmt=${fmt}`] : []),
@@ -104,7 +125,9 @@ export function engineArgs(engine: Engine, jobDir: string, sandboxed = false, lu
   if (engine === "lualatex") args.push("--nosocket");
   // xelatex writes main.xdv only; the server runs the PDF driver after the last pass (driver.ts)
   if (engine === "xelatex") args.push("-no-pdf");
-  args.push(sandboxed ? bootstrapLine(engine, SANDBOX_JOB_DIR, SANDBOX_LUA, shellEscape) : bootstrapLine(engine, jobDir, luaSandbox));
+  // fonts the job brings are not in its folder yet: fontconfig must see them when it starts
+  const named = jobname !== undefined && !fontsLater;
+  args.push(sandboxed ? bootstrapLine(engine, SANDBOX_JOB_DIR, SANDBOX_LUA, shellEscape, named) : bootstrapLine(engine, jobDir, luaSandbox, false, named));
   return args;
 }
 
@@ -182,6 +205,8 @@ export interface SpawnOptions {
   env?: Record<string, string> | undefined;
   /** Host path of the generated METAFONT fonts (mf.ts), bound read-only in the sandbox. */
   fontCache?: string | undefined;
+  /** Host path of a warm driver's folder (driver-warm.ts), bound read-only in the sandbox. */
+  driverDir?: string | undefined;
 }
 
 /** The job directory as its processes see it: /job in the sandbox. */
@@ -216,6 +241,7 @@ export function spawnLimited(cmd: string, args: string[], o: SpawnOptions): Chil
       chdir: sub ? `${SANDBOX_JOB_DIR}/${sub}` : undefined,
       fmtFile: o.fmtFile,
       fontCache: o.fontCache,
+      driverDir: o.driverDir,
     });
     argv = [...limits, o.bwrapPath, ...bw, "--", cmd, ...args];
     env = { PATH: inner.PATH ?? "/usr/bin:/bin", LANG: "C.UTF-8" };

@@ -5,8 +5,9 @@ import { randomBytes } from "node:crypto";
 import { constants, promises as fs } from "node:fs";
 import path from "node:path";
 import type { Config } from "./config.ts";
-import { DRIVER_DIR, DRIVER_MAP, driverArgs, fontMaps, writeLeanDriver } from "./driver.ts";
-import { engineEnv, goLine, jobDirSeen, spawnLimited, spawnOptions } from "./engine.ts";
+import { DRIVER_DIR, DRIVER_MAP, driverArgs, fontMaps, leanMap, writeLeanDriver } from "./driver.ts";
+import type { WarmDriver } from "./driver-warm.ts";
+import { engineEnv, goLine, jobDirSeen, spawnLimited, spawnOptions, warmJobname } from "./engine.ts";
 import { jobBase } from "./names.ts";
 import { searchEnv } from "./project.ts";
 import { FONTCONFIG, FONTCONFIG_NAME, fontEnv } from "./fonts.ts";
@@ -264,16 +265,17 @@ export async function runJob(req: CompileRequest, pools: Pools, cfg: Config, sig
 
 async function compileOnce(req: CompileRequest, pool: EnginePool, cfg: Config, run: RunLimits, preambles?: Preambles): Promise<CompileResult> {
   const started = run.deadline - req.timeoutMs;
-  const { sub } = mainParts(req.mainPath);
+  const { sub, base } = mainParts(req.mainPath);
   // the warm pool's engines have shell escape off (it is a command-line choice): a shell-escape
   // job starts its own, and skips precompiled preambles (their processes have it off too)
   const env = (root: string) => jobEnv(cfg, req, root);
   const keepGoing = req.haltOnError === false;
-  if (req.shellEscape) return runPasses(req, dedicatedSource(cfg, req.engine, { subdir: sub || undefined, shellEscape: true, groupCapped: run.group !== undefined, env, keepGoing }), cfg, started, false, run);
+  const named = { jobname: warmJobname(req.engine, base), fontsLater: fontsOf(req).length > 0 };
+  if (req.shellEscape) return runPasses(req, dedicatedSource(cfg, req.engine, { subdir: sub || undefined, shellEscape: true, groupCapped: run.group !== undefined, env, keepGoing, ...named }), cfg, started, false, run);
   // the warm pool's engines and preamble formats halt on the first error (a command-line choice)
-  if (keepGoing) return runPasses(req, dedicatedSource(cfg, req.engine, { subdir: sub || undefined, env, keepGoing }), cfg, started, false, run);
-  // the warm pool's engines run in the job's root with the default search path
-  const normal = () => (sub || ownEnv(req) ? dedicatedSource(cfg, req.engine, { subdir: sub || undefined, env }) : poolSource(pool));
+  if (keepGoing) return runPasses(req, dedicatedSource(cfg, req.engine, { subdir: sub || undefined, env, keepGoing, ...named }), cfg, started, false, run);
+  // the warm pool's engines run in the job's root with the default search path (and, for xelatex, main.tex's job name)
+  const normal = () => (sub || ownEnv(req) || !pool.serves(base) ? dedicatedSource(cfg, req.engine, { subdir: sub || undefined, env, ...named }) : poolSource(pool));
   const use = preambles?.lookup(req);
   if (use) {
     const r = await runPasses(req, formatSource(cfg, req, use, preambles), cfg, started, true, run);
@@ -435,7 +437,9 @@ async function runPasses(req: CompileRequest, source: ProcessSource, cfg: Config
     }
 
     if (req.engine === "xelatex") {
-      const d = await runDriver(work, tool, base, cfg, run, req.shellEscape === true);
+      const warm = proc.driver;
+      proc.driver = undefined;
+      const d = await runDriver(work, tool, base, cfg, run, req.shellEscape === true, warm);
       if (d.ending !== "exit") return limitFail(d.ending, "The PDF driver (xdvipdfmx)");
       if (d.code !== 0) {
         lastLog = `${lastLog}\n${d.output}`;
@@ -483,14 +487,24 @@ async function runPasses(req: CompileRequest, source: ProcessSource, cfg: Config
  * xelatex's PDF driver on the last pass's main.xdv (see driver.ts): with the job's own lean
  * font map when it can have one, and when that fails, once more with the installation's maps.
  */
-async function runDriver(work: WorkDir, tool: ToolContext, base: string, cfg: Config, run: RunLimits, shellEscape: boolean): Promise<RunOutcome & { output: string }> {
+async function runDriver(work: WorkDir, tool: ToolContext, base: string, cfg: Config, run: RunLimits, shellEscape: boolean, warm?: WarmDriver): Promise<RunOutcome & { output: string }> {
   const dir = work.host;
   const sub = tool.sub;
   const xdv = `${base}.xdv`;
   const pdf = `${base}.pdf`;
   const own = (p: string) => ownBy(dir, p);
   const maps = await fontMaps(engineEnv(cfg.jobRoot));
-  // the .xdv is read through a handle of the main file's folder, never through a link
+  if (warm) {
+    // the .xdv is read through a handle of the main file's folder, never through a link
+    const map = maps && (await work.inDir(sub, (fd) => leanMap(`/proc/self/fd/${fd}/${xdv}`, maps)));
+    if (map !== undefined && maps && (await warm.begin(map, maps.leanCfg, run.group))) {
+      const r = await runToExit(warm.child, warm.exited, work, folderCaps(cfg, tool.log), run);
+      if (r.ending !== "exit" || r.code === 0) return { ...r, output: warm.output };
+      // a failed lean run: once more with the installation's configuration
+      return runTool("xdvipdfmx", driverArgs(xdv, pdf), work, cfg, run, tool, undefined, shellEscape);
+    }
+    warm.kill(); // not ready (nothing of the job's reached it), or the job needs the installation's maps
+  }
   const lean = await work.inDir(sub, (fd) => writeLeanDriver(dir, `/proc/self/fd/${fd}/${xdv}`, maps, own));
   if (lean === true) {
     const seen = path.posix.join(jobDirSeen(dir, cfg.sandbox), DRIVER_DIR);

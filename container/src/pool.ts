@@ -6,12 +6,13 @@ import { promises as fs } from "node:fs";
 import path from "node:path";
 import type { ChildProcess } from "node:child_process";
 import type { Config, Engine } from "./config.ts";
-import { engineArgs, jobDirSeen, READY_MARKER, spawnLimited, spawnOptions } from "./engine.ts";
+import { engineArgs, jobDirSeen, MAIN_BASENAME, READY_MARKER, spawnLimited, spawnOptions, warmJobname } from "./engine.ts";
 import { killGroup, normaliseExit } from "./supervise.ts";
 import { Fairness, LOW_PRIORITY, renice } from "./fairness.ts";
 import { fontCacheEnv, SANDBOX_FMT } from "./sandbox.ts";
 import { jobsDir, removeTree } from "./workdir.ts";
 import { leaseOwner, ownerOf, releaseOwner } from "./uids.ts";
+import { WarmDriver } from "./driver-warm.ts";
 
 export interface ExitInfo {
   code: number | null;
@@ -26,14 +27,17 @@ export class WarmProcess {
   readonly exited: Promise<ExitInfo>;
   isReady = false;
   isDead = false;
+  /** xelatex's PDF driver, started beside it (driver-warm.ts); taken by the job that runs its last pass here. */
+  driver: WarmDriver | undefined;
   /** Why it never became ready (exit status and the end of its output), once `ready` is false. */
   failure = "";
   private started = false;
 
-  constructor(engine: Engine, dir: string, child: ChildProcess, startTimeoutMs: number) {
+  constructor(engine: Engine, dir: string, child: ChildProcess, startTimeoutMs: number, driver?: WarmDriver) {
     this.engine = engine;
     this.dir = dir;
     this.child = child;
+    this.driver = driver;
     this.exited = new Promise((resolve) => {
       child.on("exit", (code, signal) => {
         this.isDead = true;
@@ -71,6 +75,10 @@ export class WarmProcess {
       });
     });
     child.stdin!.on("error", () => {});
+    // an engine that never ran a pass leaves no .xdv for its driver
+    void this.exited.then(() => {
+      if (!this.started) this.driver?.kill();
+    });
   }
 
   /** Lets the engine run `line` (engine.ts goLine: the main file, options). Returns at once. */
@@ -83,6 +91,7 @@ export class WarmProcess {
 
   kill(): void {
     killGroup(this.child);
+    this.driver?.kill();
   }
 }
 
@@ -170,6 +179,8 @@ export interface ProcessSpec {
   groupCapped?: boolean | undefined;
   /** TeX's job name, when the process is started for one main file (from a preamble format). */
   jobname?: string | undefined;
+  /** The job brings fonts of its own (fontconfig is set up at its first font, not ahead: see XETEX_FONT_WARMUP). */
+  fontsLater?: boolean | undefined;
   /** Environment added for the job (search paths; `root` is the job folder as the engine sees it). */
   env?: ((root: string) => Record<string, string>) | undefined;
   /** Errors do not stop the engine (the request's haltOnError: false). */
@@ -191,10 +202,12 @@ export async function spawnProcess(cfg: Config, engine: Engine, spec: ProcessSpe
   const fmt = spec.fmtFile ? (cfg.sandbox ? SANDBOX_FMT : spec.fmtFile) : undefined;
   const env = { ...fontCacheEnv(cfg), ...spec.env?.(jobDirSeen(dir, cfg.sandbox)) };
   const opts = { ...spawnOptions(cfg, dir), subdir: spec.subdir, fmtFile: spec.fmtFile, shellEscape: spec.shellEscape, groupCapped: spec.groupCapped, env };
-  const args = engineArgs(engine, dir, cfg.sandbox, opts.luaSandbox, fmt, spec.shellEscape, spec.jobname);
+  const args = engineArgs(engine, dir, cfg.sandbox, opts.luaSandbox, fmt, spec.shellEscape, spec.jobname, spec.fontsLater);
   // without -halt-on-error TeX goes on after an error in batch mode, as far as it can
   const child = spawnLimited(engine, spec.keepGoing ? args.filter((a) => a !== "-halt-on-error") : args, opts);
-  return new WarmProcess(engine, dir, child, 60_000);
+  // its driver needs the job's name for its files, and the sandbox to keep its FIFO from the job
+  const driver = engine === "xelatex" && cfg.sandbox && spec.jobname ? await WarmDriver.start(cfg, { jobDir: dir, subdir: spec.subdir, base: spec.jobname, env, shellEscape: spec.shellEscape, groupCapped: spec.groupCapped }) : undefined;
+  return new WarmProcess(engine, dir, child, 60_000, driver);
 }
 
 /** Removes a job directory without following anything its processes left in it (see workdir.ts). */
@@ -226,9 +239,12 @@ export class EnginePool {
   onFailure?: (failuresInARow: number, reason: string) => void;
 
   private readonly fairness: Fairness | undefined;
+  /** The job name its processes are started with (they warm up for it: see warmJobname); undefined: any. */
+  readonly jobname: string | undefined;
 
   constructor(engine: Engine, cfg: Config, busy: () => boolean = () => false, fairness?: Fairness) {
     this.engine = engine;
+    this.jobname = warmJobname(engine, MAIN_BASENAME);
     this.fairness = fairness;
     this.cfg = cfg;
     this.busy = busy;
@@ -241,7 +257,7 @@ export class EnginePool {
 
   /** Starts one engine process in a fresh directory (not added to the pool). */
   async spawnOne(): Promise<WarmProcess> {
-    const p = await spawnProcess(this.cfg, this.engine);
+    const p = await spawnProcess(this.cfg, this.engine, { jobname: this.jobname });
     this.spawned++;
     p.exited.then(() => {
       this.idle = this.idle.filter((x) => x !== p);
@@ -276,9 +292,10 @@ export class EnginePool {
                 .then(async (p) => {
                   this.starting.add(p);
                   if (this.closed) p.kill();
-                  const unpause = this.fairness?.spare(p.child);
+                  // its driver's set-up, too, waits while a light job runs
+                  const unpause = [p.child, p.driver?.child].map((c) => (c ? this.fairness?.spare(c) : undefined));
                   const ok = await p.ready;
-                  unpause?.();
+                  for (const u of unpause) u?.();
                   this.starting.delete(p);
                   if (ok && !this.closed) {
                     this.idle.push(p);
@@ -328,6 +345,7 @@ export class EnginePool {
     if (!heavy) {
       while ((p = this.idle.shift())) {
         if (!p.isDead) break;
+        p.kill();
         await removeDir(p.dir);
       }
     }
@@ -339,6 +357,11 @@ export class EnginePool {
     // has not forked yet; the job demotes whatever has meanwhile)
     if (heavy) renice(own.child.pid, LOW_PRIORITY);
     return own;
+  }
+
+  /** Whether its processes can run the job of a main file named `base` (without its extension). */
+  serves(base: string): boolean {
+    return this.jobname === undefined || this.jobname === base;
   }
 
   stats(): PoolStats {

@@ -23,6 +23,9 @@ export const SANDBOX_LUA = "/opt/texpool/sandbox.lua";
 /** Where the generated METAFONT fonts (mf.ts) appear inside the sandbox (read-only). */
 export const SANDBOX_FONT_CACHE = "/opt/texpool/fonts";
 
+/** Where a warm xelatex driver's configuration FIFO and font map appear inside its sandbox (driver-warm.ts; read-only). */
+export const SANDBOX_DRIVER = "/opt/texpool/driver";
+
 /** The METAFONT cache's environment for a job's processes (mf.ts): kpathsea looks for PK and TFM files below VARTEXFONTS. */
 export function fontCacheEnv(cfg: { mfCacheDir?: string | undefined; sandbox: boolean }): Record<string, string> {
   if (!cfg.mfCacheDir) return {};
@@ -65,6 +68,8 @@ export interface SandboxSpec {
   fmtFile?: string | undefined;
   /** Host path of the generated fonts to bind read-only at SANDBOX_FONT_CACHE, if any. */
   fontCache?: string | undefined;
+  /** Host path of a warm driver's folder (the server's) to bind read-only at SANDBOX_DRIVER, if any. */
+  driverDir?: string | undefined;
 }
 
 /** /tmp inside: a small tmpfs (TMPDIR points at the job directory anyway). */
@@ -109,6 +114,7 @@ export function bwrapArgs(spec: SandboxSpec): string[] {
   if (spec.luaSandbox) args.push("--ro-bind", spec.luaSandbox, SANDBOX_LUA);
   if (spec.fmtFile) args.push("--ro-bind", spec.fmtFile, SANDBOX_FMT);
   if (spec.fontCache) args.push("--ro-bind-try", spec.fontCache, SANDBOX_FONT_CACHE);
+  if (spec.driverDir) args.push("--ro-bind", spec.driverDir, SANDBOX_DRIVER);
   args.push("--bind", spec.hostDir, SANDBOX_JOB_DIR, "--chdir", spec.chdir ?? SANDBOX_JOB_DIR, "--remount-ro", "/", "--clearenv");
   for (const [k, v] of Object.entries(spec.env)) args.push("--setenv", k, v);
   return args;
