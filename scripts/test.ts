@@ -2,8 +2,8 @@
 // runtime with dev and with deployed settings, Node unit tests, compile server, end to end with browser), each run even if an earlier one failed,
 // and one closing line with the totals: `N passed, N failed, N skipped`, where a suite that did not start,
 // did not finish or failed outside its tests counts as one more failure and is listed just above that line.
-// Suites that mostly wait (end to end: a dev server, real-time caches) run beside the Workers suite: the
-// first suite of such a group prints as it goes, the others into .tmp/vitest-NAME.log, shown when the group ends.
+// Suites grouped side by side: the first of a group prints as it goes, the others into .tmp/vitest-NAME.log,
+// shown when the group ends.
 //
 // A watchdog ends a suite that prints nothing and finishes no test for TEST_WATCHDOG_SECONDS (default
 // 300): its whole process tree is killed and it is reported with the test files it was running.
@@ -21,18 +21,19 @@ interface Suite {
   config: string;
 }
 
-/** Groups run one after the other; the suites of a group side by side. */
+/**
+ * Groups run one after the other; the suites of a group side by side. Each suite alone: on 2 cores the
+ * Workers suite beside end to end took longer than the two one after the other, and a Workers delivery
+ * test failed under the load.
+ */
 const SUITES: Suite[][] = [
   [{ name: "runner", config: "test/runner/vitest.config.ts" }],
-  [
-    { name: "workers", config: "vitest.workers.config.ts" },
-    // end to end and browser against one `npm run dev`: mostly waits (its own workerd, caches running out)
-    { name: "e2e", config: "test/e2e/vitest.config.ts" },
-  ],
+  [{ name: "workers", config: "vitest.workers.config.ts" }],
   [{ name: "workers-deployed", config: "vitest.workers-deployed.config.ts" }],
   [{ name: "unit-node", config: "test/unit/vitest.node.config.ts" }],
-  // all of the CPU: alone
   [{ name: "compile-server", config: "container/vitest.config.ts" }],
+  // end to end and browser against one `npm run dev`
+  [{ name: "e2e", config: "test/e2e/vitest.config.ts" }],
 ];
 
 const custom = process.env.TEST_SUITES;
