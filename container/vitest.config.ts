@@ -4,7 +4,6 @@
 // its queue, counters, processes or timing), one at a time: 2-core CI. preamble-corpus runs in the
 // first group with servers of its own: it mostly waits for their dumps, which run at the lowest
 // priority, so the other files' compiles fill the cores meanwhile.
-import { BaseSequencer, type TestSpecification } from "vitest/node";
 import { defineConfig } from "vitest/config";
 
 /** Files that talk to the shared server only (shared-server.ts says what they may not assume). */
@@ -12,19 +11,9 @@ const SHARED = ["compile", "corpus", "packages", "passes", "project", "shell-esc
 /** Run beside them: the files that send only jobs to servers of their own and assume nothing about timing. */
 const PARALLEL = [...SHARED, "test/preamble-corpus.test.ts"];
 
-/** preamble-corpus first: the longest of its group, it would otherwise start late (vitest starts larger files first) and end last. */
-class PreambleCorpusFirst extends BaseSequencer {
-  override async sort(files: TestSpecification[]): Promise<TestSpecification[]> {
-    const sorted = await super.sort(files);
-    const first = (f: TestSpecification) => f.moduleId.endsWith("/preamble-corpus.test.ts");
-    return [...sorted.filter(first), ...sorted.filter((f) => !first(f))];
-  }
-}
-
 export default defineConfig({
   test: {
     root: import.meta.dirname,
-    sequence: { sequencer: PreambleCorpusFirst },
     environment: "node",
     testTimeout: 60_000,
     hookTimeout: 120_000,
