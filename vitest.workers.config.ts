@@ -46,6 +46,9 @@ export default defineConfig(async () => {
         "./test/support/fake-graph-setup.ts",
       ],
       testTimeout: 30_000,
+      // Two files at a time, each in its own workerd: vitest's default on 2 cores is one, and most of a
+      // file's time is its runtime's start and waits on I/O (queues, retries, the compile server).
+      maxWorkers: 2,
       // One JSON line per request is for production logs; keep test output readable.
       onConsoleLog: (log: string) => !log.includes('"msg":"request"'),
       hookTimeout: 60_000,

@@ -13,7 +13,12 @@ export function copyDocsAssets(): void {
   const from = join(root, "node_modules", "swagger-ui-dist");
   const to = join(root, "public", "docs", "vendor");
   mkdirSync(to, { recursive: true });
-  for (const f of FILES) copyFileSync(join(from, f), join(to, f));
+  for (const f of FILES) {
+    const [src, dst] = [join(from, f), join(to, f)];
+    // an unchanged copy is left alone: `npm test` starts a dev server beside the Workers suite, and a
+    // copy rewritten while the other one's runtime reads it would be served truncated
+    if (!existsSync(dst) || !readFileSync(dst).equals(readFileSync(src))) copyFileSync(src, dst);
+  }
   const { version } = JSON.parse(readFileSync(join(from, "package.json"), "utf8")) as { version: string };
   const stamp = join(to, "VERSION");
   if (!existsSync(stamp) || readFileSync(stamp, "utf8") !== version) writeFileSync(stamp, version);

@@ -2,13 +2,16 @@
 // runtime with dev and with deployed settings, Node unit tests, compile server, end to end with browser), each run even if an earlier one failed,
 // and one closing line with the totals: `N passed, N failed, N skipped`, where a suite that did not start,
 // did not finish or failed outside its tests counts as one more failure and is listed just above that line.
+// Suites grouped side by side: the first of a group prints as it goes, the others into .tmp/vitest-NAME.log,
+// shown when the group ends.
 //
 // A watchdog ends a suite that prints nothing and finishes no test for TEST_WATCHDOG_SECONDS (default
 // 300): its whole process tree is killed and it is reported with the test files it was running.
-// TEST_SUITES=name:config,... runs other suites (no TeX or Chromium check); TEST_OUT_DIR (default .tmp) holds
-// each suite's results; extra arguments go to every vitest.
+// TEST_SUITES=name:config,... runs other suites (no TeX or Chromium check), `a:config+b:config` side by
+// side; TEST_OUT_DIR (default .tmp) holds each suite's results; extra arguments go to every vitest.
 import { spawn, spawnSync } from "node:child_process";
-import { mkdirSync, readdirSync, readFileSync, rmSync, statSync } from "node:fs";
+import { createReadStream, createWriteStream, mkdirSync, readdirSync, readFileSync, rmSync, statSync } from "node:fs";
+import { finished, pipeline } from "node:stream/promises";
 import { resolve } from "node:path";
 import { exists, signal } from "./process-groups.ts";
 import type { Progress } from "./test-progress.ts";
@@ -18,23 +21,30 @@ interface Suite {
   config: string;
 }
 
-const SUITES: Suite[] = [
-  { name: "runner", config: "test/runner/vitest.config.ts" },
-  { name: "workers", config: "vitest.workers.config.ts" },
-  { name: "workers-deployed", config: "vitest.workers-deployed.config.ts" },
-  { name: "unit-node", config: "test/unit/vitest.node.config.ts" },
-  { name: "compile-server", config: "container/vitest.config.ts" },
+/**
+ * Groups run one after the other; the suites of a group side by side. Each suite alone: on 2 cores the
+ * Workers suite beside end to end took longer than the two one after the other, and a Workers delivery
+ * test failed under the load.
+ */
+const SUITES: Suite[][] = [
+  [{ name: "runner", config: "test/runner/vitest.config.ts" }],
+  [{ name: "workers", config: "vitest.workers.config.ts" }],
+  [{ name: "workers-deployed", config: "vitest.workers-deployed.config.ts" }],
+  [{ name: "unit-node", config: "test/unit/vitest.node.config.ts" }],
+  [{ name: "compile-server", config: "container/vitest.config.ts" }],
   // end to end and browser against one `npm run dev`
-  { name: "e2e", config: "test/e2e/vitest.config.ts" },
+  [{ name: "e2e", config: "test/e2e/vitest.config.ts" }],
 ];
 
 const custom = process.env.TEST_SUITES;
-const suites: Suite[] = custom
-  ? custom.split(",").map((s) => {
-      const [name, config] = s.split(":");
-      if (!name || !config) throw new Error(`TEST_SUITES: expected name:config, got ${s}`);
-      return { name, config };
-    })
+const groups: Suite[][] = custom
+  ? custom.split(",").map((g) =>
+      g.split("+").map((s) => {
+        const [name, config] = s.split(":");
+        if (!name || !config) throw new Error(`TEST_SUITES: expected name:config, got ${s}`);
+        return { name, config };
+      }),
+    )
   : SUITES;
 const watchdogRaw = process.env.TEST_WATCHDOG_SECONDS ?? "300";
 const watchdogSeconds = Number(watchdogRaw);
@@ -44,8 +54,9 @@ if (!(watchdogSeconds > 0)) {
 }
 
 if (!custom) {
-  // TeX Live and Chromium (the browser suite), installed when missing like a fresh CI machine needs.
-  for (const setup of ["scripts/ensure-tex.ts", "scripts/ensure-browser.ts"]) {
+  // TeX Live and Chromium (the browser suite), installed when missing like a fresh CI machine needs,
+  // and the Worker's static assets, built once here: suites that run side by side would build them at once
+  for (const setup of ["scripts/ensure-tex.ts", "scripts/ensure-browser.ts", "scripts/docs-assets.ts", "scripts/dashboard-build.ts"]) {
     const r = spawnSync(process.execPath, [setup], { stdio: "inherit" });
     if (r.status !== 0) process.exit(r.status ?? 1);
   }
@@ -122,14 +133,21 @@ async function killTree(pid: number, graceMs = 3000): Promise<void> {
   for (const p of tree) if (startTime(p.pid) === p.start) signal(p.pid, "SIGKILL");
 }
 
-let current: { pid: number } | null = null;
+/** The suites running now, by pid. */
+const current = new Set<number>();
 for (const sig of ["SIGINT", "SIGTERM"] as const) {
   process.on(sig, () => {
     // suites run in their own process groups: a Ctrl-C reaches only this process
     console.log(`\n[test] ${sig}: stopping`);
-    void (current ? killTree(current.pid, 1000) : Promise.resolve()).then(() => process.exit(130));
+    void Promise.all([...current].map((pid) => killTree(pid, 1000))).then(() => process.exit(130));
   });
 }
+
+/** Where a suite's output goes: the terminal, or its log file while another suite has the terminal. */
+interface Sink {
+  write(chunk: Buffer | string, stderr: boolean): void;
+}
+const terminal: Sink = { write: (d, stderr) => (stderr ? process.stderr : process.stdout).write(d) };
 
 function readJson<T>(file: string): T | null {
   try {
@@ -139,7 +157,8 @@ function readJson<T>(file: string): T | null {
   }
 }
 
-async function runSuite(suite: Suite): Promise<Outcome> {
+async function runSuite(suite: Suite, sink: Sink): Promise<Outcome> {
+  const say = (line: string) => sink.write(`${line}\n`, false);
   // Absolute: vitest resolves outputFile against each config's own root.
   const out = resolve(outDir, `vitest-${suite.name}.json`);
   const progressFile = resolve(outDir, `vitest-${suite.name}.progress.json`);
@@ -152,17 +171,17 @@ async function runSuite(suite: Suite): Promise<Outcome> {
   // Own process group, so the watchdog can end the suite with everything it started.
   const child = spawn(process.execPath, args, { stdio: ["ignore", "pipe", "pipe"], detached: true, env });
   const pid = child.pid;
-  if (pid !== undefined) current = { pid };
+  if (pid !== undefined) current.add(pid);
   let lastOutput = Date.now();
   let killed: string | undefined;
   let killing: Promise<void> | undefined;
   child.stdout!.on("data", (d: Buffer) => {
     lastOutput = Date.now();
-    process.stdout.write(d);
+    sink.write(d, false);
   });
   child.stderr!.on("data", (d: Buffer) => {
     lastOutput = Date.now();
-    process.stderr.write(d);
+    sink.write(d, true);
   });
   const watchdog = setInterval(() => {
     if (killed || Date.now() - lastOutput < watchdogSeconds * 1000) return;
@@ -175,7 +194,7 @@ async function runSuite(suite: Suite): Promise<Outcome> {
       ? `last test file started: ${p.lastStarted}${others.length ? ` (also still running: ${others.join(", ")})` : ""}`
       : "no test file started (stuck in global setup or start-up)";
     killed = `killed after ${watchdogSeconds} s without output or a finished test; ${where}`;
-    console.log(`\n[test] ${suite.name}: ${killed}`);
+    say(`\n[test] ${suite.name}: ${killed}`);
     killing = pid === undefined ? undefined : killTree(pid);
   }, 250);
   const exit = await new Promise<{ code: number | null; signal: NodeJS.Signals | null }>((res) => {
@@ -183,7 +202,7 @@ async function runSuite(suite: Suite): Promise<Outcome> {
     child.on("close", (code, sig) => res({ code, signal: sig }));
   });
   clearInterval(watchdog);
-  current = null;
+  if (pid !== undefined) current.delete(pid);
   // anything left in its process group (a setup that never closed its server) goes with it
   await (killing ?? (pid === undefined ? undefined : killTree(pid, 0)));
   const seconds = Math.round((Date.now() - started) / 1000);
@@ -194,24 +213,48 @@ async function runSuite(suite: Suite): Promise<Outcome> {
     const p = readJson<Progress>(progressFile);
     const partial = { passed: p?.passed ?? 0, failed: p?.failed ?? 0, skipped: p?.skipped ?? 0 };
     const problem = killed ?? `did not finish (${status}, no results; its error is above)`;
-    console.log(`[test] ${suite.name}: ${partial.passed} passed, ${partial.failed} failed, then ${killed ? "killed" : "ended"} (${seconds} s)`);
+    say(`[test] ${suite.name}: ${partial.passed} passed, ${partial.failed} failed, then ${killed ? "killed" : "ended"} (${seconds} s)`);
     return { ...partial, problem };
   }
   const o: Outcome = { passed: r.numPassedTests, failed: r.numFailedTests, skipped: r.numPendingTests + r.numTodoTests };
   if (exit.code !== 0 && r.numTotalTests === 0) o.problem = `did not start (${status}: global setup or start-up failed; its error is above)`;
   else if (exit.code !== 0 && o.failed === 0) o.problem = `failed outside its tests (${status}: an error in setup, teardown or an unhandled error; see above)`;
-  console.log(`[test] ${suite.name}: ${o.passed} passed, ${o.failed} failed, ${o.skipped} skipped (${seconds} s)${o.problem ? `; ${o.problem}` : ""}`);
+  say(`[test] ${suite.name}: ${o.passed} passed, ${o.failed} failed, ${o.skipped} skipped (${seconds} s)${o.problem ? `; ${o.problem}` : ""}`);
   return o;
+}
+
+/** Runs `suite` with its output in `outDir/vitest-NAME.log`, then shows that file. */
+async function runAside(suite: Suite): Promise<{ outcome: Outcome; show: () => Promise<void> }> {
+  const file = resolve(outDir, `vitest-${suite.name}.log`);
+  const log = createWriteStream(file);
+  const outcome = await runSuite(suite, { write: (d) => log.write(d) });
+  log.end();
+  await finished(log);
+  return {
+    outcome,
+    show: async () => {
+      console.log(`[test] ${suite.name} ran beside the suite above; its output (${file}):`);
+      await pipeline(createReadStream(file), process.stdout, { end: false });
+    },
+  };
 }
 
 const total = { passed: 0, failed: 0, skipped: 0 };
 const problems: string[] = [];
-for (const suite of suites) {
-  const o = await runSuite(suite);
-  total.passed += o.passed;
-  total.failed += o.failed + (o.problem ? 1 : 0);
-  total.skipped += o.skipped;
-  if (o.problem) problems.push(`${suite.name}: ${o.problem}`);
+for (const [first, ...aside] of groups) {
+  const besides = aside.map(runAside);
+  const outcomes: Array<[Suite, Outcome]> = [[first!, await runSuite(first!, terminal)]];
+  for (const [i, b] of besides.entries()) {
+    const { outcome, show } = await b;
+    await show();
+    outcomes.push([aside[i]!, outcome]);
+  }
+  for (const [suite, o] of outcomes) {
+    total.passed += o.passed;
+    total.failed += o.failed + (o.problem ? 1 : 0);
+    total.skipped += o.skipped;
+    if (o.problem) problems.push(`${suite.name}: ${o.problem}`);
+  }
 }
 if (problems.length) {
   console.log(`[test] ${problems.length} suite(s) counted as failed:`);

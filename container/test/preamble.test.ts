@@ -1,23 +1,26 @@
 // Precompiled preambles: a document compiled from a dumped preamble gives the same PDF
-// (pages and text) as without, for every document of the test corpus; formats are per
-// namespace, follow the project files the preamble reads, and fall back when broken.
-import { existsSync, promises as fs, readdirSync, readFileSync } from "node:fs";
+// (pages and text) as without (for the documents of the test corpus: preamble-corpus.test.ts);
+// formats are per namespace, follow the project files the preamble reads, and fall back when broken.
+import { promises as fs, readdirSync, readFileSync } from "node:fs";
 import os from "node:os";
 import path from "node:path";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { LOW_PRIORITY } from "../src/fairness.ts";
 import { MAX_PREAMBLE_CHARS, preambleOf } from "../src/preamble.ts";
 import type { RunningServer } from "../src/server.ts";
-import { CORPUS, loadDoc } from "./corpus-bare.ts";
 import { compile, doc, expectPdf, fixture, pdfPages, pdfText, testServer } from "./helpers.ts";
+import { editBody, onEitherServer } from "./preamble-lanes.ts";
 
 let s: RunningServer;
+/** A second server like `s`: each dumps one preamble at a time, so the comparisons below run on both. */
+let s2: RunningServer;
 beforeAll(async () => {
-  // the corpus runs two documents at a time: jobs may queue a while on a busy machine
-  s = await testServer({ poolSize: { pdflatex: 2, xelatex: 1, lualatex: 1 } as never, queueTimeoutMs: 600_000 });
+  // two cases at a time, one per server: jobs may queue a while on a busy machine
+  const opts = { poolSize: { pdflatex: 2, xelatex: 1, lualatex: 1 } as never, queueTimeoutMs: 600_000 };
+  [s, s2] = await Promise.all([testServer(opts), testServer(opts)]);
 });
 afterAll(async () => {
-  await s?.close();
+  await Promise.all([s?.close(), s2?.close()]);
 });
 
 interface Case {
@@ -25,8 +28,6 @@ interface Case {
   body: Record<string, unknown>;
   /** The format path is expected to take it (else: it must fall back, same output). */
   hit: boolean;
-  /** A broken document (corpus/broken-*): both paths must fail with the same error. */
-  broken?: boolean;
 }
 
 const bib = fixture("refs.bib");
@@ -77,99 +78,34 @@ const cases: Case[] = [
   { name: "preamble that writes a file", body: { engine: "pdflatex", source: doc("Body.", "\\newwrite\\f\\immediate\\openout\\f=x.txt\\immediate\\write\\f{hi}\\immediate\\closeout\\f\n") }, hit: false },
 ];
 
-// the corpus of realistic documents (corpus/<name>/main.tex and its project files; engine from
-// "% !TEX program = ..."); PREAMBLE_CORPUS_ONLY=text runs only the folders whose name contains it
-const corpusCases: Case[] = [];
-if (existsSync(CORPUS)) {
-  const only = process.env.PREAMBLE_CORPUS_ONLY ?? "";
-  for (const name of readdirSync(CORPUS).sort()) {
-    if (!name.includes(only) || !existsSync(path.join(CORPUS, name, "main.tex"))) continue;
-    const { engine, source, files } = loadDoc(name);
-    // formats are dumped for pdflatex only; the other engines' documents never take this path
-    if (engine !== "pdflatex") continue;
-    corpusCases.push({ name: `corpus/${name}`, body: { engine, source, files }, hit: false, broken: name.startsWith("broken-") });
-  }
-}
-
-/** A small change in the body (after \begin{document}), as an author makes between compiles. */
-function editBody(source: string): string {
-  return source.replace("\\begin{document}", "\\begin{document}\nEdited line. ");
-}
-
-describe("same PDF with and without a precompiled preamble", () => {
+describe.concurrent("same PDF with and without a precompiled preamble", () => {
+  const run = onEitherServer(() => [s, s2]);
   cases.forEach((c, i) => {
-    it(c.name, { timeout: 180_000 }, async () => {
-      const ns = `corpus-${i}`;
-      // the compiles without a namespace (references) run beside the ones with
-      const [ref, first] = await Promise.all([compile(s.url, c.body), compile(s.url, { ...c.body, namespace: ns })]);
-      expect(first.status).toBe(ref.status);
-      await s.preambles.idle();
-      const edited = { ...c.body, source: editBody(c.body.source as string) };
-      const [second, refEdited] = await Promise.all([compile(s.url, { ...c.body, namespace: ns }), compile(s.url, edited)]);
-      // every case is a valid document: a reference that failed would make both paths fail alike
-      expect(ref.status, JSON.stringify(ref.json?.error)).toBe(200);
-      expect(second.status).toBe(ref.status);
-      if (c.hit) expect(second.headers.get("x-compile-preamble")).toBe("hit");
-      for (const r of [first, second]) {
-        expectPdf(r);
-        expect(pdfPages(r.body)).toBe(pdfPages(ref.body));
-        expect(pdfText(r.body)).toBe(pdfText(ref.body));
-      }
-      // the next compile, with an edited body, from the same format where there is one
-      const third = await compile(s.url, { ...edited, namespace: ns });
-      expectPdf(third);
-      if (c.hit) expect(third.headers.get("x-compile-preamble")).toBe("hit");
-      expect(pdfText(third.body)).toContain("Edited line.");
-      expect(pdfPages(third.body)).toBe(pdfPages(refEdited.body));
-      expect(pdfText(third.body)).toBe(pdfText(refEdited.body));
-    });
-  });
-});
-
-/** Runs at most `n` of the functions given to it at once (2: one per core). */
-function limiter(n: number): <T>(f: () => Promise<T>) => Promise<T> {
-  let running = 0;
-  const waiting: (() => void)[] = [];
-  return async (f) => {
-    while (running >= n) await new Promise<void>((r) => waiting.push(r));
-    running++;
-    try {
-      return await f();
-    } finally {
-      running--;
-      waiting.shift()?.();
-    }
-  };
-}
-
-// two documents at a time; each compiles once into its namespace (the normal path, after which
-// the preamble is dumped and verified on the unedited document) while the edited document is
-// compiled without a namespace, the reference for the edited compile from the format
-describe.concurrent("the corpus: same PDF with and without a precompiled preamble", () => {
-  const twoAtATime = limiter(2);
-  corpusCases.forEach((c, i) => {
-    it(c.name, { timeout: 300_000 }, () =>
-      twoAtATime(async () => {
-        const ns = `corpus-dir-${i}`;
+    it(c.name, { timeout: 180_000 }, () =>
+      run(i, async (srv) => {
+        const ns = `corpus-${i}`;
+        // the compiles without a namespace (references) run beside the ones with
+        const [ref, first] = await Promise.all([compile(srv.url, c.body), compile(srv.url, { ...c.body, namespace: ns })]);
+        expect(first.status).toBe(ref.status);
+        await srv.preambles.idle();
         const edited = { ...c.body, source: editBody(c.body.source as string) };
-        const [first, refEdited] = await Promise.all([compile(s.url, { ...c.body, namespace: ns }), compile(s.url, edited)]);
-        expect(first.status).toBe(refEdited.status);
-        await s.preambles.idle();
-        // the next compile with an edited body: from the format where one was made
-        const second = await compile(s.url, { ...edited, namespace: ns });
-        // the corpus is meant to compile, but for broken-*: a reference failing unexpectedly would
-        // make both paths fail alike
-        expect(refEdited.status, JSON.stringify(refEdited.json?.error)).toBe(c.broken ? 422 : 200);
-        expect(second.status).toBe(refEdited.status);
-        if (c.broken) {
-          const cause = (r: typeof second) => ({ code: r.json.error.code, message: r.json.error.message, file: r.json.error.file, line: r.json.error.line });
-          expect(cause(refEdited).code).toBe("compile_error");
-          expect(cause(second)).toEqual(cause(refEdited));
-          return;
+        const [second, refEdited] = await Promise.all([compile(srv.url, { ...c.body, namespace: ns }), compile(srv.url, edited)]);
+        // every case is a valid document: a reference that failed would make both paths fail alike
+        expect(ref.status, JSON.stringify(ref.json?.error)).toBe(200);
+        expect(second.status).toBe(ref.status);
+        if (c.hit) expect(second.headers.get("x-compile-preamble")).toBe("hit");
+        for (const r of [first, second]) {
+          expectPdf(r);
+          expect(pdfPages(r.body)).toBe(pdfPages(ref.body));
+          expect(pdfText(r.body)).toBe(pdfText(ref.body));
         }
-        expectPdf(second);
-        expect(pdfPages(second.body)).toBe(pdfPages(refEdited.body));
-        expect(pdfText(second.body)).toBe(pdfText(refEdited.body));
+        // the next compile, with an edited body, from the same format where there is one
+        const third = await compile(srv.url, { ...edited, namespace: ns });
+        expectPdf(third);
+        if (c.hit) expect(third.headers.get("x-compile-preamble")).toBe("hit");
+        expect(pdfText(third.body)).toContain("Edited line.");
+        expect(pdfPages(third.body)).toBe(pdfPages(refEdited.body));
+        expect(pdfText(third.body)).toBe(pdfText(refEdited.body));
       }),
     );
   });

@@ -1,6 +1,7 @@
 // `npm test` itself (scripts/test.ts) on fake suites: one passes, one fails in global setup after
 // another setup started a server, one hangs without output after starting a detached process,
-// one has a failing assertion, one fails after its tests with an unhandled error.
+// one has a failing assertion, one fails after its tests with an unhandled error, and a pair that
+// passes only when run side by side.
 import { spawn } from "node:child_process";
 import { mkdtempSync, readFileSync, rmSync } from "node:fs";
 import { tmpdir } from "node:os";
@@ -84,6 +85,18 @@ describe.concurrent("npm test's runner", () => {
       "[test]   outside: failed outside its tests (exit 1: an error in setup, teardown or an unhandled error; see above)",
       "2 passed, 2 failed, 0 skipped",
     ]);
+  });
+
+  it("runs suites joined with + side by side, the second's output shown after the first's, all counted", async () => {
+    const dir = mkdtempSync(join(work, "meet-"));
+    const r = await runTests(`a:${FIX}/meet-a.config.ts+b:${FIX}/meet-b.config.ts,one:${FIX}/pass.config.ts`, { FIXTURE_MEET_DIR: dir });
+    // each of a and b passes only if the other runs at the same time
+    expect(r.code, r.out).toBe(0);
+    expect(r.out).toMatch(/\[test\] a: 1 passed, 0 failed, 0 skipped \(\d+ s\)\n/);
+    const aside = r.out.indexOf("[test] b ran beside the suite above; its output");
+    expect(aside).toBeGreaterThan(r.out.indexOf("[test] a: 1 passed"));
+    expect(r.out.slice(aside)).toMatch(/\[test\] b: 1 passed, 0 failed, 0 skipped \(\d+ s\)\n/);
+    expect(lines(r.out).at(-1)).toBe("3 passed, 0 failed, 1 skipped");
   });
 
   it("counts a suite whose config cannot even load as failed", async () => {
