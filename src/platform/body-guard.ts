@@ -1,9 +1,13 @@
 import type { MiddlewareHandler } from "hono";
 import { errors } from "./errors.ts";
 import { bodyLimitFor } from "./limits.ts";
+import { ARCHIVE_TYPE } from "../compile/archive/request.ts";
 import type { AppEnv } from "./types.ts";
 
 const JSON_TYPE = /^application\/([a-z0-9.+-]+\+)?json\s*(;|$)/i;
+
+/** Routes that also take a project archive (zip, tar.gz or multipart): src/compile/archive/request.ts turns it into JSON. */
+const ARCHIVE_PATHS = /^\/v1\/compile\/(sync|async)$/;
 
 /** Paths whose bodies are not ours to shape (e.g. a network's webhook with its own content type). */
 const RAW_BODY_PATHS: RegExp[] = [/^\/hooks\//];
@@ -59,7 +63,8 @@ export function bodyGuard(): MiddlewareHandler<AppEnv> {
     const declared = raw.headers.get("Content-Length");
     // A declared size over the limit is refused without reading (a lower one is not trusted).
     if (declared !== null && Number(declared) > limit) throw errors.payloadTooLarge(limit);
-    const isJson = JSON_TYPE.test(raw.headers.get("Content-Type") ?? "");
+    const type = raw.headers.get("Content-Type") ?? "";
+    const isJson = JSON_TYPE.test(type) || (ARCHIVE_PATHS.test(c.req.path) && ARCHIVE_TYPE.test(type));
     const bytes = await readCapped(raw.body, limit, () => errors.payloadTooLarge(limit), () => {
       if (!isJson) throw errors.unsupportedMediaType();
     });
