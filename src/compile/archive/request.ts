@@ -50,7 +50,8 @@ export function archiveBody(): MiddlewareHandler<AppEnv> {
     const raw = c.req.raw;
     if (raw.body === null || !ARCHIVE_TYPE.test(raw.headers.get("Content-Type") ?? "")) return next();
     const { archive, opts } = await parts(raw);
-    const mainPath = typeof opts.mainPath === "string" ? opts.mainPath : undefined;
+    if (opts.mainPath !== undefined && typeof opts.mainPath !== "string") throw errors.invalidRequest("The request is not valid: mainPath: must be a string", [{ path: "mainPath", message: "must be a string" }]);
+    const mainPath = opts.mainPath as string | undefined;
     const project = archiveProject(archive, mainPath);
     const headers = new Headers(raw.headers);
     headers.set("Content-Type", "application/json");
