@@ -78,6 +78,8 @@ describe("compile: project archives", () => {
     const bad = await send(k.key, form(zipOf(project("x")), "p.zip", { source: "x" }));
     expect(bad.status).toBe(400);
     expect((await errorOf(bad)).message).toContain("options");
+    const badMain = await send(k.key, form(zipOf(project("x")), "p.zip", { mainPath: 5 }));
+    expect([badMain.status, (await errorOf(badMain)).message]).toEqual([400, expect.stringContaining("mainPath")]);
     expect((await send(k.key, zipOf(project("x")), "text/plain")).status).toBe(415);
   });
 });
