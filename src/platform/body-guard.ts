@@ -1,13 +1,9 @@
 import type { MiddlewareHandler } from "hono";
 import { errors } from "./errors.ts";
-import { bodyLimitFor } from "./limits.ts";
-import { ARCHIVE_TYPE } from "../compile/archive/request.ts";
+import { bodyLimitFor, takesBodyType } from "./limits.ts";
 import type { AppEnv } from "./types.ts";
 
 const JSON_TYPE = /^application\/([a-z0-9.+-]+\+)?json\s*(;|$)/i;
-
-/** Routes that also take a project archive (zip, tar.gz or multipart): src/compile/archive/request.ts turns it into JSON. */
-const ARCHIVE_PATHS = /^\/v1\/compile\/(sync|async)$/;
 
 /** Paths whose bodies are not ours to shape (e.g. a network's webhook with its own content type). */
 const RAW_BODY_PATHS: RegExp[] = [/^\/hooks\//];
@@ -64,9 +60,9 @@ export function bodyGuard(): MiddlewareHandler<AppEnv> {
     // A declared size over the limit is refused without reading (a lower one is not trusted).
     if (declared !== null && Number(declared) > limit) throw errors.payloadTooLarge(limit);
     const type = raw.headers.get("Content-Type") ?? "";
-    const isJson = JSON_TYPE.test(type) || (ARCHIVE_PATHS.test(c.req.path) && ARCHIVE_TYPE.test(type));
+    const accepted = JSON_TYPE.test(type) || takesBodyType(c.req.path, type);
     const bytes = await readCapped(raw.body, limit, () => errors.payloadTooLarge(limit), () => {
-      if (!isJson) throw errors.unsupportedMediaType();
+      if (!accepted) throw errors.unsupportedMediaType();
     });
     c.req.raw = new Request(raw, { body: bytes.byteLength === 0 ? null : bytes });
     return next();

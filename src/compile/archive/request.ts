@@ -1,11 +1,10 @@
 import type { MiddlewareHandler } from "hono";
 import { errors } from "../../platform/errors.ts";
+import { ARCHIVE_TYPE } from "../../platform/limits.ts";
 import type { AppEnv } from "../../platform/types.ts";
 import { archiveProject } from "./project.ts";
 import { badArchive } from "./budget.ts";
 
-/** Content types of an archive body; the bytes themselves say zip or gzip. */
-export const ARCHIVE_TYPE = /^(application\/(zip|x-zip-compressed|gzip|x-gzip|x-tar|x-gtar)|multipart\/form-data)\s*(;|$)/i;
 const MULTIPART = /^multipart\/form-data\s*(;|$)/i;
 const MAX_OPTIONS_BYTES = 64 * 1024;
 
