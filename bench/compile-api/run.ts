@@ -2,12 +2,15 @@
 // unique by a comment), the same from the result cache (HIT), and the compile server alone with the
 // same documents, interleaved in one run so drift hits all three alike; then async submit -> succeeded.
 // Floors: MISS p50 adds <= 15 ms over the compile server alone; HIT p50 < 10 ms; async
-// submit -> succeeded p50 < 1.5 s.
+// submit -> succeeded p50 < 1.5 s. A 12-file project (chapters, a style file, 300 KB of binary data) as a
+// zip and as JSON `files`, both cache MISS, interleaved: zip p50 <= 1.3x the JSON p50.
 // Usage: npm run bench:compile-api   (ROUNDS=40 ASYNC_ROUNDS=15; BASE_URL + KEY + COMPILER_URL to use running servers)
 import { spawn } from "node:child_process";
+import { randomBytes } from "node:crypto";
 import http from "node:http";
 import { join } from "node:path";
 import { freePort, ROOT, startDev } from "../../test/e2e/harness.ts";
+import { zipSync } from "fflate";
 import { floor } from "../floors.ts";
 
 const ROUNDS = Number(process.env.ROUNDS ?? 40);
@@ -41,7 +44,7 @@ type Answer = { status: number; ok: boolean; header(name: string): string | unde
  * (Node's fetch adds its own milliseconds and spreads requests over several sockets.)
  */
 const agent = new http.Agent({ keepAlive: true, maxSockets: 1 });
-function send(url: string, init: { method?: string; headers?: Record<string, string>; body?: string } = {}): Promise<Answer> {
+function send(url: string, init: { method?: string; headers?: Record<string, string>; body?: string | Uint8Array } = {}): Promise<Answer> {
   return new Promise((resolve, reject) => {
     const req = http.request(url, { method: init.method ?? "GET", headers: init.headers, agent }, (res) => {
       const chunks: Buffer[] = [];
@@ -74,6 +77,28 @@ const doc = (tag: string) => `% ${tag} ${crypto.randomUUID()}\n${HELLO}`;
 const worker = (source: string) => send(`${baseUrl}/v1/compile/sync`, { method: "POST", headers: auth, body: JSON.stringify({ source }) });
 const direct = (source: string) =>
   send(`${compiler.url}/compile`, { method: "POST", headers: { "Content-Type": "application/json" }, body: JSON.stringify({ engine: "pdflatex", source, files: [], timeoutMs: 30000 }) });
+
+/** A multi-file project: the main file (made unique), ten chapters, a style file and unused binary data. */
+function project(tag: string): Record<string, Uint8Array> {
+  const enc = new TextEncoder();
+  const files: Record<string, Uint8Array> = {};
+  const chapters = Array.from({ length: 10 }, (_, i) => `chapters/ch${i}`);
+  files["main.tex"] = enc.encode(`% ${tag} ${crypto.randomUUID()}\n\\documentclass{report}\n\\usepackage{style}\n\\begin{document}\n${chapters.map((c) => `\\input{${c}}`).join("\n")}\n\\end{document}\n`);
+  files["style.sty"] = enc.encode("\\newcommand{\\term}[1]{\\textbf{#1}}\n");
+  for (const [i, c] of chapters.entries()) files[`${c}.tex`] = enc.encode(`\\chapter{Chapter ${i}}\n${"Some \\term{text} of the chapter. ".repeat(200)}\n`);
+  files["data/measurements.bin"] = new Uint8Array(randomBytes(300 * 1024));
+  return files;
+}
+const asJson = (p: Record<string, Uint8Array>) => {
+  const dec = new TextDecoder();
+  const files = Object.entries(p)
+    .filter(([path]) => path !== "main.tex")
+    .map(([path, bytes]) => (path.endsWith(".bin") ? { path, content: Buffer.from(bytes).toString("base64"), encoding: "base64" } : { path, content: dec.decode(bytes) }));
+  return JSON.stringify({ source: dec.decode(p["main.tex"]), files });
+};
+const zipped = (body: Uint8Array) => send(`${baseUrl}/v1/compile/sync`, { method: "POST", headers: { ...auth, "Content-Type": "application/zip" }, body });
+const jsonProject = (body: string) => send(`${baseUrl}/v1/compile/sync`, { method: "POST", headers: auth, body });
+const missOk = (r: Answer) => r.ok && r.header("x-cache") === "MISS";
 
 type Pools = Record<string, { target: number; ready: number; starting: number }>;
 /**
@@ -128,6 +153,18 @@ try {
     hit.push(await timed(() => worker(hitDoc), (r) => r.ok && r.header("x-cache") === "HIT"));
   }
 
+  const projectJson: number[] = [];
+  const projectZip: number[] = [];
+  await timed(() => zipped(zipSync(project("warm"))), missOk);
+  for (let i = 0; i < ROUNDS; i++) {
+    const json = asJson(project("json"));
+    await settle();
+    projectJson.push(await timed(() => jsonProject(json), missOk));
+    const zip = zipSync(project("zip"));
+    await settle();
+    projectZip.push(await timed(() => zipped(zip), missOk));
+  }
+
   const asyncMs: number[] = [];
   for (let i = 0; i < ASYNC_ROUNDS; i++) {
     const t0 = performance.now();
@@ -152,6 +189,8 @@ try {
   console.log(row("  of which compile server's X-Compile-Duration-Ms", missCompile));
   console.log(row("Worker sync, cache HIT", hit));
   console.log(row("async submit -> succeeded (poll 20 ms)", asyncMs));
+  console.log(row("12-file project as JSON files, cache MISS", projectJson));
+  console.log(row("the same project as a zip, cache MISS", projectZip));
   const added = quantile(miss, 0.5) - quantile(alone, 0.5);
   const hitP50 = quantile(hit, 0.5);
   const asyncP50 = quantile(asyncMs, 0.5);
@@ -159,6 +198,8 @@ try {
   floor(`MISS p50 added over the compile server alone: ${added.toFixed(1)} ms (floor <= 15 ms)`, added <= 15);
   floor(`HIT p50: ${hitP50.toFixed(1)} ms (floor < 10 ms)`, hitP50 < 10);
   floor(`async submit -> succeeded p50: ${asyncP50.toFixed(0)} ms (floor < 1500 ms)`, asyncP50 < 1500);
+  const zipRatio = quantile(projectZip, 0.5) / quantile(projectJson, 0.5);
+  floor(`zip project p50 / JSON project p50: ${zipRatio.toFixed(2)}x (floor <= 1.3x)`, zipRatio <= 1.3);
 } finally {
   await dev?.stop();
   compiler.stop();

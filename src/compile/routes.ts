@@ -1,5 +1,6 @@
 import { z } from "@hono/zod-openapi";
 import { idempotency } from "../platform/idempotency.ts";
+import { archiveBody } from "./archive/request.ts";
 import { AUTHED_ERRORS, jsonBody, jsonResponse, routeGroup } from "../platform/openapi.ts";
 import { pageOf, PaginationQuery } from "../platform/pagination.ts";
 import { COMPILE_LIMITS as L } from "./limits.ts";
@@ -15,6 +16,27 @@ const binary = { schema: z.string().openapi({ type: "string", format: "binary" }
 const pdfContent = { "application/pdf": binary };
 /** What a compile answers, by `output`. */
 const outputContent = { "application/pdf": binary, "image/png": binary, "image/svg+xml": binary, "text/plain": binary, "application/zip": binary };
+/** Archive bodies; a plain (non-zod) schema, so that no form validator runs: archiveBody() turned the body into JSON. */
+const archiveSchema = { type: "string" as const, format: "binary" };
+const multipartSchema = {
+  type: "object" as const,
+  required: ["archive"],
+  properties: {
+    archive: { ...archiveSchema, description: "The project as a `.zip` or `.tar.gz`." },
+    options: { type: "string" as const, description: "JSON object of the request's other fields (`engine`, `mainPath`, `output`, ...; not `source` or `files`)." },
+  },
+};
+const ARCHIVE_TEXT =
+  "The body may instead be the project as an archive: a `.zip` (`application/zip`) or `.tar.gz` (`application/gzip`, `application/x-tar`), or `multipart/form-data` with the archive as the `archive` part and the other fields as a JSON `options` part. " +
+  "The main file is `mainPath` (in `options`) or, like latexmk and Overleaf, the `.tex` file at the archive's root with `\\documentclass` (`main.tex` when several; else 422 `no_main_file` or `ambiguous_main_file` with `candidates`); one folder holding everything is taken as the project root. " +
+  "The archive is held to the `files` limits while it is unpacked (413; also past a compression ratio of 100 once over 1 MiB), and a link, device, absolute path, `..`, duplicate name or corrupt archive is a 400. ";
+/** The JSON body and its archive forms; typed as the JSON body, which is what the handler gets. */
+function compileBody<T extends Parameters<typeof jsonBody>[0]>(schema: T): ReturnType<typeof jsonBody<T>> {
+  const json = jsonBody(schema);
+  const archive = { schema: archiveSchema };
+  const content = { ...json.content, "application/zip": archive, "application/gzip": archive, "application/x-tar": archive, "multipart/form-data": { schema: multipartSchema } };
+  return { ...json, content } as ReturnType<typeof jsonBody<T>>;
+}
 const header = (description: string) => ({ schema: { type: "string" as const }, description });
 
 const route = routeGroup({ tags: ["Compile"], errors: AUTHED_ERRORS });
@@ -28,8 +50,9 @@ export const compileSyncRoute = route("post", "/v1/compile/sync", "Compile LaTeX
     "With `output`, the answer is pages as `image/png` or `image/svg+xml` (several pages: an `application/zip` of `page-<n>.png`), the whole log (`text/plain`) or an `application/zip` of the PDF, the log and, with `synctex`, the SyncTeX file; a page range past the cap, or a field with an output it does not apply to, is a 400. " +
     "`haltOnError: false` answers the PDF of a document with errors (TeX goes on after each), with `X-Compile-Errors`. " +
     "The compiler keeps the account's recently compiled preambles (everything before `\\begin{document}` and the files it reads) precompiled: the next compile of a document with the same preamble skips it (`X-Compile-Preamble: hit`); the PDF is the same either way. " +
+    ARCHIVE_TEXT +
     `Accepts \`Idempotency-Key\`. ${LIMITS_TEXT}`,
-  middleware: [idempotency()] as const, request: { body: jsonBody(CompileRequest) },
+  middleware: [archiveBody(), idempotency()] as const, request: { body: compileBody(CompileRequest) },
   responses: {
     200: {
       description: "The PDF, or the output the request asked for",
@@ -54,8 +77,9 @@ export const compileAsyncRoute = route("post", "/v1/compile/async", "Queue a com
   description:
     "Answers 202 with the job (`Location` = its `statusUrl`). Poll `GET /v1/compile/jobs/{id}` until `succeeded` or `failed`, then download `pdfUrl`. " +
     "With `callbackUrl` (public https), the final job record is POSTed there as `{type: \"compile.job.succeeded\"|\"compile.job.failed\", timestamp, data}`, signed like webhooks (Standard Webhooks) with the `callbackSecret` returned here once, retried on failure. " +
+    ARCHIVE_TEXT +
     `Accepts \`Idempotency-Key\`. ${LIMITS_TEXT}`,
-  middleware: [idempotency()] as const, request: { body: jsonBody(AsyncCompileRequest) },
+  middleware: [archiveBody(), idempotency()] as const, request: { body: compileBody(AsyncCompileRequest) },
   responses: { 202: { ...jsonResponse(CreatedCompileJob, "The queued job"), headers: { Location: header("The job's status URL.") } } }, errors: COMPILE_ERRORS,
 });
 

@@ -1,6 +1,6 @@
 import type { MiddlewareHandler } from "hono";
 import { errors } from "./errors.ts";
-import { bodyLimitFor } from "./limits.ts";
+import { bodyLimitFor, takesBodyType } from "./limits.ts";
 import type { AppEnv } from "./types.ts";
 
 const JSON_TYPE = /^application\/([a-z0-9.+-]+\+)?json\s*(;|$)/i;
@@ -59,9 +59,10 @@ export function bodyGuard(): MiddlewareHandler<AppEnv> {
     const declared = raw.headers.get("Content-Length");
     // A declared size over the limit is refused without reading (a lower one is not trusted).
     if (declared !== null && Number(declared) > limit) throw errors.payloadTooLarge(limit);
-    const isJson = JSON_TYPE.test(raw.headers.get("Content-Type") ?? "");
+    const type = raw.headers.get("Content-Type") ?? "";
+    const accepted = JSON_TYPE.test(type) || takesBodyType(c.req.path, type);
     const bytes = await readCapped(raw.body, limit, () => errors.payloadTooLarge(limit), () => {
-      if (!isJson) throw errors.unsupportedMediaType();
+      if (!accepted) throw errors.unsupportedMediaType();
     });
     c.req.raw = new Request(raw, { body: bytes.byteLength === 0 ? null : bytes });
     return next();

@@ -18,3 +18,13 @@ export const BODY_LIMITS: Array<{ pattern: RegExp; bytes: number }> = [
 export function bodyLimitFor(path: string): number {
   return BODY_LIMITS.find((l) => l.pattern.test(path))?.bytes ?? DEFAULT_BODY_LIMIT;
 }
+
+/** Content types of a project archive (the bytes themselves say zip or gzip): src/compile/archive/request.ts. */
+export const ARCHIVE_TYPE = /^(application\/(zip|x-zip-compressed|gzip|x-gzip|x-tar|x-gtar)|multipart\/form-data)\s*(;|$)/i;
+
+/** Routes that take a body other than JSON, and which types; the route turns it into JSON itself. */
+const OTHER_BODY_TYPES: Array<{ pattern: RegExp; type: RegExp }> = [{ pattern: /^\/v1\/compile\/(sync|async)$/, type: ARCHIVE_TYPE }];
+
+export function takesBodyType(path: string, contentType: string): boolean {
+  return OTHER_BODY_TYPES.some((o) => o.pattern.test(path) && o.type.test(contentType));
+}
