@@ -3906,7 +3906,7 @@ export interface paths {
                             /** @example wh_0mh8k2x1qa1b2c3d4e5f6 */
                             id: string;
                             url: string;
-                            events: ("message.received" | "message.sent" | "message.delivered" | "message.read" | "message.media_stored" | "message.media_failed" | "message.edited" | "message.deleted" | "session.connected" | "session.disconnected" | "session.restricted" | "contact.created" | "campaign.completed" | "*")[];
+                            events: ("message.received" | "message.sent" | "message.delivered" | "message.read" | "message.media_stored" | "message.media_failed" | "message.edited" | "message.deleted" | "session.connected" | "session.disconnected" | "session.restricted" | "contact.created" | "campaign.completed" | "webhook.disabled" | "webhook.delivery_exhausted" | "*")[];
                             description: string | null;
                             sessionId: string | null;
                             enabled: boolean;
@@ -4820,7 +4820,7 @@ export interface paths {
                     /** @description `nextCursor` of the previous page. */
                     cursor?: string;
                     /** @description Only events of this type. */
-                    type?: "message.received" | "message.sent" | "message.delivered" | "message.read" | "message.media_stored" | "message.media_failed" | "message.edited" | "message.deleted" | "session.connected" | "session.disconnected" | "session.restricted" | "contact.created" | "campaign.completed" | "webhook.test";
+                    type?: "message.received" | "message.sent" | "message.delivered" | "message.read" | "message.media_stored" | "message.media_failed" | "message.edited" | "message.deleted" | "session.connected" | "session.disconnected" | "session.restricted" | "contact.created" | "campaign.completed" | "webhook.disabled" | "webhook.delivery_exhausted" | "webhook.test";
                     /** @description Only events created at or after this instant; default and earliest: the start of the retention window (`RETENTION_EVENTS_DAYS`). */
                     since?: string;
                     /** @description Only events created before this instant. */
@@ -5714,6 +5714,113 @@ export interface webhooks {
                         /** @description When the change happened (ISO 8601). */
                         timestamp: string;
                         data: components["schemas"]["Campaign"];
+                    };
+                };
+            };
+            responses: {
+                /** @description Any 2xx acknowledges the delivery; anything else is retried. */
+                200: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content?: never;
+                };
+            };
+        };
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "webhook.disabled": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /** One of the account's webhook endpoints was disabled: it answered 410 Gone, or failed continuously for days. Not sent to that endpoint. */
+        post: {
+            parameters: {
+                query?: never;
+                header?: never;
+                path?: never;
+                cookie?: never;
+            };
+            requestBody?: {
+                content: {
+                    "application/json": {
+                        /** @enum {string} */
+                        type: "webhook.disabled";
+                        /** @description When the change happened (ISO 8601). */
+                        timestamp: string;
+                        data: {
+                            webhookId: string;
+                            url: string;
+                            /**
+                             * @description `gone`: the endpoint answered 410. `failing`: its attempts failed continuously for `WEBHOOK_DISABLE_AFTER_DAYS`.
+                             * @enum {string}
+                             */
+                            reason: "gone" | "failing";
+                            /** Format: date-time */
+                            disabledAt: string;
+                        };
+                    };
+                };
+            };
+            responses: {
+                /** @description Any 2xx acknowledges the delivery; anything else is retried. */
+                200: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content?: never;
+                };
+            };
+        };
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "webhook.delivery_exhausted": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /** A delivery to one of the account's endpoints gave up (retries used up, or 410). Not sent to that endpoint; never sent about a delivery of an event of this kind. */
+        post: {
+            parameters: {
+                query?: never;
+                header?: never;
+                path?: never;
+                cookie?: never;
+            };
+            requestBody?: {
+                content: {
+                    "application/json": {
+                        /** @enum {string} */
+                        type: "webhook.delivery_exhausted";
+                        /** @description When the change happened (ISO 8601). */
+                        timestamp: string;
+                        data: {
+                            webhookId: string;
+                            deliveryId: string;
+                            /** @description The event that was not delivered (its `webhook-id`); recover it with POST /api/webhooks/{id}/recover. */
+                            eventId: string;
+                            eventType: string;
+                            attempts: number;
+                            lastStatusCode: number | null;
+                            lastError: string | null;
+                        };
                     };
                 };
             };
@@ -6741,7 +6848,7 @@ export interface components {
             /** @example wh_0mh8k2x1qa1b2c3d4e5f6 */
             id: string;
             url: string;
-            events: ("message.received" | "message.sent" | "message.delivered" | "message.read" | "message.media_stored" | "message.media_failed" | "message.edited" | "message.deleted" | "session.connected" | "session.disconnected" | "session.restricted" | "contact.created" | "campaign.completed" | "*")[];
+            events: ("message.received" | "message.sent" | "message.delivered" | "message.read" | "message.media_stored" | "message.media_failed" | "message.edited" | "message.deleted" | "session.connected" | "session.disconnected" | "session.restricted" | "contact.created" | "campaign.completed" | "webhook.disabled" | "webhook.delivery_exhausted" | "*")[];
             description: string | null;
             sessionId: string | null;
             enabled: boolean;
@@ -6773,7 +6880,7 @@ export interface components {
              *       "message.read"
              *     ]
              */
-            events: ("message.received" | "message.sent" | "message.delivered" | "message.read" | "message.media_stored" | "message.media_failed" | "message.edited" | "message.deleted" | "session.connected" | "session.disconnected" | "session.restricted" | "contact.created" | "campaign.completed" | "*")[];
+            events: ("message.received" | "message.sent" | "message.delivered" | "message.read" | "message.media_stored" | "message.media_failed" | "message.edited" | "message.deleted" | "session.connected" | "session.disconnected" | "session.restricted" | "contact.created" | "campaign.completed" | "webhook.disabled" | "webhook.delivery_exhausted" | "*")[];
             /** @example Production CRM */
             description?: string | null;
             /** @description Only events of this messaging session; null = every session. */
@@ -6799,7 +6906,7 @@ export interface components {
              *       "message.read"
              *     ]
              */
-            events?: ("message.received" | "message.sent" | "message.delivered" | "message.read" | "message.media_stored" | "message.media_failed" | "message.edited" | "message.deleted" | "session.connected" | "session.disconnected" | "session.restricted" | "contact.created" | "campaign.completed" | "*")[];
+            events?: ("message.received" | "message.sent" | "message.delivered" | "message.read" | "message.media_stored" | "message.media_failed" | "message.edited" | "message.deleted" | "session.connected" | "session.disconnected" | "session.restricted" | "contact.created" | "campaign.completed" | "webhook.disabled" | "webhook.delivery_exhausted" | "*")[];
             /** @example Production CRM */
             description?: string | null;
             /** @description Only events of this messaging session; null = every session. */
