@@ -4,17 +4,15 @@ import { events } from "../../db/schema/index.ts";
 import { errors } from "../../platform/errors.ts";
 import { decodeCursor, IdCursor, toPage, type Page } from "../../platform/pagination.ts";
 import { daysAgo, idAt, retention } from "../../platform/retention.ts";
-import { iso } from "../../platform/time.ts";
 import { eventPageQuery } from "./query.ts";
 import type { EventDeliveryView, EventListInput, LoggedEventView } from "./schemas.ts";
+import { toEventDeliveryView, toEventView, type EventDeliveryRow } from "./mapper.ts";
 
 /** When event retention is off (rows kept forever), lists still reach back only this far. */
 export const EVENTS_MAX_DAYS = 30;
 
 /** The database holding this account's events (one place to change when accounts live in shards). */
 const accountDb = (env: Env, _accountId: string) => getDb(env.DB);
-
-type EventRow = typeof events.$inferSelect;
 
 function windowStart(env: Env, now: number): number {
   return daysAgo(now, retention(env).RETENTION_EVENTS_DAYS ?? EVENTS_MAX_DAYS);
@@ -65,10 +63,10 @@ async function withDeliveries(env: Env, accountId: string, ids: string[]): Promi
     `SELECT id, webhook_id, event_id, status, attempts, last_status_code, next_attempt_at, updated_at FROM webhook_deliveries INDEXED BY deliveries_event_webhook_uq WHERE event_id IN (${marks}) AND account_id = ?1 ORDER BY id`,
   )
     .bind(accountId, ...ids)
-    .all<{ id: string; webhook_id: string; event_id: string; status: EventDeliveryView["status"]; attempts: number; last_status_code: number | null; next_attempt_at: number | null; updated_at: number }>();
+    .all<EventDeliveryRow>();
   const byEvent = new Map<string, EventDeliveryView[]>();
   for (const d of deliveries.results) {
-    const view = { id: d.id, webhookId: d.webhook_id, status: d.status, attemptCount: d.attempts, lastStatusCode: d.last_status_code, nextAttemptAt: iso(d.next_attempt_at), updatedAt: iso(d.updated_at) };
+    const view = toEventDeliveryView(d);
     const list = byEvent.get(d.event_id);
     if (list) list.push(view);
     else byEvent.set(d.event_id, [view]);
@@ -78,8 +76,4 @@ async function withDeliveries(env: Env, accountId: string, ids: string[]): Promi
     const row = byId.get(id);
     return row ? [toEventView(row, byEvent.get(id) ?? [])] : [];
   });
-}
-
-function toEventView(row: EventRow, deliveries: EventDeliveryView[]): LoggedEventView {
-  return { id: row.id, type: row.type, sessionId: row.sessionId, createdAt: iso(row.createdAt), payload: JSON.parse(row.payload) as LoggedEventView["payload"], deliveries };
 }
