@@ -1,12 +1,18 @@
 import { describe, expect, it } from "vitest";
 import { api, createKey, emitEvent, registerWebhook, waitForDeliveries } from "./support.ts";
+import { openStream } from "../events/stream.support.ts";
 
 describe("operational events: happy path", () => {
-  it("a 410 disables the endpoint and the account's subscribing endpoint hears webhook.disabled and webhook.delivery_exhausted, signed", async () => {
+  it("a 410 disables the endpoint; the live stream and the account's subscribing endpoint hear webhook.disabled and webhook.delivery_exhausted, signed", async () => {
     const k = await createKey();
     const gone = await registerWebhook(k, { events: ["message.received"] }, { script: [410] });
     const ops = await registerWebhook(k, { events: ["webhook.disabled", "webhook.delivery_exhausted"] });
+    const stream = await openStream("", { key: k.key });
     const [ev] = await emitEvent({ accountId: k.accountId, type: "message.received" });
+    // the live stream carries them too
+    expect((await stream.next((e) => e.type === "webhook.disabled", 15_000)).data).toMatchObject({ webhookId: gone.id, reason: "gone" });
+    expect((await stream.next((e) => e.type === "webhook.delivery_exhausted", 15_000)).data).toMatchObject({ webhookId: gone.id, eventId: ev!.id });
+    stream.ws.close(1000);
 
     const got = await waitForDeliveries(ops.inbox, 2, 15_000);
     expect(got.every((r) => r.verified)).toBe(true);
