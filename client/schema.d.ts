@@ -4242,7 +4242,7 @@ export interface paths {
                             /** @example wh_0mh8k2x1qa1b2c3d4e5f6 */
                             id: string;
                             url: string;
-                            events: ("message.received" | "message.sent" | "message.delivered" | "message.read" | "message.media_stored" | "message.media_failed" | "message.edited" | "message.deleted" | "session.connected" | "session.disconnected" | "session.restricted" | "contact.created" | "campaign.completed" | "*")[];
+                            events: ("message.received" | "message.sent" | "message.delivered" | "message.read" | "message.media_stored" | "message.media_failed" | "message.edited" | "message.deleted" | "session.connected" | "session.disconnected" | "session.restricted" | "contact.created" | "campaign.completed" | "webhook.disabled" | "webhook.delivery_exhausted" | "*")[];
                             description: string | null;
                             sessionId: string | null;
                             enabled: boolean;
@@ -4779,6 +4779,132 @@ export interface paths {
         patch?: never;
         trace?: never;
     };
+    "/api/webhooks/{id}/recover": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * Send again every failed delivery since a time (after an outage)
+         * @description Queues every `failed` delivery of this webhook (retries used up, 410, disabled endpoint) created since `since` again, oldest first, each with its original `webhook-id`. At most `limit` per call; `hasMore` says to call again. Deliveries queued by an earlier call are not queued twice while pending. A delivery that used its whole retry schedule gets one attempt. `since` must lie within the delivery log's retention (`RETENTION_WEBHOOK_DELIVERIES_DAYS`). 409 if the webhook is disabled. Accepts `Idempotency-Key`.
+         */
+        post: {
+            parameters: {
+                query?: never;
+                header?: never;
+                path: {
+                    id: string;
+                };
+                cookie?: never;
+            };
+            requestBody: {
+                content: {
+                    "application/json": components["schemas"]["RecoverDeliveries"];
+                };
+            };
+            responses: {
+                /** @description How many deliveries were queued */
+                202: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["RecoverResult"];
+                    };
+                };
+                /** @description Invalid request (`invalid_request`, with `details.issues` naming each bad field) */
+                400: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["Error"];
+                    };
+                };
+                /** @description Missing, malformed, unknown or revoked API key */
+                401: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["Error"];
+                    };
+                };
+                /** @description Not found (or owned by another account) */
+                404: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["Error"];
+                    };
+                };
+                /** @description Conflict with the resource's current state */
+                409: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["Error"];
+                    };
+                };
+                /** @description Body over the documented limit */
+                413: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["Error"];
+                    };
+                };
+                /** @description Body is not JSON */
+                415: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["Error"];
+                    };
+                };
+                /** @description Semantically invalid (e.g. `idempotency_key_reused`) */
+                422: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["Error"];
+                    };
+                };
+                /** @description Rate limited (`Retry-After`) */
+                429: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["Error"];
+                    };
+                };
+                /** @description Internal error */
+                500: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["Error"];
+                    };
+                };
+            };
+        };
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
     "/api/event-types": {
         parameters: {
             query?: never;
@@ -4976,6 +5102,179 @@ export interface paths {
                 };
                 /** @description Missing, malformed, unknown or revoked API key */
                 401: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["Error"];
+                    };
+                };
+                /** @description Rate limited (`Retry-After`) */
+                429: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["Error"];
+                    };
+                };
+                /** @description Internal error */
+                500: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["Error"];
+                    };
+                };
+            };
+        };
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/api/events": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * List published events (newest first), each with its deliveries' outcomes
+         * @description Within the retention window (`RETENTION_EVENTS_DAYS`, default 30). Filters combine: `type`, `since`/`until`, `sessionId`, `delivery` (events with a delivery that `failed`, `succeeded` or is `pending`). Keyset-paged: pass `nextCursor` as `cursor` with the same filters.
+         */
+        get: {
+            parameters: {
+                query?: {
+                    /** @description Events per page (1-50). */
+                    limit?: number;
+                    /** @description `nextCursor` of the previous page. */
+                    cursor?: string;
+                    /** @description Only events of this type. */
+                    type?: "message.received" | "message.sent" | "message.delivered" | "message.read" | "message.media_stored" | "message.media_failed" | "message.edited" | "message.deleted" | "session.connected" | "session.disconnected" | "session.restricted" | "contact.created" | "campaign.completed" | "webhook.disabled" | "webhook.delivery_exhausted" | "webhook.test";
+                    /** @description Only events created at or after this instant; default and earliest: the start of the retention window (`RETENTION_EVENTS_DAYS`). */
+                    since?: string;
+                    /** @description Only events created before this instant. */
+                    until?: string;
+                    /** @description Only events of this messaging session. */
+                    sessionId?: string;
+                    /** @description Only events with at least one webhook delivery in this state. */
+                    delivery?: "pending" | "succeeded" | "failed";
+                };
+                header?: never;
+                path?: never;
+                cookie?: never;
+            };
+            requestBody?: never;
+            responses: {
+                /** @description A page of events */
+                200: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["EventPage"];
+                    };
+                };
+                /** @description Invalid request (`invalid_request`, with `details.issues` naming each bad field) */
+                400: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["Error"];
+                    };
+                };
+                /** @description Missing, malformed, unknown or revoked API key */
+                401: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["Error"];
+                    };
+                };
+                /** @description Rate limited (`Retry-After`) */
+                429: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["Error"];
+                    };
+                };
+                /** @description Internal error */
+                500: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["Error"];
+                    };
+                };
+            };
+        };
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/api/events/{id}": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /** One event with its deliveries' outcomes */
+        get: {
+            parameters: {
+                query?: never;
+                header?: never;
+                path: {
+                    id: string;
+                };
+                cookie?: never;
+            };
+            requestBody?: never;
+            responses: {
+                /** @description The event */
+                200: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["Event"];
+                    };
+                };
+                /** @description Invalid request (`invalid_request`, with `details.issues` naming each bad field) */
+                400: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["Error"];
+                    };
+                };
+                /** @description Missing, malformed, unknown or revoked API key */
+                401: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["Error"];
+                    };
+                };
+                /** @description Not found (or owned by another account) */
+                404: {
                     headers: {
                         [name: string]: unknown;
                     };
@@ -5751,6 +6050,113 @@ export interface webhooks {
                         /** @description When the change happened (ISO 8601). */
                         timestamp: string;
                         data: components["schemas"]["Campaign"];
+                    };
+                };
+            };
+            responses: {
+                /** @description Any 2xx acknowledges the delivery; anything else is retried. */
+                200: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content?: never;
+                };
+            };
+        };
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "webhook.disabled": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /** One of the account's webhook endpoints was disabled: it answered 410 Gone, or failed continuously for days. Not sent to that endpoint. */
+        post: {
+            parameters: {
+                query?: never;
+                header?: never;
+                path?: never;
+                cookie?: never;
+            };
+            requestBody?: {
+                content: {
+                    "application/json": {
+                        /** @enum {string} */
+                        type: "webhook.disabled";
+                        /** @description When the change happened (ISO 8601). */
+                        timestamp: string;
+                        data: {
+                            webhookId: string;
+                            url: string;
+                            /**
+                             * @description `gone`: the endpoint answered 410. `failing`: its attempts failed continuously for `WEBHOOK_DISABLE_AFTER_DAYS`.
+                             * @enum {string}
+                             */
+                            reason: "gone" | "failing";
+                            /** Format: date-time */
+                            disabledAt: string;
+                        };
+                    };
+                };
+            };
+            responses: {
+                /** @description Any 2xx acknowledges the delivery; anything else is retried. */
+                200: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content?: never;
+                };
+            };
+        };
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "webhook.delivery_exhausted": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /** A delivery to one of the account's endpoints gave up (retries used up, or 410). Not sent to that endpoint; never sent about a delivery of an event of this kind. */
+        post: {
+            parameters: {
+                query?: never;
+                header?: never;
+                path?: never;
+                cookie?: never;
+            };
+            requestBody?: {
+                content: {
+                    "application/json": {
+                        /** @enum {string} */
+                        type: "webhook.delivery_exhausted";
+                        /** @description When the change happened (ISO 8601). */
+                        timestamp: string;
+                        data: {
+                            webhookId: string;
+                            deliveryId: string;
+                            /** @description The event that was not delivered (its `webhook-id`); recover it with POST /api/webhooks/{id}/recover. */
+                            eventId: string;
+                            eventType: string;
+                            attempts: number;
+                            lastStatusCode: number | null;
+                            lastError: string | null;
+                        };
                     };
                 };
             };
@@ -6871,7 +7277,7 @@ export interface components {
             /** @example wh_0mh8k2x1qa1b2c3d4e5f6 */
             id: string;
             url: string;
-            events: ("message.received" | "message.sent" | "message.delivered" | "message.read" | "message.media_stored" | "message.media_failed" | "message.edited" | "message.deleted" | "session.connected" | "session.disconnected" | "session.restricted" | "contact.created" | "campaign.completed" | "*")[];
+            events: ("message.received" | "message.sent" | "message.delivered" | "message.read" | "message.media_stored" | "message.media_failed" | "message.edited" | "message.deleted" | "session.connected" | "session.disconnected" | "session.restricted" | "contact.created" | "campaign.completed" | "webhook.disabled" | "webhook.delivery_exhausted" | "*")[];
             description: string | null;
             sessionId: string | null;
             enabled: boolean;
@@ -6903,7 +7309,7 @@ export interface components {
              *       "message.read"
              *     ]
              */
-            events: ("message.received" | "message.sent" | "message.delivered" | "message.read" | "message.media_stored" | "message.media_failed" | "message.edited" | "message.deleted" | "session.connected" | "session.disconnected" | "session.restricted" | "contact.created" | "campaign.completed" | "*")[];
+            events: ("message.received" | "message.sent" | "message.delivered" | "message.read" | "message.media_stored" | "message.media_failed" | "message.edited" | "message.deleted" | "session.connected" | "session.disconnected" | "session.restricted" | "contact.created" | "campaign.completed" | "webhook.disabled" | "webhook.delivery_exhausted" | "*")[];
             /** @example Production CRM */
             description?: string | null;
             /** @description Only events of this messaging session; null = every session. */
@@ -6929,7 +7335,7 @@ export interface components {
              *       "message.read"
              *     ]
              */
-            events?: ("message.received" | "message.sent" | "message.delivered" | "message.read" | "message.media_stored" | "message.media_failed" | "message.edited" | "message.deleted" | "session.connected" | "session.disconnected" | "session.restricted" | "contact.created" | "campaign.completed" | "*")[];
+            events?: ("message.received" | "message.sent" | "message.delivered" | "message.read" | "message.media_stored" | "message.media_failed" | "message.edited" | "message.deleted" | "session.connected" | "session.disconnected" | "session.restricted" | "contact.created" | "campaign.completed" | "webhook.disabled" | "webhook.delivery_exhausted" | "*")[];
             /** @example Production CRM */
             description?: string | null;
             /** @description Only events of this messaging session; null = every session. */
@@ -6992,6 +7398,27 @@ export interface components {
             /** Format: date-time */
             createdAt: string;
         };
+        RecoverResult: {
+            /** @description Failed deliveries queued again by this call, oldest first. */
+            queued: number;
+            /** @description More failed deliveries remain since `since`: call again (those queued now are not queued twice while pending). */
+            hasMore: boolean;
+            /** Format: date-time */
+            since: string;
+        };
+        RecoverDeliveries: {
+            /**
+             * Format: date-time
+             * @description Recover deliveries of events created at or after this instant (ISO 8601), within the delivery log's retention.
+             * @example 2026-11-01T09:00:00Z
+             */
+            since: string;
+            /**
+             * @description At most this many deliveries are queued by this call (1-500).
+             * @default 500
+             */
+            limit?: number;
+        };
         EventTypeList: {
             data: components["schemas"]["EventType"][];
         };
@@ -7020,6 +7447,44 @@ export interface components {
             ticket: string;
             /** @example 2026-01-01T12:01:00.000Z */
             expiresAt: string;
+        };
+        EventPage: {
+            data: components["schemas"]["Event"][];
+            /** @description Pass as `cursor` for the next page; null on the last page. */
+            nextCursor: string | null;
+        };
+        Event: {
+            /**
+             * @description Also the `webhook-id` of its deliveries.
+             * @example evt_0mh8k2x1qa1b2c3d4e5f6
+             */
+            id: string;
+            type: string;
+            sessionId: string | null;
+            /** Format: date-time */
+            createdAt: string;
+            /** @description The delivery body, as signed and sent. */
+            payload: {
+                type: string;
+                timestamp: string;
+                data: {
+                    [key: string]: unknown;
+                };
+            };
+            /** @description One per webhook the event was routed to, with its outcome so far. */
+            deliveries: components["schemas"]["EventDelivery"][];
+        };
+        EventDelivery: {
+            id: string;
+            webhookId: string;
+            /** @enum {string} */
+            status: "pending" | "succeeded" | "failed";
+            attemptCount: number;
+            lastStatusCode: number | null;
+            /** Format: date-time */
+            nextAttemptAt: string | null;
+            /** Format: date-time */
+            updatedAt: string;
         };
     };
     responses: never;

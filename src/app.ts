@@ -1,5 +1,5 @@
 import { compileRoutes } from "./compile/index.ts";
-import { envelopeOf, eventCatalog, eventTypeRoutes, STREAM_PATH, streamRoutes, streamTicketAuth, webhookRoutes } from "./events/index.ts";
+import { envelopeOf, eventCatalog, eventTypeRoutes, STREAM_PATH, streamRoutes, streamTicketAuth, webhookRoutes, eventLogRoutes } from "./events/index.ts";
 import { MESSAGING_EVENT_TYPES } from "./messaging/event-catalog.ts";
 import { campaignRoutes } from "./messaging/campaigns/index.ts";
 import { messagingHookRoutes, messagingRoutes } from "./messaging/index.ts";
@@ -45,6 +45,8 @@ export function createApp() {
   const catalog = eventCatalog(MESSAGING_EVENT_TYPES);
   app.route("/", eventTypeRoutes(catalog));
   app.route("/", streamRoutes);
+  // after the stream: /api/events/stream must not be read as an event id
+  app.route("/", eventLogRoutes);
   app.route("/", messagingHookRoutes);
 
   // every event type's delivery body, as OpenAPI 3.1 `webhooks` (what /docs shows receivers)

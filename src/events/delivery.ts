@@ -9,6 +9,8 @@ import { allowLoopback, disableAfterMs, MAX_QUEUE_DELAY_SECONDS, retrySchedule, 
 import { decideOutcome, type DeliveryOutcome } from "./retry-policy.ts";
 import { sendAttempt, type SignedPostResult } from "./send-attempt.ts";
 import { TEST_EVENT_TYPE, type DeliveryQueueMessage } from "./types.ts";
+import { enqueueEvents, prepareEventAfterChange, prepareEvents } from "./emit.ts";
+import { deliveryExhaustedEvent, isOperational, webhookDisabledEvent } from "./operational.ts";
 import { chunk, QUEUE_BATCH_MAX } from "../platform/batching.ts";
 import { log } from "../platform/log.ts";
 import { itemsPerStatement } from "../platform/d1.ts";
@@ -102,6 +104,8 @@ export async function attemptClaimed(env: Env, claimed: DeliveryRow[], hooks: We
   const retries: { id: string; delaySeconds: number }[] = [];
   const successes: Success[] = [];
   const failedHooks = new Set<string>();
+  /** Operational events written in this batch, enqueued after it commits. */
+  const announced: string[] = [];
   const toSend: { d: DeliveryRow; hook: WebhookRow; payload: string; isTest: boolean }[] = [];
   for (const d of claimed) {
     // Same account only (a delivery row is always written with its webhook's account; belt and braces).
@@ -154,14 +158,21 @@ export async function attemptClaimed(env: Env, claimed: DeliveryRow[], hooks: We
         .update(webhookDeliveries)
         .set({ status: outcome.status, attempts: attempt, nextAttemptAt, queuedAt: queueable ? doneAt : null, leaseUntil: null, lastStatusCode: result.statusCode, lastError: result.error, updatedAt: doneAt })
         .where(eq(webhookDeliveries.id, d.id)),
-      ...(isTest ? [] : endpointHealthWrites(env, hook, outcome, doneAt)),
+      ...(isTest ? [] : endpointHealthWrites(env, hook, outcome, doneAt, announced)),
     );
+    // A delivery that gave up is announced, unless it carried an announcement itself (no loops).
+    if (outcome.status === "failed" && !isTest && !isOperational(d.eventType)) {
+      const ev = prepareEvents(env, deliveryExhaustedEvent(d.accountId, { webhookId: hook.id, deliveryId: d.id, eventId: d.eventId, eventType: d.eventType, attempts: attempt, lastStatusCode: result.statusCode, lastError: result.error }));
+      writes.push(...ev.statements);
+      announced.push(...ev.events.map((e) => e.id));
+    }
     if (queueable) retries.push({ id: d.id, delaySeconds: outcome.delaySeconds });
   });
 
   // One round trip records every outcome.
   writes.push(...successWrites(env, successes, failedHooks));
   if (writes.length > 0) await db.batch(writes as [BatchItem<"sqlite">, ...BatchItem<"sqlite">[]]);
+  await enqueueWritten(env, announced);
 
   for (const part of chunk(retries, QUEUE_BATCH_MAX)) {
     try {
@@ -173,6 +184,19 @@ export async function attemptClaimed(env: Env, claimed: DeliveryRow[], hooks: We
     }
   }
   return reports;
+}
+
+/**
+ * Enqueues the announcements the batch really wrote (a `webhook.disabled` is written only if its
+ * endpoint was still enabled), so a failing attempt costs no queue message for nothing.
+ */
+async function enqueueWritten(env: Env, ids: string[]): Promise<void> {
+  if (ids.length === 0) return;
+  const written: string[] = [];
+  for (const part of chunk(ids, IDS_PER_STATEMENT)) {
+    written.push(...(await getDb(env.DB).select({ id: events.id }).from(events).where(inArray(events.id, part))).map((r) => r.id));
+  }
+  if (written.length > 0) await enqueueEvents(env, written);
 }
 
 /** Gives up this invocation's leases on deliveries still pending, so another attempt may start at once. */
@@ -190,15 +214,24 @@ async function pool<T>(items: T[], limit: number, fn: (item: T) => Promise<void>
   }));
 }
 
-/** Success ends a failure streak; a failure starts one; 410, or a streak past the limit, disables the endpoint. */
-function endpointHealthWrites(env: Env, hook: WebhookRow, outcome: DeliveryOutcome, now: number) {
+/**
+ * Success ends a failure streak; a failure starts one; 410, or a streak past the limit, disables the
+ * endpoint, and the disabling is announced by a `webhook.disabled` event written only if that UPDATE
+ * changed the row (so once, however many attempts fail together). Its id goes into `announced`.
+ */
+function endpointHealthWrites(env: Env, hook: WebhookRow, outcome: DeliveryOutcome, now: number, announced: string[]) {
   const db = getDb(env.DB);
   const byId = and(eq(webhooks.id, hook.id), eq(webhooks.accountId, hook.accountId));
   if (outcome.status === "succeeded") {
     return hook.failingSince === null ? [] : [db.update(webhooks).set({ failingSince: null }).where(byId)];
   }
+  const disable = (reason: "gone" | "failing") => {
+    const ev = prepareEventAfterChange(env, webhookDisabledEvent(hook.accountId, { webhookId: hook.id, url: hook.url, reason, disabledAt: new Date(now).toISOString() }));
+    announced.push(ev.event.id);
+    return ev.statement;
+  };
   if (outcome.status === "failed" && outcome.gone) {
-    return [db.update(webhooks).set({ enabled: false, disabledReason: "gone", updatedAt: now }).where(byId)];
+    return [db.update(webhooks).set({ enabled: false, disabledReason: "gone", updatedAt: now }).where(and(byId, eq(webhooks.enabled, true))), disable("gone")];
   }
   return [
     db.update(webhooks).set({ failingSince: sql`coalesce(${webhooks.failingSince}, ${now})` }).where(byId),
@@ -206,6 +239,7 @@ function endpointHealthWrites(env: Env, hook: WebhookRow, outcome: DeliveryOutco
       .update(webhooks)
       .set({ enabled: false, disabledReason: "failing", updatedAt: now })
       .where(and(byId, eq(webhooks.enabled, true), isNotNull(webhooks.failingSince), lte(webhooks.failingSince, now - disableAfterMs(env)))),
+    disable("failing"),
   ];
 }
 

@@ -5,6 +5,7 @@ import { events, webhookDeliveries, webhooks } from "../db/schema/index.ts";
 import { newId } from "../platform/ids.ts";
 import { LEASE_MS, type DeliveryRow, type WebhookRow } from "./delivery.ts";
 import { webhookMatches } from "./matching.ts";
+import { sourceWebhookOf } from "./operational.ts";
 import type { CommittedEvent } from "./stream/publish.ts";
 import { itemsPerStatement } from "../platform/d1.ts";
 
@@ -53,9 +54,11 @@ export async function fanOutAndClaim(env: Env, eventIds: string[], claim: number
 
   const deliveries: (typeof webhookDeliveries.$inferInsert)[] = [];
   for (const ev of rows) {
+    // an event about an endpoint (it was disabled, a delivery to it gave up) is not sent to that endpoint
+    const source = sourceWebhookOf(ev);
     for (const hook of hooks) {
       // A webhook registered after the event happened does not get it, however late the fan-out runs.
-      if (hook.accountId !== ev.accountId || hook.createdAt > ev.createdAt || !webhookMatches(hook, ev)) continue;
+      if (hook.accountId !== ev.accountId || hook.createdAt > ev.createdAt || hook.id === source || !webhookMatches(hook, ev)) continue;
       deliveries.push({ id: newId("dlv", now), accountId: ev.accountId, webhookId: hook.id, eventId: ev.id, eventType: ev.type, status: "pending", attempts: 0, nextAttemptAt: now, queuedAt: now, leaseUntil: null, lastStatusCode: null, lastError: null, createdAt: now, updatedAt: now });
     }
   }

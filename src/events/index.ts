@@ -1,5 +1,6 @@
 /** Events and webhooks: what src/app.ts, src/queues.ts and src/scheduled.ts wire in. */
 export { webhookRoutes } from "./webhooks/index.ts";
+export { eventLogRoutes } from "./log/index.ts";
 export { envelopeOf, eventCatalog, eventTypeRoutes, type EventCatalogEntry, type EventTypeDescriptions } from "./catalog/index.ts";
 export { handleDeliveryQueue, handleEventsQueue } from "./consumers.ts";
 export { onCronEvents } from "./cron.ts";

@@ -1,5 +1,5 @@
-/** Event types of docs/contracts.md §4 (webhook.test is only sent by POST /api/webhooks/:id/test). */
-export const EVENT_TYPES = [
+/** The products' event types of docs/contracts.md §4 (webhook.test is only sent by POST /api/webhooks/:id/test). */
+export const PRODUCT_EVENT_TYPES = [
   "message.received",
   "message.sent",
   "message.delivered",
@@ -15,6 +15,13 @@ export const EVENT_TYPES = [
   "campaign.completed",
 ] as const;
 
+/** What the webhook pipeline itself tells an account about its endpoints (src/events/operational.ts). */
+export const OPERATIONAL_EVENT_TYPES = ["webhook.disabled", "webhook.delivery_exhausted"] as const;
+
+export const EVENT_TYPES = [...PRODUCT_EVENT_TYPES, ...OPERATIONAL_EVENT_TYPES] as const;
+
+export type ProductEventType = (typeof PRODUCT_EVENT_TYPES)[number];
+export type OperationalEventType = (typeof OPERATIONAL_EVENT_TYPES)[number];
 export type EventType = (typeof EVENT_TYPES)[number];
 
 /** What travels on the events queue. `data` is the full resource as the REST API returns it. */

@@ -73,6 +73,12 @@ beforeAll(async () => {
       res.writeHead(404, { "Content-Type": "text/plain" }).end("gone");
       return;
     }
+    // an endpoint that is gone for good: the platform disables a webhook pointing here
+    if (req.url === "/gone") {
+      req.resume();
+      res.writeHead(410, { "Content-Type": "text/plain" }).end("gone");
+      return;
+    }
     let body = "";
     req.on("data", (d: Buffer) => (body += d.toString()));
     req.on("end", () => {
@@ -287,6 +293,28 @@ describe("browser console (Chromium against npm run dev)", () => {
     await page.getByRole("button", { name: /^Retry delivery/ }).first().click();
     await expect.poll(() => delivery.locator(".attempts li").count(), { timeout: 15_000 }).toBe(2);
     await shot("06-webhooks");
+  });
+
+  it("shows a banner when the platform disables a webhook (410), with the way back", async () => {
+    await go("Webhooks");
+    const goneUrl = receiverUrl.replace(/\/hook$/, "/gone");
+    const res = await call("/api/webhooks", { method: "POST", key, json: { url: goneUrl, events: ["contact.created"] } });
+    expect(res.status).toBe(201);
+    await call("/api/contacts", { method: "POST", key, json: { phone: "+15550009876", name: "Gone receiver" } });
+    const banner = page.getByTestId("webhook-disabled-banner");
+    // the live stream's webhook.disabled reloads the list; a visit of the page does too
+    await expect.poll(async () => {
+      if ((await banner.count()) === 0) {
+        await go("Contacts");
+        await go("Webhooks");
+      }
+      return banner.count();
+    }, { timeout: 20_000 }).toBe(1);
+    expect(await banner.textContent()).toContain(goneUrl);
+    expect(await banner.textContent()).toContain("410 Gone");
+    await shot("06b-webhook-disabled");
+    await banner.getByRole("button", { name: "Enable" }).click();
+    await expect.poll(() => banner.count()).toBe(0);
   });
 
   it("compiles a document and renders its first page; a broken one shows the error at its line", async () => {

@@ -90,8 +90,36 @@ function Deliveries({ webhookId }: { webhookId: string }) {
   );
 }
 
+const WHY_DISABLED: Record<"gone" | "failing", string> = {
+  gone: "it answered 410 Gone",
+  failing: "its deliveries failed continuously for days",
+};
+
+/** Endpoints the platform disabled: what happened and what to do (the state column alone is easy to miss). */
+function DisabledBanner({ hooks, onEnable }: { hooks: Schemas["Webhook"][]; onEnable: (w: Schemas["Webhook"]) => void }) {
+  const off = hooks.filter((w) => !w.enabled && w.disabledReason);
+  if (off.length === 0) return null;
+  return (
+    <div class="error" role="alert" data-testid="webhook-disabled-banner">
+      {off.map((w) => (
+        <p key={w.id}>
+          The webhook to <strong>{w.url}</strong> was disabled: {WHY_DISABLED[w.disabledReason!]}. Fix the endpoint, enable it, then send what
+          it missed with <code>POST /api/webhooks/{w.id}/recover</code>.{" "}
+          <button type="button" class="secondary" onClick={() => onEnable(w)}>
+            Enable
+          </button>
+        </p>
+      ))}
+    </div>
+  );
+}
+
 export function Webhooks() {
   const list = useLoad(() => must(api().GET("/api/webhooks", { params: { query: { limit: 100 } } })));
+  // a disabling announced on the live stream shows at once
+  useEvents((e) => {
+    if (e.type === "webhook.disabled") list.reload();
+  });
   // the catalog says what each type means; until it loads, the types alone
   const catalog = useLoad(() => must(api().GET("/api/event-types")));
   const described = new Map((catalog.data?.data ?? []).map((t) => [t.type, t.description]));
@@ -128,6 +156,7 @@ export function Webhooks() {
   return (
     <section>
       <h1>Webhooks</h1>
+      <DisabledBanner hooks={list.data?.data ?? []} onEnable={(w) => void toggle(w)} />
       {secret && <SecretOnce label="Signing secret" value={secret} onDone={() => setSecret(null)} />}
       <form class="card stack" onSubmit={create} aria-labelledby="new-webhook">
         <h2 id="new-webhook">New webhook</h2>

@@ -20,7 +20,15 @@ export const events = sqliteTable(
     /** How often the cron had to put this event back on the queue (bounded, against poison events). */
     requeues: counter("requeues"),
   },
-  (t) => [index("events_pending_idx").on(t.fannedOutAt, t.createdAt), index("events_account_idx").on(t.accountId, t.createdAt)],
+  (t) => [
+    index("events_pending_idx").on(t.fannedOutAt, t.createdAt),
+    index("events_account_idx").on(t.accountId, t.createdAt),
+    // GET /api/events pages newest first by id (ids are time-ordered): one index per filter it serves
+    // (src/events/log/query.ts); type and session together use the session one and filter the type.
+    index("events_account_id_idx").on(t.accountId, t.id),
+    index("events_account_type_idx").on(t.accountId, t.type, t.id),
+    index("events_account_session_idx").on(t.accountId, t.sessionId, t.id),
+  ],
 );
 
 export const webhooks = sqliteTable(
@@ -72,6 +80,10 @@ export const webhookDeliveries = sqliteTable(
     uniqueIndex("deliveries_event_webhook_uq").on(t.eventId, t.webhookId),
     index("deliveries_webhook_idx").on(t.webhookId, t.id),
     index("deliveries_due_idx").on(t.status, t.nextAttemptAt),
+    // recover: one webhook's failed deliveries of events since a time, oldest event first
+    index("deliveries_webhook_status_idx").on(t.webhookId, t.status, t.eventId),
+    // GET /api/events?delivery=: the account's events with a delivery in that state, newest first
+    index("deliveries_account_status_event_idx").on(t.accountId, t.status, t.eventId),
   ],
 );
 

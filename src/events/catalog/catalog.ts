@@ -1,5 +1,6 @@
 import { z } from "@hono/zod-openapi";
-import type { EventType } from "../types.ts";
+import type { EventType, ProductEventType } from "../types.ts";
+import { OPERATIONAL_EVENT_ENTRIES } from "../operational.ts";
 import { TEST_EVENT_TYPE } from "../types.ts";
 
 /**
@@ -17,7 +18,7 @@ export interface EventCatalogEntry {
 }
 
 /** The product-specific part: one entry per event type it emits (the compiler checks none is missing). */
-export type EventTypeDescriptions = { [T in EventType]: Omit<EventCatalogEntry, "type"> };
+export type EventTypeDescriptions = { [T in ProductEventType]: Omit<EventCatalogEntry, "type"> };
 
 /** The events module's own type. */
 export const TEST_EVENT_ENTRY: EventCatalogEntry = {
@@ -29,8 +30,8 @@ export const TEST_EVENT_ENTRY: EventCatalogEntry = {
 
 /** The catalog: every event type, in the order given. */
 export function eventCatalog(described: EventTypeDescriptions): EventCatalogEntry[] {
-  const types = Object.keys(described) as EventType[];
-  return [...types.map((type) => ({ type, ...described[type] })), TEST_EVENT_ENTRY];
+  const types = Object.keys(described) as ProductEventType[];
+  return [...types.map((type) => ({ type, ...described[type] })), ...OPERATIONAL_EVENT_ENTRIES, TEST_EVENT_ENTRY];
 }
 
 /** The delivery body of `entry`'s type: Standard Webhooks' `{type, timestamp, data}`. */

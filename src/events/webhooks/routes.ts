@@ -1,7 +1,7 @@
 import { idempotency } from "../../platform/idempotency.ts";
 import { AUTHED_ERRORS, jsonBody, jsonResponse, routeGroup } from "../../platform/openapi.ts";
 import { pageOf, PaginationQuery } from "../../platform/pagination.ts";
-import { CreateWebhookBody, Delivery, DeliveryParams, DeliveryStatus, TestResult, UpdateWebhookBody, Webhook, WebhookIdParam, WebhookWithSecret } from "./schemas.ts";
+import { CreateWebhookBody, Delivery, DeliveryParams, DeliveryStatus, RecoverBody, RecoverResult, TestResult, UpdateWebhookBody, Webhook, WebhookIdParam, WebhookWithSecret } from "./schemas.ts";
 
 const route = routeGroup({ tags: ["Webhooks"], errors: AUTHED_ERRORS });
 const DeliveryListQuery = PaginationQuery.extend({ status: DeliveryStatus.optional().openapi({ description: "Only deliveries in this state." }) });
@@ -45,4 +45,11 @@ export const retryDeliveryRoute = route("post", "/api/webhooks/{id}/deliveries/{
   description: "Answers 202 with the delivery, `pending`; the attempt appears in the log. 409 if the webhook is disabled or an attempt is in flight.",
   middleware: [idempotency()] as const, request: { params: DeliveryParams },
   responses: { 202: jsonResponse(Delivery, "The delivery, queued for an attempt") }, errors: [404, 409, 422],
+});
+
+export const recoverDeliveriesRoute = route("post", "/api/webhooks/{id}/recover", "Send again every failed delivery since a time (after an outage)", {
+  description:
+    "Queues every `failed` delivery of this webhook (retries used up, 410, disabled endpoint) created since `since` again, oldest first, each with its original `webhook-id`. At most `limit` per call; `hasMore` says to call again. Deliveries queued by an earlier call are not queued twice while pending. A delivery that used its whole retry schedule gets one attempt. `since` must lie within the delivery log's retention (`RETENTION_WEBHOOK_DELIVERIES_DAYS`). 409 if the webhook is disabled. Accepts `Idempotency-Key`.",
+  middleware: [idempotency()] as const, request: { params: WebhookIdParam, body: jsonBody(RecoverBody) },
+  responses: { 202: jsonResponse(RecoverResult, "How many deliveries were queued") }, errors: [404, 409, 413, 415, 422],
 });

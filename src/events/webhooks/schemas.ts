@@ -93,6 +93,24 @@ export const TestResult = z
   })
   .openapi("WebhookTestResult");
 
+/** Most deliveries one recover call queues: bounded work per request; the answer says when more remain. */
+export const RECOVER_MAX_LIMIT = 500;
+
+export const RecoverBody = z
+  .strictObject({
+    since: z.iso.datetime({ offset: true }).openapi({ description: "Recover deliveries of events created at or after this instant (ISO 8601), within the delivery log's retention.", example: "2026-11-01T09:00:00Z" }),
+    limit: z.number().int().min(1).max(RECOVER_MAX_LIMIT).default(RECOVER_MAX_LIMIT).openapi({ description: `At most this many deliveries are queued by this call (1-${RECOVER_MAX_LIMIT}).` }),
+  })
+  .openapi("RecoverDeliveries");
+
+export const RecoverResult = z
+  .object({
+    queued: z.number().int().openapi({ description: "Failed deliveries queued again by this call, oldest first." }),
+    hasMore: z.boolean().openapi({ description: "More failed deliveries remain since `since`: call again (those queued now are not queued twice while pending)." }),
+    since: z.string().openapi({ format: "date-time" }),
+  })
+  .openapi("RecoverResult");
+
 export const WebhookIdParam = idParam();
 export const DeliveryParams = WebhookIdParam.extend({ deliveryId: z.string().max(64).openapi({ param: { name: "deliveryId", in: "path" } }) });
 
@@ -100,3 +118,5 @@ export type CreateWebhookInput = z.infer<typeof CreateWebhookBody>;
 export type UpdateWebhookInput = z.infer<typeof UpdateWebhookBody>;
 export type WebhookView = z.infer<typeof Webhook>;
 export type DeliveryView = z.infer<typeof Delivery>;
+export type RecoverInput = z.infer<typeof RecoverBody>;
+export type RecoverResult = z.infer<typeof RecoverResult>;

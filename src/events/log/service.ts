@@ -1,0 +1,79 @@
+import { and, eq, inArray } from "drizzle-orm";
+import { getDb } from "../../db/client.ts";
+import { events } from "../../db/schema/index.ts";
+import { errors } from "../../platform/errors.ts";
+import { decodeCursor, IdCursor, toPage, type Page } from "../../platform/pagination.ts";
+import { daysAgo, idAt, retention } from "../../platform/retention.ts";
+import { eventPageQuery } from "./query.ts";
+import type { EventDeliveryView, EventListInput, LoggedEventView } from "./schemas.ts";
+import { toEventDeliveryView, toEventView, type EventDeliveryRow } from "./mapper.ts";
+
+/** When event retention is off (rows kept forever), lists still reach back only this far. */
+export const EVENTS_MAX_DAYS = 30;
+
+/** The database holding this account's events (one place to change when accounts live in shards). */
+const accountDb = (env: Env, _accountId: string) => getDb(env.DB);
+
+function windowStart(env: Env, now: number): number {
+  return daysAgo(now, retention(env).RETENTION_EVENTS_DAYS ?? EVENTS_MAX_DAYS);
+}
+
+/** `since`/`until` as instants inside the window; a bound outside it is a 400 naming it, never a silent clamp. */
+function timeBounds(env: Env, q: EventListInput, now: number): { from: number; to: number } {
+  const start = windowStart(env, now);
+  const from = q.since ? Date.parse(q.since) : start;
+  const to = q.until ? Date.parse(q.until) : now + 1;
+  if (from < start) throw errors.invalidRequest(`\`since\` is older than events are kept (from ${new Date(start).toISOString()}).`, [{ path: "since", message: "outside the retention window" }]);
+  if (to < from) throw errors.invalidRequest("`until` is before `since`.", [{ path: "until", message: "must not be before since" }]);
+  return { from, to };
+}
+
+export async function listEvents(env: Env, accountId: string, q: EventListInput, now = Date.now()): Promise<Page<LoggedEventView>> {
+  const { from, to } = timeBounds(env, q, now);
+  const untilId = idAt("evt", to);
+  const cursorId = decodeCursor(q.cursor, IdCursor)?.id;
+  const { sql, params } = eventPageQuery({
+    accountId,
+    fromId: idAt("evt", from),
+    beforeId: cursorId !== undefined && cursorId < untilId ? cursorId : untilId,
+    type: q.type,
+    sessionId: q.sessionId,
+    delivery: q.delivery,
+    take: q.limit + 1,
+  });
+  const ids = (await env.DB.prepare(sql).bind(...params).all<{ id: string }>()).results.map((r) => r.id);
+  const page = toPage(ids, q.limit, (id) => ({ id }));
+  return { data: await withDeliveries(env, accountId, page.data), nextCursor: page.nextCursor };
+}
+
+export async function getEvent(env: Env, accountId: string, id: string): Promise<LoggedEventView> {
+  const [event] = await withDeliveries(env, accountId, [id]);
+  if (!event) throw errors.notFound("event");
+  return event;
+}
+
+/** The events of `ids` (this account's only), in that order, each with its deliveries: two reads. */
+async function withDeliveries(env: Env, accountId: string, ids: string[]): Promise<LoggedEventView[]> {
+  if (ids.length === 0) return [];
+  const db = accountDb(env, accountId);
+  const rows = await db.select().from(events).where(and(eq(events.accountId, accountId), inArray(events.id, ids))).all();
+  // INDEXED BY: without statistics SQLite would rather scan the account's deliveries than probe per event.
+  const marks = ids.map((_, i) => `?${i + 2}`).join(",");
+  const deliveries = await env.DB.prepare(
+    `SELECT id, webhook_id, event_id, status, attempts, last_status_code, next_attempt_at, updated_at FROM webhook_deliveries INDEXED BY deliveries_event_webhook_uq WHERE event_id IN (${marks}) AND account_id = ?1 ORDER BY id`,
+  )
+    .bind(accountId, ...ids)
+    .all<EventDeliveryRow>();
+  const byEvent = new Map<string, EventDeliveryView[]>();
+  for (const d of deliveries.results) {
+    const view = toEventDeliveryView(d);
+    const list = byEvent.get(d.event_id);
+    if (list) list.push(view);
+    else byEvent.set(d.event_id, [view]);
+  }
+  const byId = new Map(rows.map((r) => [r.id, r]));
+  return ids.flatMap((id) => {
+    const row = byId.get(id);
+    return row ? [toEventView(row, byEvent.get(id) ?? [])] : [];
+  });
+}
