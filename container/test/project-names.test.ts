@@ -84,10 +84,10 @@ describe("`..` from the main file's folder", () => {
     const r = await compile(s.url, {
       engine,
       mainPath: "src/en/main.tex",
-      source: article("\\input{../../layers/init.tex}\\input{../shared}"),
+      source: article("\\input{../../layers/init.tex}\\input{../common}"),
       files: [
         { path: "layers/init.tex", content: "Layer init text.\n" },
-        { path: "src/shared.tex", content: "Shared one level up.\n" },
+        { path: "src/common.tex", content: "Shared one level up.\n" },
       ],
     });
     expectPdf(r);
