@@ -1,7 +1,6 @@
 import { z } from "@hono/zod-openapi";
-import type { EventCatalogEntry } from "./catalog/catalog.ts";
 import type { EmitInput } from "./emit.ts";
-import { OPERATIONAL_EVENT_TYPES, type OperationalEventType } from "./types.ts";
+import { OPERATIONAL_EVENT_TYPES, type EventCatalogEntry, type OperationalEventType } from "./types.ts";
 
 /**
  * Events about the account's own endpoints: one was disabled, or a delivery gave up. They go to the

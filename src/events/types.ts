@@ -1,3 +1,5 @@
+import type { z } from "@hono/zod-openapi";
+
 /** The products' event types of docs/contracts.md §4 (webhook.test is only sent by POST /api/webhooks/:id/test). */
 export const PRODUCT_EVENT_TYPES = [
   "message.received",
@@ -49,3 +51,13 @@ export interface EventPayload {
 /** Queue messages carry ids only; D1 holds the record (and a queue message is at most 128 KB). */
 export type EventsQueueMessage = { kind: "event"; id: string };
 export type DeliveryQueueMessage = { kind: "delivery"; id: string };
+
+/** One event type of GET /api/event-types (src/events/catalog): the catalog and the areas that describe their events share it. */
+export interface EventCatalogEntry {
+  type: EventType | typeof TEST_EVENT_TYPE;
+  description: string;
+  /** The schema of the body's `data`: the resource as the REST API returns it. */
+  data: z.ZodType;
+  /** An example `data`, checked against `data` by the tests. */
+  example: Record<string, unknown>;
+}

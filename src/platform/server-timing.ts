@@ -1,12 +1,10 @@
 import type { Context } from "hono";
-import type { AppEnv } from "./types.ts";
+import type { AppEnv, Timings } from "./types.ts";
 
 /**
  * `Server-Timing` (W3C): where a request's time went, as browsers' devtools and `curl -i` show it.
  * Only I/O waits are meaningful: the Workers clock advances on I/O, not while JavaScript runs.
  */
-export type Timings = { name: string; ms: number }[];
-
 export function addTiming(c: Context<AppEnv>, name: string, ms: number): void {
   c.get("timings")?.push({ name, ms });
 }

@@ -20,7 +20,10 @@ export type AppVariables = {
   /** Route template for logs, set by the logger once routing is done. */
   startedAt: number;
   /** Steps recorded for the `Server-Timing` header. */
-  timings: import("./server-timing.ts").Timings;
+  timings: Timings;
 };
+
+/** Steps of a request, named, with their milliseconds (src/platform/server-timing.ts writes them out). */
+export type Timings = { name: string; ms: number }[];
 
 export type AppEnv = { Bindings: Env; Variables: AppVariables };

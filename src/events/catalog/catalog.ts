@@ -1,22 +1,15 @@
 import { z } from "@hono/zod-openapi";
-import type { EventType, ProductEventType } from "../types.ts";
+import type { EventCatalogEntry, ProductEventType } from "../types.ts";
 import { OPERATIONAL_EVENT_ENTRIES } from "../operational.ts";
 import { TEST_EVENT_TYPE } from "../types.ts";
+
+export type { EventCatalogEntry } from "../types.ts";
 
 /**
  * What a receiver may know about one event type: what it means, the schema of its `data`, and an
  * example delivery body. The products that emit events (messaging) describe their own types; the
  * entry points put the catalog together (src/app.ts), so this module names no product.
  */
-export interface EventCatalogEntry {
-  type: EventType | typeof TEST_EVENT_TYPE;
-  description: string;
-  /** The schema of the body's `data`: the resource as the REST API returns it. */
-  data: z.ZodType;
-  /** An example `data`, checked against `data` by the tests. */
-  example: Record<string, unknown>;
-}
-
 /** The product-specific part: one entry per event type it emits (the compiler checks none is missing). */
 export type EventTypeDescriptions = { [T in ProductEventType]: Omit<EventCatalogEntry, "type"> };
 
