@@ -28,31 +28,14 @@ export function zip(entries: readonly ZipEntry[]): Buffer {
     const body = e.deflate ? deflateRawSync(e.data) : e.data;
     const method = e.deflate ? 8 : 0;
     const crc = crc32(e.data);
-    // bit 11: the name is UTF-8
+    const fields = { method, crc, compressed: body.length, size: e.data.length, nameLength: name.length };
     const local = Buffer.alloc(30);
     local.writeUInt32LE(0x04034b50, 0);
-    local.writeUInt16LE(20, 4);
-    local.writeUInt16LE(0x0800, 6);
-    local.writeUInt16LE(method, 8);
-    local.writeUInt16LE(DOS_TIME, 10);
-    local.writeUInt16LE(DOS_DATE, 12);
-    local.writeUInt32LE(crc, 14);
-    local.writeUInt32LE(body.length, 18);
-    local.writeUInt32LE(e.data.length, 22);
-    local.writeUInt16LE(name.length, 26);
-    local.writeUInt16LE(0, 28);
+    writeEntryFields(local, 4, fields);
     const central = Buffer.alloc(46);
     central.writeUInt32LE(0x02014b50, 0);
     central.writeUInt16LE(20, 4);
-    central.writeUInt16LE(20, 6);
-    central.writeUInt16LE(0x0800, 8);
-    central.writeUInt16LE(method, 10);
-    central.writeUInt16LE(DOS_TIME, 12);
-    central.writeUInt16LE(DOS_DATE, 14);
-    central.writeUInt32LE(crc, 16);
-    central.writeUInt32LE(body.length, 20);
-    central.writeUInt32LE(e.data.length, 24);
-    central.writeUInt16LE(name.length, 28);
+    writeEntryFields(central, 6, fields);
     central.writeUInt32LE(offset, 42);
     locals.push(local, name, body);
     centrals.push(central, name);
@@ -67,4 +50,20 @@ export function zip(entries: readonly ZipEntry[]): Buffer {
   end.writeUInt32LE(dir.length, 12);
   end.writeUInt32LE(offset, 16);
   return Buffer.concat([...locals, dir, end]);
+}
+
+/**
+ * The run of fields a local header (from byte 4) and its central directory record (from byte 6)
+ * share: version needed, flags (bit 11: the name is UTF-8), method, time, date, CRC, sizes, name length.
+ */
+function writeEntryFields(b: Buffer, at: number, f: { method: number; crc: number; compressed: number; size: number; nameLength: number }): void {
+  b.writeUInt16LE(20, at);
+  b.writeUInt16LE(0x0800, at + 2);
+  b.writeUInt16LE(f.method, at + 4);
+  b.writeUInt16LE(DOS_TIME, at + 6);
+  b.writeUInt16LE(DOS_DATE, at + 8);
+  b.writeUInt32LE(f.crc, at + 10);
+  b.writeUInt32LE(f.compressed, at + 14);
+  b.writeUInt32LE(f.size, at + 18);
+  b.writeUInt16LE(f.nameLength, at + 22);
 }
