@@ -5,6 +5,7 @@ import type { DeliveryQueueMessage, EventsQueueMessage } from "./types.ts";
 import { chunk, QUEUE_BATCH_MAX } from "../platform/batching.ts";
 import { log } from "../platform/log.ts";
 import { itemsPerStatement } from "../platform/d1.ts";
+import { carriedShard, shardAt, type Shard } from "../platform/shards.ts";
 
 /**
  * Events per fan-out: its statements bind each id once or twice, beside a few parameters of their
@@ -25,11 +26,13 @@ const INLINE_FIRST_ATTEMPTS = 50;
 export async function handleEventsQueue(batch: MessageBatch<EventsQueueMessage>, env: Env, _ctx: ExecutionContext): Promise<void> {
   const valid = batch.messages.filter((m) => typeof m.body?.id === "string");
   for (const m of batch.messages) if (!valid.includes(m)) m.ack();
+  // Each message names its event's shard: a part is one shard's events.
+  const parts = [...byShard(valid).entries()].flatMap(([index, msgs]) => chunk(msgs, FANOUT_PART).map((part) => ({ shard: shardAt(env, index), part })));
   await Promise.all(
-    chunk(valid, FANOUT_PART).map(async (part) => {
+    parts.map(async ({ shard, part }) => {
       let fanned: FanOutResult;
       try {
-        fanned = await fanOutAndClaim(env, part.map((m) => m.body.id), INLINE_FIRST_ATTEMPTS);
+        fanned = await fanOutAndClaim(shard, part.map((m) => m.body.id), INLINE_FIRST_ATTEMPTS);
       } catch (err) {
         log.error("event fan-out failed; messages retried", { count: part.length, error: String(err) });
         for (const m of part) m.retry({ delaySeconds: 2 });
@@ -37,14 +40,24 @@ export async function handleEventsQueue(batch: MessageBatch<EventsQueueMessage>,
       }
       for (const m of part) m.ack();
       // The live stream gets the events as soon as they are read here, beside the first attempts.
-      await Promise.all([publishToStreams(env, fanned.events), enqueueWaiting(env, fanned.waiting), attemptInline(env, fanned)]);
+      await Promise.all([publishToStreams(env, fanned.events), enqueueWaiting(env, shard, fanned.waiting), attemptInline(env, shard, fanned)]);
     }),
   );
 }
 
-async function enqueueWaiting(env: Env, ids: string[]): Promise<void> {
+/** Messages by the shard they name (a message without one is shard 0's). */
+function byShard<M extends { body: { shard?: number } }>(messages: M[]): Map<number, M[]> {
+  const out = new Map<number, M[]>();
+  for (const m of messages) {
+    const index = carriedShard(m.body.shard);
+    out.set(index, [...(out.get(index) ?? []), m]);
+  }
+  return out;
+}
+
+async function enqueueWaiting(env: Env, shard: Shard, ids: string[]): Promise<void> {
   for (const part of chunk(ids, QUEUE_BATCH_MAX)) {
-    await env.DELIVERY_QUEUE.sendBatch(part.map((id) => ({ body: { kind: "delivery", id } satisfies DeliveryQueueMessage, contentType: "json" as const }))).catch((err: unknown) => {
+    await env.DELIVERY_QUEUE.sendBatch(part.map((id) => ({ body: { kind: "delivery", id, shard: shard.index } satisfies DeliveryQueueMessage, contentType: "json" as const }))).catch((err: unknown) => {
       // They are recorded as pending in D1; the cron picks up overdue deliveries.
       log.error("delivery queue send failed; the cron will enqueue", { error: String(err) });
     });
@@ -56,14 +69,14 @@ async function enqueueWaiting(env: Env, ids: string[]): Promise<void> {
  * go to the delivery queue at once (a retried attempt is deduplicated by receivers on
  * `webhook-id`); only if that fails too do they wait for their leases to lapse and the cron.
  */
-async function attemptInline(env: Env, fanned: FanOutResult): Promise<void> {
+async function attemptInline(env: Env, shard: Shard, fanned: FanOutResult): Promise<void> {
   if (fanned.claimed.length === 0) return;
   try {
-    await attemptClaimed(env, fanned.claimed, fanned.hooks, fanned.payloads, Date.now());
+    await attemptClaimed(env, shard, fanned.claimed, fanned.hooks, fanned.payloads, Date.now());
   } catch (err) {
     log.error("inline delivery attempts failed; handing them to the delivery queue", { count: fanned.claimed.length, error: String(err) });
-    await releaseLeases(env, fanned.claimed.map((d) => d.id)).catch(() => {});
-    await enqueueWaiting(env, fanned.claimed.map((d) => d.id));
+    await releaseLeases(shard, fanned.claimed.map((d) => d.id)).catch(() => {});
+    await enqueueWaiting(env, shard, fanned.claimed.map((d) => d.id));
   }
 }
 
@@ -72,17 +85,18 @@ async function attemptInline(env: Env, fanned: FanOutResult): Promise<void> {
  * concurrently); if recording them fails, the whole batch is retried (leases make that safe).
  */
 export async function handleDeliveryQueue(batch: MessageBatch<DeliveryQueueMessage>, env: Env, _ctx: ExecutionContext): Promise<void> {
-  const ids: string[] = [];
-  for (const msg of batch.messages) {
-    const id = msg.body?.id;
-    if (typeof id === "string") ids.push(id);
-    else msg.ack();
-  }
-  try {
-    await attemptDeliveries(env, ids);
-    batch.ackAll();
-  } catch (err) {
-    log.error("delivery attempts failed", { count: ids.length, error: String(err) });
-    batch.retryAll({ delaySeconds: 5 });
-  }
+  const valid = batch.messages.filter((m) => typeof m.body?.id === "string");
+  for (const m of batch.messages) if (!valid.includes(m)) m.ack();
+  // Shard by shard, each isolated: a shard that fails has only its own messages retried.
+  await Promise.all(
+    [...byShard(valid).entries()].map(async ([index, msgs]) => {
+      try {
+        await attemptDeliveries(env, shardAt(env, index), msgs.map((m) => m.body.id));
+        for (const m of msgs) m.ack();
+      } catch (err) {
+        log.error("delivery attempts failed", { shard: index, count: msgs.length, error: String(err) });
+        for (const m of msgs) m.retry({ delaySeconds: 5 });
+      }
+    }),
+  );
 }

@@ -1,6 +1,5 @@
 import { sql } from "drizzle-orm";
 import type { BatchItem } from "drizzle-orm/batch";
-import { getDb } from "../db/client.ts";
 import { events } from "../db/schema/index.ts";
 import { newId } from "../platform/ids.ts";
 import { MAX_EVENT_BYTES } from "./config.ts";
@@ -9,6 +8,7 @@ import { sendAll } from "../platform/batching.ts";
 import { log } from "../platform/log.ts";
 import { itemsPerStatement } from "../platform/d1.ts";
 import { errors } from "../platform/errors.ts";
+import { accountShard, type Shard } from "../platform/shards.ts";
 
 export interface EmitInput {
   type: EventType;
@@ -61,7 +61,7 @@ export interface PreparedEvents {
  * change and its events in ONE `db.batch`: one round trip, and atomic (never an event without the
  * change it announces, nor the change without its event).
  */
-export function prepareEvents(env: Env, input: EmitInput | EmitInput[]): PreparedEvents {
+export function prepareEvents(env: Env, shard: Shard, input: EmitInput | EmitInput[]): PreparedEvents {
   const inputs = Array.isArray(input) ? input : [input];
   const now = Date.now();
   const out: DomainEvent[] = [];
@@ -71,11 +71,11 @@ export function prepareEvents(env: Env, input: EmitInput | EmitInput[]): Prepare
     out.push(event);
     rows.push({ id: event.id, accountId: event.accountId, type: event.type, sessionId: event.sessionId, payload, createdAt: now, fannedOutAt: null, requeues: 0 });
   }
-  const db = getDb(env.DB);
+  const db = shard.db;
   const statements: BatchItem<"sqlite">[] = [];
   for (let i = 0; i < rows.length; i += ROWS_PER_INSERT) statements.push(db.insert(events).values(rows.slice(i, i + ROWS_PER_INSERT)));
   const ids = out.map((e) => e.id);
-  return { events: out, statements, enqueue: () => (ids.length ? enqueueEvents(env, ids) : Promise.resolve(true)) };
+  return { events: out, statements, enqueue: () => (ids.length ? enqueueEvents(env, shard, ids) : Promise.resolve(true)) };
 }
 
 /**
@@ -84,11 +84,11 @@ export function prepareEvents(env: Env, input: EmitInput | EmitInput[]): Prepare
  * `INSERT ... ON CONFLICT DO NOTHING` that did insert. So a deduplicated write and its event go in
  * one round trip; the caller enqueues the event only once it knows the write happened.
  */
-export function prepareEventAfterChange(env: Env, input: EmitInput): { event: DomainEvent; statement: BatchItem<"sqlite"> } {
+export function prepareEventAfterChange(shard: Shard, input: EmitInput): { event: DomainEvent; statement: BatchItem<"sqlite"> } {
   const now = Date.now();
   const { event, payload } = buildEvent(input, now);
   // Columns in the table's order (drizzle names them all): id, account_id, type, session_id, payload, created_at, fanned_out_at, requeues.
-  const statement = getDb(env.DB)
+  const statement = shard.db
     .insert(events)
     .select(sql`select ${event.id}, ${event.accountId}, ${event.type}, ${event.sessionId}, ${payload}, ${now}, null, 0 where changes() = 1`);
   return { event, statement };
@@ -102,17 +102,21 @@ export function prepareEventAfterChange(env: Env, input: EmitInput): { event: Do
  * To record events together with the change they announce, use `prepareEvents`.
  */
 export async function emit(env: Env, input: EmitInput | EmitInput[]): Promise<DomainEvent[]> {
-  const prepared = prepareEvents(env, input);
-  if (prepared.events.length === 0) return [];
-  await getDb(env.DB).batch(prepared.statements as [BatchItem<"sqlite">, ...BatchItem<"sqlite">[]]);
+  const inputs = Array.isArray(input) ? input : [input];
+  if (inputs.length === 0) return [];
+  // One account per call: its events go to its shard.
+  if (inputs.some((i) => i.accountId !== inputs[0]!.accountId)) throw new Error("emit: events of several accounts in one call");
+  const shard = await accountShard(env, inputs[0]!.accountId);
+  const prepared = prepareEvents(env, shard, inputs);
+  await shard.db.batch(prepared.statements as [BatchItem<"sqlite">, ...BatchItem<"sqlite">[]]);
   await prepared.enqueue();
   return prepared.events;
 }
 
 /** Puts event ids on the events queue; a failure is logged, not thrown (the cron re-enqueues). */
-export async function enqueueEvents(env: Env, ids: string[]): Promise<boolean> {
+export async function enqueueEvents(env: Env, shard: Pick<Shard, "index">, ids: string[]): Promise<boolean> {
   try {
-    await sendAll(env.EVENTS_QUEUE, ids.map((id) => ({ body: { kind: "event", id } satisfies EventsQueueMessage, contentType: "json" as const })));
+    await sendAll(env.EVENTS_QUEUE, ids.map((id) => ({ body: { kind: "event", id, shard: shard.index } satisfies EventsQueueMessage, contentType: "json" as const })));
     return true;
   } catch (err) {
     log.error("events queue send failed; the cron will enqueue", { count: ids.length, error: String(err) });

@@ -1,6 +1,5 @@
 import { and, eq, inArray, isNull, or, lt } from "drizzle-orm";
 import type { BatchItem } from "drizzle-orm/batch";
-import { getDb } from "../db/client.ts";
 import { events, webhookDeliveries, webhooks } from "../db/schema/index.ts";
 import { newId } from "../platform/ids.ts";
 import { LEASE_MS, type DeliveryRow, type WebhookRow } from "./delivery.ts";
@@ -8,6 +7,7 @@ import { webhookMatches } from "./matching.ts";
 import { sourceWebhookOf } from "./operational.ts";
 import type { CommittedEvent } from "./stream/publish.ts";
 import { itemsPerStatement } from "../platform/d1.ts";
+import type { Shard } from "../platform/shards.ts";
 
 /** Rows per INSERT: 14 columns each. */
 const ROWS_PER_INSERT = itemsPerStatement(14);
@@ -18,8 +18,8 @@ const ROWS_PER_INSERT = itemsPerStatement(14);
  * events still waiting for its first attempt: on a re-delivered batch that includes the ones an
  * earlier, crashed run created but never attempted.
  */
-export async function fanOut(env: Env, eventIds: string[], now = Date.now()): Promise<string[]> {
-  const { claimed, waiting } = await fanOutAndClaim(env, eventIds, 0, now);
+export async function fanOut(shard: Shard, eventIds: string[], now = Date.now()): Promise<string[]> {
+  const { claimed, waiting } = await fanOutAndClaim(shard, eventIds, 0, now);
   return [...claimed.map((d) => d.id), ...waiting];
 }
 
@@ -39,10 +39,10 @@ export interface FanOutResult {
  * `fanOut` that also takes the leases of up to `claim` deliveries waiting for their first attempt,
  * in the same batch: the events consumer then attempts them without another D1 round trip.
  */
-export async function fanOutAndClaim(env: Env, eventIds: string[], claim: number, now = Date.now()): Promise<FanOutResult> {
+export async function fanOutAndClaim(shard: Shard, eventIds: string[], claim: number, now = Date.now()): Promise<FanOutResult> {
   const none: FanOutResult = { claimed: [], waiting: [], hooks: [], payloads: [], events: [] };
   if (eventIds.length === 0) return none;
-  const db = getDb(env.DB);
+  const db = shard.db;
   // One round trip for the events and the webhooks of their accounts (disabled ones too: a
   // delivery left by an earlier run is then recorded as failed for the right reason).
   const ofEvents = inArray(events.id, eventIds);

@@ -48,9 +48,13 @@ export interface EventPayload {
   data: Record<string, unknown>;
 }
 
-/** Queue messages carry ids only; D1 holds the record (and a queue message is at most 128 KB). */
-export type EventsQueueMessage = { kind: "event"; id: string };
-export type DeliveryQueueMessage = { kind: "delivery"; id: string };
+/**
+ * Queue messages carry ids only; D1 holds the record (and a queue message is at most 128 KB). `shard`
+ * is the shard database holding the row (platform/shards.ts); a message without one (queued before
+ * shards) is shard 0's.
+ */
+export type EventsQueueMessage = { kind: "event"; id: string; shard?: number };
+export type DeliveryQueueMessage = { kind: "delivery"; id: string; shard?: number };
 
 /** One event type of GET /api/event-types (src/events/catalog): the catalog and the areas that describe their events share it. */
 export interface EventCatalogEntry {

@@ -110,3 +110,15 @@ export function meteredD1(d1: D1Database, name: string): D1Database {
 export function usageFields(usage: UsageByDb): { d1?: UsageByDb } {
   return Object.keys(usage).length ? { d1: usage } : {};
 }
+
+/** Runs `fn` counting into `usage` (a long-lived object's running total, e.g. a Durable Object's). */
+export function countInto<T>(usage: UsageByDb, fn: () => T): T {
+  return current.run(usage, fn);
+}
+
+/** The counts so far, and `usage` emptied for the next period. */
+export function takeUsage(usage: UsageByDb): UsageByDb {
+  const out = { ...usage };
+  for (const k of Object.keys(usage)) delete usage[k];
+  return out;
+}

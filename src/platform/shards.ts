@@ -4,6 +4,7 @@ import { accounts } from "../db/schema/index.ts";
 import { config } from "./config.ts";
 import { meteredD1 } from "./d1-usage.ts";
 import { errors } from "./errors.ts";
+import { log } from "./log.ts";
 
 /**
  * The databases: `DB` is the directory (accounts, keys, idempotency, dead letters, compile jobs and
@@ -89,4 +90,20 @@ export function pickShard(accountId: string, choices: readonly number[]): number
 
 export function newAccountShard(env: Env, accountId: string): number {
   return pickShard(accountId, config(env).shards.newAccountShards);
+}
+
+/**
+ * Runs `fn` on every shard, concurrently and each isolated: a shard that fails is logged and does not
+ * stop the others (cron tasks, retention). Answers how many failed.
+ */
+export async function eachShard(env: Env, task: string, fn: (shard: Shard) => Promise<unknown>): Promise<number> {
+  const results = await Promise.allSettled(shardIndexes(env).map((i) => fn(shardAt(env, i))));
+  let failed = 0;
+  results.forEach((r, i) => {
+    if (r.status === "rejected") {
+      failed++;
+      log.error("cron shard failed", { task, shard: i, error: String(r.reason) });
+    }
+  });
+  return failed;
 }

@@ -1,10 +1,10 @@
 import { DurableObject } from "cloudflare:workers";
 import { and, asc, eq, gt, inArray } from "drizzle-orm";
-import { getDb } from "../../db/client.ts";
 import { events } from "../../db/schema/index.ts";
 import { revokedKeyIds } from "../../platform/api-keys.ts";
 import { log } from "../../platform/log.ts";
 import { MAX_STREAMS_PER_ACCOUNT, STREAM_REPLAY_MAX } from "../config.ts";
+import { accountShard, directoryDb } from "../../platform/shards.ts";
 
 /** What a socket asked for; kept on the socket (`serializeAttachment`) so it survives hibernation. */
 export interface StreamFilter {
@@ -76,7 +76,7 @@ export class EventStreamDO extends DurableObject<Env> {
       const conds = [eq(events.accountId, accountId), gt(events.id, after)];
       if (f.types) conds.push(inArray(events.type, f.types));
       if (f.sessionId) conds.push(eq(events.sessionId, f.sessionId));
-      const rows = await getDb(this.env.DB)
+      const rows = await (await accountShard(this.env, accountId)).db
         .select({ id: events.id, payload: events.payload })
         .from(events)
         .where(and(...conds))
@@ -118,7 +118,7 @@ export class EventStreamDO extends DurableObject<Env> {
     const sockets = this.ctx.getWebSockets();
     if (sockets.length === 0) return;
     const keyOf = (ws: WebSocket) => (ws.deserializeAttachment() as Attachment | null)?.keyId ?? "";
-    const revoked = new Set(await revokedKeyIds(getDb(this.env.DB), [...new Set(sockets.map(keyOf))]));
+    const revoked = new Set(await revokedKeyIds(directoryDb(this.env), [...new Set(sockets.map(keyOf))]));
     for (const ws of sockets) {
       if (!revoked.has(keyOf(ws))) continue;
       try {

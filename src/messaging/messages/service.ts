@@ -1,5 +1,4 @@
 import { and, eq } from "drizzle-orm";
-import { getDb } from "../../db/client.ts";
 import { messageBatches } from "../../db/schema/index.ts";
 import { ApiError, errors } from "../../platform/errors.ts";
 import { newId } from "../../platform/ids.ts";
@@ -22,6 +21,7 @@ import type { MessageStatus } from "../status.ts";
 import { BulkItem, type MediaInput, type Message, type TemplateSpec } from "./schemas.ts";
 import { chunk } from "../../platform/batching.ts";
 import { config } from "../../platform/config.ts";
+import { accountShard } from "../../platform/shards.ts";
 
 /** What can be sent: text, a template, a location, contact cards, an interactive message, or media (exactly one). */
 export type MessageContent =
@@ -74,7 +74,7 @@ async function buildDraft(env: Env, accountId: string, to: string, content: Mess
 }
 
 async function resolveReplyTo(env: Env, accountId: string, sessionId: string, chatDigits: string, replyTo: string, path = "replyTo"): Promise<{ replyTo: string; replyToExternalId: string | null }> {
-  const row = await messageInChat(env, accountId, sessionId, chatDigits, replyTo);
+  const row = await messageInChat(await accountShard(env, accountId), accountId, sessionId, chatDigits, replyTo);
   if (!row) throw errors.invalidRequest(`${path} must be the id of a message in this chat.`, [{ path, message: "no such message in this chat" }]);
   return { replyTo: row.id, replyToExternalId: row.externalId };
 }
@@ -100,7 +100,7 @@ export async function sendMessage(env: Env, accountId: string, input: SendInput,
   if ("message" in outcome) {
     const reaction = draft.content?.reaction;
     // The session's own reaction shows on the message it reacts to once the network took it.
-    if (reaction?.messageId && (outcome.message as Message).status !== "failed") await reactionStatement(env, reaction.messageId, "me", reaction.emoji, draft.id);
+    if (reaction?.messageId && (outcome.message as Message).status !== "failed") await reactionStatement(await accountShard(env, accountId), reaction.messageId, "me", reaction.emoji, draft.id);
     return outcome.message as Message;
   }
   if (outcome.code === "not_found") throw errors.notFound("session");
@@ -142,8 +142,9 @@ export async function queueMessages(env: Env, accountId: string, sessionId: stri
     }
   }
   const now = Date.now();
-  const db = getDb(env.DB);
-  const inserts = drafts.map((d) => insertStatement(env, outboundRow({ ...d, accountId, sessionId, replyTo: null, batchId, campaignId: opts.campaignId ?? null, createdAt: now }, { status: "pending" })));
+  const shard = await accountShard(env, accountId);
+  const { db } = shard;
+  const inserts = drafts.map((d) => insertStatement(shard, outboundRow({ ...d, accountId, sessionId, replyTo: null, batchId, campaignId: opts.campaignId ?? null, createdAt: now }, { status: "pending" })));
   const batchRow = db.insert(messageBatches).values({ id: batchId, accountId, sessionId, total: drafts.length, createdAt: now }).onConflictDoNothing();
   for (const [i, part] of chunk(inserts, 500).entries()) {
     await db.batch(i === 0 ? [batchRow, ...part] : (part as [typeof part[0], ...typeof part]));
@@ -164,10 +165,10 @@ export async function sendBulk(env: Env, accountId: string, body: { sessionId: s
 }
 
 export async function getBatch(env: Env, accountId: string, batchId: string) {
-  const db = getDb(env.DB);
+  const { db } = await accountShard(env, accountId);
   const batch = await db.select().from(messageBatches).where(and(eq(messageBatches.accountId, accountId), eq(messageBatches.id, batchId))).get();
   if (!batch) throw errors.notFound("batch");
-  const counts = await batchStatusCounts(env, accountId, batchId);
+  const counts = await batchStatusCounts(await accountShard(env, accountId), accountId, batchId);
   const by = (s: MessageStatus) => counts.get(s) ?? 0;
   const pending = by("pending");
   return {
@@ -189,14 +190,14 @@ export async function chatHistory(env: Env, accountId: string, chatId: string, q
   if (!digits) throw errors.invalidRequest(`The chat id must be ${ACCEPTED_ADDRESS_FORMS}.`, [{ path: "chatId", message: "not a valid chat id" }]);
   if (q.sessionId) await loadSession(env, accountId, q.sessionId);
   const cursor = decodeCursor(q.cursor, IdCursor);
-  const rows = await chatMessages(env, accountId, digits, { sessionId: q.sessionId, beforeId: cursor?.id, limit: q.limit + 1 });
+  const rows = await chatMessages(await accountShard(env, accountId), accountId, digits, { sessionId: q.sessionId, beforeId: cursor?.id, limit: q.limit + 1 });
   const page = toPage(rows, q.limit, (r) => ({ id: r.id }));
   return { data: page.data.map(toMessage), nextCursor: page.nextCursor };
 }
 
 /** Where the file of a message can be fetched: a signed, expiring URL of ours, or the link it was sent with. */
 export async function mediaUrl(env: Env, accountId: string, id: string, origin: string): Promise<string> {
-  const row = await messageById(env, id);
+  const row = await messageById(await accountShard(env, accountId), id);
   if (!row?.media || row.accountId !== accountId) throw errors.notFound("message with media");
   const media = JSON.parse(row.media) as StoredMedia;
   if (media.mediaId) return signedMediaUrl(env, origin, media.mediaId);

@@ -1,4 +1,3 @@
-import { getDb } from "../../db/client.ts";
 import { prepareEvents } from "../../events/emit.ts";
 import { digitsOfChatId } from "../chat-id.ts";
 import { toMessage, type MessageRow } from "../messages/mapper.ts";
@@ -11,6 +10,7 @@ import { campaignHooks } from "./campaign-hooks.ts";
 import type { DueSend, Outbox } from "./outbox.ts";
 import type { SessionStatus } from "./schemas.ts";
 import { draftOfRow, KeyedSerial, outboundWithMedia, toOutbound, type Draft, type SendOutcome, type SessionConfig } from "./types.ts";
+import { accountShard } from "../../platform/shards.ts";
 
 /** Attempts of a queued send that keeps hitting transient failures before it is failed. */
 const MAX_ATTEMPTS = 6;
@@ -40,6 +40,7 @@ export class Sender {
     return this.chats.run(draft.to, async () => {
       const { env } = this.host;
       const cfg = this.host.config();
+      const shard = await accountShard(env, cfg.accountId);
       const driver = this.host.driver();
       // A free-form send into a closed customer-service window is refused before anything is recorded.
       if (draft.type !== "template" && driver.closedWindows && (await driver.closedWindows([draft.to])).size > 0) return { ok: false, code: "reengagement_window_closed", reason: WINDOW_CLOSED.message };
@@ -51,20 +52,20 @@ export class Sender {
         const row = outboundRow(base, result.ok ? { status: "sent", sentAt: now } : { status: "failed", error: result.error });
         const message = toMessage(row);
         if (!result.ok) {
-          await insertMessage(env, row);
+          await insertMessage(shard, row);
           return { ok: true, message };
         }
         // The hot path of the API: the record and its event in ONE batch (one D1 round trip,
         // atomic: never one without the other). The event is then durable, so putting it on the
         // queue need not hold the answer (the DO flushes events every 100 ms).
-        const sent = prepareEvents(env, { type: "message.sent", accountId: cfg.accountId, sessionId: cfg.sessionId, data: message });
-        await getDb(env.DB).batch([insertStatement(env, row), ...sent.statements]);
+        const sent = prepareEvents(env, shard, { type: "message.sent", accountId: cfg.accountId, sessionId: cfg.sessionId, data: message });
+        await shard.db.batch([insertStatement(shard, row), ...sent.statements]);
         this.host.queueEvents(sent.events.map((e) => e.id));
         await driver.afterSent?.([row], now);
         return { ok: true, message };
       }
       // Networks over I/O: record first, so a crash after the network accepted still leaves a trace.
-      await insertMessage(env, outboundRow(base, { status: "pending" }));
+      await insertMessage(shard, outboundRow(base, { status: "pending" }));
       const result = await driver.send(await outboundWithMedia(env, draft));
       return { ok: true, message: toMessage(await this.applyResult(draft.id, result, now)) };
     });
@@ -74,10 +75,11 @@ export class Sender {
   async sendDue(due: DueSend[]): Promise<void> {
     const { env, outbox } = this.host;
     const cfg = this.host.config();
+    const shard = await accountShard(env, cfg.accountId);
     const ids = due.map((r) => r.message_id);
     const now = Date.now();
     if (this.host.status() !== "WORKING") return this.holdOrFail(due, now);
-    const rows = await pendingOfSession(env, cfg.sessionId, ids);
+    const rows = await pendingOfSession(shard, cfg.sessionId, ids);
     const driver = this.host.driver();
     if (driver.sendAtOnce) {
       const ok: string[] = [];
@@ -87,8 +89,8 @@ export class Sender {
         if (result.ok) ok.push(row.id);
         else failed.set(result.error.code, { error: result.error, ids: [...(failed.get(result.error.code)?.ids ?? []), row.id] });
       }
-      const sent = await advanceStatus(env, cfg.accountId, cfg.sessionId, { ids: ok }, "sent", now);
-      for (const f of failed.values()) await advanceStatus(env, cfg.accountId, cfg.sessionId, { ids: f.ids }, "failed", now, f.error);
+      const sent = await advanceStatus(env, shard, cfg.accountId, cfg.sessionId, { ids: ok }, "sent", now);
+      for (const f of failed.values()) await advanceStatus(env, shard, cfg.accountId, cfg.sessionId, { ids: f.ids }, "failed", now, f.error);
       await driver.afterSent?.(sent, now);
       outbox.remove(ids);
       return;
@@ -101,7 +103,7 @@ export class Sender {
       if (this.host.status() !== "WORKING") break;
       if (row.campaignId && outbox.isHeld(row.campaignId)) continue; // paused while this chunk was in hand
       if (row.campaignId && this.host.droppedCampaigns.has(row.campaignId)) {
-        await advanceStatus(env, cfg.accountId, cfg.sessionId, { ids: [row.id] }, "failed", Date.now(), { code: "campaign_cancelled", message: "The campaign was cancelled before this message was sent." });
+        await advanceStatus(env, shard, cfg.accountId, cfg.sessionId, { ids: [row.id] }, "failed", Date.now(), { code: "campaign_cancelled", message: "The campaign was cancelled before this message was sent." });
         outbox.remove([row.id]);
         continue;
       }
@@ -129,11 +131,11 @@ export class Sender {
     const campaignIds = [...new Set(due.flatMap((r) => (r.campaign_id ? [r.campaign_id] : [])))];
     if (campaignIds.length) {
       this.host.outbox.hold(campaignIds);
-      await campaignHooks().interrupted(this.host.env, cfg.sessionId, status, `session_${status.toLowerCase()}`, campaignIds);
+      await campaignHooks().interrupted(this.host.env, cfg.accountId, cfg.sessionId, status, `session_${status.toLowerCase()}`, campaignIds);
     }
     const others = due.filter((r) => !r.campaign_id).map((r) => r.message_id);
     if (others.length) {
-      await advanceStatus(this.host.env, cfg.accountId, cfg.sessionId, { ids: others }, "failed", now, { code: "session_not_working", message: `The session was ${status} when the message was due.` });
+      await advanceStatus(this.host.env, await accountShard(this.host.env, cfg.accountId), cfg.accountId, cfg.sessionId, { ids: others }, "failed", now, { code: "session_not_working", message: `The session was ${status} when the message was due.` });
     }
     this.host.outbox.remove(others);
   }
@@ -142,15 +144,16 @@ export class Sender {
   private async applyResult(id: string, result: NetworkSendResult, now: number): Promise<MessageRow> {
     const { env } = this.host;
     const cfg = this.host.config();
+    const shard = await accountShard(env, cfg.accountId);
     let changed: MessageRow[];
     if (result.ok) {
-      if (result.externalId) await setExternalId(env, id, result.externalId);
-      changed = await advanceStatus(env, cfg.accountId, cfg.sessionId, { ids: [id] }, "sent", now);
+      if (result.externalId) await setExternalId(shard, id, result.externalId);
+      changed = await advanceStatus(env, shard, cfg.accountId, cfg.sessionId, { ids: [id] }, "sent", now);
     } else {
-      changed = await advanceStatus(env, cfg.accountId, cfg.sessionId, { ids: [id] }, "failed", now, result.error);
+      changed = await advanceStatus(env, shard, cfg.accountId, cfg.sessionId, { ids: [id] }, "failed", now, result.error);
       if (result.sessionFailure && this.host.status() === "WORKING") await this.host.fail(result.sessionFailure);
     }
     // The row as updated; read it only when a receipt overtook the send (nothing changed here).
-    return changed[0] ?? (await messageById(env, id))!;
+    return changed[0] ?? (await messageById(shard, id))!;
   }
 }

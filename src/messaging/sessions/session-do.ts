@@ -1,6 +1,8 @@
 import { DurableObject } from "cloudflare:workers";
 import { enqueueEvents } from "../../events/emit.ts";
 import { newId } from "../../platform/ids.ts";
+import { accountShard } from "../../platform/shards.ts";
+import { countInto, takeUsage, usageFields, type UsageByDb } from "../../platform/d1-usage.ts";
 import { log } from "../../platform/log.ts";
 import { fetchInboundMedia, MediaFetcher, type FetchOutcome } from "../media/inbound.ts";
 import { toMessage } from "../messages/mapper.ts";
@@ -45,7 +47,9 @@ export class SessionDO extends DurableObject<Env> {
   private readonly droppedCampaigns = new Set<string>();
   /** Inbound files being fetched at once (the queue's `media` job is the backstop). */
   private readonly media = new MediaFetcher((id) => this.fetchMedia(id, false));
-  private readonly events = new EventFlush((ids) => this.ctx.waitUntil(enqueueEvents(this.env, ids)), EVENT_FLUSH_MS);
+  /** D1 work of sends and alarms since the last event flush, logged with it. */
+  private readonly usage: UsageByDb = {};
+  private readonly events = new EventFlush((ids) => this.ctx.waitUntil(this.flushEvents(ids)), EVENT_FLUSH_MS);
 
   constructor(ctx: DurableObjectState, env: Env) {
     super(ctx, env);
@@ -98,7 +102,7 @@ export class SessionDO extends DurableObject<Env> {
     this.net?.stop?.();
     await this.setConfig({ ...this.config, credentials: null });
     if (queued.length) {
-      await advanceStatus(this.env, this.config.accountId, this.config.sessionId, { ids: queued }, "failed", Date.now(), { code: "session_stopped", message: "The session was deleted before the message was sent." });
+      await advanceStatus(this.env, await accountShard(this.env, this.config.accountId), this.config.accountId, this.config.sessionId, { ids: queued }, "failed", Date.now(), { code: "session_stopped", message: "The session was deleted before the message was sent." });
     }
     this.outbox.clear();
     await this.ctx.storage.deleteAlarm();
@@ -144,7 +148,7 @@ export class SessionDO extends DurableObject<Env> {
     await writeSessionStatus(this.env, cfg.accountId, cfg.sessionId, previous, next, reason, extra);
     if (previous === "WORKING" && next !== "WORKING") {
       // Campaign sends wait for the session instead of failing: their campaigns pause with a reason.
-      const paused = await campaignHooks().interrupted(this.env, cfg.sessionId, next, reason).catch((err) => {
+      const paused = await campaignHooks().interrupted(this.env, cfg.accountId, cfg.sessionId, next, reason).catch((err) => {
         log.error("campaign pause on session down failed", { error: String(err) });
         return [] as string[];
       });
@@ -156,6 +160,10 @@ export class SessionDO extends DurableObject<Env> {
 
   /** Sends one message now (API sends). Serialised per chat so a chat's messages keep their order. */
   async send(accountId: string, draft: Draft): Promise<SendOutcome> {
+    return countInto(this.usage, () => this.sendCounted(accountId, draft));
+  }
+
+  private async sendCounted(accountId: string, draft: Draft): Promise<SendOutcome> {
     // The DO knows its owner: checking here saves the Worker a D1 read on the hot path.
     if (!this.config || this.config.accountId !== accountId) return { ok: false, code: "not_found" };
     if (this.status !== "WORKING") return { ok: false, code: "session_not_working", status: this.status };
@@ -211,7 +219,7 @@ export class SessionDO extends DurableObject<Env> {
   private async fireCampaignTimers(): Promise<void> {
     for (const campaignId of this.outbox.dueTimers(Date.now())) {
       try {
-        await campaignHooks().due(this.env, campaignId);
+        await campaignHooks().due(this.env, this.config!.accountId, campaignId);
         this.outbox.cancelTimer(campaignId);
       } catch (err) {
         // Kept: the next alarm (or the cron) tries again.
@@ -223,12 +231,19 @@ export class SessionDO extends DurableObject<Env> {
   private async reportProgress(campaignIds: Iterable<string | null>): Promise<void> {
     const ids = [...new Set([...campaignIds].filter((id): id is string => !!id))];
     if (ids.length === 0) return;
-    await campaignHooks().progressed(this.env, ids).catch((err) => log.error("campaign progress hook failed", { error: String(err) }));
+    await campaignHooks().progressed(this.env, this.config!.accountId, ids).catch((err) => log.error("campaign progress hook failed", { error: String(err) }));
   }
 
   /** Puts recorded events on the queue with the others of the next EVENT_FLUSH_MS (see there). */
   private queueEvents(ids: string[]): void {
     this.events.add(ids);
+  }
+
+  /** The flush: the events go to the queue (with their shard), and the D1 work since the last flush is logged. */
+  private async flushEvents(ids: string[]): Promise<void> {
+    const cfg = this.config;
+    log.info("session flush", { sessionId: cfg?.sessionId ?? null, events: ids.length, ...usageFields(takeUsage(this.usage)) });
+    if (cfg) await enqueueEvents(this.env, await accountShard(this.env, cfg.accountId), ids);
   }
 
   // ---- inbound -------------------------------------------------------------------------------
@@ -284,6 +299,10 @@ export class SessionDO extends DurableObject<Env> {
   }
 
   override async alarm(): Promise<void> {
+    await countInto(this.usage, () => this.runAlarm());
+  }
+
+  private async runAlarm(): Promise<void> {
     this.alarmAt = null;
     if (!this.config) return;
     const driver = this.driver();
