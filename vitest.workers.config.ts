@@ -19,6 +19,9 @@ export default defineConfig(async () => {
         main: "./test/workers/worker.ts",
         wrangler: { configPath: "./wrangler.toml" },
         miniflare: {
+          // A third shard beside wrangler.toml's two, as if just added: NEW_ACCOUNT_SHARDS ("0,1") sends
+          // no new account to it, so the suite runs with a shard added and nothing moved.
+          d1Databases: { SHARD_2: "texmsg-shard-2-added" },
           bindings: {
             TEST_MIGRATIONS: migrations,
             TEST_SHARD_MIGRATIONS: shardMigrations,

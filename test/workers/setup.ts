@@ -2,12 +2,18 @@ import { applyD1Migrations, env } from "cloudflare:test";
 import { afterAll, expect } from "vitest";
 import { invalidEvents, syntheticEventIds } from "./event-tap.ts";
 import { shardIndexes } from "../../src/platform/shards.ts";
+import { routeTestLogs } from "./log-routing.ts";
+
+// The test files' own imports of the logger too (see log-routing.ts).
+routeTestLogs();
 
 declare global {
   namespace Cloudflare {
     interface Env {
       TEST_MIGRATIONS: import("cloudflare:test").D1Migration[];
       TEST_SHARD_MIGRATIONS: import("cloudflare:test").D1Migration[];
+      /** A shard bound only in the tests (vitest.workers.config.ts), as if just added. */
+      SHARD_2: D1Database;
     }
   }
 }
