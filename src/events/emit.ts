@@ -103,14 +103,22 @@ export function prepareEventAfterChange(shard: Shard, input: EmitInput): { event
  */
 export async function emit(env: Env, input: EmitInput | EmitInput[]): Promise<DomainEvent[]> {
   const inputs = Array.isArray(input) ? input : [input];
-  if (inputs.length === 0) return [];
-  // One account per call: its events go to its shard.
-  if (inputs.some((i) => i.accountId !== inputs[0]!.accountId)) throw new Error("emit: events of several accounts in one call");
-  const shard = await accountShard(env, inputs[0]!.accountId);
-  const prepared = prepareEvents(env, shard, inputs);
-  await shard.db.batch(prepared.statements as [BatchItem<"sqlite">, ...BatchItem<"sqlite">[]]);
-  await prepared.enqueue();
-  return prepared.events;
+  // Each account's events go to its shard, one batch per shard.
+  const byShard = new Map<number, { shard: Shard; inputs: EmitInput[] }>();
+  for (const i of inputs) {
+    const shard = await accountShard(env, i.accountId);
+    const group = byShard.get(shard.index) ?? { shard, inputs: [] };
+    group.inputs.push(i);
+    byShard.set(shard.index, group);
+  }
+  const out: DomainEvent[] = [];
+  for (const { shard, inputs: part } of byShard.values()) {
+    const prepared = prepareEvents(env, shard, part);
+    await shard.db.batch(prepared.statements as [BatchItem<"sqlite">, ...BatchItem<"sqlite">[]]);
+    await prepared.enqueue();
+    out.push(...prepared.events);
+  }
+  return out;
 }
 
 /** Puts event ids on the events queue; a failure is logged, not thrown (the cron re-enqueues). */

@@ -5,6 +5,9 @@ import { config } from "./config.ts";
 import { meteredD1 } from "./d1-usage.ts";
 import { errors } from "./errors.ts";
 import { log } from "./log.ts";
+import { pickShard } from "./shard-pick.ts";
+
+export { pickShard } from "./shard-pick.ts";
 
 /**
  * The databases: `DB` is the directory (accounts, keys, idempotency, dead letters, compile jobs and
@@ -73,19 +76,6 @@ export async function accountShard(env: Env, accountId: string): Promise<Shard> 
 /** Test hook: forget cached shards. */
 export function forgetAccountShards(): void {
   known.clear();
-}
-
-/**
- * Where a new account goes: one of NEW_ACCOUNT_SHARDS, by a stable hash (FNV-1a) of its id, so the
- * same id always lands on the same shard and accounts spread evenly.
- */
-export function pickShard(accountId: string, choices: readonly number[]): number {
-  let h = 0x811c9dc5;
-  for (let i = 0; i < accountId.length; i++) {
-    h ^= accountId.charCodeAt(i);
-    h = Math.imul(h, 0x01000193) >>> 0;
-  }
-  return choices.length ? choices[h % choices.length]! : 0;
 }
 
 export function newAccountShard(env: Env, accountId: string): number {

@@ -245,7 +245,7 @@ describe("no loss: crashes, lost messages, redeliveries, dead letters", () => {
     await handleDeadLetters(batch, env);
     const row = await db().select().from(webhookDeliveries).where(eq(webhookDeliveries.id, deliveryId!)).get();
     expect(row).toMatchObject({ status: "failed", lastError: "dead-lettered after repeated consumer errors" });
-    const dl = await db().select().from(deadLetters).where(eq(deadLetters.messageId, `dlq-${deliveryId}`)).get();
+    const dl = await getDb(env.DB).select().from(deadLetters).where(eq(deadLetters.messageId, `dlq-${deliveryId}`)).get();
     expect(dl).toMatchObject({ queue: "delivery", attempts: 11 });
   });
 
