@@ -243,7 +243,10 @@ export class SessionDO extends DurableObject<Env> {
   private async flushEvents(ids: string[]): Promise<void> {
     const cfg = this.config;
     log.info("session flush", { sessionId: cfg?.sessionId ?? null, events: ids.length, ...usageFields(takeUsage(this.usage)) });
-    if (cfg) await enqueueEvents(this.env, await accountShard(this.env, cfg.accountId), ids);
+    if (!cfg) return;
+    // Never throws: events whose flush fails are recorded in D1 and the cron enqueues them.
+    const shard = await accountShard(this.env, cfg.accountId).catch((err: unknown) => void log.error("session flush: shard unknown; the cron will enqueue", { sessionId: cfg.sessionId, error: String(err) }));
+    if (shard) await enqueueEvents(this.env, shard, ids);
   }
 
   // ---- inbound -------------------------------------------------------------------------------
