@@ -73,11 +73,6 @@ export async function accountShard(env: Env, accountId: string): Promise<Shard> 
   return shardAt(env, index);
 }
 
-/** Test hook: forget cached shards. */
-export function forgetAccountShards(): void {
-  known.clear();
-}
-
 export function newAccountShard(env: Env, accountId: string): number {
   return pickShard(accountId, config(env).shards.newAccountShards);
 }
