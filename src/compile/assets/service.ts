@@ -71,11 +71,12 @@ export async function getAsset(env: Env, accountId: string, sha256: string): Pro
   return toAssetView(row, idleMs(env));
 }
 
-/** The row first, then its object (keyed by row, so a new upload of the hash is another object). */
-export async function deleteAsset(env: Env, accountId: string, sha256: string): Promise<void> {
+/** The row first, then its object (keyed by row, so a new upload of the hash is another object). Null: the 204 has no body. */
+export async function deleteAsset(env: Env, accountId: string, sha256: string): Promise<null> {
   const row = await deleteAssetRow(getDb(env.DB), accountId, sha256);
   if (!row) throw errors.notFound("asset");
   await env.FILES.delete(assetKey(accountId, row.id)).catch((err) => log.error("asset object delete failed", { key: assetKey(accountId, row.id), error: String(err) }));
+  return null;
 }
 
 export async function usage(env: Env, owner: Owner): Promise<AssetUsage> {
