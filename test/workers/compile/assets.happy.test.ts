@@ -5,7 +5,7 @@ import { expireAssets } from "../../../src/compile/assets/expiry.ts";
 import { assetKey } from "../../../src/compile/assets/store.ts";
 import { api, createKey } from "../helpers.ts";
 import { zipOf } from "../../unit/archive-fixtures.ts";
-import { ageAsset, assetRow, chapter, DOT_PNG, mainDoc, upload } from "./asset-helpers.ts";
+import { ageAsset, assetRow, chapter, DOT_PNG, mainDoc, sha256, upload } from "./asset-helpers.ts";
 import { compileSync, isPdf, submit, waitForJob } from "./helpers.ts";
 
 type AssetView = { sha256: string; sizeBytes: number; createdAt: string; lastUsedAt: string; expiresAt: string | null };
@@ -44,6 +44,24 @@ describe("assets: upload, metadata, list, delete", () => {
     expect((await api(`/v1/assets/${first.hash}`, { method: "HEAD", key: k.key })).status).toBe(404);
     expect(await env.FILES.head(assetKey(k.accountId, row!.id))).toBeNull();
     expect(await assetRow(k.accountId, first.hash)).toBeNull();
+  });
+
+  it("an upload that never finished is no asset (404), and the next upload of the bytes completes it in its place", async () => {
+    const k = await createKey("pro");
+    const content = `unfinished ${crypto.randomUUID()}`;
+    const hash = await sha256(content);
+    const id = `ast_${crypto.randomUUID()}`;
+    await env.DB.prepare("INSERT INTO compile_assets (id, account_id, sha256, size_bytes, created_at, last_used_at, stored_at) VALUES (?, ?, ?, ?, ?, ?, NULL)")
+      .bind(id, k.accountId, hash, content.length, Date.now(), Date.now())
+      .run();
+    expect((await api(`/v1/assets/${hash}`, { method: "HEAD", key: k.key })).status).toBe(404);
+    const res = await compileSync(k.key, { source: "x", files: [{ path: "a.tex", asset: hash }] });
+    expect(res.status).toBe(422);
+    expect((await upload(k.key, content)).res.status).toBe(201);
+    expect(await (await env.FILES.get(assetKey(k.accountId, id)))!.text()).toBe(content);
+    expect((await assetRow(k.accountId, hash))!.stored_at).not.toBeNull();
+    const { n } = (await env.DB.prepare("SELECT count(*) AS n FROM compile_assets WHERE account_id = ?").bind(k.accountId).first<{ n: number }>())!;
+    expect(n).toBe(1);
   });
 
   it("lists newest first in pages, with the account's usage against its plan", async () => {
