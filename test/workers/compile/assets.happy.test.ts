@@ -3,6 +3,7 @@ import { env } from "cloudflare:workers";
 import { describe, expect, it } from "vitest";
 import { expireAssets } from "../../../src/compile/assets/expiry.ts";
 import { assetKey } from "../../../src/compile/assets/store.ts";
+import { handleScheduled } from "../../../src/scheduled.ts";
 import { api, createKey } from "../helpers.ts";
 import { zipOf } from "../../unit/archive-fixtures.ts";
 import { ageAsset, assetRow, chapter, DOT_PNG, mainDoc, sha256, upload } from "./asset-helpers.ts";
@@ -166,7 +167,8 @@ describe("assets: idle expiry", () => {
     await env.DB.prepare("INSERT INTO compile_assets (id, account_id, sha256, size_bytes, created_at, last_used_at, stored_at) VALUES (?, ?, ?, 5, ?, ?, NULL)")
       .bind(`ast_${crypto.randomUUID()}`, k.accountId, "a".repeat(64), now - 2 * 3600_000, now - 2 * 3600_000)
       .run();
-    await expireAssets(env, now);
+    // through the Worker's cron, as deployed
+    await handleScheduled({ scheduledTime: now } as ScheduledController, env);
     expect((await api(`/v1/assets/${old.hash}`, { method: "HEAD", key: k.key })).status).toBe(404);
     expect(await env.FILES.head(assetKey(k.accountId, oldRow!.id))).toBeNull();
     expect((await api(`/v1/assets/${fresh.hash}`, { method: "HEAD", key: k.key })).status).toBe(200);
