@@ -23,12 +23,13 @@ const multipartSchema = {
   required: ["archive"],
   properties: {
     archive: { ...archiveSchema, description: "The project as a `.zip` or `.tar.gz`." },
-    options: { type: "string" as const, description: "JSON object of the request's other fields (`engine`, `mainPath`, `output`, ...; not `source` or `files`)." },
+    options: { type: "string" as const, description: "JSON object of the request's other fields (`engine`, `mainPath`, `output`, ...; not `source`; `files` only naming assets, `{\"path\", \"asset\"}`, added to the archive's)." },
   },
 };
 const ARCHIVE_TEXT =
   "The body may instead be the project as an archive: a `.zip` (`application/zip`) or `.tar.gz` (`application/gzip`, `application/x-tar`), or `multipart/form-data` with the archive as the `archive` part and the other fields as a JSON `options` part. " +
   "The main file is `mainPath` (in `options`) or, like latexmk and Overleaf, the `.tex` file at the archive's root with `\\documentclass` (`main.tex` when several; else 422 `no_main_file` or `ambiguous_main_file` with `candidates`); one folder holding everything is taken as the project root. " +
+  "A file may be an asset uploaded before (`PUT /v1/assets/{sha256}`), named in `files` as `{\"path\", \"asset\": \"<sha256>\"}`: it counts toward the `files` limits like the others, and any hash the account has no asset for is a 422 `unknown_assets` listing them all. " +
   "The archive is held to the `files` limits while it is unpacked (413; also past a compression ratio of 100 once over 1 MiB), and a link, device, absolute path, `..`, duplicate name or corrupt archive is a 400. ";
 /** The JSON body and its archive forms; typed as the JSON body, which is what the handler gets. */
 function compileBody<T extends Parameters<typeof jsonBody>[0]>(schema: T): ReturnType<typeof jsonBody<T>> {

@@ -13,7 +13,8 @@ import { toJobView } from "./mapper.ts";
 import { ApiError } from "../platform/errors.ts";
 import { decodeCursor, IdCursor, toPage, type Page } from "../platform/pagination.ts";
 import type { CompileQueueMessage } from "./messages.ts";
-import { type AsyncCompileRequest, type CompileJob, type CompileRequest, DEFAULT_MAIN_PATH, type Engine, type JobStatus } from "./schemas.ts";
+import { withAssets } from "./assets/resolve.ts";
+import { type AsyncCompileRequest, type CompileFile, type CompileJob, type CompileRequest, DEFAULT_MAIN_PATH, type Engine, type JobStatus } from "./schemas.ts";
 import { log } from "../platform/log.ts";
 import { config } from "../platform/config.ts";
 
@@ -31,7 +32,10 @@ export type SyncResult = OutputInfo & {
   timing: Record<string, number>;
 };
 
-export function toInput(body: CompileRequest): CompileInput {
+/** A compile request whose assets were swapped for their bytes (assets/resolve.ts). */
+type Resolved<T> = Omit<T, "files"> & { files?: CompileFile[] | undefined };
+
+export function toInput(body: Resolved<CompileRequest>): CompileInput {
   const input: CompileInput = { engine: body.engine, source: body.source, files: body.files, timeoutMs: body.timeoutMs };
   if (body.mainPath !== undefined && body.mainPath !== DEFAULT_MAIN_PATH) input.mainPath = body.mainPath;
   if (body.draft) input.draft = true;
@@ -52,7 +56,7 @@ const CACHE_WRITE_DELAY_MS = 50;
  * written after the response (waitUntil), so it adds no latency to a MISS.
  */
 export async function compileSync(env: Env, ctx: Pick<ExecutionContext, "waitUntil">, accountId: string, body: CompileRequest): Promise<SyncResult> {
-  const input = toInput(body);
+  const input = toInput(await withAssets(env, accountId, body));
   checkCompileLimits(input);
   const key = await cacheKey(accountId, input);
   // Server-Timing: the cache lookup and the compiler round trip.
@@ -78,7 +82,8 @@ export async function compileSync(env: Env, ctx: Pick<ExecutionContext, "waitUnt
  */
 export async function submitJob(env: Env, accountId: string, body: AsyncCompileRequest, now = Date.now()): Promise<CompileJob & { callbackSecret?: string }> {
   const { callbackUrl, ...rest } = body;
-  const input = toInput(rest);
+  // assets are read now: the job compiles the bytes named at submission, whatever happens to them later
+  const input = toInput(await withAssets(env, accountId, rest, now));
   checkCompileLimits(input);
   if (callbackUrl !== undefined) {
     const check = checkTargetUrl(callbackUrl, { allowLoopback: config(env).allowLoopbackUrls });
