@@ -22,8 +22,14 @@ import { FINAL_STATUSES } from "./schemas.ts";
 
 /** How long one stream lasts before the client is to reconnect (a Worker request should not live for ever). */
 export const MAX_STREAM_MS = 5 * 60_000;
-/** How often the job's row is read while it waits for a compiler (and after its events ended, for its final record). */
-const POLL_MS = 1_000;
+/**
+ * How often the job's row is read (and, while it runs, its compiler asked for its events) while it
+ * waits; a stream of 5 minutes then makes at most a few hundred requests of the Worker's budget.
+ */
+const POLL_MS = 2_000;
+/** Once the compiler's events have ended, the final record is a moment away: read sooner, a few times. */
+const FINISH_POLL_MS = 250;
+const FINISH_POLLS = 40;
 const KEEPALIVE_MS = 15_000;
 /** The compile server's events are small (a log line is at most 400 characters): anything much bigger is not one of them. */
 const MAX_EVENT_BYTES = 4096;
@@ -62,6 +68,9 @@ async function follow(env: Env, first: JobRow, ref: JobRef, last: { attempt: num
   let row: JobRow | undefined = first;
   let shown = "";
   let gone = false;
+  /** The attempt whose compiler events ended (result or cancelled): not asked again; its record is due. */
+  let ended = -1;
+  let quickPolls = 0;
   w.closed.catch(() => (gone = true)); // the client went away
   try {
     while (row && !gone && Date.now() < until) {
@@ -73,16 +82,19 @@ async function follow(env: Env, first: JobRow, ref: JobRef, last: { attempt: num
         shown = row.status;
         await write(sse("status", { status: row.status }));
       }
-      if (row.status === "running") {
+      if (row.status === "running" && row.attempt !== ended) {
         const from = last.attempt === row.attempt ? last.seq : 0;
         const res = await compilerFor(env).events(ref, from);
         if (res?.body) {
           const attempt = row.attempt;
-          last = { attempt, seq: await relay(res.body, attempt, from, write, until) };
+          const r = await relay(res.body, attempt, from, write, until);
+          last = { attempt, seq: r.seq };
+          if (r.ended) ended = attempt;
         }
       }
       if (Date.now() - wrote > KEEPALIVE_MS) await write(": keepalive\n\n");
-      await new Promise((r) => setTimeout(r, POLL_MS));
+      const quick = row.status === "running" && row.attempt === ended && quickPolls++ < FINISH_POLLS;
+      await new Promise((r) => setTimeout(r, quick ? FINISH_POLL_MS : POLL_MS));
       row = await findJob(db, ref.jobId);
     }
     // the stream's time is up: the client reconnects with its Last-Event-ID
@@ -93,13 +105,15 @@ async function follow(env: Env, first: JobRow, ref: JobRef, last: { attempt: num
 
 /**
  * Passes the compile server's events on, each id made `<attempt>.<n>`, until its stream ends or
- * the time is up. Returns the last id passed on.
+ * the time is up. Returns the last id passed on, and whether the server's last event (`result`,
+ * `cancelled`) was among them.
  */
-async function relay(body: ReadableStream<Uint8Array>, attempt: number, from: number, write: (s: string) => Promise<void>, until: number): Promise<number> {
+async function relay(body: ReadableStream<Uint8Array>, attempt: number, from: number, write: (s: string) => Promise<void>, until: number): Promise<{ seq: number; ended: boolean }> {
   const reader = body.pipeThrough(new TextDecoderStream()).getReader();
   const stop = setTimeout(() => void reader.cancel().catch(() => {}), Math.max(0, until - Date.now()));
   let pending = "";
   let seq = from;
+  let ended = false;
   try {
     for (;;) {
       // the server going (restart, its instance stopped) ends this relay; the caller looks at the job again.
@@ -114,6 +128,7 @@ async function relay(body: ReadableStream<Uint8Array>, attempt: number, from: nu
         if (block.startsWith(":") || block.length > MAX_EVENT_BYTES) continue; // keepalives are ours to send
         const m = /^id: (\d{1,9})\n/.exec(block);
         if (m) seq = Number(m[1]);
+        if (/^event: (result|cancelled)$/m.test(block)) ended = true;
         await write(`${m ? `id: ${attempt}.${m[1]}\n${block.slice(m[0].length)}` : block}\n\n`);
       }
       if (pending.length > MAX_PENDING_BYTES) pending = ""; // not an event of the server's
@@ -122,5 +137,5 @@ async function relay(body: ReadableStream<Uint8Array>, attempt: number, from: nu
     clearTimeout(stop);
     await reader.cancel().catch(() => {});
   }
-  return seq;
+  return { seq, ended };
 }
