@@ -27,9 +27,9 @@ export const MAX_STREAM_MS = 5 * 60_000;
  * waits; a stream of 5 minutes then makes at most a few hundred requests of the Worker's budget.
  */
 const POLL_MS = 2_000;
-/** Once the compiler's events have ended, the final record is a moment away: read sooner, a few times. */
-const FINISH_POLL_MS = 250;
-const FINISH_POLLS = 40;
+/** Read sooner, a bounded number of times, when the next state is likely a moment away. */
+const QUICK_POLL_MS = 250;
+const QUICK_POLLS = 40;
 const KEEPALIVE_MS = 15_000;
 /** The compile server's events are small (a log line is at most 400 characters): anything much bigger is not one of them. */
 const MAX_EVENT_BYTES = 4096;
@@ -74,15 +74,14 @@ async function follow(env: Env, first: JobRow, ref: JobRef, last: { attempt: num
   w.closed.catch(() => (gone = true)); // the client went away
   try {
     while (row && !gone && Date.now() < until) {
-      if (isFinal(row.status)) {
-        await write(sse("done", toJobView(row)));
-        return;
-      }
-      if (row.status !== shown) {
+      const final = isFinal(row.status);
+      if (!final && row.status !== shown) {
         shown = row.status;
         await write(sse("status", { status: row.status }));
       }
-      if (row.status === "running" && row.attempt !== ended) {
+      // a job that ran between two looks: the compiler keeps its events a minute after it ends
+      const missed = final && row.attempt > 0 && row.attempt !== ended && row.startedAt !== null;
+      if ((row.status === "running" || missed) && row.attempt !== ended) {
         const from = last.attempt === row.attempt ? last.seq : 0;
         const res = await compilerFor(env).events(ref, from);
         if (res?.body) {
@@ -92,9 +91,14 @@ async function follow(env: Env, first: JobRow, ref: JobRef, last: { attempt: num
           if (r.ended) ended = attempt;
         }
       }
+      if (final) {
+        await write(sse("done", toJobView(row)));
+        return;
+      }
       if (Date.now() - wrote > KEEPALIVE_MS) await write(": keepalive\n\n");
-      const quick = row.status === "running" && row.attempt === ended && quickPolls++ < FINISH_POLLS;
-      await new Promise((r) => setTimeout(r, quick ? FINISH_POLL_MS : POLL_MS));
+      // soon after the job ended there, or while a job just submitted waits: its next state is a moment away
+      const quick = ((row.status === "running" && row.attempt === ended) || row.status === "queued") && quickPolls++ < QUICK_POLLS;
+      await new Promise((r) => setTimeout(r, quick ? QUICK_POLL_MS : POLL_MS));
       row = await findJob(db, ref.jobId);
     }
     // the stream's time is up: the client reconnects with its Last-Event-ID
