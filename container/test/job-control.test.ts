@@ -78,13 +78,6 @@ function cpuByPid(): Map<number, number> {
   return new Map([...all].filter(([pid]) => ours(pid)).map(([pid, v]) => [pid, v.ticks]));
 }
 
-/** The engine processes that used CPU between two looks: the looping job's. */
-async function busyPids(): Promise<number[]> {
-  const a = cpuByPid();
-  await new Promise((r) => setTimeout(r, 400));
-  return [...cpuByPid()].filter(([pid, t]) => a.has(pid) && t > a.get(pid)!).map(([pid]) => pid);
-}
-
 /** Engine processes of the server alive now. */
 const engines = () => [...cpuByPid().keys()].filter((p) => readFileSync(`/proc/${p}/cmdline`, "latin1").startsWith("pdflatex")).length;
 
@@ -110,10 +103,12 @@ describe("cancel", () => {
     const answer = await job;
     expect(answer.status).toBe(409);
     expect(errorCode(answer)).toBe("job_cancelled");
-    // the looping engine is gone within the second; then nothing of the server's uses the CPU and
-    // at most the pool's one warm engine is left (a refill may still be loading its format)
+    // the looping engine is gone within the second; once the pool has settled (a refill may still be
+    // loading its format on a busy machine), the only engines left are the pool's idle ones
     await until(() => !cpuByPid().has(loop!), 1000);
-    await until(async () => (await busyPids()).length === 0 && engines() <= 1, 5000);
+    const pool = () => s.pools.stats().pdflatex!;
+    await until(() => pool().starting === 0 && engines() === pool().ready, 30_000);
+    expect(pool().ready).toBeLessThanOrEqual(1);
     // the slot serves the next job
     const next = await submit(newId(), doc("after"));
     expect(next.status).toBe(200);
@@ -215,6 +210,22 @@ describe("events", () => {
     const mid = ids[Math.floor(ids.length / 2)]!;
     const again = await readAll(await fetch(`${s.url}/jobs/${id}/events?namespace=${NS}`, { headers: { "last-event-id": String(mid) } }));
     expect(again.map((e) => Number(e.id))).toEqual(ids.filter((i) => i > mid));
+  });
+
+  it("names the tools that run between passes (makeindex)", async () => {
+    const id = newId();
+    const job = submit(id, doc("apple\\index{apple}\n\\printindex", "\\usepackage{makeidx}\n\\makeindex\n"));
+    let res: Response | undefined;
+    await until(async () => {
+      res = await fetch(`${s.url}/jobs/${id}/events?namespace=${NS}`);
+      if (res.status === 200) return true;
+      await res.body?.cancel();
+      return false;
+    });
+    const events = await readAll(res!);
+    expect((await job).status).toBe(200);
+    const order = events.filter((e) => e.event === "pass" || e.event === "tool").map((e) => (e.event === "tool" ? e.data.tool : `pass ${e.data.pass}`));
+    expect(order.slice(0, 3)).toEqual(["pass 1", "makeindex", "pass 2"]);
   });
 
   it("a cancelled job's stream ends with a cancelled event", async () => {
