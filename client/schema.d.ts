@@ -536,7 +536,7 @@ export interface paths {
         put?: never;
         /**
          * Queue a compile job
-         * @description Answers 202 with the job (`Location` = its `statusUrl`). Poll `GET /v1/compile/jobs/{id}` until `succeeded` or `failed`, then download `pdfUrl`. With `callbackUrl` (public https), the final job record is POSTed there as `{type: "compile.job.succeeded"|"compile.job.failed", timestamp, data}`, signed like webhooks (Standard Webhooks) with the `callbackSecret` returned here once, retried on failure. The body may instead be the project as an archive: a `.zip` (`application/zip`) or `.tar.gz` (`application/gzip`, `application/x-tar`), or `multipart/form-data` with the archive as the `archive` part and the other fields as a JSON `options` part. The main file is `mainPath` (in `options`) or, like latexmk and Overleaf, the `.tex` file at the archive's root with `\documentclass` (`main.tex` when several; else 422 `no_main_file` or `ambiguous_main_file` with `candidates`); one folder holding everything is taken as the project root. A file may be an asset uploaded before (`PUT /v1/assets/{sha256}`), named in `files` as `{"path", "asset": "<sha256>"}`: it counts toward the `files` limits like the others, and any hash the account has no asset for is a 422 `unknown_assets` listing them all. The archive is held to the `files` limits while it is unpacked (413; also past a compression ratio of 100 once over 1 MiB), and a link, device, absolute path, `..`, duplicate name or corrupt archive is a 400. Accepts `Idempotency-Key`. Limits: request body 10 MiB; `source` 2 MiB; 100 files; source and files 7 MiB decoded in all (over any of these: 413 `payload_too_large` naming the limit); `timeoutMs` 1000-60000 (default 30000); PDF 20 MiB (over: 422 `output_too_large`).
+         * @description Answers 202 with the job (`Location` = its `statusUrl`). Poll `GET /v1/compile/jobs/{id}` until `succeeded`, `failed` or `cancelled` (or follow `GET /v1/compile/jobs/{id}/events`), then download `pdfUrl`; `DELETE /v1/compile/jobs/{id}` stops it. With `callbackUrl` (public https), the final job record is POSTed there as `{type: "compile.job.succeeded"|"compile.job.failed"|"compile.job.cancelled", timestamp, data}`, signed like webhooks (Standard Webhooks) with the `callbackSecret` returned here once, retried on failure. The body may instead be the project as an archive: a `.zip` (`application/zip`) or `.tar.gz` (`application/gzip`, `application/x-tar`), or `multipart/form-data` with the archive as the `archive` part and the other fields as a JSON `options` part. The main file is `mainPath` (in `options`) or, like latexmk and Overleaf, the `.tex` file at the archive's root with `\documentclass` (`main.tex` when several; else 422 `no_main_file` or `ambiguous_main_file` with `candidates`); one folder holding everything is taken as the project root. A file may be an asset uploaded before (`PUT /v1/assets/{sha256}`), named in `files` as `{"path", "asset": "<sha256>"}`: it counts toward the `files` limits like the others, and any hash the account has no asset for is a 422 `unknown_assets` listing them all. The archive is held to the `files` limits while it is unpacked (413; also past a compression ratio of 100 once over 1 MiB), and a link, device, absolute path, `..`, duplicate name or corrupt archive is a 400. Accepts `Idempotency-Key`. Limits: request body 10 MiB; `source` 2 MiB; 100 files; source and files 7 MiB decoded in all (over any of these: 413 `payload_too_large` naming the limit); `timeoutMs` 1000-60000 (default 30000); PDF 20 MiB (over: 422 `output_too_large`).
          */
         post: {
             parameters: {
@@ -740,7 +740,86 @@ export interface paths {
         };
         put?: never;
         post?: never;
-        delete?: never;
+        /**
+         * Cancel a queued or running compile job
+         * @description A queued job never runs; a running job is stopped where it runs (its TeX processes killed, its compile slot freed) before the answer. Answers the job, now `cancelled`; its PDF and output never exist. With a `callbackUrl` the job record is POSTed there as `compile.job.cancelled`. Cancelling a job that is already `cancelled` answers it again (200, idempotent); a `succeeded` or `failed` job is a 409 `job_finished`. Another account's job is a 404.
+         */
+        delete: {
+            parameters: {
+                query?: never;
+                header?: never;
+                path: {
+                    id: string;
+                };
+                cookie?: never;
+            };
+            requestBody?: never;
+            responses: {
+                /** @description The cancelled job */
+                200: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["CompileJob"];
+                    };
+                };
+                /** @description Invalid request (`invalid_request`, with `details.issues` naming each bad field) */
+                400: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["Error"];
+                    };
+                };
+                /** @description Missing, malformed, unknown or revoked API key */
+                401: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["Error"];
+                    };
+                };
+                /** @description Not found (or owned by another account) */
+                404: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["Error"];
+                    };
+                };
+                /** @description Conflict with the resource's current state */
+                409: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["Error"];
+                    };
+                };
+                /** @description Rate limited (`Retry-After`) */
+                429: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["Error"];
+                    };
+                };
+                /** @description Internal error */
+                500: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["Error"];
+                    };
+                };
+            };
+        };
         options?: never;
         head?: never;
         patch?: never;
@@ -755,7 +834,7 @@ export interface paths {
         };
         /**
          * Download a compile job's PDF
-         * @description 404 `pdf_not_ready` until the job has succeeded; 409 `job_failed` for a failed job (its `error` is in the job record); 409 `not_a_pdf` for a job that asked for another `output` (download it from `outputUrl`).
+         * @description 404 `pdf_not_ready` until the job has succeeded; 409 `job_failed` for a failed job (its `error` is in the job record), `job_cancelled` for a cancelled one; 409 `not_a_pdf` for a job that asked for another `output` (download it from `outputUrl`).
          */
         get: {
             parameters: {
@@ -1163,7 +1242,7 @@ export interface paths {
                     /** @description `nextCursor` of the previous page. */
                     cursor?: string;
                     /** @description Only jobs in this status. */
-                    status?: "queued" | "running" | "succeeded" | "failed";
+                    status?: "queued" | "running" | "succeeded" | "failed" | "cancelled";
                 };
                 header?: never;
                 path?: never;
@@ -1191,6 +1270,95 @@ export interface paths {
                 };
                 /** @description Missing, malformed, unknown or revoked API key */
                 401: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["Error"];
+                    };
+                };
+                /** @description Rate limited (`Retry-After`) */
+                429: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["Error"];
+                    };
+                };
+                /** @description Internal error */
+                500: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["Error"];
+                    };
+                };
+            };
+        };
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/v1/compile/jobs/{id}/events": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * Follow a compile job's progress (Server-Sent Events)
+         * @description A `text/event-stream` of the job's progress: `status` (`{status}`: `queued`, `running`) as it changes; while it compiles, the compiler's events, each with an `id`: `status` (`{state}`), `pass` (`{pass, engine}`) and `pass-end` (`{pass, exitCode}`) for each TeX pass, `tool` (`{tool}`: `bibtex`, `biber`, `makeindex`, `xindy`, `splitindex`, `xdvipdfmx`), `log` (`{line}`: lines of the TeX log, each at most 400 characters, at most 20 a second after a burst of 100), `log-skipped` (`{lines}`: how many were left out), `gap` (`{missed}`: events a slow reader missed), then `result` (`{ok, pages, passes, durationMs}` or `{ok: false, code, message, line, file}`) or `cancelled`; last, `done` with the final job record (as `GET /v1/compile/jobs/{id}`), and the stream ends. A finished job answers `done` at once. A stream lasts at most 5 minutes; reconnect with the `Last-Event-ID` header (EventSource does) to go on after the last event you had.
+         */
+        get: {
+            parameters: {
+                query?: never;
+                header?: {
+                    /** @description The `id` of the last event received (`<attempt>.<n>`). */
+                    "last-event-id"?: string;
+                };
+                path: {
+                    id: string;
+                };
+                cookie?: never;
+            };
+            requestBody?: never;
+            responses: {
+                /** @description The job's events */
+                200: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "text/event-stream": string;
+                    };
+                };
+                /** @description Invalid request (`invalid_request`, with `details.issues` naming each bad field) */
+                400: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["Error"];
+                    };
+                };
+                /** @description Missing, malformed, unknown or revoked API key */
+                401: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["Error"];
+                    };
+                };
+                /** @description Not found (or owned by another account) */
+                404: {
                     headers: {
                         [name: string]: unknown;
                     };
@@ -7112,7 +7280,7 @@ export interface components {
             /** @example job_0mh8k2x1qa1b2c3d4e5f6 */
             id: string;
             /** @enum {string} */
-            status: "queued" | "running" | "succeeded" | "failed";
+            status: "queued" | "running" | "succeeded" | "failed" | "cancelled";
             /**
              * @description TeX engine.
              * @example pdflatex

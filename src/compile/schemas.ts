@@ -158,7 +158,9 @@ export const AsyncCompileRequest = z
   .openapi("AsyncCompileRequest");
 export type AsyncCompileRequest = z.infer<typeof AsyncCompileRequest>;
 
-export const JOB_STATUSES = ["queued", "running", "succeeded", "failed"] as const;
+export const JOB_STATUSES = ["queued", "running", "succeeded", "failed", "cancelled"] as const;
+/** The statuses a job ends in: nothing changes it after. */
+export const FINAL_STATUSES = ["succeeded", "failed", "cancelled"] as const;
 export const JobStatus = z.enum(JOB_STATUSES);
 export type JobStatus = z.infer<typeof JobStatus>;
 

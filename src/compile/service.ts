@@ -8,7 +8,7 @@ import { cacheKey, type OutputInfo, outputInfo, readCache, writeCache } from "./
 import { type CompileInput, compileNamespace } from "./compiler.ts";
 import { cacheTtlSeconds, compilerFor } from "./config.ts";
 import { checkCompileLimits } from "./input.ts";
-import { deleteJob, getJob, insertJob, jobInputKey, jobPath, jobPdfKey, listJobs, REQUEUE_AFTER_MS } from "./jobs.ts";
+import { cancelJob, deleteJob, getJob, insertJob, jobInputKey, jobPath, jobPdfKey, listJobs, REQUEUE_AFTER_MS } from "./jobs.ts";
 import { toJobView } from "./mapper.ts";
 import { ApiError } from "../platform/errors.ts";
 import { decodeCursor, IdCursor, toPage, type Page } from "../platform/pagination.ts";
@@ -134,6 +134,7 @@ const EXTENSIONS: Record<string, string> = { "application/pdf": "pdf", "image/pn
  */
 export async function jobPdf(env: Env, accountId: string, id: string, pdfOnly = true): Promise<{ body: ReadableStream; headers: Record<string, string> }> {
   const row = await getJob(getDb(env.DB), accountId, id);
+  if (row.status === "cancelled") throw new ApiError(409, "job_cancelled", "This job was cancelled, so it has no PDF.", { status: row.status });
   if (row.status === "failed") throw new ApiError(409, "job_failed", "This job failed, so it has no PDF; its `error` says why.", { status: row.status });
   if (row.status !== "succeeded") throw new ApiError(404, "pdf_not_ready", `The job is ${row.status}; its PDF exists once it has succeeded.`, { status: row.status });
   const obj = await env.FILES.get(jobPdfKey(row.accountId, row.id));
@@ -183,4 +184,28 @@ export function syncPdfHeaders(r: SyncResult): Record<string, string> {
   if (r.outputPages) headers["X-Output-Pages"] = r.outputPages;
   if (r.errorCount) headers["X-Compile-Errors"] = String(r.errorCount);
   return headers;
+}
+
+// ---- Stopping a job ----
+
+/**
+ * DELETE /v1/compile/jobs/{id}: the row becomes `cancelled` first (which alone keeps a queued job
+ * from running and a running one from storing a result), then the compile server stops the job if
+ * it has it, or refuses it should it arrive. A repeat answers the cancelled job; a finished job is a 409.
+ */
+export async function cancelJobView(env: Env, ctx: Pick<ExecutionContext, "waitUntil">, accountId: string, id: string): Promise<CompileJob> {
+  const db = getDb(env.DB);
+  const row = await cancelJob(db, accountId, id, Date.now());
+  if (!row) {
+    const job = await getJob(db, accountId, id); // another account's: 404
+    if (job.status === "cancelled") return toJobView(job);
+    throw new ApiError(409, "job_finished", `The job has ${job.status}; only a queued or running job can be cancelled.`, { status: job.status });
+  }
+  await compilerFor(env).cancel({ jobId: id, namespace: await compileNamespace(accountId) });
+  await env.FILES.delete(jobInputKey(accountId, id)).catch((err) => log.warn("cancelled job input not deleted", { jobId: id, error: String(err) }));
+  if (row.callbackStatus === "pending") {
+    // through the queue like every callback attempt (retried there; the cron's sweep if this send fails)
+    ctx.waitUntil(env.COMPILE_QUEUE.send({ kind: "callback", jobId: id, accountId } satisfies CompileQueueMessage, { contentType: "json" }).catch((err) => log.warn("compile callback not queued", { jobId: id, error: String(err) })));
+  }
+  return toJobView(row);
 }
