@@ -378,7 +378,7 @@ export interface paths {
         put?: never;
         /**
          * Compile LaTeX to PDF and answer the PDF
-         * @description Answers the PDF bytes. A repeat of the same request (same engine, source, files, `mainPath`, `draft` and `shellEscape`) within the cache lifetime is served from the account's result cache (`X-Cache: HIT`, `X-Compile-Duration-Ms: 0`) without compiling. A LaTeX failure is 422 `compile_error` with `line`, `file`, `errors` and the tail of the `log`; `compile_timeout` when `timeoutMs` ran out. 503 `compiler_busy`/`service_unavailable` with `Retry-After` when no compiler is free. With `output`, the answer is pages as `image/png` or `image/svg+xml` (several pages: an `application/zip` of `page-<n>.png`), the whole log (`text/plain`) or an `application/zip` of the PDF, the log and, with `synctex`, the SyncTeX file; a page range past the cap, or a field with an output it does not apply to, is a 400. `haltOnError: false` answers the PDF of a document with errors (TeX goes on after each), with `X-Compile-Errors`. The compiler keeps the account's recently compiled preambles (everything before `\begin{document}` and the files it reads) precompiled: the next compile of a document with the same preamble skips it (`X-Compile-Preamble: hit`); the PDF is the same either way. The body may instead be the project as an archive: a `.zip` (`application/zip`) or `.tar.gz` (`application/gzip`, `application/x-tar`), or `multipart/form-data` with the archive as the `archive` part and the other fields as a JSON `options` part. The main file is `mainPath` (in `options`) or, like latexmk and Overleaf, the `.tex` file at the archive's root with `\documentclass` (`main.tex` when several; else 422 `no_main_file` or `ambiguous_main_file` with `candidates`); one folder holding everything is taken as the project root. The archive is held to the `files` limits while it is unpacked (413; also past a compression ratio of 100 once over 1 MiB), and a link, device, absolute path, `..`, duplicate name or corrupt archive is a 400. Accepts `Idempotency-Key`. Limits: request body 10 MiB; `source` 2 MiB; 100 files; source and files 7 MiB decoded in all (over any of these: 413 `payload_too_large` naming the limit); `timeoutMs` 1000-60000 (default 30000); PDF 20 MiB (over: 422 `output_too_large`).
+         * @description Answers the PDF bytes. A repeat of the same request (same engine, source, files, `mainPath`, `draft` and `shellEscape`) within the cache lifetime is served from the account's result cache (`X-Cache: HIT`, `X-Compile-Duration-Ms: 0`) without compiling. A LaTeX failure is 422 `compile_error` with `line`, `file`, `errors` and the tail of the `log`; `compile_timeout` when `timeoutMs` ran out. 503 `compiler_busy`/`service_unavailable` with `Retry-After` when no compiler is free. With `output`, the answer is pages as `image/png` or `image/svg+xml` (several pages: an `application/zip` of `page-<n>.png`), the whole log (`text/plain`) or an `application/zip` of the PDF, the log and, with `synctex`, the SyncTeX file; a page range past the cap, or a field with an output it does not apply to, is a 400. `haltOnError: false` answers the PDF of a document with errors (TeX goes on after each), with `X-Compile-Errors`. The compiler keeps the account's recently compiled preambles (everything before `\begin{document}` and the files it reads) precompiled: the next compile of a document with the same preamble skips it (`X-Compile-Preamble: hit`); the PDF is the same either way. The body may instead be the project as an archive: a `.zip` (`application/zip`) or `.tar.gz` (`application/gzip`, `application/x-tar`), or `multipart/form-data` with the archive as the `archive` part and the other fields as a JSON `options` part. The main file is `mainPath` (in `options`) or, like latexmk and Overleaf, the `.tex` file at the archive's root with `\documentclass` (`main.tex` when several; else 422 `no_main_file` or `ambiguous_main_file` with `candidates`); one folder holding everything is taken as the project root. A file may be an asset uploaded before (`PUT /v1/assets/{sha256}`), named in `files` as `{"path", "asset": "<sha256>"}`: it counts toward the `files` limits like the others, and any hash the account has no asset for is a 422 `unknown_assets` listing them all. The archive is held to the `files` limits while it is unpacked (413; also past a compression ratio of 100 once over 1 MiB), and a link, device, absolute path, `..`, duplicate name or corrupt archive is a 400. Accepts `Idempotency-Key`. Limits: request body 10 MiB; `source` 2 MiB; 100 files; source and files 7 MiB decoded in all (over any of these: 413 `payload_too_large` naming the limit); `timeoutMs` 1000-60000 (default 30000); PDF 20 MiB (over: 422 `output_too_large`).
          */
         post: {
             parameters: {
@@ -399,7 +399,7 @@ export interface paths {
                          * @description The project as a `.zip` or `.tar.gz`.
                          */
                         archive: string;
-                        /** @description JSON object of the request's other fields (`engine`, `mainPath`, `output`, ...; not `source` or `files`). */
+                        /** @description JSON object of the request's other fields (`engine`, `mainPath`, `output`, ...; not `source`; `files` only naming assets, `{"path", "asset"}`, added to the archive's). */
                         options?: string;
                     };
                 };
@@ -536,7 +536,7 @@ export interface paths {
         put?: never;
         /**
          * Queue a compile job
-         * @description Answers 202 with the job (`Location` = its `statusUrl`). Poll `GET /v1/compile/jobs/{id}` until `succeeded` or `failed`, then download `pdfUrl`. With `callbackUrl` (public https), the final job record is POSTed there as `{type: "compile.job.succeeded"|"compile.job.failed", timestamp, data}`, signed like webhooks (Standard Webhooks) with the `callbackSecret` returned here once, retried on failure. The body may instead be the project as an archive: a `.zip` (`application/zip`) or `.tar.gz` (`application/gzip`, `application/x-tar`), or `multipart/form-data` with the archive as the `archive` part and the other fields as a JSON `options` part. The main file is `mainPath` (in `options`) or, like latexmk and Overleaf, the `.tex` file at the archive's root with `\documentclass` (`main.tex` when several; else 422 `no_main_file` or `ambiguous_main_file` with `candidates`); one folder holding everything is taken as the project root. The archive is held to the `files` limits while it is unpacked (413; also past a compression ratio of 100 once over 1 MiB), and a link, device, absolute path, `..`, duplicate name or corrupt archive is a 400. Accepts `Idempotency-Key`. Limits: request body 10 MiB; `source` 2 MiB; 100 files; source and files 7 MiB decoded in all (over any of these: 413 `payload_too_large` naming the limit); `timeoutMs` 1000-60000 (default 30000); PDF 20 MiB (over: 422 `output_too_large`).
+         * @description Answers 202 with the job (`Location` = its `statusUrl`). Poll `GET /v1/compile/jobs/{id}` until `succeeded`, `failed` or `cancelled` (or follow `GET /v1/compile/jobs/{id}/events`), then download `pdfUrl`; `DELETE /v1/compile/jobs/{id}` stops it. With `callbackUrl` (public https), the final job record is POSTed there as `{type: "compile.job.succeeded"|"compile.job.failed"|"compile.job.cancelled", timestamp, data}`, signed like webhooks (Standard Webhooks) with the `callbackSecret` returned here once, retried on failure. The body may instead be the project as an archive: a `.zip` (`application/zip`) or `.tar.gz` (`application/gzip`, `application/x-tar`), or `multipart/form-data` with the archive as the `archive` part and the other fields as a JSON `options` part. The main file is `mainPath` (in `options`) or, like latexmk and Overleaf, the `.tex` file at the archive's root with `\documentclass` (`main.tex` when several; else 422 `no_main_file` or `ambiguous_main_file` with `candidates`); one folder holding everything is taken as the project root. A file may be an asset uploaded before (`PUT /v1/assets/{sha256}`), named in `files` as `{"path", "asset": "<sha256>"}`: it counts toward the `files` limits like the others, and any hash the account has no asset for is a 422 `unknown_assets` listing them all. The archive is held to the `files` limits while it is unpacked (413; also past a compression ratio of 100 once over 1 MiB), and a link, device, absolute path, `..`, duplicate name or corrupt archive is a 400. Accepts `Idempotency-Key`. Limits: request body 10 MiB; `source` 2 MiB; 100 files; source and files 7 MiB decoded in all (over any of these: 413 `payload_too_large` naming the limit); `timeoutMs` 1000-60000 (default 30000); PDF 20 MiB (over: 422 `output_too_large`).
          */
         post: {
             parameters: {
@@ -557,7 +557,7 @@ export interface paths {
                          * @description The project as a `.zip` or `.tar.gz`.
                          */
                         archive: string;
-                        /** @description JSON object of the request's other fields (`engine`, `mainPath`, `output`, ...; not `source` or `files`). */
+                        /** @description JSON object of the request's other fields (`engine`, `mainPath`, `output`, ...; not `source`; `files` only naming assets, `{"path", "asset"}`, added to the archive's). */
                         options?: string;
                     };
                 };
@@ -740,7 +740,86 @@ export interface paths {
         };
         put?: never;
         post?: never;
-        delete?: never;
+        /**
+         * Cancel a queued or running compile job
+         * @description A queued job never runs; a running job is stopped where it runs (its TeX processes killed, its compile slot freed) before the answer. Answers the job, now `cancelled`; its PDF and output never exist. With a `callbackUrl` the job record is POSTed there as `compile.job.cancelled`. Cancelling a job that is already `cancelled` answers it again (200, idempotent); a `succeeded` or `failed` job is a 409 `job_finished`. Another account's job is a 404.
+         */
+        delete: {
+            parameters: {
+                query?: never;
+                header?: never;
+                path: {
+                    id: string;
+                };
+                cookie?: never;
+            };
+            requestBody?: never;
+            responses: {
+                /** @description The cancelled job */
+                200: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["CompileJob"];
+                    };
+                };
+                /** @description Invalid request (`invalid_request`, with `details.issues` naming each bad field) */
+                400: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["Error"];
+                    };
+                };
+                /** @description Missing, malformed, unknown or revoked API key */
+                401: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["Error"];
+                    };
+                };
+                /** @description Not found (or owned by another account) */
+                404: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["Error"];
+                    };
+                };
+                /** @description Conflict with the resource's current state */
+                409: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["Error"];
+                    };
+                };
+                /** @description Rate limited (`Retry-After`) */
+                429: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["Error"];
+                    };
+                };
+                /** @description Internal error */
+                500: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["Error"];
+                    };
+                };
+            };
+        };
         options?: never;
         head?: never;
         patch?: never;
@@ -755,7 +834,7 @@ export interface paths {
         };
         /**
          * Download a compile job's PDF
-         * @description 404 `pdf_not_ready` until the job has succeeded; 409 `job_failed` for a failed job (its `error` is in the job record); 409 `not_a_pdf` for a job that asked for another `output` (download it from `outputUrl`).
+         * @description 404 `pdf_not_ready` until the job has succeeded; 409 `job_failed` for a failed job (its `error` is in the job record), `job_cancelled` for a cancelled one; 409 `not_a_pdf` for a job that asked for another `output` (download it from `outputUrl`).
          */
         get: {
             parameters: {
@@ -1163,7 +1242,7 @@ export interface paths {
                     /** @description `nextCursor` of the previous page. */
                     cursor?: string;
                     /** @description Only jobs in this status. */
-                    status?: "queued" | "running" | "succeeded" | "failed";
+                    status?: "queued" | "running" | "succeeded" | "failed" | "cancelled";
                 };
                 header?: never;
                 path?: never;
@@ -1178,6 +1257,441 @@ export interface paths {
                     };
                     content: {
                         "application/json": components["schemas"]["CompileJobPage"];
+                    };
+                };
+                /** @description Invalid request (`invalid_request`, with `details.issues` naming each bad field) */
+                400: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["Error"];
+                    };
+                };
+                /** @description Missing, malformed, unknown or revoked API key */
+                401: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["Error"];
+                    };
+                };
+                /** @description Rate limited (`Retry-After`) */
+                429: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["Error"];
+                    };
+                };
+                /** @description Internal error */
+                500: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["Error"];
+                    };
+                };
+            };
+        };
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/v1/compile/jobs/{id}/events": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * Follow a compile job's progress (Server-Sent Events)
+         * @description A `text/event-stream` of the job's progress: `status` (`{status}`: `queued`, `running`) as it changes; while it compiles, the compiler's events, each with an `id`: `status` (`{state}`), `pass` (`{pass, engine}`) and `pass-end` (`{pass, exitCode}`) for each TeX pass, `tool` (`{tool}`: `bibtex`, `biber`, `makeindex`, `xindy`, `splitindex`, `xdvipdfmx`), `log` (`{line}`: lines of the TeX log, each at most 400 characters, at most 20 a second after a burst of 100), `log-skipped` (`{lines}`: how many were left out), `gap` (`{missed}`: events a slow reader missed), then `result` (`{ok, pages, passes, durationMs}` or `{ok: false, code, message, line, file}`) or `cancelled`; last, `done` with the final job record (as `GET /v1/compile/jobs/{id}`), and the stream ends. A finished job answers `done` at once. A stream lasts at most 5 minutes; reconnect with the `Last-Event-ID` header (EventSource does) to go on after the last event you had.
+         */
+        get: {
+            parameters: {
+                query?: never;
+                header?: {
+                    /** @description The `id` of the last event received (`<attempt>.<n>`). */
+                    "last-event-id"?: string;
+                };
+                path: {
+                    id: string;
+                };
+                cookie?: never;
+            };
+            requestBody?: never;
+            responses: {
+                /** @description The job's events */
+                200: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "text/event-stream": string;
+                    };
+                };
+                /** @description Invalid request (`invalid_request`, with `details.issues` naming each bad field) */
+                400: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["Error"];
+                    };
+                };
+                /** @description Missing, malformed, unknown or revoked API key */
+                401: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["Error"];
+                    };
+                };
+                /** @description Not found (or owned by another account) */
+                404: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["Error"];
+                    };
+                };
+                /** @description Rate limited (`Retry-After`) */
+                429: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["Error"];
+                    };
+                };
+                /** @description Internal error */
+                500: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["Error"];
+                    };
+                };
+            };
+        };
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/v1/assets/{sha256}": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * An asset's metadata (HEAD: does it exist?)
+         * @description The size and when it was uploaded and last used. `HEAD` answers the same status without a body: 200 when the account has the asset, 404 when not.
+         */
+        get: {
+            parameters: {
+                query?: never;
+                header?: never;
+                path: {
+                    /** @description SHA-256 of the asset's bytes, 64 lowercase hex digits (`sha256sum`). */
+                    sha256: string;
+                };
+                cookie?: never;
+            };
+            requestBody?: never;
+            responses: {
+                /** @description The asset */
+                200: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["CompileAsset"];
+                    };
+                };
+                /** @description Invalid request (`invalid_request`, with `details.issues` naming each bad field) */
+                400: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["Error"];
+                    };
+                };
+                /** @description Missing, malformed, unknown or revoked API key */
+                401: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["Error"];
+                    };
+                };
+                /** @description Not found (or owned by another account) */
+                404: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["Error"];
+                    };
+                };
+                /** @description Rate limited (`Retry-After`) */
+                429: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["Error"];
+                    };
+                };
+                /** @description Internal error */
+                500: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["Error"];
+                    };
+                };
+            };
+        };
+        /**
+         * Upload a file once, named by its SHA-256
+         * @description The body is the file's bytes (any `Content-Type`), at most 7 MiB. They must hash to `sha256` (else 422 `hash_mismatch`). A compile then names it in `files` as `{"path": "fonts/My.otf", "asset": "<sha256>"}` instead of sending its content. 201 when stored, 200 when the account already had it (it counts as used). A new asset must fit the plan's quota of bytes and assets (409 `asset_quota_exceeded` with the usage). Assets are the account's own: another account's upload of the same bytes is neither seen nor shared. One unused for `ASSET_IDLE_DAYS` (default 30) is deleted.
+         */
+        put: {
+            parameters: {
+                query?: never;
+                header?: never;
+                path: {
+                    /** @description SHA-256 of the asset's bytes, 64 lowercase hex digits (`sha256sum`). */
+                    sha256: string;
+                };
+                cookie?: never;
+            };
+            requestBody: {
+                content: {
+                    "application/octet-stream": string;
+                };
+            };
+            responses: {
+                /** @description The account already had it */
+                200: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["CompileAsset"];
+                    };
+                };
+                /** @description Stored */
+                201: {
+                    headers: {
+                        /** @description The asset's URL. */
+                        Location?: string;
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["CompileAsset"];
+                    };
+                };
+                /** @description Invalid request (`invalid_request`, with `details.issues` naming each bad field) */
+                400: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["Error"];
+                    };
+                };
+                /** @description Missing, malformed, unknown or revoked API key */
+                401: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["Error"];
+                    };
+                };
+                /** @description Conflict with the resource's current state */
+                409: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["Error"];
+                    };
+                };
+                /** @description Body over the documented limit */
+                413: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["Error"];
+                    };
+                };
+                /** @description Semantically invalid (e.g. `idempotency_key_reused`) */
+                422: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["Error"];
+                    };
+                };
+                /** @description Rate limited (`Retry-After`) */
+                429: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["Error"];
+                    };
+                };
+                /** @description Internal error */
+                500: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["Error"];
+                    };
+                };
+                /** @description A dependency is unavailable (`Retry-After`) */
+                503: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["Error"];
+                    };
+                };
+            };
+        };
+        post?: never;
+        /**
+         * Delete an asset
+         * @description Its bytes go at once; compiles that name it afterwards are 422 `unknown_assets`.
+         */
+        delete: {
+            parameters: {
+                query?: never;
+                header?: never;
+                path: {
+                    /** @description SHA-256 of the asset's bytes, 64 lowercase hex digits (`sha256sum`). */
+                    sha256: string;
+                };
+                cookie?: never;
+            };
+            requestBody?: never;
+            responses: {
+                /** @description Deleted */
+                204: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content?: never;
+                };
+                /** @description Invalid request (`invalid_request`, with `details.issues` naming each bad field) */
+                400: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["Error"];
+                    };
+                };
+                /** @description Missing, malformed, unknown or revoked API key */
+                401: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["Error"];
+                    };
+                };
+                /** @description Not found (or owned by another account) */
+                404: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["Error"];
+                    };
+                };
+                /** @description Rate limited (`Retry-After`) */
+                429: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["Error"];
+                    };
+                };
+                /** @description Internal error */
+                500: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["Error"];
+                    };
+                };
+            };
+        };
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/v1/assets": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /** List the account's assets, newest first, with its usage */
+        get: {
+            parameters: {
+                query?: {
+                    /** @description Items per page (1-100). */
+                    limit?: number;
+                    /** @description `nextCursor` of the previous page. */
+                    cursor?: string;
+                };
+                header?: never;
+                path?: never;
+                cookie?: never;
+            };
+            requestBody?: never;
+            responses: {
+                /** @description A page of assets and what the account holds against its quota */
+                200: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["CompileAssetPage"];
                     };
                 };
                 /** @description Invalid request (`invalid_request`, with `details.issues` naming each bad field) */
@@ -6692,7 +7206,7 @@ export interface components {
              * @enum {string}
              */
             engine?: "pdflatex" | "xelatex" | "lualatex";
-            /** @description The project's other files, by path from the project root (at most 100; source and files together at most 7 MiB decoded). No file may have the main file's path. */
+            /** @description The project's other files, by path from the project root (at most 100; source and files together at most 7 MiB decoded, assets included). No file may have the main file's path. */
             files?: components["schemas"]["CompileFile"][];
             /**
              * @description Where `source` is placed in the project (default `main.tex`). The engine runs in that file's folder: `\input`, `\include`, `\includegraphics` and `\bibliography` find files relative to it first, then relative to the project root (`..` may go up to the project root, never above it). Any extension TeX does not write itself (`.tex`, `.ltx`, `.xtx`, ...). `\jobname` is the file's name without its extension (`thesis` here).
@@ -6733,13 +7247,18 @@ export interface components {
              * @example chapters/intro.tex
              */
             path: string;
-            /** @description The file's content: text, or base64 when `encoding` is `base64` (whitespace ignored). */
-            content: string;
+            /** @description The file's content: text, or base64 when `encoding` is `base64` (whitespace ignored). Either this or `asset`. */
+            content?: string;
             /**
              * @default utf8
              * @enum {string}
              */
             encoding?: "utf8" | "base64";
+            /**
+             * @description Instead of `content`: the SHA-256 of an asset this account uploaded (`PUT /v1/assets/{sha256}`); its bytes are the file's. Unknown hashes are a 422 `unknown_assets`.
+             * @example 9f86d081884c7d659a2feaa0c55ad015a3bf4f1b2b0b822cd15d6c15b0f00a08
+             */
+            asset?: string;
         };
         CreatedCompileJob: components["schemas"]["CompileJob"] & {
             /** @description Secret (`whsec_…`) that signs the callback. Only when `callbackUrl` is set; shown only in this response. */
@@ -6761,7 +7280,7 @@ export interface components {
             /** @example job_0mh8k2x1qa1b2c3d4e5f6 */
             id: string;
             /** @enum {string} */
-            status: "queued" | "running" | "succeeded" | "failed";
+            status: "queued" | "running" | "succeeded" | "failed" | "cancelled";
             /**
              * @description TeX engine.
              * @example pdflatex
@@ -6811,7 +7330,7 @@ export interface components {
              * @enum {string}
              */
             engine?: "pdflatex" | "xelatex" | "lualatex";
-            /** @description The project's other files, by path from the project root (at most 100; source and files together at most 7 MiB decoded). No file may have the main file's path. */
+            /** @description The project's other files, by path from the project root (at most 100; source and files together at most 7 MiB decoded, assets included). No file may have the main file's path. */
             files?: components["schemas"]["CompileFile"][];
             /**
              * @description Where `source` is placed in the project (default `main.tex`). The engine runs in that file's folder: `\input`, `\include`, `\includegraphics` and `\bibliography` find files relative to it first, then relative to the project root (`..` may go up to the project root, never above it). Any extension TeX does not write itself (`.tex`, `.ltx`, `.xtx`, ...). `\jobname` is the file's name without its extension (`thesis` here).
@@ -6907,6 +7426,38 @@ export interface components {
             data: components["schemas"]["CompileJob"][];
             /** @description Pass as `cursor` for the next page; null on the last page. */
             nextCursor: string | null;
+        };
+        CompileAsset: {
+            /**
+             * @description SHA-256 of the asset's bytes, 64 lowercase hex digits (`sha256sum`).
+             * @example 9f86d081884c7d659a2feaa0c55ad015a3bf4f1b2b0b822cd15d6c15b0f00a08
+             */
+            sha256: string;
+            sizeBytes: number;
+            /** Format: date-time */
+            createdAt: string;
+            /**
+             * Format: date-time
+             * @description The last upload or compile that used it.
+             */
+            lastUsedAt: string;
+            /**
+             * Format: date-time
+             * @description When it is deleted unless used before (`lastUsedAt` plus `ASSET_IDLE_DAYS`); null: kept until deleted.
+             */
+            expiresAt: string | null;
+        };
+        CompileAssetPage: components["schemas"]["CompileAssetPage"] & {
+            usage: components["schemas"]["CompileAssetUsage"];
+        };
+        CompileAssetUsage: {
+            /** @description Bytes held (uploads under way included). */
+            bytes: number;
+            files: number;
+            /** @description The plan's limit of bytes. */
+            quotaBytes: number;
+            /** @description The plan's limit of assets. */
+            quotaFiles: number;
         };
         CreateSession: {
             /** @example support line */

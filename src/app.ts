@@ -1,4 +1,4 @@
-import { compileRoutes } from "./compile/index.ts";
+import { assetRoutes, compileRoutes } from "./compile/index.ts";
 import { envelopeOf, eventCatalog, eventTypeRoutes, STREAM_PATH, streamRoutes, streamTicketAuth, webhookRoutes, eventLogRoutes } from "./events/index.ts";
 import { MESSAGING_EVENT_TYPES } from "./messaging/event-catalog.ts";
 import { campaignRoutes } from "./messaging/campaigns/index.ts";
@@ -39,6 +39,7 @@ export function createApp() {
   app.route("/", healthRoutes);
   app.route("/", accountRoutes);
   app.route("/", compileRoutes);
+  app.route("/", assetRoutes);
   app.route("/", messagingRoutes);
   app.route("/", campaignRoutes);
   app.route("/", webhookRoutes);

@@ -1,4 +1,4 @@
-import { onCronCompile } from "./compile/index.ts";
+import { expireAssets, onCronCompile } from "./compile/index.ts";
 import { purgeExpiredJobs } from "./compile/retention.ts";
 import { onCronEvents } from "./events/index.ts";
 import { purgeExpiredEventRows } from "./events/retention.ts";
@@ -17,6 +17,7 @@ const TASKS: Array<[string, (env: Env, now: number) => Promise<unknown>]> = [
   // Retention (README "Configuration"): each module purges its own tables, a bounded batch per tick.
   ["events.retention", purgeExpiredEventRows],
   ["compile.retention", purgeExpiredJobs],
+  ["compile.assets", expireAssets],
   ["messaging.retention", purgeExpiredMessages],
 ];
 

@@ -3,8 +3,10 @@
 //   node bench/compile-server/run.ts            (via npm run bench:compile-server)
 // Rows: hello world and the medium document (first compile: no precompiled preamble) per engine;
 // a T1-encoded document (EC fonts) and an index + glossary document (pdflatex); the medium
-// document compiled again with a changed body, from the account's precompiled preamble.
-// Env: BENCH_N (hello-world samples, default 20), BENCH_N_MEDIUM (other rows, default 5).
+// document compiled again with a changed body, from the account's precompiled preamble; a project of
+// several files sent as a zip (see zip-project.ts).
+// Env: BENCH_N (hello-world samples, default 20), BENCH_N_MEDIUM (other rows, default 5), BENCH_ROWS
+// (comma-separated: hello, medium, t1, index, repeat, zip; default all).
 import { spawn } from "node:child_process";
 import { mkdtempSync, readFileSync, rmSync, writeFileSync } from "node:fs";
 import os from "node:os";
@@ -12,6 +14,7 @@ import path from "node:path";
 import { fileURLToPath } from "node:url";
 import { startServer } from "../../container/src/server.ts";
 import type { Engine } from "../../container/src/config.ts";
+import { projectZip, zipCli, zipRequestBody } from "./zip-project.ts";
 
 const HERE = path.dirname(fileURLToPath(import.meta.url));
 const FIX = path.join(HERE, "../../container/test/fixtures");
@@ -22,6 +25,7 @@ const indexGlossary = readFileSync(path.join(HERE, "docs", "index-glossary.tex")
 const N = Number(process.env.BENCH_N ?? 20);
 const NM = Number(process.env.BENCH_N_MEDIUM ?? 5);
 const engines: Engine[] = ["pdflatex", "xelatex", "lualatex"];
+const ROWS = new Set((process.env.BENCH_ROWS ?? "hello,medium,t1,index,repeat,zip").split(",").map((r) => r.trim()));
 /** Ratio floors (server p50 / CLI p50): hello stays fast; first compiles no slower than the bare engine; a repeat from the precompiled preamble at most half. */
 const FLOORS = { hello: 0.3, first: 1.0, repeat: 0.5 } as const;
 
@@ -58,18 +62,15 @@ async function waitPoolFull(engine: Engine): Promise<void> {
   }
 }
 
-async function viaServer(engine: Engine, source: string, namespace?: string): Promise<{ ms: number; passes: number; preamble: string | null }> {
+/** One compile through the server; `body` makes the request's JSON at the start of the timing (the zip row unpacks there). */
+async function viaServer(engine: Engine, source: string, namespace?: string, body: () => string = () => JSON.stringify({ engine, source, ...(namespace ? { namespace } : {}) })): Promise<{ ms: number; passes: number; preamble: string | null; tools: string }> {
   await waitPoolFull(engine); // "warm pool": measure a request that finds ready processes
   const t = performance.now();
-  const r = await fetch(`${server.url}/compile`, {
-    method: "POST",
-    headers: { "content-type": "application/json" },
-    body: JSON.stringify({ engine, source, ...(namespace ? { namespace } : {}) }),
-  });
-  const body = Buffer.from(await r.arrayBuffer());
+  const r = await fetch(`${server.url}/compile`, { method: "POST", headers: { "content-type": "application/json" }, body: body() });
+  const pdf = Buffer.from(await r.arrayBuffer());
   const ms = performance.now() - t;
-  if (r.status !== 200 || body.subarray(0, 5).toString() !== "%PDF-") throw new Error(`${engine}: ${r.status} ${body.toString().slice(0, 300)}`);
-  return { ms, passes: Number(r.headers.get("x-compile-passes")), preamble: r.headers.get("x-compile-preamble") };
+  if (r.status !== 200 || pdf.subarray(0, 5).toString() !== "%PDF-") throw new Error(`${engine}: ${r.status} ${pdf.toString().slice(0, 300)}`);
+  return { ms, passes: Number(r.headers.get("x-compile-passes")), preamble: r.headers.get("x-compile-preamble"), tools: r.headers.get("x-compile-tools") ?? "" };
 }
 
 /** The medium document with its body changed (sample i), as an author edits between compiles. */
@@ -104,24 +105,44 @@ async function measure(doc: string, engine: Engine, floor: number, n: number, so
 
 for (const engine of engines) {
   for (const [doc, src, n, floor] of [["hello", hello, N, FLOORS.hello], ["medium", medium, NM, FLOORS.first]] as const) {
+    if (!ROWS.has(doc)) continue;
     await viaServer(engine, src); // warm-up (font caches, page cache)
     await cli(engine, src, 1);
     await measure(doc, engine, floor, n, () => src);
   }
 }
-for (const [doc, src] of [["T1 (EC fonts)", t1], ["index + glossary", indexGlossary]] as const) {
+for (const [row, doc, src] of [["t1", "T1 (EC fonts)", t1], ["index", "index + glossary", indexGlossary]] as const) {
+  if (!ROWS.has(row)) continue;
   await viaServer("pdflatex", src);
   await cli("pdflatex", src, 1);
   await measure(doc, "pdflatex", FLOORS.first, NM, () => src);
 }
 // precompiled preambles are pdflatex's only (see container/src/preamble.ts)
-for (const engine of ["pdflatex"] as const) {
+for (const engine of ROWS.has("repeat") ? (["pdflatex"] as const) : []) {
   const ns = `bench-${engine}`;
   const first = await viaServer(engine, medium, ns); // the first compile; its preamble is dumped in the background
   if (first.preamble !== "miss") throw new Error(`medium repeat/${engine}: expected a preamble miss, got ${first.preamble}`);
   await server.preambles.idle();
   await cli(engine, editedMedium(-1), 1);
   await measure("medium repeat (body changed)", engine, FLOORS.repeat, NM, editedMedium, ns);
+}
+// The project as a zip: the Worker unpacks an archive body into the JSON request's files
+// (src/compile/archive) and the compile server gets that JSON, so the server's time here starts with
+// that same unpacking; the shell's with unzipping to a fresh folder, then the engine and BibTeX as often
+// as the server ran them.
+if (ROWS.has("zip")) {
+  const zip = projectZip();
+  const engine: Engine = "pdflatex";
+  const warm = await viaServer(engine, "", undefined, () => zipRequestBody(engine, zip));
+  await zipCli(engine, zip, warm.passes, warm.tools);
+  const row: Row = { doc: `project as zip (${Math.round(zip.byteLength / 1024)} KiB, chapters, .sty, BibTeX, TikZ, PNG)`, engine, floor: FLOORS.first, passes: warm.passes, server: [], cli: [], note: `tools: ${warm.tools || "none"}` };
+  for (let i = 0; i < NM; i++) {
+    const r = await viaServer(engine, "", undefined, () => zipRequestBody(engine, zip));
+    row.server.push(r.ms);
+    row.cli.push(await zipCli(engine, zip, r.passes, r.tools));
+  }
+  rows.push(row);
+  process.stderr.write("zip project done\n");
 }
 await server.close();
 

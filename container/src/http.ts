@@ -2,14 +2,15 @@
 import { randomUUID } from "node:crypto";
 import type { IncomingMessage, ServerResponse } from "node:http";
 import type { Config } from "./config.ts";
-import { JobAborted, runJob } from "./job.ts";
+import { type CompileResult, JobAborted, runJob } from "./job.ts";
 import type { Cgroups } from "./cgroup.ts";
 import { Busy, type Gate, type LoopLagMonitor } from "./limits.ts";
+import { type JobHandle, type JobRegistry, jobRoute } from "./job-control.ts";
 import type { Pools } from "./pool.ts";
 import type { BodyParser, Parsed } from "./body.ts";
 import type { Preambles } from "./preamble.ts";
 import type { FontMaker } from "./mf.ts";
-import type { Issue } from "./validate.ts";
+import type { CompileRequest, Issue } from "./validate.ts";
 import type { LogWarning } from "./log-parser.ts";
 import type { EnvironmentInfo } from "./environment.ts";
 import { querySynctex } from "./synctex.ts";
@@ -32,6 +33,8 @@ export interface AppState {
   fonts?: FontMaker | undefined;
   /** The installation's TeX Live, engines, packages and fonts (GET /environment). */
   environment?: EnvironmentInfo | undefined;
+  /** Async jobs (sent with X-Job-Id) that can be cancelled and followed while they run. */
+  jobs?: JobRegistry | undefined;
 }
 
 /** Which isolation is in force: the sandbox (or the safe mode), the uids, and the per-job caps (control groups, or per-process rlimits only). */
@@ -94,6 +97,29 @@ function clientClosed(): HttpError {
   return new HttpError(499, "client_closed", "The caller closed the connection.");
 }
 
+function jobCancelled(): HttpError {
+  return new HttpError(409, "job_cancelled", "The job was cancelled.");
+}
+
+/** The job of a compile sent with X-Job-Id, registered so it can be cancelled and followed. */
+function registerJob(req: IncomingMessage, st: AppState, namespace: string | undefined): JobHandle | undefined {
+  const id = req.headers["x-job-id"];
+  if (id === undefined || !st.jobs) return undefined;
+  const h = st.jobs.start(String(id), namespace);
+  if (h === "invalid") throw invalid([{ path: "X-Job-Id", message: "must be 1 to 64 letters, digits, _ or -" }]);
+  if (h === "cancelled") throw jobCancelled();
+  if (h === "duplicate") throw new HttpError(409, "job_running", "A job with this id is already running here.");
+  return h;
+}
+
+/** A job's last event, from what its compile answered. */
+function finalEvent(h: JobHandle, result: CompileResult | undefined, e: unknown): [string, Record<string, unknown>] {
+  if (h.cancelled) return ["cancelled", {}];
+  if (result?.ok) return ["result", { ok: true, pages: result.pages, passes: result.passes, durationMs: result.durationMs, tools: result.tools }];
+  if (result) return ["result", { ok: false, code: result.code, message: result.message, line: result.line ?? null, file: result.file ?? null, passes: result.passes, durationMs: result.durationMs }];
+  return ["result", { ok: false, code: e instanceof HttpError ? e.code : "internal_error" }];
+}
+
 function invalid(issues: Issue[]): HttpError {
   return new HttpError(400, "invalid_request", issues.map((i) => (i.path ? `${i.path}: ${i.message}` : i.message)).join("; "), { details: { issues } });
 }
@@ -117,6 +143,20 @@ async function compile(req: IncomingMessage, res: ServerResponse, st: AppState):
   if (!st.pools.get(v.value.engine)) throw invalid([{ path: "engine", message: "engine not enabled on this server" }]);
 
   if (st.shutdown.aborted) throw shuttingDown();
+  const job = registerJob(req, st, v.value.namespace);
+  let result: CompileResult | undefined;
+  try {
+    result = await compileJob(req, res, st, v.value, job);
+  } catch (e) {
+    if (job) st.jobs!.finish(job, ...finalEvent(job, result, e));
+    throw e;
+  }
+  if (job) st.jobs!.finish(job, ...finalEvent(job, result, undefined));
+  answerResult(res, v.value, result);
+}
+
+/** Runs a validated compile in a compile slot; `job`: its registration (cancel, events). */
+async function compileJob(req: IncomingMessage, res: ServerResponse, st: AppState, value: CompileRequest, job: JobHandle | undefined): Promise<CompileResult> {
   // A caller that hangs up (its own deadline, a retry elsewhere) has its job killed: the time
   // would only be taken from other requests.
   const gone = new AbortController();
@@ -126,33 +166,41 @@ async function compile(req: IncomingMessage, res: ServerResponse, st: AppState):
   res.once("close", hangUp);
   let release: () => void;
   try {
-    release = await st.gate.acquire(v.value.namespace);
+    release = await st.gate.acquire(value.namespace, job?.signal);
   } catch (e) {
+    res.off("close", hangUp);
+    if (job?.cancelled) throw jobCancelled();
     if (e instanceof Busy) {
       throw new HttpError(503, "compiler_busy", e.message, { retryAfterSeconds: e.retryAfterSeconds }, { "Retry-After": String(e.retryAfterSeconds) });
     }
     throw e;
   }
-  let result;
   try {
     if (st.shutdown.aborted) throw shuttingDown();
     if (gone.signal.aborted) throw clientClosed();
-    result = await runJob(v.value, st.pools, st.cfg, AbortSignal.any([st.shutdown, gone.signal]), st.preambles, st.cgroups, st.fonts);
+    if (job?.cancelled) throw jobCancelled();
+    job?.events.emit("status", { state: "running" });
+    const signals = job ? [st.shutdown, gone.signal, job.signal] : [st.shutdown, gone.signal];
+    return await runJob(value, st.pools, st.cfg, AbortSignal.any(signals), st.preambles, st.cgroups, st.fonts, job?.events);
   } catch (e) {
     if (!(e instanceof JobAborted)) throw e;
+    if (job?.cancelled) throw jobCancelled();
     if (st.shutdown.aborted) throw shuttingDown();
     throw clientClosed();
   } finally {
     release();
     res.off("close", hangUp);
   }
+}
+
+function answerResult(res: ServerResponse, value: CompileRequest, result: CompileResult): void {
   if (result.ok) {
     const body = result.output?.body ?? result.pdf;
     res.writeHead(200, {
       "Content-Type": result.output?.contentType ?? "application/pdf",
       "Content-Length": String(body.length),
       "X-Compile-Duration-Ms": String(result.durationMs),
-      "X-Engine": v.value.engine,
+      "X-Engine": value.engine,
       "X-Compile-Pages": String(result.pages),
       "X-Compile-Passes": String(result.passes),
       "X-Compile-Warnings": String(result.warnings.length),
@@ -169,7 +217,7 @@ async function compile(req: IncomingMessage, res: ServerResponse, st: AppState):
   const { ok: _ok, code, message, ...rest } = result;
   throw new HttpError(422, code, message, rest, {
     "X-Compile-Duration-Ms": String(result.durationMs),
-    "X-Engine": v.value.engine,
+    "X-Engine": value.engine,
     "X-Compile-Passes": String(result.passes),
   });
 }
@@ -214,7 +262,8 @@ export function createHandler(st: AppState) {
     const url = new URL(req.url ?? "/", "http://local");
     const started = Date.now();
     try {
-      if (url.pathname === "/compile") {
+      if (url.pathname.startsWith("/jobs/") && st.jobs) await jobRoute(req, res, st.jobs, url);
+      else if (url.pathname === "/compile") {
         if (req.method !== "POST") throw new HttpError(405, "method_not_allowed", "Use POST /compile.", {}, { Allow: "POST" });
         await compile(req, res, st);
       } else if (url.pathname === "/healthz") {

@@ -24,6 +24,8 @@ import type { CompileRequest } from "./validate.ts";
 import { inFolder, WorkDir, type JobCaps } from "./workdir.ts";
 import { makeOutput, type Output } from "./outputs.ts";
 import type { Cgroups, JobCgroup } from "./cgroup.ts";
+import type { JobEvents } from "./job-events.ts";
+import { followLog } from "./log-follow.ts";
 
 export interface CompileSuccess {
   ok: true;
@@ -65,6 +67,8 @@ export type CompileResult = CompileSuccess | CompileFailure;
 interface RunLimits extends Bounds {
   /** The job's control group (processes and memory of the whole job), where available. */
   group?: JobCgroup | undefined;
+  /** The job's progress (passes, tools, output), for an async job someone may follow. */
+  events?: JobEvents | undefined;
 }
 
 /**
@@ -234,7 +238,7 @@ function dedicatedSource(cfg: Config, engine: CompileRequest["engine"], spec: Pr
  * should that fail, once more the normal way within the same deadline), otherwise
  * the normal way, after which the preamble may be dumped in the background.
  */
-export async function runJob(req: CompileRequest, pools: Pools, cfg: Config, signal?: AbortSignal, preambles?: Preambles, cgroups?: Cgroups, fonts?: FontMaker): Promise<CompileResult> {
+export async function runJob(req: CompileRequest, pools: Pools, cfg: Config, signal?: AbortSignal, preambles?: Preambles, cgroups?: Cgroups, fonts?: FontMaker, events?: JobEvents): Promise<CompileResult> {
   const pool = pools.get(req.engine);
   if (!pool) throw new Error(`engine ${req.engine} not enabled`);
   const job = pools.fairness.begin(req.namespace);
@@ -243,7 +247,7 @@ export async function runJob(req: CompileRequest, pools: Pools, cfg: Config, sig
   const caps = { processes: req.shellEscape ? cfg.limits.jobProcesses : undefined, memoryBytes: cfg.limits.jobMemoryBytes };
   const group = await cgroups?.create(randomBytes(8).toString("hex"), caps);
   try {
-    const run = { deadline: Date.now() + req.timeoutMs, signal, prio: job, group };
+    const run = { deadline: Date.now() + req.timeoutMs, signal, prio: job, group, events };
     let r = await compileOnce(req, pool, cfg, run, preambles);
     // a font that exists only as METAFONT source: made from TeX Live's source, then compiled again
     for (let made = 0; fonts && !r.ok && r.code === "compile_error" && made < MAX_FONTS_PER_JOB; made++) {
@@ -370,8 +374,13 @@ async function runPasses(req: CompileRequest, source: ProcessSource, cfg: Config
     const toolsDone = new Map<string, string>();
     for (;;) {
       passes++;
+      run.events?.emit("pass", { pass: passes, engine: req.engine });
+      // the engines run in batch mode (nothing on the terminal): the log file is what is followed
+      const follow = run.events && followLog(work, tool.log, run.events);
       proc.go(go);
       const pass = await runToExit(proc.child, proc.exited, work, folderCaps(cfg, tool.log), run);
+      await follow?.stop();
+      run.events?.emit("pass-end", { pass: passes, exitCode: pass.code });
       if (pass.ending !== "exit") {
         // stopped from outside: only the tail is answered, the log is not parsed
         lastLog = await readLog(work, sub, `${base}.log`, 2 * cfg.limits.logTailBytes);
@@ -403,6 +412,7 @@ async function runPasses(req: CompileRequest, source: ProcessSource, cfg: Config
         if (noTools && plan.runs.length > 0) return fail("compile_error", `${plan.runs[0]!.tool} would run (tools are not run here).`);
         for (const t of plan.runs) {
           const [cmd, args] = toolCommand(t);
+          run.events?.emit("tool", { tool: t.tool });
           const r = await runTool(cmd, args, work, cfg, run, tool);
           if (r.ending !== "exit") return limitFail(r.ending, t.tool);
           // bibtex: 1 means warnings only
@@ -437,6 +447,7 @@ async function runPasses(req: CompileRequest, source: ProcessSource, cfg: Config
     }
 
     if (req.engine === "xelatex") {
+      run.events?.emit("tool", { tool: "xdvipdfmx" });
       const warm = proc.driver;
       proc.driver = undefined;
       const d = await runDriver(work, tool, base, cfg, run, req.shellEscape === true, warm);
@@ -530,6 +541,7 @@ async function runTool(cmd: string, args: string[], work: WorkDir, cfg: Config, 
   let output = "";
   const take = (c: Buffer) => {
     if (output.length < 64 * 1024) output += c.toString("utf8");
+    run.events?.output(c);
   };
   child.stdout!.on("data", take);
   child.stderr!.on("data", take);

@@ -12,6 +12,13 @@ export class Busy extends Error {
   }
 }
 
+/** The job was cancelled while it waited for a slot. */
+export class JobCancelled extends Error {
+  constructor() {
+    super("The job was cancelled.");
+  }
+}
+
 interface Waiter {
   ns: string;
   resolve: (extra: boolean) => void;
@@ -58,7 +65,9 @@ export class Gate {
     return Math.max(1, Math.ceil((queued * this.avgJobMs) / this.max / 1000));
   }
 
-  async acquire(namespace = ""): Promise<() => void> {
+  /** `signal`: a waiter whose job is cancelled leaves the queue at once (rejected with JobCancelled). */
+  async acquire(namespace = "", signal?: AbortSignal): Promise<() => void> {
+    if (signal?.aborted) throw new JobCancelled();
     const held = this.holders.get(namespace) ?? 0;
     if (this.active < this.max) return this.grant(namespace, false);
     if (!this.extra && held === 0 && this.max > 1) return this.grant(namespace, true);
@@ -77,6 +86,17 @@ export class Gate {
       };
       this.waiters.push(w);
       this.waiting.set(namespace, (this.waiting.get(namespace) ?? 0) + 1);
+      signal?.addEventListener(
+        "abort",
+        () => {
+          const i = this.waiters.indexOf(w);
+          if (i < 0) return; // already granted: the holder releases it
+          this.unqueue(i);
+          clearTimeout(w.timer);
+          reject(new JobCancelled());
+        },
+        { once: true },
+      );
     });
     return this.releaser(namespace, extra);
   }

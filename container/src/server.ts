@@ -18,6 +18,7 @@ import { jobsDir } from "./workdir.ts";
 import { Fairness } from "./fairness.ts";
 import { EnvironmentInfo } from "./environment.ts";
 import { Preambles } from "./preamble.ts";
+import { JobRegistry } from "./job-control.ts";
 import { detectCgroups, type Cgroups } from "./cgroup.ts";
 
 // libuv runs file system work on a pool of threads (4 by default), shared by every job: one
@@ -46,6 +47,8 @@ export interface RunningServer {
   preambles: Preambles;
   /** Per-job control groups (undefined: COMPILE_CGROUPS=off). */
   cgroups: Cgroups | undefined;
+  /** Async jobs that can be cancelled and followed (compiles sent with X-Job-Id). */
+  jobs: JobRegistry;
   /** The compile slots (tests hold them to fill the server). */
   gate: Gate;
   /** Resolves once every pool is full; rejects (PoolNotReady) naming the engine that cannot start. */
@@ -87,7 +90,8 @@ export async function startServer(opts: StartOptions = {}): Promise<RunningServe
   // that is free while no request waits, and without running bibtex, biber, makeindex...
   const preambles = new Preambles(cfg, (ns) => gate.tryAcquire(ns));
   preambles.setRunner({ writeInputs, compileWithFormat: (req, use) => compileWithFormat(req, use, cfg, shutdown.signal, { noTools: true }) });
-  const server = http.createServer(createHandler({ cfg, pools, gate, lag, body, shutdown: shutdown.signal, preambles, cgroups, fonts: new FontMaker(cfg), environment: new EnvironmentInfo(cfg.engines), ready: () => pools.isWarm() }));
+  const jobs = new JobRegistry();
+  const server = http.createServer(createHandler({ cfg, pools, gate, lag, body, shutdown: shutdown.signal, preambles, cgroups, jobs, fonts: new FontMaker(cfg), environment: new EnvironmentInfo(cfg.engines), ready: () => pools.isWarm() }));
   server.requestTimeout = cfg.limits.maxTimeoutMs + 60_000;
   server.headersTimeout = 30_000;
   server.keepAliveTimeout = 5_000;
@@ -105,6 +109,7 @@ export async function startServer(opts: StartOptions = {}): Promise<RunningServe
     pools,
     preambles,
     cgroups,
+    jobs,
     gate,
     warm,
     close() {

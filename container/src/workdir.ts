@@ -123,6 +123,16 @@ export class WorkDir {
     });
   }
 
+  /** Up to `max` bytes of a regular file of the job from `offset`, and the file's size then. */
+  readFrom(rel: string, offset: number, max: number): Promise<{ data: Buffer; size: number } | undefined> {
+    return this.withFile(rel, async (fh, st) => {
+      const len = Math.max(0, Math.min(st.size - offset, max));
+      const buf = Buffer.alloc(len);
+      const { bytesRead } = len > 0 ? await fh.read(buf, 0, len, offset) : { bytesRead: 0 };
+      return { data: buf.subarray(0, bytesRead), size: st.size };
+    });
+  }
+
   /**
    * Copies a regular file of the job of at most `max` bytes (not empty) to `dest`, a new file of the
    * server's (never replacing anything). Returns its size, or undefined (nothing written).

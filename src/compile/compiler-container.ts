@@ -1,5 +1,5 @@
 import { ApiError, errors } from "../platform/errors.ts";
-import { type CompileContext, type CompiledPdf, type CompileInput, type Compiler, compilerBusy, compileRequestInit, compileTimeout, ENVIRONMENT_TIMEOUT_MS, environmentOf, synctexAnswer, synctexRequestInit, interpretServerAnswer, isServerAnswer, sleep, timeLimitOf, TRANSPORT_SLACK_MS } from "./compiler.ts";
+import { type CompileContext, type CompiledPdf, type CompileInput, type Compiler, CONTROL_TIMEOUT_MS, isEventStream, type JobRef, jobControlPath, compilerBusy, compileRequestInit, compileTimeout, ENVIRONMENT_TIMEOUT_MS, environmentOf, synctexAnswer, synctexRequestInit, interpretServerAnswer, isServerAnswer, sleep, timeLimitOf, TRANSPORT_SLACK_MS } from "./compiler.ts";
 import type { TexContainer } from "./container.ts";
 import { log } from "../platform/log.ts";
 
@@ -49,6 +49,43 @@ export class ContainerCompiler implements Compiler {
     private readonly poolSize: number,
     private readonly slackMs = TRANSPORT_SLACK_MS,
   ) {}
+
+  /**
+   * The instances a job of this namespace may be on: those its compile tries, in the same order.
+   * Asked only if running (TexContainer answers a job path of a stopped container itself).
+   */
+  private jobInstances(job: JobRef): string[] {
+    return instanceOrder(this.poolSize, MAX_TRIES, Math.random, job.namespace);
+  }
+
+  async cancel(job: JobRef): Promise<boolean> {
+    const answers = await Promise.all(
+      this.jobInstances(job).map(async (name) => {
+        try {
+          const res = await withDeadline(this.ns.getByName(name).fetch(`http://tex.container${jobControlPath(job)}`, { method: "DELETE" }), CONTROL_TIMEOUT_MS);
+          await res.body?.cancel();
+          return res.status === 200;
+        } catch (err) {
+          log.warn("container cancel failed", { instance: name, error: String(err) });
+          return false;
+        }
+      }),
+    );
+    return answers.includes(true);
+  }
+
+  async events(job: JobRef, lastEventId: number): Promise<Response | null> {
+    for (const name of this.jobInstances(job)) {
+      try {
+        const res = await withDeadline(this.ns.getByName(name).fetch(`http://tex.container${jobControlPath(job, true)}`, { headers: { "last-event-id": String(lastEventId) } }), CONTROL_TIMEOUT_MS);
+        if (isEventStream(res)) return res;
+        await res.body?.cancel();
+      } catch (err) {
+        log.warn("container events failed", { instance: name, error: String(err) });
+      }
+    }
+    return null;
+  }
 
   /** Any instance answers a SyncTeX query (it needs nothing of the compile but the file). */
   async synctex(gz: Uint8Array, query: string): Promise<string> {

@@ -1,5 +1,5 @@
 import { errors } from "../platform/errors.ts";
-import { type CompileContext, type CompiledPdf, type CompileInput, type Compiler, compileRequestInit, ENVIRONMENT_TIMEOUT_MS, environmentOf, synctexAnswer, synctexRequestInit, compileTimeout, interpretServerAnswer, isServerAnswer, sleep, timeLimitOf, TRANSPORT_SLACK_MS } from "./compiler.ts";
+import { type CompileContext, type CompiledPdf, type CompileInput, type Compiler, CONTROL_TIMEOUT_MS, isEventStream, type JobRef, jobControlPath, compileRequestInit, ENVIRONMENT_TIMEOUT_MS, environmentOf, synctexAnswer, synctexRequestInit, compileTimeout, interpretServerAnswer, isServerAnswer, sleep, timeLimitOf, TRANSPORT_SLACK_MS } from "./compiler.ts";
 import { log } from "../platform/log.ts";
 
 const BACKOFF_MS = [100, 400];
@@ -19,6 +19,34 @@ export class UrlCompiler implements Compiler {
   ) {
     this.base = baseUrl.replace(/\/+$/, "");
     this.endpoint = `${this.base}/compile`;
+  }
+
+  async cancel(job: JobRef): Promise<boolean> {
+    try {
+      const res = await fetch(`${this.base}${jobControlPath(job)}`, { method: "DELETE", signal: AbortSignal.timeout(CONTROL_TIMEOUT_MS) });
+      await res.body?.cancel();
+      return res.status === 200;
+    } catch (err) {
+      log.warn("compile cancel not delivered", { jobId: job.jobId, error: String(err) });
+      return false;
+    }
+  }
+
+  async events(job: JobRef, lastEventId: number): Promise<Response | null> {
+    // the time limit is for the answer's start: the stream itself lasts as long as the job
+    const ac = new AbortController();
+    const timer = setTimeout(() => ac.abort(), CONTROL_TIMEOUT_MS);
+    let res: Response;
+    try {
+      res = await fetch(`${this.base}${jobControlPath(job, true)}`, { headers: { "last-event-id": String(lastEventId) }, signal: ac.signal });
+    } catch {
+      return null;
+    } finally {
+      clearTimeout(timer);
+    }
+    if (isEventStream(res)) return res;
+    await res.body?.cancel();
+    return null;
   }
 
   async synctex(gz: Uint8Array, query: string): Promise<string> {

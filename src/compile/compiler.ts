@@ -26,6 +26,14 @@ export interface CompileInput {
 export interface CompileContext {
   /** The account's scope for the server's per-account caches (precompiled preambles); see compileNamespace. */
   namespace?: string | undefined;
+  /** An async job's id: the server registers the compile under it (and the namespace) so it can be cancelled and followed. */
+  jobId?: string | undefined;
+}
+
+/** An async job on the compile server, reached by its id and its account's namespace. */
+export interface JobRef {
+  jobId: string;
+  namespace: string;
 }
 
 /**
@@ -74,6 +82,26 @@ export interface Compiler {
   environment(): Promise<string>;
   /** The compile server's answer to a SyncTeX query (`query`: its query string) on a compile's `.synctex.gz`, as JSON text. */
   synctex(gz: Uint8Array, query: string): Promise<string>;
+  /**
+   * Stops the job where it runs (its engines killed, its slot freed) or, not there yet, has it refused
+   * on arrival. True when a server had it running; never throws (the job's status is already cancelled).
+   */
+  cancel(job: JobRef): Promise<boolean>;
+  /** The server's SSE stream of a running (or just finished) job; null when no server has it. */
+  events(job: JobRef, lastEventId: number): Promise<Response | null>;
+}
+
+/** The compile server's control paths of a job (container/src/job-control.ts). */
+export function jobControlPath(job: JobRef, events = false): string {
+  return `/jobs/${encodeURIComponent(job.jobId)}${events ? "/events" : ""}?namespace=${encodeURIComponent(job.namespace)}`;
+}
+
+/** How long a cancel or an events request may take to be answered (the server answers a cancel once the job has stopped). */
+export const CONTROL_TIMEOUT_MS = 8_000;
+
+/** True for a server's SSE answer. */
+export function isEventStream(res: Response): boolean {
+  return res.status === 200 && (res.headers.get("content-type") ?? "").startsWith("text/event-stream");
 }
 
 /** A compile server's answer to POST /synctex, as JSON text, or its 4xx as the same error. */
@@ -124,7 +152,7 @@ export const TRANSPORT_SLACK_MS = 35_000;
 export function compileRequestInit(input: CompileInput, context: CompileContext = {}): RequestInit {
   return {
     method: "POST",
-    headers: { "content-type": "application/json", accept: "application/pdf, application/json" },
+    headers: { "content-type": "application/json", accept: "application/pdf, application/json", ...(context.jobId !== undefined ? { "x-job-id": context.jobId } : {}) },
     body: JSON.stringify({
       engine: input.engine,
       source: input.source,
@@ -216,7 +244,7 @@ export async function interpretServerAnswer(res: Response, input: CompileInput):
     const seconds = retryAfter(res);
     throw compilerBusy(seconds);
   }
-  if (code && message && (res.status === 400 || res.status === 413 || res.status === 422)) {
+  if (code && message && (res.status === 400 || res.status === 413 || res.status === 422 || (res.status === 409 && code === "job_cancelled"))) {
     const { code: _c, message: _m, ...details } = err!;
     throw new ApiError(res.status, code, message, details);
   }

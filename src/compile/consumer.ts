@@ -6,7 +6,9 @@ import { cacheTtlSeconds, compilerFor } from "./config.ts";
 import { claimJob, findJob, finishJob, jobInputKey, jobPdfKey, type JobOutcome, type JobRow, releaseJob, renewLease, takeStaleJobs } from "./jobs.ts";
 import { COMPILE_LIMITS, MAX_JOB_ATTEMPTS } from "./limits.ts";
 import { type CompileQueueMessage, isCompileQueueMessage } from "./messages.ts";
-import type { CompileErrorInfo } from "./schemas.ts";
+import { type CompileErrorInfo, FINAL_STATUSES, type JobStatus } from "./schemas.ts";
+
+const isFinal = (s: JobStatus) => (FINAL_STATUSES as readonly string[]).includes(s);
 import { sendAll } from "../platform/batching.ts";
 import { log } from "../platform/log.ts";
 import { directoryDb } from "../platform/shards.ts";
@@ -33,7 +35,7 @@ async function loadInput(bucket: R2Bucket, job: JobRow): Promise<CompileInput | 
 export async function runCompileJob(env: Env, msg: { jobId: string; accountId: string }): Promise<void> {
   const db = directoryDb(env);
   const job = await findJob(db, msg.jobId);
-  if (!job || job.accountId !== msg.accountId || job.status === "succeeded" || job.status === "failed") return;
+  if (!job || job.accountId !== msg.accountId || isFinal(job.status)) return;
   const input = await loadInput(env.FILES, job);
   const claimed = await claimJob(db, job.id, Date.now(), leaseMs(input));
   if (!claimed) return; // a live consumer holds it
@@ -61,7 +63,7 @@ export async function runCompileJob(env: Env, msg: { jobId: string; accountId: s
       if (!(await putPdf(env, claimed, pdf, attempt, outputInfo(cached)))) return;
       outcome = { status: "succeeded", durationMs: 0, pages: cached.pages, sizeBytes: pdf.byteLength };
     } else {
-      const out = await compilerFor(env).compile(input, { namespace: await compileNamespace(job.accountId) });
+      const out = await compilerFor(env).compile(input, { namespace: await compileNamespace(job.accountId), jobId: job.id });
       if (!(await putPdf(env, claimed, out.pdf, attempt, outputInfo(out)))) return;
       await writeCache(env.FILES, key, out.pdf, { engine: out.engine, pages: out.pages, ttlSeconds: cacheTtlSeconds(env), output: outputInfo(out) }).catch((err) =>
         log.error("compile cache write failed", { error: String(err) }),
@@ -69,6 +71,8 @@ export async function runCompileJob(env: Env, msg: { jobId: string; accountId: s
       outcome = { status: "succeeded", durationMs: out.durationMs, pages: out.pages, sizeBytes: out.pdf.byteLength };
     }
   } catch (err) {
+    // stopped by DELETE: the row already says so, and nothing of this attempt may change it
+    if (err instanceof ApiError && err.code === "job_cancelled") return;
     // The document's own failure (LaTeX error, timeout, too large) is final; anything else
     // (compiler unavailable, R2 or D1 hiccup) is retried.
     if (!isInfrastructureError(err)) outcome = { status: "failed", error: (err as ApiError).toBody().error as CompileErrorInfo };
@@ -140,7 +144,7 @@ export async function onCronCompile(env: Env, now: number): Promise<void> {
   await sendAll(
     env.COMPILE_QUEUE,
     stale.map((j) => ({
-      body: { kind: j.status === "succeeded" || j.status === "failed" ? "callback" : "compile", jobId: j.id, accountId: j.accountId } satisfies CompileQueueMessage,
+      body: { kind: isFinal(j.status) ? "callback" : "compile", jobId: j.id, accountId: j.accountId } satisfies CompileQueueMessage,
       contentType: "json" as const,
     })),
   );

@@ -13,6 +13,17 @@ export class TexContainer extends Container<Env> {
   override enableInternet = false;
   override envVars = { PORT: "8080", HOST: "0.0.0.0" };
 
+  /**
+   * A job's control paths (cancel, events) go to the container only when it runs: a stopped one
+   * has no job, and asking it must not start it.
+   */
+  override async fetch(request: Request): Promise<Response> {
+    if (new URL(request.url).pathname.startsWith("/jobs/") && !this.ctx.container?.running) {
+      return Response.json({ error: { code: "not_found", message: "This instance is not running." } }, { status: 404 });
+    }
+    return super.fetch(request);
+  }
+
   override onError(error: unknown): never {
     log.error("tex container error", { error: String(error) });
     throw error;

@@ -2,3 +2,6 @@
 export { compileRoutes } from "./router.ts";
 export { handleCompileQueue, onCronCompile } from "./consumer.ts";
 export { TexContainer } from "./container.ts";
+// compile assets: /v1/assets and their idle expiry
+export { assetRoutes } from "./assets/router.ts";
+export { expireAssets } from "./assets/expiry.ts";

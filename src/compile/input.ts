@@ -4,7 +4,7 @@ import { COMPILE_LIMITS as L } from "./limits.ts";
 
 const encoder = new TextEncoder();
 
-function decodedBytes(content: string, encoding: "utf8" | "base64"): number {
+export function decodedBytes(content: string, encoding: "utf8" | "base64"): number {
   if (encoding === "base64") {
     const clean = /\s/.test(content) ? content.replace(/\s+/g, "") : content;
     return (clean.length / 4) * 3 - (clean.endsWith("==") ? 2 : clean.endsWith("=") ? 1 : 0);
@@ -12,7 +12,7 @@ function decodedBytes(content: string, encoding: "utf8" | "base64"): number {
   return encoder.encode(content).byteLength;
 }
 
-function tooLarge(limit: string, message: string, limitValue: number): ApiError {
+export function tooLarge(limit: string, message: string, limitValue: number): ApiError {
   return new ApiError(413, "payload_too_large", message, { limit, limitValue });
 }
 

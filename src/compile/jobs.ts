@@ -2,7 +2,7 @@ import { and, asc, desc, eq, gt, inArray, lt, or, sql } from "drizzle-orm";
 import type { Db } from "../db/client.ts";
 import { compileJobs } from "../db/schema/index.ts";
 import { errors } from "../platform/errors.ts";
-import type { CompileErrorInfo, JobStatus } from "./schemas.ts";
+import { type CompileErrorInfo, FINAL_STATUSES, type JobStatus } from "./schemas.ts";
 
 export type JobRow = typeof compileJobs.$inferSelect;
 
@@ -99,6 +99,28 @@ export async function finishJob(db: Db, id: string, attempt: number, outcome: Jo
   return rows[0] ?? null;
 }
 
+/**
+ * queued | running -> cancelled, for this account's job only. The status change is what stops
+ * it: a queued job is never claimed, and a running job's consumer can no longer store or finish
+ * its result (every write of an attempt requires `running`). Null when the job was not queued or
+ * running (missing, another account's, or already finished). With a callback URL the callback
+ * becomes due, as for any final status.
+ */
+export async function cancelJob(db: Db, accountId: string, id: string, now: number): Promise<JobRow | null> {
+  const rows = await db
+    .update(compileJobs)
+    .set({
+      status: "cancelled",
+      completedAt: now,
+      leaseExpiresAt: null,
+      requeueAt: now + REQUEUE_AFTER_MS,
+      callbackStatus: sql`case when ${compileJobs.callbackUrl} is null then null else 'pending' end`,
+    })
+    .where(and(eq(compileJobs.accountId, accountId), eq(compileJobs.id, id), inArray(compileJobs.status, ["queued", "running"])))
+    .returning();
+  return rows[0] ?? null;
+}
+
 /** Claims callback attempt n+1 (so duplicate messages do not deliver it twice at once). */
 export async function claimCallback(db: Db, id: string, attempts: number, now: number, leaseMs: number): Promise<boolean> {
   const rows = await db
@@ -125,7 +147,7 @@ export async function takeStaleJobs(db: Db, now: number, limit = 100): Promise<J
     or(
       eq(compileJobs.status, "queued"),
       and(eq(compileJobs.status, "running"), lt(compileJobs.leaseExpiresAt, now)),
-      and(inArray(compileJobs.status, ["succeeded", "failed"]), eq(compileJobs.callbackStatus, "pending")),
+      and(inArray(compileJobs.status, [...FINAL_STATUSES]), eq(compileJobs.callbackStatus, "pending")),
     ),
   );
   const rows = await db.select().from(compileJobs).where(due).orderBy(asc(compileJobs.requeueAt), asc(compileJobs.id)).limit(limit).all();

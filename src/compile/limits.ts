@@ -10,6 +10,8 @@ export const COMPILE_LIMITS = {
   maxFiles: 100,
   /** Decoded bytes of `source` plus every file: 7 MiB leaves room for base64 inside the 10 MiB body. */
   maxTotalBytes: 7 * 1024 * 1024,
+  /** Bytes of one compile asset: a whole project's, so any asset fits a request alone. */
+  maxAssetBytes: 7 * 1024 * 1024,
   /** Characters of one file path. */
   maxPathLength: 400,
   /** `timeoutMs` bounds and default (time spent compiling, all passes). */

@@ -17,7 +17,7 @@ export async function purgeExpiredJobs(env: Env, now: number): Promise<number> {
   if (days === null) return 0;
   const rows = await oldestExpired<{ id: string; account_id: string }>(
     directoryD1(env),
-    { table: "compile_jobs", prefix: "job", before: daysAgo(now, days), where: "status IN ('succeeded', 'failed') AND (callback_status IS NULL OR callback_status <> 'pending')" },
+    { table: "compile_jobs", prefix: "job", before: daysAgo(now, days), where: "status IN ('succeeded', 'failed', 'cancelled') AND (callback_status IS NULL OR callback_status <> 'pending')" },
     "id, account_id",
   );
   if (rows.length === 0) return 0;

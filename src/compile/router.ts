@@ -6,6 +6,7 @@ import * as routes from "./routes.ts";
 import * as service from "./service.ts";
 import { compileEnvironment } from "./environment.ts";
 import { jobSynctex } from "./synctex.ts";
+import { jobEventStream } from "./job-events.ts";
 
 /** A synchronous compile's PDF, its stages in Server-Timing. */
 function syncPdf(c: Context<AppEnv>, r: service.SyncResult) {
@@ -28,4 +29,7 @@ export const compileRoutes = createRouter()
   .openapi(routes.getJobOutputRoute, async (c) => pdfFile(c, await service.jobPdf(c.env, c.get("auth").accountId, c.req.valid("param").id, false)))
   .openapi(routes.jobSynctexRoute, async (c) => c.body(await jobSynctex(c.env, c.get("auth").accountId, c.req.valid("param").id, c.req.valid("query")), 200, { "Content-Type": "application/json" }) as never)
   .openapi(routes.environmentRoute, async (c) => c.body(await compileEnvironment(c.env), 200, { "Content-Type": "application/json", "Cache-Control": "private, max-age=3600" }) as never)
-  .openapi(routes.listJobsRoute, async (c) => c.json(await service.listJobViews(c.env, c.get("auth").accountId, c.req.valid("query")), 200));
+  .openapi(routes.listJobsRoute, async (c) => c.json(await service.listJobViews(c.env, c.get("auth").accountId, c.req.valid("query")), 200))
+  // stopping and following a running job
+  .openapi(routes.cancelJobRoute, async (c) => c.json(await service.cancelJobView(c.env, c.executionCtx, c.get("auth").accountId, c.req.valid("param").id), 200))
+  .openapi(routes.jobEventsRoute, async (c) => (await jobEventStream(c.env, c.get("auth").accountId, c.req.valid("param").id, c.req.valid("header")["last-event-id"])) as never);

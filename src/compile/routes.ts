@@ -23,12 +23,13 @@ const multipartSchema = {
   required: ["archive"],
   properties: {
     archive: { ...archiveSchema, description: "The project as a `.zip` or `.tar.gz`." },
-    options: { type: "string" as const, description: "JSON object of the request's other fields (`engine`, `mainPath`, `output`, ...; not `source` or `files`)." },
+    options: { type: "string" as const, description: "JSON object of the request's other fields (`engine`, `mainPath`, `output`, ...; not `source`; `files` only naming assets, `{\"path\", \"asset\"}`, added to the archive's)." },
   },
 };
 const ARCHIVE_TEXT =
   "The body may instead be the project as an archive: a `.zip` (`application/zip`) or `.tar.gz` (`application/gzip`, `application/x-tar`), or `multipart/form-data` with the archive as the `archive` part and the other fields as a JSON `options` part. " +
   "The main file is `mainPath` (in `options`) or, like latexmk and Overleaf, the `.tex` file at the archive's root with `\\documentclass` (`main.tex` when several; else 422 `no_main_file` or `ambiguous_main_file` with `candidates`); one folder holding everything is taken as the project root. " +
+  "A file may be an asset uploaded before (`PUT /v1/assets/{sha256}`), named in `files` as `{\"path\", \"asset\": \"<sha256>\"}`: it counts toward the `files` limits like the others, and any hash the account has no asset for is a 422 `unknown_assets` listing them all. " +
   "The archive is held to the `files` limits while it is unpacked (413; also past a compression ratio of 100 once over 1 MiB), and a link, device, absolute path, `..`, duplicate name or corrupt archive is a 400. ";
 /** The JSON body and its archive forms; typed as the JSON body, which is what the handler gets. */
 function compileBody<T extends Parameters<typeof jsonBody>[0]>(schema: T): ReturnType<typeof jsonBody<T>> {
@@ -75,8 +76,8 @@ export const compileSyncRoute = route("post", "/v1/compile/sync", "Compile LaTeX
 
 export const compileAsyncRoute = route("post", "/v1/compile/async", "Queue a compile job", {
   description:
-    "Answers 202 with the job (`Location` = its `statusUrl`). Poll `GET /v1/compile/jobs/{id}` until `succeeded` or `failed`, then download `pdfUrl`. " +
-    "With `callbackUrl` (public https), the final job record is POSTed there as `{type: \"compile.job.succeeded\"|\"compile.job.failed\", timestamp, data}`, signed like webhooks (Standard Webhooks) with the `callbackSecret` returned here once, retried on failure. " +
+    "Answers 202 with the job (`Location` = its `statusUrl`). Poll `GET /v1/compile/jobs/{id}` until `succeeded`, `failed` or `cancelled` (or follow `GET /v1/compile/jobs/{id}/events`), then download `pdfUrl`; `DELETE /v1/compile/jobs/{id}` stops it. " +
+    "With `callbackUrl` (public https), the final job record is POSTed there as `{type: \"compile.job.succeeded\"|\"compile.job.failed\"|\"compile.job.cancelled\", timestamp, data}`, signed like webhooks (Standard Webhooks) with the `callbackSecret` returned here once, retried on failure. " +
     ARCHIVE_TEXT +
     `Accepts \`Idempotency-Key\`. ${LIMITS_TEXT}`,
   middleware: [archiveBody(), idempotency()] as const, request: { body: compileBody(AsyncCompileRequest) },
@@ -86,7 +87,7 @@ export const compileAsyncRoute = route("post", "/v1/compile/async", "Queue a com
 export const getJobRoute = route("get", "/v1/compile/jobs/{id}", "A compile job's status and outcome", { request: { params: JobIdParam }, responses: { 200: jsonResponse(CompileJob, "The job") }, errors: [404] });
 
 export const getJobPdfRoute = route("get", "/v1/compile/jobs/{id}/pdf", "Download a compile job's PDF", {
-  description: "404 `pdf_not_ready` until the job has succeeded; 409 `job_failed` for a failed job (its `error` is in the job record); 409 `not_a_pdf` for a job that asked for another `output` (download it from `outputUrl`).",
+  description: "404 `pdf_not_ready` until the job has succeeded; 409 `job_failed` for a failed job (its `error` is in the job record), `job_cancelled` for a cancelled one; 409 `not_a_pdf` for a job that asked for another `output` (download it from `outputUrl`).",
   request: { params: JobIdParam },
   responses: { 200: { description: "The PDF", content: pdfContent, headers: { "Content-Disposition": header("`attachment; filename=\"<id>.pdf\"`") } } }, errors: [404, 409],
 });
@@ -117,4 +118,29 @@ export const environmentRoute = route("get", "/v1/compile/environment", "The com
 export const listJobsRoute = route("get", "/v1/compile/jobs", "List the account's compile jobs, newest first", {
   request: { query: PaginationQuery.extend({ status: JobStatus.optional().openapi({ description: "Only jobs in this status." }) }) },
   responses: { 200: jsonResponse(pageOf(CompileJob, "CompileJobPage"), "A page of jobs") },
+});
+
+// ---- Stopping and following a running job (cancel, progress events) ----
+
+export const cancelJobRoute = route("delete", "/v1/compile/jobs/{id}", "Cancel a queued or running compile job", {
+  description:
+    "A queued job never runs; a running job is stopped where it runs (its TeX processes killed, its compile slot freed) before the answer. " +
+    "Answers the job, now `cancelled`; its PDF and output never exist. With a `callbackUrl` the job record is POSTed there as `compile.job.cancelled`. " +
+    "Cancelling a job that is already `cancelled` answers it again (200, idempotent); a `succeeded` or `failed` job is a 409 `job_finished`. Another account's job is a 404.",
+  request: { params: JobIdParam },
+  responses: { 200: jsonResponse(CompileJob, "The cancelled job") },
+  errors: [404, 409],
+});
+
+export const jobEventsRoute = route("get", "/v1/compile/jobs/{id}/events", "Follow a compile job's progress (Server-Sent Events)", {
+  description:
+    "A `text/event-stream` of the job's progress: `status` (`{status}`: `queued`, `running`) as it changes; while it compiles, the compiler's events, each with an `id`: " +
+    "`status` (`{state}`), `pass` (`{pass, engine}`) and `pass-end` (`{pass, exitCode}`) for each TeX pass, `tool` (`{tool}`: `bibtex`, `biber`, `makeindex`, `xindy`, `splitindex`, `xdvipdfmx`), " +
+    `\`log\` (\`{line}\`: lines of the TeX log, each at most 400 characters, at most 20 a second after a burst of 100), \`log-skipped\` (\`{lines}\`: how many were left out), ` +
+    "`gap` (`{missed}`: events a slow reader missed), then `result` (`{ok, pages, passes, durationMs}` or `{ok: false, code, message, line, file}`) or `cancelled`; " +
+    "last, `done` with the final job record (as `GET /v1/compile/jobs/{id}`), and the stream ends. A finished job answers `done` at once. " +
+    "A stream lasts at most 5 minutes; reconnect with the `Last-Event-ID` header (EventSource does) to go on after the last event you had.",
+  request: { params: JobIdParam, headers: z.object({ "last-event-id": z.string().max(40).optional().openapi({ description: "The `id` of the last event received (`<attempt>.<n>`)." }) }) },
+  responses: { 200: { description: "The job's events", content: { "text/event-stream": { schema: z.string() } } } },
+  errors: [404],
 });

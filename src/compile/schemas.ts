@@ -1,6 +1,7 @@
 import { z } from "@hono/zod-openapi";
 import { idParam } from "../platform/openapi.ts";
 import { COMPILE_LIMITS as L } from "./limits.ts";
+import { AssetHash } from "./assets/hash.ts";
 import { MAX_PATH_DEPTH, mainPathIssue, pathIssue } from "../../container/src/names.ts";
 import { DEFAULT_DPI, MAX_DPI, MAX_IMAGE_PAGES, MIN_DPI, OUTPUTS, type OutputIssue, parseOutput } from "../../container/src/output-spec.ts";
 
@@ -27,14 +28,19 @@ export const CompileFile = z
       .max(L.maxPathLength, { abort: true })
       .superRefine(pathRule(pathIssue))
       .openapi({ description: `${PATH_RULE}.`, example: "chapters/intro.tex" }),
-    content: z.string().openapi({ description: "The file's content: text, or base64 when `encoding` is `base64` (whitespace ignored)." }),
+    content: z.string().optional().openapi({ description: "The file's content: text, or base64 when `encoding` is `base64` (whitespace ignored). Either this or `asset`." }),
     encoding: z.enum(["utf8", "base64"]).default("utf8"),
+    asset: AssetHash.optional().openapi({ description: "Instead of `content`: the SHA-256 of an asset this account uploaded (`PUT /v1/assets/{sha256}`); its bytes are the file's. Unknown hashes are a 422 `unknown_assets`." }),
   })
   .superRefine((f, ctx) => {
-    if (f.encoding === "base64" && !BASE64.test(f.content.replace(/\s+/g, ""))) ctx.addIssue({ code: "custom", path: ["content"], message: "is not valid base64" });
+    if ((f.content === undefined) === (f.asset === undefined)) ctx.addIssue({ code: "custom", path: ["content"], message: "give either `content` or `asset` (one of them)" });
+    else if (f.content !== undefined && f.encoding === "base64" && !BASE64.test(f.content.replace(/\s+/g, ""))) ctx.addIssue({ code: "custom", path: ["content"], message: "is not valid base64" });
   })
   .openapi("CompileFile");
-export type CompileFile = z.infer<typeof CompileFile>;
+/** A `files` entry as sent: its content, or an asset's hash (compile/assets/resolve.ts swaps in the bytes). */
+export type CompileFileEntry = z.infer<typeof CompileFile>;
+/** A project file with its content, as the compiler and the cache take it. */
+export type CompileFile = { path: string; content: string; encoding: "utf8" | "base64" };
 
 const compileFields = {
   source: z
@@ -45,7 +51,7 @@ const compileFields = {
   files: z
     .array(CompileFile)
     .optional()
-    .openapi({ description: `The project's other files, by path from the project root (at most ${L.maxFiles}; source and files together at most ${L.maxTotalBytes / 1024 / 1024} MiB decoded). No file may have the main file's path.` }),
+    .openapi({ description: `The project's other files, by path from the project root (at most ${L.maxFiles}; source and files together at most ${L.maxTotalBytes / 1024 / 1024} MiB decoded, assets included). No file may have the main file's path.` }),
   mainPath: z
     .string()
     .min(1, { abort: true })
@@ -117,7 +123,7 @@ function compileRules(body: Parameters<typeof uniquePaths>[0] & Parameters<typeo
   outputRules(body, ctx);
 }
 
-function uniquePaths(body: { files?: CompileFile[] | undefined; mainPath?: string | undefined }, ctx: z.RefinementCtx) {
+function uniquePaths(body: { files?: CompileFileEntry[] | undefined; mainPath?: string | undefined }, ctx: z.RefinementCtx) {
   const main = (body.mainPath ?? DEFAULT_MAIN_PATH).toLowerCase();
   const seen = new Set<string>([main]);
   body.files?.forEach((f, i) => {
@@ -152,7 +158,9 @@ export const AsyncCompileRequest = z
   .openapi("AsyncCompileRequest");
 export type AsyncCompileRequest = z.infer<typeof AsyncCompileRequest>;
 
-export const JOB_STATUSES = ["queued", "running", "succeeded", "failed"] as const;
+export const JOB_STATUSES = ["queued", "running", "succeeded", "failed", "cancelled"] as const;
+/** The statuses a job ends in: nothing changes it after. */
+export const FINAL_STATUSES = ["succeeded", "failed", "cancelled"] as const;
 export const JobStatus = z.enum(JOB_STATUSES);
 export type JobStatus = z.infer<typeof JobStatus>;
 

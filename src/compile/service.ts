@@ -7,12 +7,13 @@ import { cacheKey, type OutputInfo, outputInfo, readCache, writeCache } from "./
 import { type CompileInput, compileNamespace } from "./compiler.ts";
 import { cacheTtlSeconds, compilerFor } from "./config.ts";
 import { checkCompileLimits } from "./input.ts";
-import { deleteJob, getJob, insertJob, jobInputKey, jobPath, jobPdfKey, listJobs, REQUEUE_AFTER_MS } from "./jobs.ts";
+import { cancelJob, deleteJob, getJob, insertJob, jobInputKey, jobPath, jobPdfKey, listJobs, REQUEUE_AFTER_MS } from "./jobs.ts";
 import { toJobView } from "./mapper.ts";
 import { ApiError } from "../platform/errors.ts";
 import { decodeCursor, IdCursor, toPage, type Page } from "../platform/pagination.ts";
 import type { CompileQueueMessage } from "./messages.ts";
-import { type AsyncCompileRequest, type CompileJob, type CompileRequest, DEFAULT_MAIN_PATH, type Engine, type JobStatus } from "./schemas.ts";
+import { withAssets } from "./assets/resolve.ts";
+import { type AsyncCompileRequest, type CompileFile, type CompileJob, type CompileRequest, DEFAULT_MAIN_PATH, type Engine, type JobStatus } from "./schemas.ts";
 import { log } from "../platform/log.ts";
 import { config } from "../platform/config.ts";
 import { directoryDb } from "../platform/shards.ts";
@@ -31,7 +32,10 @@ export type SyncResult = OutputInfo & {
   timing: Record<string, number>;
 };
 
-export function toInput(body: CompileRequest): CompileInput {
+/** A compile request whose assets were swapped for their bytes (assets/resolve.ts). */
+type Resolved<T> = Omit<T, "files"> & { files?: CompileFile[] | undefined };
+
+export function toInput(body: Resolved<CompileRequest>): CompileInput {
   const input: CompileInput = { engine: body.engine, source: body.source, files: body.files, timeoutMs: body.timeoutMs };
   if (body.mainPath !== undefined && body.mainPath !== DEFAULT_MAIN_PATH) input.mainPath = body.mainPath;
   if (body.draft) input.draft = true;
@@ -52,7 +56,7 @@ const CACHE_WRITE_DELAY_MS = 50;
  * written after the response (waitUntil), so it adds no latency to a MISS.
  */
 export async function compileSync(env: Env, ctx: Pick<ExecutionContext, "waitUntil">, accountId: string, body: CompileRequest): Promise<SyncResult> {
-  const input = toInput(body);
+  const input = toInput(await withAssets(env, accountId, body));
   checkCompileLimits(input);
   const key = await cacheKey(accountId, input);
   // Server-Timing: the cache lookup and the compiler round trip.
@@ -78,7 +82,8 @@ export async function compileSync(env: Env, ctx: Pick<ExecutionContext, "waitUnt
  */
 export async function submitJob(env: Env, accountId: string, body: AsyncCompileRequest, now = Date.now()): Promise<CompileJob & { callbackSecret?: string }> {
   const { callbackUrl, ...rest } = body;
-  const input = toInput(rest);
+  // assets are read now: the job compiles the bytes named at submission, whatever happens to them later
+  const input = toInput(await withAssets(env, accountId, rest, now));
   checkCompileLimits(input);
   if (callbackUrl !== undefined) {
     const check = checkTargetUrl(callbackUrl, { allowLoopback: config(env).allowLoopbackUrls });
@@ -129,6 +134,7 @@ const EXTENSIONS: Record<string, string> = { "application/pdf": "pdf", "image/pn
  */
 export async function jobPdf(env: Env, accountId: string, id: string, pdfOnly = true): Promise<{ body: ReadableStream; headers: Record<string, string> }> {
   const row = await getJob(directoryDb(env), accountId, id);
+  if (row.status === "cancelled") throw new ApiError(409, "job_cancelled", "This job was cancelled, so it has no PDF.", { status: row.status });
   if (row.status === "failed") throw new ApiError(409, "job_failed", "This job failed, so it has no PDF; its `error` says why.", { status: row.status });
   if (row.status !== "succeeded") throw new ApiError(404, "pdf_not_ready", `The job is ${row.status}; its PDF exists once it has succeeded.`, { status: row.status });
   const obj = await env.FILES.get(jobPdfKey(row.accountId, row.id));
@@ -178,4 +184,28 @@ export function syncPdfHeaders(r: SyncResult): Record<string, string> {
   if (r.outputPages) headers["X-Output-Pages"] = r.outputPages;
   if (r.errorCount) headers["X-Compile-Errors"] = String(r.errorCount);
   return headers;
+}
+
+// ---- Stopping a job ----
+
+/**
+ * DELETE /v1/compile/jobs/{id}: the row becomes `cancelled` first (which alone keeps a queued job
+ * from running and a running one from storing a result), then the compile server stops the job if
+ * it has it, or refuses it should it arrive. A repeat answers the cancelled job; a finished job is a 409.
+ */
+export async function cancelJobView(env: Env, ctx: Pick<ExecutionContext, "waitUntil">, accountId: string, id: string): Promise<CompileJob> {
+  const db = directoryDb(env);
+  const row = await cancelJob(db, accountId, id, Date.now());
+  if (!row) {
+    const job = await getJob(db, accountId, id); // another account's: 404
+    if (job.status === "cancelled") return toJobView(job);
+    throw new ApiError(409, "job_finished", `The job has ${job.status}; only a queued or running job can be cancelled.`, { status: job.status });
+  }
+  await compilerFor(env).cancel({ jobId: id, namespace: await compileNamespace(accountId) });
+  await env.FILES.delete(jobInputKey(accountId, id)).catch((err) => log.warn("cancelled job input not deleted", { jobId: id, error: String(err) }));
+  if (row.callbackStatus === "pending") {
+    // through the queue like every callback attempt (retried there; the cron's sweep if this send fails)
+    ctx.waitUntil(env.COMPILE_QUEUE.send({ kind: "callback", jobId: id, accountId } satisfies CompileQueueMessage, { contentType: "json" }).catch((err) => log.warn("compile callback not queued", { jobId: id, error: String(err) })));
+  }
+  return toJobView(row);
 }

@@ -75,6 +75,14 @@ const Vars = z.object({
   RETENTION_COMPILE_JOBS_DAYS: retentionDays(7),
   RETENTION_MESSAGES_DAYS: retentionDays(null),
   NEW_ACCOUNT_SHARDS: text(""),
+  // compile assets: per plan, the bytes and files an account may keep; days an unused asset is kept
+  ASSET_QUOTA_BYTES_FREE: positiveInt(100 * 1024 * 1024),
+  ASSET_QUOTA_BYTES_PRO: positiveInt(2 * 1024 * 1024 * 1024),
+  ASSET_QUOTA_BYTES_ENTERPRISE: positiveInt(20 * 1024 * 1024 * 1024),
+  ASSET_QUOTA_FILES_FREE: positiveInt(1_000),
+  ASSET_QUOTA_FILES_PRO: positiveInt(20_000),
+  ASSET_QUOTA_FILES_ENTERPRISE: positiveInt(100_000),
+  ASSET_IDLE_DAYS: retentionDays(30),
 });
 
 /** Days each table keeps its rows (null: forever), by the var that sets it. */
@@ -82,6 +90,8 @@ export type Retention = Pick<z.infer<typeof Vars>, "RETENTION_EVENTS_DAYS" | "RE
 
 export interface Config {
   compile: { compilerUrl: string; instances: number; cacheTtlSeconds: number };
+  /** Compile assets: what each plan may keep, and how long an unused asset stays (null: until deleted). */
+  assets: { quota: Record<"free" | "pro" | "enterprise", { bytes: number; files: number }>; idleMs: number | null };
   /** Outbound URLs (webhooks, compile callbacks, media to fetch) may point at loopback: dev and tests only. */
   allowLoopbackUrls: boolean;
   webhooks: { retrySchedule: number[]; timeoutMs: number; disableAfterMs: number; secretGraceMs: number };
@@ -128,6 +138,14 @@ export function config(env: object): Config {
   const v = Vars.parse(strings);
   const parsed: Config = {
     compile: { compilerUrl: v.COMPILER_URL, instances: v.COMPILER_INSTANCES, cacheTtlSeconds: v.COMPILE_CACHE_TTL_SECONDS },
+    assets: {
+      quota: {
+        free: { bytes: v.ASSET_QUOTA_BYTES_FREE, files: v.ASSET_QUOTA_FILES_FREE },
+        pro: { bytes: v.ASSET_QUOTA_BYTES_PRO, files: v.ASSET_QUOTA_FILES_PRO },
+        enterprise: { bytes: v.ASSET_QUOTA_BYTES_ENTERPRISE, files: v.ASSET_QUOTA_FILES_ENTERPRISE },
+      },
+      idleMs: v.ASSET_IDLE_DAYS === null ? null : v.ASSET_IDLE_DAYS * 86_400_000,
+    },
     allowLoopbackUrls: v.ALLOW_LOOPBACK_URLS || v.WEBHOOK_ALLOW_LOOPBACK,
     webhooks: {
       retrySchedule: v.WEBHOOK_RETRY_SCHEDULE,

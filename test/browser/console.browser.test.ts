@@ -373,6 +373,32 @@ describe("browser console (Chromium against npm run dev)", () => {
     expect(await row.getByRole("button", { name: "Show PDF" }).count()).toBe(1);
     // Nothing left to change: the polling stops.
     await expect.poll(() => page.getByTestId("jobs-live").getAttribute("data-polling")).toBe("false");
+    // Its progress was followed to the end: the log's lines, then the final status.
+    await expect.poll(() => page.getByTestId("job-progress").getAttribute("data-status")).toBe("succeeded");
+    await page.getByTestId("job-progress").getByText(/^Log \(/).click();
+    expect(await page.getByTestId("job-log").textContent()).toContain("pdfTeX");
+  });
+
+  it("shows a background compile's progress while it runs, and Stop cancels it at once", async () => {
+    await pasteIntoEditor("\\documentclass{article}\\begin{document}\\def\\x{\\x}\\x\\end{document}\n");
+    const [queued] = await Promise.all([
+      page.waitForResponse((r) => r.url().endsWith("/v1/compile/async") && r.request().method() === "POST"),
+      page.getByRole("button", { name: "Compile in the background" }).click(),
+    ]);
+    const { id } = (await queued.json()) as { id: string };
+    const progress = page.getByTestId("job-progress");
+    await expect.poll(() => progress.textContent(), { timeout: 45_000 }).toContain(id);
+    await expect.poll(() => page.getByTestId("job-step").textContent(), { timeout: 45_000 }).toContain("pass 1 of pdflatex");
+    expect(await progress.getAttribute("data-status")).toBe("running");
+    await shot("08b-latex-progress");
+    const t = Date.now();
+    await progress.getByRole("button", { name: "Stop" }).click();
+    await expect.poll(() => progress.getAttribute("data-status")).toBe("cancelled");
+    expect(Date.now() - t).toBeLessThan(10_000);
+    expect(await progress.getByRole("button", { name: "Stop" }).count()).toBe(0);
+    const row = page.locator("tbody tr", { hasText: id });
+    await expect.poll(() => row.textContent()).toContain("cancelled");
+    expect(await row.getByRole("button", { name: "Show PDF" }).count()).toBe(0);
   });
 
   it("works at 375 px wide, and ran without CSP violations or page errors", async () => {

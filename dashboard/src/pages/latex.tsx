@@ -2,6 +2,7 @@ import { useEffect, useRef, useState } from "preact/hooks";
 import { api, ApiFailure, must, type ApiErrorBody, type Schemas } from "../api.ts";
 import { createEditor, type LatexEditor } from "../editor.ts";
 import { renderPdf } from "../pdf.ts";
+import { JobProgress } from "../job-progress.tsx";
 import { DataTable, ErrorBox, StatusBadge, useAction, useLoad, usePollWhile, when } from "../ui.tsx";
 
 const SAMPLE = String.raw`\documentclass{article}
@@ -48,6 +49,8 @@ export function Latex() {
   const [pages, setPages] = useState<number | null>(null);
   const [ms, setMs] = useState<number | null>(null);
   const [renders, setRenders] = useState(0);
+  /** The background job whose progress is shown (the last one queued, or one picked in the list). */
+  const [following, setFollowing] = useState<string | null>(null);
   const act = useAction();
   const jobs = useLoad(() => must(api().GET("/v1/compile/jobs", { params: { query: { limit: 20 } } })));
   // Compile jobs are not on the event stream: the list is polled while one of them can still change.
@@ -93,6 +96,7 @@ export function Latex() {
   async function compileAsync() {
     const job = await act.run(() => must(api().POST("/v1/compile/async", { body: request() })));
     if (job) {
+      setFollowing(job.id);
       poll.restart();
       jobs.reload();
     }
@@ -167,6 +171,7 @@ export function Latex() {
         </div>
       </div>
       <h2>Background jobs</h2>
+      {following && <JobProgress id={following} onDone={jobs.reload} />}
       <div class="row wrap">
         <button type="button" class="secondary" onClick={jobs.reload}>
           Refresh jobs
@@ -189,6 +194,11 @@ export function Latex() {
             <td>{when(j.createdAt)}</td>
             <td>{j.pages ?? "—"}</td>
             <td>
+              {(j.status === "queued" || j.status === "running") && j.id !== following && (
+                <button type="button" class="secondary" onClick={() => setFollowing(j.id)}>
+                  Follow
+                </button>
+              )}
               {j.status === "succeeded" && (
                 <button type="button" class="secondary" onClick={() => void openJob(j)}>
                   Show PDF

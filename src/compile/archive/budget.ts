@@ -39,7 +39,11 @@ export class Budget {
   private inflatedBytes = 0;
   private files = 0;
   private entries = 0;
-  constructor(private readonly compressedBytes: number) {}
+  private readonly compressedBytes: number;
+  // a plain field, not a parameter property: Node runs this file as it is (bench/compile-server)
+  constructor(compressedBytes: number) {
+    this.compressedBytes = compressedBytes;
+  }
 
   entry(): void {
     if (++this.entries > ARCHIVE_LIMITS.maxEntries) throw tooLarge("files", `The archive has more than ${ARCHIVE_LIMITS.maxEntries} entries.`, L.maxFiles);

@@ -19,7 +19,11 @@ function options(value: unknown): Record<string, unknown> {
     throw errors.invalidRequest("The `options` part is not valid JSON.", [{ path: "options", message: "is not valid JSON" }]);
   }
   if (typeof parsed !== "object" || parsed === null || Array.isArray(parsed)) throw errors.invalidRequest("The `options` part must be a JSON object.", [{ path: "options", message: "is not an object" }]);
-  for (const k of ["source", "files"]) if (k in parsed) throw errors.invalidRequest(`\`options\` may not hold \`${k}\`: the archive is the project.`, [{ path: `options.${k}`, message: "comes from the archive" }]);
+  if ("source" in parsed) throw errors.invalidRequest("`options` may not hold `source`: the archive is the project.", [{ path: "options.source", message: "comes from the archive" }]);
+  // files beside the archive's: only assets named by hash (the archive holds every file with content)
+  const files = (parsed as { files?: unknown }).files;
+  if (files !== undefined && !(Array.isArray(files) && files.every((f) => typeof f === "object" && f !== null && "asset" in f && !("content" in f))))
+    throw errors.invalidRequest("`options.files` may only name assets (`{\"path\", \"asset\"}`): the archive holds the project's other files.", [{ path: "options.files", message: "may only name assets" }]);
   return parsed as Record<string, unknown>;
 }
 
@@ -55,7 +59,8 @@ export function archiveBody(): MiddlewareHandler<AppEnv> {
     const headers = new Headers(raw.headers);
     headers.set("Content-Type", "application/json");
     headers.delete("Content-Length");
-    c.req.raw = new Request(raw, { body: JSON.stringify({ ...opts, ...project }), headers });
+    const assets = (opts.files as unknown[] | undefined) ?? [];
+    c.req.raw = new Request(raw, { body: JSON.stringify({ ...opts, ...project, files: [...project.files, ...assets] }), headers });
     return next();
   };
 }

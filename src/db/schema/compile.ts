@@ -3,7 +3,7 @@ import { accountListIndex, accountRow, counter, createdAt } from "./columns.ts";
 
 /**
  * Async compile jobs. The input lives in R2 (`jobs/<accountId>/<id>.input.json`, it can be 10 MiB),
- * the PDF at `jobs/<accountId>/<id>.pdf`. State machine: queued -> running -> succeeded | failed;
+ * the PDF at `jobs/<accountId>/<id>.pdf`. State machine: queued -> running -> succeeded | failed, and queued | running -> cancelled (DELETE);
  * every transition is a conditional UPDATE on (status, attempt) so a duplicate or late consumer
  * cannot move a job twice (see src/compile/jobs.ts).
  */
@@ -11,7 +11,7 @@ export const compileJobs = sqliteTable(
   "compile_jobs",
   {
     ...accountRow(),
-    status: text("status", { enum: ["queued", "running", "succeeded", "failed"] }).notNull(),
+    status: text("status", { enum: ["queued", "running", "succeeded", "failed", "cancelled"] }).notNull(),
     engine: text("engine", { enum: ["pdflatex", "xelatex", "lualatex"] }).notNull(),
     /** Compile attempts claimed so far; the claim increments it and fences later writes. */
     attempt: counter("attempt"),

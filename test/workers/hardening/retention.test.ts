@@ -81,17 +81,19 @@ describe("retention", () => {
 
   it("compile jobs: finished ones past 7 days go with their PDF and input in R2", async () => {
     const acc = newId("acc");
-    const job = (at: number, status: "succeeded" | "running") => ({ id: newId("job", at), accountId: acc, status, engine: "pdflatex" as const, requeueAt: at, createdAt: at });
+    const job = (at: number, status: "succeeded" | "running" | "cancelled") => ({ id: newId("job", at), accountId: acc, status, engine: "pdflatex" as const, requeueAt: at, createdAt: at });
     const old = job(NOW - 8 * DAY, "succeeded");
     const oldRunning = job(NOW - 8 * DAY, "running");
     const recent = job(NOW - 6 * DAY, "succeeded");
-    await directory().insert(compileJobs).values([old, oldRunning, recent]);
+    const oldCancelled = job(NOW - 8 * DAY, "cancelled");
+    await directory().insert(compileJobs).values([old, oldRunning, recent, oldCancelled]);
     for (const j of [old, recent]) {
       await env.FILES.put(jobPdfKey(acc, j.id), "%PDF-1.5");
       await env.FILES.put(jobInputKey(acc, j.id), "{}");
     }
     await purgeExpiredJobs(env, NOW);
     expect(await exists("compile_jobs", old.id)).toBe(false);
+    expect(await exists("compile_jobs", oldCancelled.id)).toBe(false);
     expect(await env.FILES.head(jobPdfKey(acc, old.id))).toBeNull();
     expect(await env.FILES.head(jobInputKey(acc, old.id))).toBeNull();
     expect(await exists("compile_jobs", oldRunning.id)).toBe(true);
