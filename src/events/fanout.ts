@@ -7,6 +7,7 @@ import { LEASE_MS, type DeliveryRow, type WebhookRow } from "./delivery.ts";
 import { webhookMatches } from "./matching.ts";
 import { sourceWebhookOf } from "./operational.ts";
 import type { CommittedEvent } from "./stream/publish.ts";
+import type { EventRecord } from "./types.ts";
 import { itemsPerStatement } from "../platform/d1.ts";
 
 /** Rows per INSERT: 14 columns each. */
@@ -39,17 +40,11 @@ export interface FanOutResult {
  * `fanOut` that also takes the leases of up to `claim` deliveries waiting for their first attempt,
  * in the same batch: the events consumer then attempts them without another D1 round trip.
  */
-export async function fanOutAndClaim(env: Env, eventIds: string[], claim: number, now = Date.now()): Promise<FanOutResult> {
+export async function fanOutAndClaim(env: Env, eventIds: string[], claim: number, now = Date.now(), carried: EventRecord[] = []): Promise<FanOutResult> {
   const none: FanOutResult = { claimed: [], waiting: [], hooks: [], payloads: [], events: [] };
   if (eventIds.length === 0) return none;
   const db = getDb(env.DB);
-  // One round trip for the events and the webhooks of their accounts (disabled ones too: a
-  // delivery left by an earlier run is then recorded as failed for the right reason).
-  const ofEvents = inArray(events.id, eventIds);
-  const [rows, hooks] = await db.batch([
-    db.select({ id: events.id, accountId: events.accountId, type: events.type, sessionId: events.sessionId, createdAt: events.createdAt, payload: events.payload }).from(events).where(ofEvents),
-    db.select().from(webhooks).where(inArray(webhooks.accountId, db.select({ accountId: events.accountId }).from(events).where(ofEvents))),
-  ]);
+  const { rows, hooks } = await eventsAndHooks(env, eventIds, carried);
   if (rows.length === 0) return none;
 
   const deliveries: (typeof webhookDeliveries.$inferInsert)[] = [];
@@ -85,4 +80,27 @@ export async function fanOutAndClaim(env: Env, eventIds: string[], claim: number
   const claimed = claim > 0 ? (results[claimIndex] as DeliveryRow[]) : [];
   const waiting = (results[results.length - 1] as { id: string }[]).map((w) => w.id);
   return { claimed, waiting, hooks, payloads: rows.map((r) => ({ id: r.id, payload: r.payload })), events: rows };
+}
+
+/**
+ * The events and the webhooks of their accounts (disabled ones too: a delivery left by an earlier
+ * run is then recorded as failed for the right reason). Events whose queue messages carried their
+ * records (`carried`, written to D1 before they were enqueued) are not read back: only the webhooks
+ * are; otherwise one round trip reads both.
+ */
+async function eventsAndHooks(env: Env, eventIds: string[], carried: EventRecord[]): Promise<{ rows: (CommittedEvent & { createdAt: number })[]; hooks: WebhookRow[] }> {
+  const db = getDb(env.DB);
+  const byId = new Map(carried.map((e) => [e.id, e]));
+  if (eventIds.every((id) => byId.has(id))) {
+    const rows = [...new Set(eventIds)].map((id) => byId.get(id)!);
+    const accounts = [...new Set(rows.map((r) => r.accountId))];
+    const hooks = await db.select().from(webhooks).where(inArray(webhooks.accountId, accounts));
+    return { rows, hooks };
+  }
+  const ofEvents = inArray(events.id, eventIds);
+  const [rows, hooks] = await db.batch([
+    db.select({ id: events.id, accountId: events.accountId, type: events.type, sessionId: events.sessionId, createdAt: events.createdAt, payload: events.payload }).from(events).where(ofEvents),
+    db.select().from(webhooks).where(inArray(webhooks.accountId, db.select({ accountId: events.accountId }).from(events).where(ofEvents))),
+  ]);
+  return { rows, hooks };
 }

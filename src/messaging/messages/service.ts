@@ -9,7 +9,7 @@ import { ACCEPTED_ADDRESS_FORMS, parseAddress } from "../chat-id.ts";
 import { base64Size, MEDIA_LIMITS, type MediaType } from "../media/limits.ts";
 import { signedMediaUrl } from "../media/store.ts";
 import { storeUpload } from "../media/upload.ts";
-import { loadSession, ownedSessionStub } from "../sessions/service.ts";
+import { commitSessionWrites, loadSession, ownedSessionStub } from "../sessions/service.ts";
 import type { SessionRow } from "../sessions/mapper.ts";
 import type { Draft } from "../sessions/types.ts";
 import { enqueueSendJobs } from "../queue/send-queue.ts";
@@ -167,6 +167,7 @@ export async function getBatch(env: Env, accountId: string, batchId: string) {
   const db = getDb(env.DB);
   const batch = await db.select().from(messageBatches).where(and(eq(messageBatches.accountId, accountId), eq(messageBatches.id, batchId))).get();
   if (!batch) throw errors.notFound("batch");
+  await commitSessionWrites(env, accountId, batch.sessionId);
   const counts = await batchStatusCounts(env, accountId, batchId);
   const by = (s: MessageStatus) => counts.get(s) ?? 0;
   const pending = by("pending");
@@ -188,6 +189,7 @@ export async function chatHistory(env: Env, accountId: string, chatId: string, q
   const digits = parseAddress(chatId);
   if (!digits) throw errors.invalidRequest(`The chat id must be ${ACCEPTED_ADDRESS_FORMS}.`, [{ path: "chatId", message: "not a valid chat id" }]);
   if (q.sessionId) await loadSession(env, accountId, q.sessionId);
+  await commitSessionWrites(env, accountId, q.sessionId);
   const cursor = decodeCursor(q.cursor, IdCursor);
   const rows = await chatMessages(env, accountId, digits, { sessionId: q.sessionId, beforeId: cursor?.id, limit: q.limit + 1 });
   const page = toPage(rows, q.limit, (r) => ({ id: r.id }));
