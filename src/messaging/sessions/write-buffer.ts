@@ -73,9 +73,11 @@ export class WriteBuffer {
 
   /** A new message (not in D1 yet) and the event of its state, if it has one. */
   add(row: MessageRow, now: number): EventRecord[] {
-    this.sql.exec("INSERT INTO wb_messages (id, external_id, row, dirty, ver, touched) VALUES (?, ?, ?, 1, 1, ?)", row.id, row.externalId, JSON.stringify(row), now);
+    // The event first: one too large throws before the row is kept (never a message without its event).
     const type = EVENT[row.status];
-    return type ? [this.event({ type, accountId: row.accountId, sessionId: row.sessionId, data: toMessage(row) }, now, ORDINAL[row.status])] : [];
+    const events = type ? [this.event({ type, accountId: row.accountId, sessionId: row.sessionId, data: toMessage(row) }, now, ORDINAL[row.status])] : [];
+    this.sql.exec("INSERT INTO wb_messages (id, external_id, row, dirty, ver, touched) VALUES (?, ?, ?, 1, 1, ?)", row.id, row.externalId, JSON.stringify(row), now);
+    return events;
   }
 
   /** Rows read from D1 (clean), so their receipts are applied here. Rows already known stay as they are. */
