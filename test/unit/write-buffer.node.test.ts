@@ -3,7 +3,6 @@ import { describe, expect, it } from "vitest";
 import type { MessageRow } from "../../src/messaging/messages/mapper.ts";
 import type { SqlLike } from "../../src/messaging/sessions/outbox.ts";
 import { WriteBuffer } from "../../src/messaging/sessions/write-buffer.ts";
-import { outboundRow } from "../../src/messaging/store/rows.ts";
 
 /** A Durable Object's SqlStorage over node:sqlite (one database: a "restart" is a new WriteBuffer on it). */
 function memorySql(db = new DatabaseSync(":memory:")): SqlLike {
@@ -22,6 +21,14 @@ function memorySql(db = new DatabaseSync(":memory:")): SqlLike {
 }
 
 const T0 = 1_800_000_000_000;
+/** An outbound row as store/rows.ts builds it (built here: that file's imports need the Workers types). */
+function outboundRow(m: { id: string; accountId: string; sessionId: string; to: string; type: "text"; text?: string; createdAt: number }, state: { status: "pending" } | { status: "sent"; sentAt: number }): MessageRow {
+  return {
+    id: m.id, accountId: m.accountId, sessionId: m.sessionId, chatId: `${m.to}@c.us`, direction: "outbound", type: m.type, text: m.text ?? null, template: null, media: null, content: null, reactions: null,
+    status: state.status, errorCode: null, errorMessage: null, externalId: null, replyTo: null, batchId: null, campaignId: null, createdAt: m.createdAt,
+    sentAt: state.status === "sent" ? state.sentAt : null, deliveredAt: null, readAt: null,
+  };
+}
 const sent = (id: string, at = T0): MessageRow => outboundRow({ id, accountId: "acc_1", sessionId: "ses_1", to: "14155550123", type: "text", text: `hi ${id}`, createdAt: at }, { status: "sent", sentAt: at });
 const payloadOf = (e: { payload: string }) => JSON.parse(e.payload) as { type: string; sequence: number; statusOrdinal?: number; data: { id: string; status: string } };
 

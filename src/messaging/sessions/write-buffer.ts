@@ -10,14 +10,15 @@
  * D1 last had them; `ver` tells a flush whether a row changed again meanwhile); `wb_events` events
  * not yet committed to D1, in their sequence; `wb_meta` the session's last event sequence.
  */
-import { eventRecord, type EmitInput } from "../../events/emit.ts";
+import { eventRecord, type EmitInput } from "../../events/event-record.ts";
 import type { EventRecord, EventType } from "../../events/types.ts";
 import { toMessage, type MessageRow } from "../messages/mapper.ts";
-import type { FailureReason } from "../networks/driver.ts";
 import { canAdvance, statusesBetween, type MessageStatus } from "../status.ts";
 import type { SqlLike } from "./outbox.ts";
 
 export type Target = "sent" | "delivered" | "read" | "failed";
+/** Why a send failed (the drivers' FailureReason, structurally: this file stays free of the network layer's types). */
+type FailureReason = { code: string; message: string };
 export type Selector = { ids: string[] } | { externalIds: string[] };
 
 /** Clean rows kept for receipts this long after their last change; older ones are read from D1. */
@@ -47,7 +48,10 @@ export interface Advanced {
 }
 
 export class WriteBuffer {
-  constructor(private readonly sql: SqlLike) {
+  private readonly sql: SqlLike;
+
+  constructor(sql: SqlLike) {
+    this.sql = sql;
     sql.exec("CREATE TABLE IF NOT EXISTS wb_messages (id TEXT PRIMARY KEY, external_id TEXT, row TEXT NOT NULL, dirty INTEGER NOT NULL, ver INTEGER NOT NULL, touched INTEGER NOT NULL)");
     sql.exec("CREATE INDEX IF NOT EXISTS wb_messages_external ON wb_messages (external_id) WHERE external_id IS NOT NULL");
     sql.exec("CREATE INDEX IF NOT EXISTS wb_messages_dirty ON wb_messages (dirty, touched)");
