@@ -9,6 +9,8 @@ export interface EmitInput {
   accountId: string;
   sessionId?: string | null;
   data: Record<string, unknown>;
+  /** Where it stands among its session's events (see `EventPayload`), when its session numbers them. */
+  order?: EventOrder;
 }
 
 /** Serialized `{type, timestamp, data}` larger than this is refused at emit (queue and D1 row limits). */
@@ -27,7 +29,7 @@ function utf8Bytes(text: string, bound: number): number {
  * event are written together in one batch or not at all. Inputs are bounded so that this does not
  * happen; it is the last guard, not the limit clients are told about.
  */
-export function buildEvent(input: EmitInput, now: number, order: EventOrder = {}): { event: DomainEvent; payload: string } {
+export function buildEvent(input: EmitInput, now: number, order: EventOrder = input.order ?? {}): { event: DomainEvent; payload: string } {
   const timestamp = new Date(now).toISOString();
   const event: DomainEvent = { id: newId("evt", now), type: input.type, accountId: input.accountId, sessionId: input.sessionId ?? null, timestamp, data: input.data };
   const payload = JSON.stringify({ type: event.type, timestamp, ...order, data: event.data } satisfies EventPayload);

@@ -10,6 +10,7 @@ import { advanceStatus } from "../store/status.ts";
 import { recordInbound } from "./inbound.ts";
 import type { Network } from "./schemas.ts";
 import { workingSessionsByNumber, writeSessionHealth } from "./state.ts";
+import type { EventOrder } from "../../events/emit.ts";
 import type { Advanced, Selector, Target } from "./write-buffer.ts";
 
 /** What the Session DO lends to the port it implements for its driver. */
@@ -24,6 +25,8 @@ export interface HostParts {
   peer(sessionId: string): { receive(inbound: InboundFromNetwork): Promise<{ ok: boolean }>; peerReceipt(ids: string[], target: Target, at: number): Promise<void> };
   /** Receipts of the messages the DO's write buffer knows, applied there; the other keys come back `unknown`. */
   advanceBuffered(selector: Selector, target: Target, at: number, error?: FailureReason): Advanced;
+  /** The session's numbering of a status event written to D1 directly. */
+  order(step: "sent" | "delivered" | "read"): EventOrder;
 }
 
 /** The Session DO's side of the driver port: what drivers report is recorded here, what they ask is read here. */
@@ -42,7 +45,7 @@ export function networkHost(p: HostParts): NetworkHost {
       const here = p.advanceBuffered(selector, target, at, error);
       if (here.unknown.length === 0) return here.changed;
       const rest: Selector = "ids" in selector ? { ids: here.unknown } : { externalIds: here.unknown };
-      return [...here.changed, ...(await advanceStatus(env, who().accountId, who().sessionId, rest, target, at, error, { afterSent: opts.afterSent, enqueue: (ids) => p.queueEvents(ids) }))];
+      return [...here.changed, ...(await advanceStatus(env, who().accountId, who().sessionId, rest, target, at, error, { afterSent: opts.afterSent, enqueue: (ids) => p.queueEvents(ids), order: p.order }))];
     },
     edited: (externalId, change, at) => editInbound(env, who().sessionId, externalId, change, at, (ids) => p.queueEvents(ids)),
     revoked: async (externalId, at) => {

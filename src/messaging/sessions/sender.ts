@@ -8,6 +8,7 @@ import { WINDOW_CLOSED, type FailureReason, type NetworkDriver, type NetworkSend
 import { campaignHooks } from "./campaign-hooks.ts";
 import type { DueSend, Outbox } from "./outbox.ts";
 import type { SessionStatus } from "./schemas.ts";
+import type { EventOrder } from "../../events/emit.ts";
 import type { WriteBuffer } from "./write-buffer.ts";
 import { draftOfRow, KeyedSerial, outboundWithMedia, toOutbound, type Draft, type SendOutcome, type SessionConfig } from "./types.ts";
 
@@ -22,6 +23,8 @@ export interface SenderHost {
   readonly buffer: WriteBuffer;
   /** `n` changes went into the buffer. */
   recorded(n: number): void;
+  /** The session's numbering of a status event written to D1 directly. */
+  order(step: "sent" | "delivered" | "read"): EventOrder;
   /** Campaigns cancelled while the alarm may hold some of their sends in hand. */
   readonly droppedCampaigns: ReadonlySet<string>;
   config(): SessionConfig;
@@ -147,7 +150,7 @@ export class Sender {
     let changed: MessageRow[];
     if (result.ok) {
       if (result.externalId) await setExternalId(env, id, result.externalId);
-      changed = await advanceStatus(env, cfg.accountId, cfg.sessionId, { ids: [id] }, "sent", now);
+      changed = await advanceStatus(env, cfg.accountId, cfg.sessionId, { ids: [id] }, "sent", now, undefined, { order: this.host.order });
     } else {
       changed = await advanceStatus(env, cfg.accountId, cfg.sessionId, { ids: [id] }, "failed", now, result.error);
       if (result.sessionFailure && this.host.status() === "WORKING") await this.host.fail(result.sessionFailure);

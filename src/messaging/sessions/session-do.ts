@@ -16,7 +16,7 @@ import type { SessionStatus } from "./schemas.ts";
 import { GroupCommit } from "./group-commit.ts";
 import { Sender } from "./sender.ts";
 import { writeSessionStatus } from "./state.ts";
-import { WriteBuffer, type Selector, type Target } from "./write-buffer.ts";
+import { statusOrder, WriteBuffer, type Selector, type Target } from "./write-buffer.ts";
 import { EventFlush, type Draft, type MessageOutcome, type RpcResult, type SendOutcome, type SessionConfig } from "./types.ts";
 
 /** How long one alarm may work before yielding to a fresh alarm. */
@@ -63,6 +63,7 @@ export class SessionDO extends DurableObject<Env> {
       outbox: this.outbox,
       buffer: this.buffer,
       recorded: (n) => this.commits.recorded(n),
+      order: (step) => statusOrder(this.buffer, step),
       droppedCampaigns: this.droppedCampaigns,
       config: () => this.config!,
       status: () => this.status,
@@ -141,6 +142,7 @@ export class SessionDO extends DurableObject<Env> {
         this.commits.recorded(done.changed.length + done.events.length);
         return done;
       },
+      order: (step) => statusOrder(this.buffer, step),
     }));
   }
 

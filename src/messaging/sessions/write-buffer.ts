@@ -10,7 +10,7 @@
  * D1 last had them; `ver` tells a flush whether a row changed again meanwhile); `wb_events` events
  * not yet committed to D1, in their sequence; `wb_meta` the session's last event sequence.
  */
-import { eventRecord, type EmitInput } from "../../events/event-record.ts";
+import { eventRecord, type EmitInput, type EventOrder } from "../../events/event-record.ts";
 import type { EventRecord, EventType } from "../../events/types.ts";
 import { toMessage, type MessageRow } from "../messages/mapper.ts";
 import { canAdvance, statusesBetween, type MessageStatus } from "../status.ts";
@@ -30,6 +30,11 @@ const KEYS_PER_LOOKUP = 90;
 
 const EVENT: Partial<Record<MessageStatus, EventType>> = { sent: "message.sent", delivered: "message.delivered", read: "message.read" };
 const ORDINAL: Partial<Record<MessageStatus, number>> = { sent: 1, delivered: 2, read: 3 };
+
+/** The order fields of a message status event numbered now (events written to D1 directly take theirs here too). */
+export function statusOrder(buffer: WriteBuffer, status: "sent" | "delivered" | "read"): EventOrder {
+  return { sequence: buffer.nextSequence(), statusOrdinal: ORDINAL[status]! };
+}
 
 /** What a flush takes: the dirty rows (with their versions) and the uncommitted events, oldest first. */
 export interface FlushBatch {
@@ -61,7 +66,7 @@ export class WriteBuffer {
   }
 
   /** The session's next event sequence (strictly increasing, kept across restarts). */
-  private nextSequence(): number {
+  nextSequence(): number {
     const row = this.sql.exec<{ v: number }>("INSERT INTO wb_meta (k, v) VALUES ('seq', 1) ON CONFLICT (k) DO UPDATE SET v = v + 1 RETURNING v").one();
     return row.v;
   }
