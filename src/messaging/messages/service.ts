@@ -74,6 +74,8 @@ async function buildDraft(env: Env, accountId: string, to: string, content: Mess
 }
 
 async function resolveReplyTo(env: Env, accountId: string, sessionId: string, chatDigits: string, replyTo: string, path = "replyTo"): Promise<{ replyTo: string; replyToExternalId: string | null }> {
+  // The message replied or reacted to may have been sent a moment ago: the session commits it first (read your writes).
+  await (await ownedSessionStub(env, accountId, sessionId)).flushWrites();
   const row = await messageInChat(env, accountId, sessionId, chatDigits, replyTo);
   if (!row) throw errors.invalidRequest(`${path} must be the id of a message in this chat.`, [{ path, message: "no such message in this chat" }]);
   return { replyTo: row.id, replyToExternalId: row.externalId };
@@ -100,7 +102,11 @@ export async function sendMessage(env: Env, accountId: string, input: SendInput,
   if ("message" in outcome) {
     const reaction = draft.content?.reaction;
     // The session's own reaction shows on the message it reacts to once the network took it.
-    if (reaction?.messageId && (outcome.message as Message).status !== "failed") await reactionStatement(env, reaction.messageId, "me", reaction.emoji, draft.id);
+    if (reaction?.messageId && (outcome.message as Message).status !== "failed") {
+      // The reaction's own row, which the statement checks for, is in the session's buffer until committed.
+      await commitSessionWrites(env, accountId, sessionId);
+      await reactionStatement(env, reaction.messageId, "me", reaction.emoji, draft.id);
+    }
     return outcome.message as Message;
   }
   if (outcome.code === "not_found") throw errors.notFound("session");
@@ -198,7 +204,12 @@ export async function chatHistory(env: Env, accountId: string, chatId: string, q
 
 /** Where the file of a message can be fetched: a signed, expiring URL of ours, or the link it was sent with. */
 export async function mediaUrl(env: Env, accountId: string, id: string, origin: string): Promise<string> {
-  const row = await messageById(env, id);
+  let row = await messageById(env, id);
+  if (!row) {
+    // Sent a moment ago, it may still be in its session's buffer: the account's sessions commit, then one more look.
+    await commitSessionWrites(env, accountId);
+    row = await messageById(env, id);
+  }
   if (!row?.media || row.accountId !== accountId) throw errors.notFound("message with media");
   const media = JSON.parse(row.media) as StoredMedia;
   if (media.mediaId) return signedMediaUrl(env, origin, media.mediaId);

@@ -27,6 +27,8 @@ export interface HostParts {
   advanceBuffered(selector: Selector, target: Target, at: number, error?: FailureReason): Advanced;
   /** The session's numbering of a status event written to D1 directly. */
   order(step: "sent" | "delivered" | "read"): EventOrder;
+  /** Commits the write buffer: what reads or updates D1 rows of this session by key needs them there. */
+  commit(): Promise<void>;
 }
 
 /** The Session DO's side of the driver port: what drivers report is recorded here, what they ask is read here. */
@@ -39,7 +41,8 @@ export function networkHost(p: HostParts): NetworkHost {
       const { accountId, sessionId, phoneNumber } = who();
       return { accountId, sessionId, phoneNumber };
     },
-    received: (m) => recordInbound(env, who().accountId, who().sessionId, m, { enqueue: (ids) => p.queueEvents(ids), fetchNow: (id) => p.fetchMediaNow(id) }),
+    // An inbound message may name our recent messages (reply, reaction): they must be in D1 first.
+    received: async (m) => (await p.commit(), recordInbound(env, who().accountId, who().sessionId, m, { enqueue: (ids) => p.queueEvents(ids), fetchNow: (id) => p.fetchMediaNow(id) })),
     statusChanged: async (selector, target, at, error, opts = {}) => {
       // The buffer holds the session's recent messages (their rows may not be in D1 yet); older ones are updated in D1.
       const here = p.advanceBuffered(selector, target, at, error);
@@ -55,14 +58,15 @@ export function networkHost(p: HostParts): NetworkHost {
       if (stored) await env.FILES.delete(`media/${stored}`);
       return done?.row ?? null;
     },
-    statusDetail: (externalId, detail) => addNetworkDetail(env, who().sessionId, externalId, detail),
+    statusDetail: async (externalId, detail) => (await p.commit(), addNetworkDetail(env, who().sessionId, externalId, detail)),
     accountHealth: (health) => writeSessionHealth(env, who().accountId, who().sessionId, health),
     marketingPreference: (from, optedOut) => setOptedOutByPhone(env, who().accountId, from, optedOut),
     message: async (key) => {
+      await p.commit();
       const row = "id" in key ? await messageById(env, key.id) : await messageByExternalId(env, who().sessionId, key.externalId);
       return row?.sessionId === who().sessionId ? row : undefined;
     },
-    sentUnreadBefore: (cutoff, limit, afterId) => unreadSentBefore(env, who().sessionId, cutoff, limit, afterId),
+    sentUnreadBefore: async (cutoff, limit, afterId) => (await p.commit(), unreadSentBefore(env, who().sessionId, cutoff, limit, afterId)),
     unreadInbound: (chatId, upTo, afterId, limit) => unreadInboundOfChat(env, who().accountId, who().sessionId, chatId, upTo, afterId, limit),
     lastInboundAt: (recipients, since) => lastInboundSince(env, who().sessionId, recipients, since),
     peerSessions: (numbers) => workingSessionsByNumber(env, who().accountId, who().network, numbers),

@@ -143,6 +143,7 @@ export class SessionDO extends DurableObject<Env> {
         return done;
       },
       order: (step) => statusOrder(this.buffer, step),
+      commit: () => this.commits.flush(),
     }));
   }
 
@@ -276,6 +277,8 @@ export class SessionDO extends DurableObject<Env> {
   /** An inbound message from the sandbox network (another session of the account). */
   async receive(inbound: InboundFromNetwork): Promise<RpcResult<boolean>> {
     if (!this.config || this.status !== "WORKING") return { ok: false, code: "session_not_working", message: "The session is not WORKING." };
+    // It may name our recent messages (reply, reaction): they must be in D1 first.
+    await this.commits.flush();
     const row = await recordInbound(this.env, this.config.accountId, this.config.sessionId, inbound, { enqueue: (ids) => this.queueEvents(ids), fetchNow: (id) => this.media.add(id) });
     return { ok: true, value: row !== null };
   }
@@ -285,6 +288,7 @@ export class SessionDO extends DurableObject<Env> {
     const cfg = this.config;
     if (!cfg || cfg.accountId !== accountId || !this.driver().simulatesInbound) return { ok: false, code: "not_found" };
     if (this.status !== "WORKING") return { ok: false, code: "session_not_working", status: this.status };
+    await this.commits.flush();
     const row = await recordInbound(this.env, cfg.accountId, cfg.sessionId, { ...body, externalId: newId("sbx"), from, timestamp: Date.now() }, { enqueue: (ids) => this.queueEvents(ids), fetchNow: (id) => this.media.add(id) });
     return { ok: true, message: toMessage(row!) };
   }
