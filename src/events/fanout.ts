@@ -1,4 +1,4 @@
-import { and, eq, inArray, isNull, or, lt } from "drizzle-orm";
+import { and, eq, getTableColumns, inArray, isNull, or, lt, sql } from "drizzle-orm";
 import type { BatchItem } from "drizzle-orm/batch";
 import { getDb } from "../db/client.ts";
 import { events, webhookDeliveries, webhooks } from "../db/schema/index.ts";
@@ -8,10 +8,12 @@ import { webhookMatches } from "./matching.ts";
 import { sourceWebhookOf } from "./operational.ts";
 import type { CommittedEvent } from "./stream/publish.ts";
 import type { EventRecord } from "./types.ts";
-import { itemsPerStatement } from "../platform/d1.ts";
+import { jsonParts } from "../platform/d1.ts";
 
-/** Rows per INSERT: 14 columns each. */
-const ROWS_PER_INSERT = itemsPerStatement(14);
+/** The deliveries table's columns in its order (an INSERT ... SELECT names them all). */
+const DELIVERY_COLUMNS = Object.entries(getTableColumns(webhookDeliveries)).map(([key, c]) => ({ key: key as keyof typeof webhookDeliveries.$inferInsert, name: c.name }));
+
+const deliveryJson = (d: typeof webhookDeliveries.$inferInsert) => Object.fromEntries(DELIVERY_COLUMNS.map((c) => [c.name, d[c.key] ?? null]));
 
 /**
  * Creates one delivery per (event, matching enabled webhook of the event's account), idempotently
@@ -59,7 +61,10 @@ export async function fanOutAndClaim(env: Env, eventIds: string[], claim: number
   }
   const rowIds = rows.map((r) => r.id);
   const statements: BatchItem<"sqlite">[] = [];
-  for (let i = 0; i < deliveries.length; i += ROWS_PER_INSERT) statements.push(db.insert(webhookDeliveries).values(deliveries.slice(i, i + ROWS_PER_INSERT)).onConflictDoNothing());
+  // Multi-row INSERTs with the rows as one JSON parameter each (a few statements however many deliveries).
+  for (const part of jsonParts(deliveries.map(deliveryJson))) {
+    statements.push(db.insert(webhookDeliveries).select(sql`SELECT ${sql.raw(DELIVERY_COLUMNS.map((c) => `json_extract(j.value, '$.${c.name}')`).join(", "))} FROM json_each(${part}) AS j WHERE true`).onConflictDoNothing());
+  }
   statements.push(db.update(events).set({ fannedOutAt: now }).where(and(inArray(events.id, rowIds), isNull(events.fannedOutAt))));
   // In the same batch (one transaction, in order): the deliveries of these events still waiting
   // for their first attempt, including those an earlier, crashed run created; the first `claim`

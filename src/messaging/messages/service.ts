@@ -17,7 +17,8 @@ import { toMessage, type StoredMedia } from "./mapper.ts";
 import type { ContactCard, InteractiveSend, Location } from "./content.ts";
 import { batchStatusCounts, chatMessages, messageById, messageInChat } from "../store/reads.ts";
 import { outboundRow } from "../store/rows.ts";
-import { insertStatement, reactionStatement } from "../store/writes.ts";
+import { groupWriteStatements } from "../store/group-writes.ts";
+import { reactionStatement } from "../store/writes.ts";
 import type { MessageStatus } from "../status.ts";
 import { BulkItem, type MediaInput, type Message, type TemplateSpec } from "./schemas.ts";
 import { chunk } from "../../platform/batching.ts";
@@ -149,12 +150,10 @@ export async function queueMessages(env: Env, accountId: string, sessionId: stri
   }
   const now = Date.now();
   const db = getDb(env.DB);
-  const inserts = drafts.map((d) => insertStatement(env, outboundRow({ ...d, accountId, sessionId, replyTo: null, batchId, campaignId: opts.campaignId ?? null, createdAt: now }, { status: "pending" })));
+  const rows = drafts.map((d) => outboundRow({ ...d, accountId, sessionId, replyTo: null, batchId, campaignId: opts.campaignId ?? null, createdAt: now }, { status: "pending" }));
   const batchRow = db.insert(messageBatches).values({ id: batchId, accountId, sessionId, total: drafts.length, createdAt: now }).onConflictDoNothing();
-  for (const [i, part] of chunk(inserts, 500).entries()) {
-    await db.batch(i === 0 ? [batchRow, ...part] : (part as [typeof part[0], ...typeof part]));
-  }
-  if (inserts.length === 0) await batchRow;
+  // The rows in a few multi-row statements (group-writes.ts), with the batch row in one D1 batch.
+  await db.batch([batchRow, ...groupWriteStatements(env.DB, rows, [])]);
   const messageIds = drafts.map((d) => d.id);
   await enqueueSendJobs(
     env,
