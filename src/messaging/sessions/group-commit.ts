@@ -15,6 +15,8 @@ const MAX_COMMITS = 50;
 const BACKSTOP_MS = 2_000;
 /** After a failed commit, the next try. */
 const RETRY_MS = 1_000;
+/** Changes waiting past this (D1 failing for a while) and the session refuses new sends until commits go through. */
+const MAX_WAITING = 20_000;
 
 export interface CommitHost {
   readonly env: Env;
@@ -34,6 +36,11 @@ export class GroupCommit {
   private chain: Promise<void> = Promise.resolve();
 
   constructor(private readonly host: CommitHost) {}
+
+  /** Too much waits for D1 (its commits keep failing): new sends are refused (503) rather than buffered without bound. */
+  overloaded(): boolean {
+    return this.waiting > MAX_WAITING;
+  }
 
   /** `n` changes were buffered: commit soon. */
   recorded(n: number): void {
@@ -65,16 +72,18 @@ export class GroupCommit {
 
   private async drain(): Promise<void> {
     const { buffer, env } = this.host;
-    this.waiting = 0;
     for (let i = 0; i < MAX_COMMITS; i++) {
       const batch = buffer.pending(ROWS_PER_COMMIT);
       if (batch.messages.length === 0 && batch.events.length === 0) break;
       await groupWrite(env.DB, batch.messages.map((m) => m.row), batch.events);
       buffer.committed(batch);
+      this.waiting = Math.max(0, this.waiting - batch.messages.length - batch.events.length);
       // Committed: a lost queue send is found by the cron (the event is in D1, not fanned out).
       if (batch.events.length > 0) await enqueueRecorded(env, batch.events);
     }
-    if (buffer.size() > 0) this.arm(0);
+    const left = buffer.size();
+    if (left > 0) this.arm(0);
+    else this.waiting = 0;
     buffer.prune(Date.now());
   }
 }

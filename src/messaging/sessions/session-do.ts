@@ -182,6 +182,7 @@ export class SessionDO extends DurableObject<Env> {
     // The DO knows its owner: checking here saves the Worker a D1 read on the hot path.
     if (!this.config || this.config.accountId !== accountId) return { ok: false, code: "not_found" };
     if (this.status !== "WORKING") return { ok: false, code: "session_not_working", status: this.status };
+    if (this.commits.overloaded()) return { ok: false, code: "busy" };
     return this.sender.sendNow(draft);
   }
 
