@@ -45,11 +45,32 @@ export const TEST_EVENT_TYPE = "webhook.test";
 export interface EventPayload {
   type: EventType | typeof TEST_EVENT_TYPE;
   timestamp: string;
+  /**
+   * Events of a messaging session recorded by its Durable Object: strictly increasing per session,
+   * in the order the session recorded the changes (receivers drop what is older than they have seen).
+   */
+  sequence?: number;
+  /** Message status events: the status's place in sent (1) < delivered (2) < read (3). */
+  statusOrdinal?: number;
   data: Record<string, unknown>;
 }
 
-/** Queue messages carry ids only; D1 holds the record (and a queue message is at most 128 KB). */
-export type EventsQueueMessage = { kind: "event"; id: string };
+/** An event as recorded in D1 (its `events` row without the bookkeeping columns). */
+export interface EventRecord {
+  id: string;
+  accountId: string;
+  type: EventType;
+  sessionId: string | null;
+  /** The delivery body, byte for byte. */
+  payload: string;
+  createdAt: number;
+}
+
+/**
+ * D1 holds the record. A message may carry the recorded event itself (`event`, when it is small
+ * enough for the queue's 128 KB), so fan-out needs no D1 read for it; else only its id.
+ */
+export type EventsQueueMessage = { kind: "event"; id: string; event?: EventRecord };
 export type DeliveryQueueMessage = { kind: "delivery"; id: string };
 
 /** One event type of GET /api/event-types (src/events/catalog): the catalog and the areas that describe their events share it. */

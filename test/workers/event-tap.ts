@@ -20,11 +20,15 @@ export const invalidEvents: Array<{ id: string; type: string; accountId: string;
  */
 export const seenEvents: DomainEvent[] = [];
 
+/** Events whose queue message carried their record (the fan-out then reads none back from D1). */
+export const carriedEventIds = new Set<string>();
+
 export function tapEvents(consumer: Consumer): Consumer {
   return async (batch, env, ctx) => {
     for (const m of batch.messages) {
-      const body = m.body as { kind?: string; id?: string };
+      const body = m.body as { kind?: string; id?: string; event?: { id?: string } };
       if (body?.kind !== "event" || !body.id) continue;
+      if (body.event?.id === body.id) carriedEventIds.add(body.id);
       const row = await env.DB.prepare("SELECT id, account_id, session_id, payload FROM events WHERE id = ?").bind(body.id).first<{ id: string; account_id: string; session_id: string | null; payload: string }>();
       if (!row) continue;
       const payload = JSON.parse(row.payload) as { type: DomainEvent["type"]; timestamp: string; data: Record<string, unknown> };
