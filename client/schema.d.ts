@@ -7925,7 +7925,7 @@ export interface components {
             nextAttemptAt: string | null;
             lastStatusCode: number | null;
             lastError: string | null;
-            /** @description Every attempt, oldest first. */
+            /** @description Every failed attempt and the successful one, oldest first. */
             attempts: components["schemas"]["WebhookAttempt"][];
             /** Format: date-time */
             createdAt: string;
@@ -7939,7 +7939,7 @@ export interface components {
             statusCode: number | null;
             durationMs: number;
             error: string | null;
-            /** @description First 1 KiB of the receiver's answer. */
+            /** @description First 1 KiB of the receiver's answer to a failed attempt (null for the successful one: its answer is not kept). */
             responseBody: string | null;
             /**
              * Format: date-time

@@ -3,8 +3,11 @@
 // moment the last `201` is in, SIGKILLs the whole process tree (npm, the dev script, wrangler,
 // workerd, the compile server): whatever the Session DOs and the queues held only in memory (the
 // events flush, receipts) is gone. It then starts `npm run dev` again on the same state and checks
-// that every acknowledged message is in D1 exactly once and that its `message.sent` reaches the
-// webhook at least once, every copy with the same `webhook-id`. Events recorded but never put on the
+// that every acknowledged message is in D1 exactly once and that each of its events (`message.sent`,
+// `message.delivered`, `message.read`) reaches the webhook at least once, every copy with the same
+// `webhook-id`, and that the session's `sequence` never repeats across events. Sends are answered once
+// they are in the session's Durable Object (its write buffer), so the kill finds most of them not yet
+// in D1: the session commits them when its alarm fires after the restart. Events recorded but never put on the
 // queue are found by the cron once STRANDED_EVENT_MS old: when the dev server offers wrangler's
 // `--test-scheduled` trigger, the check fires the cron itself with a scheduled time that far past the
 // kill (virtual time: the cron's tasks take their `now` from it) instead of waiting minutes for it.
@@ -28,6 +31,10 @@ export interface HardStopReport {
   repeats: number;
   /** Acknowledged messages whose `message.sent` never arrived. */
   undelivered: string[];
+  /** Acknowledged messages whose `message.delivered` and `message.read` both arrived (each under one webhook-id). */
+  receiptsDelivered: number;
+  /** Distinct events that arrived with a `sequence` another event of the session also carried (must be 0). */
+  repeatedSequences: number;
   /** Whether the cron was fired with a scheduled time past the stranded age (else the check waited for it). */
   virtualCron: boolean;
 }
@@ -85,15 +92,22 @@ export async function hardStopCheck(opts: { sends?: number; waitMs?: number; log
 
     const sentOf = async () => {
       const got = (await (await fetch(`${receiver.url}/inbox/hardstop`)).json()) as { webhookId: string; type: string | null; body: string; verified: boolean }[];
-      const ids = new Map<string, Set<string>>();
+      const byType = new Map<string, Map<string, Set<string>>>();
+      const sequences = new Map<number, Set<string>>();
       let copies = 0;
       for (const d of got) {
-        if (d.type !== "message.sent" || !d.verified) continue;
-        const id = (JSON.parse(d.body) as { data: { id: string } }).data.id;
-        ids.set(id, (ids.get(id) ?? new Set()).add(d.webhookId));
-        copies++;
+        if (!d.type?.startsWith("message.") || !d.verified) continue;
+        const body = JSON.parse(d.body) as { sequence?: number; data: { id: string } };
+        const ids = byType.get(d.type) ?? new Map<string, Set<string>>();
+        byType.set(d.type, ids);
+        ids.set(body.data.id, (ids.get(body.data.id) ?? new Set()).add(d.webhookId));
+        if (body.sequence !== undefined) sequences.set(body.sequence, (sequences.get(body.sequence) ?? new Set()).add(d.webhookId));
+        if (d.type === "message.sent") copies++;
       }
-      return { ids, copies };
+      const ids = byType.get("message.sent") ?? new Map<string, Set<string>>();
+      const once = (type: string, id: string) => byType.get(type)?.get(id)?.size === 1;
+      const receipts = (id: string) => once("message.delivered", id) && once("message.read", id);
+      return { ids, copies, receipts, repeatedSequences: [...sequences.values()].filter((w) => w.size > 1).length };
     };
     const deadline = killedAt + (opts.waitMs ?? 6 * 60_000);
     // Virtual time: the cron as it runs once every event recorded before the kill is stranded-old. Fired
@@ -103,7 +117,7 @@ export async function hardStopCheck(opts: { sends?: number; waitMs?: number; log
     let fired = Date.now();
     let sent = await sentOf();
     let told = Date.now();
-    while (acked.some((m) => !sent.ids.has(m.id)) && Date.now() < deadline) {
+    while (acked.some((m) => !sent.ids.has(m.id) || !sent.receipts(m.id)) && Date.now() < deadline) {
       await sleep(2000);
       if (virtualCron && Date.now() - fired >= 15_000) {
         fired = Date.now();
@@ -134,6 +148,8 @@ export async function hardStopCheck(opts: { sends?: number; waitMs?: number; log
       mixedWebhookIds: mine.filter((m) => sent.ids.get(m.id)!.size > 1).length,
       repeats: sent.copies - sent.ids.size,
       undelivered: acked.filter((m) => !sent.ids.has(m.id)).map((m) => m.id),
+      receiptsDelivered: acked.filter((m) => sent.receipts(m.id)).length,
+      repeatedSequences: sent.repeatedSequences,
       virtualCron,
     };
   } finally {
@@ -146,7 +162,7 @@ export async function hardStopCheck(opts: { sends?: number; waitMs?: number; log
 if (import.meta.main) {
   const r = await hardStopCheck({ sends: Number(process.env.SENDS ?? 200), waitMs: Number(process.env.WAIT_S ?? 360) * 1000, log: (l) => console.log(l) });
   console.log(JSON.stringify(r, null, 2));
-  const ok = r.acknowledged > 0 && r.inD1 === r.acknowledged && r.twiceInD1 === 0 && r.sentDelivered === r.acknowledged && r.mixedWebhookIds === 0;
-  console.log(ok ? "PASS: every acknowledged message once in D1, its event delivered under one webhook-id" : "FAIL");
+  const ok = r.acknowledged > 0 && r.inD1 === r.acknowledged && r.twiceInD1 === 0 && r.sentDelivered === r.acknowledged && r.mixedWebhookIds === 0 && r.receiptsDelivered === r.acknowledged && r.repeatedSequences === 0;
+  console.log(ok ? "PASS: every acknowledged message once in D1, each of its events delivered under one webhook-id, no sequence repeated" : "FAIL");
   process.exitCode = ok ? 0 : 1;
 }

@@ -6,8 +6,7 @@ export { DEFAULT_RETRY_SCHEDULE };
 export const MAX_QUEUE_DELAY_SECONDS = 12 * 60 * 60;
 /** A receiver's Retry-After is honoured up to this. */
 export const MAX_RETRY_AFTER_SECONDS = 24 * 60 * 60;
-/** Serialized `{type, timestamp, data}` larger than this is refused at emit (queue and D1 row limits). */
-export const MAX_EVENT_BYTES = 256 * 1024;
+export { MAX_EVENT_BYTES } from "./event-record.ts";
 /** Bytes of a receiver's answer kept in the attempt log. */
 export const RESPONSE_SNIPPET_BYTES = 1024;
 export const MAX_WEBHOOKS_PER_ACCOUNT = 50;

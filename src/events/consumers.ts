@@ -1,7 +1,7 @@
 import { attemptClaimed, attemptDeliveries, releaseLeases } from "./delivery.ts";
 import { fanOutAndClaim, type FanOutResult } from "./fanout.ts";
 import { publishToStreams } from "./stream/publish.ts";
-import type { DeliveryQueueMessage, EventsQueueMessage } from "./types.ts";
+import type { DeliveryQueueMessage, EventRecord, EventsQueueMessage } from "./types.ts";
 import { chunk, QUEUE_BATCH_MAX } from "../platform/batching.ts";
 import { log } from "../platform/log.ts";
 import { itemsPerStatement } from "../platform/d1.ts";
@@ -32,7 +32,7 @@ export async function handleEventsQueue(batch: MessageBatch<EventsQueueMessage>,
     parts.map(async ({ shard, part }) => {
       let fanned: FanOutResult;
       try {
-        fanned = await fanOutAndClaim(shard, part.map((m) => m.body.id), INLINE_FIRST_ATTEMPTS);
+        fanned = await fanOutAndClaim(shard, part.map((m) => m.body.id), INLINE_FIRST_ATTEMPTS, Date.now(), part.flatMap((m) => carriedRecord(m.body)));
       } catch (err) {
         log.error("event fan-out failed; messages retried", { count: part.length, error: String(err) });
         for (const m of part) m.retry({ delaySeconds: 2 });
@@ -53,6 +53,14 @@ function byShard<M extends { body: { shard?: number } }>(messages: M[]): Map<num
     out.set(index, [...(out.get(index) ?? []), m]);
   }
   return out;
+}
+
+/** The event record a queue message carries, when it is well formed and names its own id (else the record is read from D1). */
+function carriedRecord(body: EventsQueueMessage): EventRecord[] {
+  const e = body.event;
+  if (!e || typeof e !== "object" || e.id !== body.id) return [];
+  const ok = typeof e.accountId === "string" && typeof e.type === "string" && (e.sessionId === null || typeof e.sessionId === "string") && typeof e.payload === "string" && Number.isSafeInteger(e.createdAt);
+  return ok ? [{ id: e.id, accountId: e.accountId, type: e.type, sessionId: e.sessionId, payload: e.payload, createdAt: e.createdAt }] : [];
 }
 
 async function enqueueWaiting(env: Env, shard: Shard, ids: string[]): Promise<void> {

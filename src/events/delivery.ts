@@ -137,7 +137,7 @@ export async function attemptClaimed(env: Env, shard: Shard, claimed: DeliveryRo
     reports.set(d.id, { attempted: true, attempt, result, outcome });
     if (outcome.status === "succeeded" && !isTest) {
       // Recorded together after the pool (attempt-writes.ts): a few statements for all of them.
-      successes.push({ deliveryId: d.id, accountId: d.accountId, webhook: hook, attempt, attemptId: newId("att", doneAt), result, doneAt });
+      successes.push({ deliveryId: d.id, accountId: d.accountId, webhook: hook, attempt, result, doneAt });
       return;
     }
     if (outcome.status !== "succeeded") failedHooks.add(hook.id);
@@ -156,7 +156,7 @@ export async function attemptClaimed(env: Env, shard: Shard, claimed: DeliveryRo
       }),
       db
         .update(webhookDeliveries)
-        .set({ status: outcome.status, attempts: attempt, nextAttemptAt, queuedAt: queueable ? doneAt : null, leaseUntil: null, lastStatusCode: result.statusCode, lastError: result.error, updatedAt: doneAt })
+        .set({ status: outcome.status, attempts: attempt, nextAttemptAt, queuedAt: queueable ? doneAt : null, leaseUntil: null, lastStatusCode: result.statusCode, lastError: result.error, lastDurationMs: result.durationMs, updatedAt: doneAt })
         .where(eq(webhookDeliveries.id, d.id)),
       ...(isTest ? [] : endpointHealthWrites(env, shard, hook, outcome, doneAt, announced)),
     );

@@ -2,42 +2,15 @@ import { sql } from "drizzle-orm";
 import type { BatchItem } from "drizzle-orm/batch";
 import { events } from "../db/schema/index.ts";
 import { newId } from "../platform/ids.ts";
-import { MAX_EVENT_BYTES } from "./config.ts";
-import type { DomainEvent, EventPayload, EventType, EventsQueueMessage } from "./types.ts";
-import { sendAll } from "../platform/batching.ts";
+import { buildEvent, type EmitInput } from "./event-record.ts";
+import type { DomainEvent, EventRecord, EventsQueueMessage } from "./types.ts";
+import { QUEUE_BATCH_MAX, sendAll } from "../platform/batching.ts";
 import { log } from "../platform/log.ts";
 import { itemsPerStatement } from "../platform/d1.ts";
-import { errors } from "../platform/errors.ts";
 import { accountShard, type Shard } from "../platform/shards.ts";
 
-export interface EmitInput {
-  type: EventType;
-  accountId: string;
-  sessionId?: string | null;
-  data: Record<string, unknown>;
-}
-
-const encoder = new TextEncoder();
-
-/** UTF-8 bytes of `text`, without encoding it when even 3 bytes per UTF-16 unit fit. */
-function utf8Bytes(text: string, bound: number): number {
-  return text.length * 3 <= bound ? text.length : encoder.encode(text).byteLength;
-}
-
-/**
- * One event and its delivered body (`{type, timestamp, data}`). Over the size bound it is a 413
- * `event_too_large`, thrown while the caller's statements are only prepared: the change and its
- * event are written together in one batch or not at all. Inputs are bounded so that this does not
- * happen; it is the last guard, not the limit clients are told about.
- */
-function buildEvent(input: EmitInput, now: number): { event: DomainEvent; payload: string } {
-  const timestamp = new Date(now).toISOString();
-  const event: DomainEvent = { id: newId("evt", now), type: input.type, accountId: input.accountId, sessionId: input.sessionId ?? null, timestamp, data: input.data };
-  const payload = JSON.stringify({ type: event.type, timestamp, data: event.data } satisfies EventPayload);
-  const bytes = utf8Bytes(payload, MAX_EVENT_BYTES);
-  if (bytes > MAX_EVENT_BYTES) throw errors.eventTooLarge(event.type, bytes, MAX_EVENT_BYTES);
-  return { event, payload };
-}
+export type { EmitInput, EventOrder } from "./event-record.ts";
+export { eventRecord } from "./event-record.ts";
 
 /** Throws the 413 `event_too_large` now if this event could not be recorded later. */
 export function assertEventFits(input: EmitInput): void {
@@ -128,6 +101,43 @@ export async function enqueueEvents(env: Env, shard: Pick<Shard, "index">, ids: 
     return true;
   } catch (err) {
     log.error("events queue send failed; the cron will enqueue", { count: ids.length, error: String(err) });
+    return false;
+  }
+}
+
+/** A queue message carries its event's record only up to this (a queue message is at most 128 KB). */
+const MAX_QUEUED_CONTENT = 48 * 1024;
+/** Bytes per `sendBatch` (the queue takes at most 256 KB in one). */
+const QUEUE_BATCH_BYTES = 200 * 1024;
+
+/**
+ * Puts recorded events on the events queue with their content, so fan-out reads nothing back from
+ * D1 for them (a large one goes by id). Call once the records are committed in D1. A failure is
+ * logged, not thrown: the records are in D1 and the cron re-enqueues events never fanned out. Every
+ * record is of `shard` (the message names it, as `enqueueEvents`' do).
+ */
+export async function enqueueRecorded(env: Env, shard: Pick<Shard, "index">, records: EventRecord[]): Promise<boolean> {
+  const parts: MessageSendRequest<EventsQueueMessage>[][] = [];
+  let part: MessageSendRequest<EventsQueueMessage>[] = [];
+  let bytes = 0;
+  for (const r of records) {
+    const size = r.payload.length * 3 + 256;
+    const body: EventsQueueMessage = size <= MAX_QUEUED_CONTENT ? { kind: "event", id: r.id, shard: shard.index, event: r } : { kind: "event", id: r.id, shard: shard.index };
+    const cost = body.event ? size : 256;
+    if (part.length === QUEUE_BATCH_MAX || (part.length > 0 && bytes + cost > QUEUE_BATCH_BYTES)) {
+      parts.push(part);
+      part = [];
+      bytes = 0;
+    }
+    part.push({ body, contentType: "json" });
+    bytes += cost;
+  }
+  if (part.length > 0) parts.push(part);
+  try {
+    for (const p of parts) await env.EVENTS_QUEUE.sendBatch(p);
+    return true;
+  } catch (err) {
+    log.error("events queue send failed; the cron will enqueue", { count: records.length, error: String(err) });
     return false;
   }
 }

@@ -1,4 +1,4 @@
-import { and, eq, inArray, isNull, or, lt } from "drizzle-orm";
+import { and, eq, getTableColumns, inArray, isNull, or, lt, sql } from "drizzle-orm";
 import type { BatchItem } from "drizzle-orm/batch";
 import { events, webhookDeliveries, webhooks } from "../db/schema/index.ts";
 import { newId } from "../platform/ids.ts";
@@ -6,11 +6,14 @@ import { LEASE_MS, type DeliveryRow, type WebhookRow } from "./delivery.ts";
 import { webhookMatches } from "./matching.ts";
 import { sourceWebhookOf } from "./operational.ts";
 import type { CommittedEvent } from "./stream/publish.ts";
-import { itemsPerStatement } from "../platform/d1.ts";
+import type { EventRecord } from "./types.ts";
+import { jsonParts } from "../platform/d1.ts";
 import type { Shard } from "../platform/shards.ts";
 
-/** Rows per INSERT: 14 columns each. */
-const ROWS_PER_INSERT = itemsPerStatement(14);
+/** The deliveries table's columns in its order (an INSERT ... SELECT names them all). */
+const DELIVERY_COLUMNS = Object.entries(getTableColumns(webhookDeliveries)).map(([key, c]) => ({ key: key as keyof typeof webhookDeliveries.$inferInsert, name: c.name }));
+
+const deliveryJson = (d: typeof webhookDeliveries.$inferInsert) => Object.fromEntries(DELIVERY_COLUMNS.map((c) => [c.name, d[c.key] ?? null]));
 
 /**
  * Creates one delivery per (event, matching enabled webhook of the event's account), idempotently
@@ -39,17 +42,11 @@ export interface FanOutResult {
  * `fanOut` that also takes the leases of up to `claim` deliveries waiting for their first attempt,
  * in the same batch: the events consumer then attempts them without another D1 round trip.
  */
-export async function fanOutAndClaim(shard: Shard, eventIds: string[], claim: number, now = Date.now()): Promise<FanOutResult> {
+export async function fanOutAndClaim(shard: Shard, eventIds: string[], claim: number, now = Date.now(), carried: EventRecord[] = []): Promise<FanOutResult> {
   const none: FanOutResult = { claimed: [], waiting: [], hooks: [], payloads: [], events: [] };
   if (eventIds.length === 0) return none;
   const db = shard.db;
-  // One round trip for the events and the webhooks of their accounts (disabled ones too: a
-  // delivery left by an earlier run is then recorded as failed for the right reason).
-  const ofEvents = inArray(events.id, eventIds);
-  const [rows, hooks] = await db.batch([
-    db.select({ id: events.id, accountId: events.accountId, type: events.type, sessionId: events.sessionId, createdAt: events.createdAt, payload: events.payload }).from(events).where(ofEvents),
-    db.select().from(webhooks).where(inArray(webhooks.accountId, db.select({ accountId: events.accountId }).from(events).where(ofEvents))),
-  ]);
+  const { rows, hooks } = await eventsAndHooks(shard, eventIds, carried);
   if (rows.length === 0) return none;
 
   const deliveries: (typeof webhookDeliveries.$inferInsert)[] = [];
@@ -64,7 +61,10 @@ export async function fanOutAndClaim(shard: Shard, eventIds: string[], claim: nu
   }
   const rowIds = rows.map((r) => r.id);
   const statements: BatchItem<"sqlite">[] = [];
-  for (let i = 0; i < deliveries.length; i += ROWS_PER_INSERT) statements.push(db.insert(webhookDeliveries).values(deliveries.slice(i, i + ROWS_PER_INSERT)).onConflictDoNothing());
+  // Multi-row INSERTs with the rows as one JSON parameter each (a few statements however many deliveries).
+  for (const part of jsonParts(deliveries.map(deliveryJson))) {
+    statements.push(db.insert(webhookDeliveries).select(sql`SELECT ${sql.raw(DELIVERY_COLUMNS.map((c) => `json_extract(j.value, '$.${c.name}')`).join(", "))} FROM json_each(${part}) AS j WHERE true`).onConflictDoNothing());
+  }
   statements.push(db.update(events).set({ fannedOutAt: now }).where(and(inArray(events.id, rowIds), isNull(events.fannedOutAt))));
   // In the same batch (one transaction, in order): the deliveries of these events still waiting
   // for their first attempt, including those an earlier, crashed run created; the first `claim`
@@ -85,4 +85,27 @@ export async function fanOutAndClaim(shard: Shard, eventIds: string[], claim: nu
   const claimed = claim > 0 ? (results[claimIndex] as DeliveryRow[]) : [];
   const waiting = (results[results.length - 1] as { id: string }[]).map((w) => w.id);
   return { claimed, waiting, hooks, payloads: rows.map((r) => ({ id: r.id, payload: r.payload })), events: rows };
+}
+
+/**
+ * The events and the webhooks of their accounts (disabled ones too: a delivery left by an earlier
+ * run is then recorded as failed for the right reason). Events whose queue messages carried their
+ * records (`carried`, written to D1 before they were enqueued) are not read back: only the webhooks
+ * are; otherwise one round trip reads both.
+ */
+async function eventsAndHooks(shard: Shard, eventIds: string[], carried: EventRecord[]): Promise<{ rows: (CommittedEvent & { createdAt: number })[]; hooks: WebhookRow[] }> {
+  const db = shard.db;
+  const byId = new Map(carried.map((e) => [e.id, e]));
+  if (eventIds.every((id) => byId.has(id))) {
+    const rows = [...new Set(eventIds)].map((id) => byId.get(id)!);
+    const accounts = [...new Set(rows.map((r) => r.accountId))];
+    const hooks = await db.select().from(webhooks).where(inArray(webhooks.accountId, accounts));
+    return { rows, hooks };
+  }
+  const ofEvents = inArray(events.id, eventIds);
+  const [rows, hooks] = await db.batch([
+    db.select({ id: events.id, accountId: events.accountId, type: events.type, sessionId: events.sessionId, createdAt: events.createdAt, payload: events.payload }).from(events).where(ofEvents),
+    db.select().from(webhooks).where(inArray(webhooks.accountId, db.select({ accountId: events.accountId }).from(events).where(ofEvents))),
+  ]);
+  return { rows, hooks };
 }

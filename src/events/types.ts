@@ -45,15 +45,34 @@ export const TEST_EVENT_TYPE = "webhook.test";
 export interface EventPayload {
   type: EventType | typeof TEST_EVENT_TYPE;
   timestamp: string;
+  /**
+   * Events of a messaging session recorded by its Durable Object: strictly increasing per session,
+   * in the order the session recorded the changes (receivers drop what is older than they have seen).
+   */
+  sequence?: number;
+  /** Message status events: the status's place in sent (1) < delivered (2) < read (3). */
+  statusOrdinal?: number;
   data: Record<string, unknown>;
 }
 
+/** An event as recorded in D1 (its `events` row without the bookkeeping columns). */
+export interface EventRecord {
+  id: string;
+  accountId: string;
+  type: EventType;
+  sessionId: string | null;
+  /** The delivery body, byte for byte. */
+  payload: string;
+  createdAt: number;
+}
+
 /**
- * Queue messages carry ids only; D1 holds the record (and a queue message is at most 128 KB). `shard`
- * is the shard database holding the row (platform/shards.ts); a message without one (queued before
- * shards) is shard 0's.
+ * D1 holds the record. A message may carry the recorded event itself (`event`, when it is small
+ * enough for the queue's 128 KB), so fan-out needs no D1 read for it; else only its id. `shard` is the
+ * shard database holding the row (platform/shards.ts); a message without one (queued before shards)
+ * is shard 0's.
  */
-export type EventsQueueMessage = { kind: "event"; id: string; shard?: number };
+export type EventsQueueMessage = { kind: "event"; id: string; shard?: number; event?: EventRecord };
 export type DeliveryQueueMessage = { kind: "delivery"; id: string; shard?: number };
 
 /** One event type of GET /api/event-types (src/events/catalog): the catalog and the areas that describe their events share it. */

@@ -9,3 +9,34 @@ export const D1_MAX_PARAMS = 100;
 export function itemsPerStatement(perItem: number, others = 0): number {
   return Math.floor((D1_MAX_PARAMS - others) / perItem);
 }
+
+/**
+ * Bytes of JSON one statement binds as a single parameter. Multi-row writes that carry their rows
+ * as one JSON array (`json_each(?)`) are bound by this instead of by the parameter count: far more
+ * rows per statement, well under D1's 2 MB per value.
+ */
+export const JSON_PART_BYTES = 256 * 1024;
+
+/**
+ * `items` as JSON arrays of at most `maxBytes` each (an item over the bound goes alone), in order:
+ * one per statement of a `json_each(?)` write.
+ */
+export function jsonParts(items: readonly unknown[], maxBytes = JSON_PART_BYTES): string[] {
+  const out: string[] = [];
+  let part: string[] = [];
+  let bytes = 2;
+  for (const item of items) {
+    const text = JSON.stringify(item);
+    // UTF-16 length * 3 bounds the UTF-8 size: no encoding needed to stay under the limit.
+    const size = text.length * 3 + 1;
+    if (part.length > 0 && bytes + size > maxBytes) {
+      out.push(`[${part.join(",")}]`);
+      part = [];
+      bytes = 2;
+    }
+    part.push(text);
+    bytes += size;
+  }
+  if (part.length > 0) out.push(`[${part.join(",")}]`);
+  return out;
+}

@@ -21,11 +21,15 @@ export const invalidEvents: Array<{ id: string; type: string; accountId: string;
  */
 export const seenEvents: DomainEvent[] = [];
 
+/** Events whose queue message carried their record (the fan-out then reads none back from D1). */
+export const carriedEventIds = new Set<string>();
+
 export function tapEvents(consumer: Consumer): Consumer {
   return async (batch, env, ctx) => {
     for (const m of batch.messages) {
-      const body = m.body as { kind?: string; id?: string; shard?: number };
+      const body = m.body as { kind?: string; id?: string; shard?: number; event?: { id?: string } };
       if (body?.kind !== "event" || !body.id) continue;
+      if (body.event?.id === body.id) carriedEventIds.add(body.id);
       // Read from the shard the message names, as the real consumer does.
       const row = await shardAt(env, carriedShard(body.shard)).d1.prepare("SELECT id, account_id, session_id, payload FROM events WHERE id = ?").bind(body.id).first<{ id: string; account_id: string; session_id: string | null; payload: string }>();
       if (!row) continue;

@@ -74,6 +74,8 @@ export const webhookDeliveries = sqliteTable(
     leaseUntil: integer("lease_until"),
     lastStatusCode: integer("last_status_code"),
     lastError: text("last_error"),
+    /** How long the last attempt took. A success keeps its outcome here only (no `webhook_attempts` row). */
+    lastDurationMs: integer("last_duration_ms"),
     ...timestamps(),
   },
   (t) => [

@@ -32,8 +32,20 @@ export function toDeliveryView(row: DeliveryRow, attempts: AttemptRow[]): Delive
     nextAttemptAt: iso(row.nextAttemptAt),
     lastStatusCode: row.lastStatusCode,
     lastError: row.lastError,
-    attempts: attempts.map((a) => ({ attempt: a.attempt, statusCode: a.statusCode, durationMs: a.durationMs, error: a.error, responseBody: a.responseBody, nextAttemptAt: iso(a.nextAttemptAt), createdAt: iso(a.createdAt)! })),
+    attempts: [
+      ...attempts.map((a) => ({ attempt: a.attempt, statusCode: a.statusCode, durationMs: a.durationMs, error: a.error, responseBody: a.responseBody, nextAttemptAt: iso(a.nextAttemptAt), createdAt: iso(a.createdAt)! })),
+      ...successOf(row, attempts),
+    ],
     createdAt: iso(row.createdAt)!,
     updatedAt: iso(row.updatedAt)!,
   };
+}
+
+/**
+ * A successful attempt has no `webhook_attempts` row (events/attempt-writes.ts): the delivery row
+ * keeps its outcome, shown here as the last attempt (its answer's body is not kept).
+ */
+function successOf(row: DeliveryRow, attempts: AttemptRow[]) {
+  if (row.status !== "succeeded" || row.attempts === 0 || attempts.some((a) => a.attempt === row.attempts)) return [];
+  return [{ attempt: row.attempts, statusCode: row.lastStatusCode, durationMs: row.lastDurationMs ?? 0, error: row.lastError, responseBody: null, nextAttemptAt: null, createdAt: iso(row.updatedAt)! }];
 }

@@ -57,7 +57,7 @@ export const Attempt = z
     statusCode: z.number().int().nullable().openapi({ description: "The receiver's status; null on timeout or network error." }),
     durationMs: z.number().int(),
     error: z.string().nullable(),
-    responseBody: z.string().nullable().openapi({ description: "First 1 KiB of the receiver's answer." }),
+    responseBody: z.string().nullable().openapi({ description: "First 1 KiB of the receiver's answer to a failed attempt (null for the successful one: its answer is not kept)." }),
     nextAttemptAt: z.string().nullable().openapi({ format: "date-time", description: "When the next attempt was scheduled after this one." }),
     createdAt: z.string().openapi({ format: "date-time" }),
   })
@@ -76,7 +76,7 @@ export const Delivery = z
     nextAttemptAt: z.string().nullable().openapi({ format: "date-time" }),
     lastStatusCode: z.number().int().nullable(),
     lastError: z.string().nullable(),
-    attempts: z.array(Attempt).openapi({ description: "Every attempt, oldest first." }),
+    attempts: z.array(Attempt).openapi({ description: "Every failed attempt and the successful one, oldest first." }),
     createdAt: z.string().openapi({ format: "date-time" }),
     updatedAt: z.string().openapi({ format: "date-time" }),
   })

@@ -6,7 +6,7 @@ import { ACCEPTED_ADDRESS_FORMS, chatIdOf, digitsOfChatId, e164Of, parseAddress 
 import { toContact } from "../contacts/mapper.ts";
 import { contactsByPhonesQuery } from "../contacts/service.ts";
 import { toMessage } from "../messages/mapper.ts";
-import { loadSession } from "../sessions/service.ts";
+import { commitSessionWrites, loadSession } from "../sessions/service.ts";
 import { sessionStub } from "../sessions/session-do.ts";
 import { messageById, messagesByIdsQuery } from "../store/reads.ts";
 import { markInboundReadStatement } from "../store/writes.ts";
@@ -31,6 +31,7 @@ async function withDetails(env: Env, accountId: string, rows: ChatRow[]): Promis
 
 export async function listChats(env: Env, accountId: string, q: { sessionId: string; limit: number; cursor?: string }) {
   await loadSession(env, accountId, q.sessionId);
+  await commitSessionWrites(env, accountId, q.sessionId);
   const cursor = decodeCursor(q.cursor, ChatCursor);
   const rows = await (await accountShard(env, accountId)).db
     .select()

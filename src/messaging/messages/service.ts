@@ -8,7 +8,7 @@ import { ACCEPTED_ADDRESS_FORMS, parseAddress } from "../chat-id.ts";
 import { base64Size, MEDIA_LIMITS, type MediaType } from "../media/limits.ts";
 import { signedMediaUrl } from "../media/store.ts";
 import { storeUpload } from "../media/upload.ts";
-import { loadSession, ownedSessionStub } from "../sessions/service.ts";
+import { commitSessionWrites, loadSession, ownedSessionStub } from "../sessions/service.ts";
 import type { SessionRow } from "../sessions/mapper.ts";
 import type { Draft } from "../sessions/types.ts";
 import { enqueueSendJobs } from "../queue/send-queue.ts";
@@ -16,7 +16,8 @@ import { toMessage, type StoredMedia } from "./mapper.ts";
 import type { ContactCard, InteractiveSend, Location } from "./content.ts";
 import { batchStatusCounts, chatMessages, messageById, messageInChat } from "../store/reads.ts";
 import { outboundRow } from "../store/rows.ts";
-import { insertStatement, reactionStatement } from "../store/writes.ts";
+import { groupWriteStatements } from "../store/group-writes.ts";
+import { reactionStatement } from "../store/writes.ts";
 import type { MessageStatus } from "../status.ts";
 import { BulkItem, type MediaInput, type Message, type TemplateSpec } from "./schemas.ts";
 import { chunk } from "../../platform/batching.ts";
@@ -74,6 +75,8 @@ async function buildDraft(env: Env, accountId: string, to: string, content: Mess
 }
 
 async function resolveReplyTo(env: Env, accountId: string, sessionId: string, chatDigits: string, replyTo: string, path = "replyTo"): Promise<{ replyTo: string; replyToExternalId: string | null }> {
+  // The message replied or reacted to may have been sent a moment ago: the session commits it first (read your writes).
+  await (await ownedSessionStub(env, accountId, sessionId)).flushWrites();
   const row = await messageInChat(await accountShard(env, accountId), accountId, sessionId, chatDigits, replyTo);
   if (!row) throw errors.invalidRequest(`${path} must be the id of a message in this chat.`, [{ path, message: "no such message in this chat" }]);
   return { replyTo: row.id, replyToExternalId: row.externalId };
@@ -100,11 +103,16 @@ export async function sendMessage(env: Env, accountId: string, input: SendInput,
   if ("message" in outcome) {
     const reaction = draft.content?.reaction;
     // The session's own reaction shows on the message it reacts to once the network took it.
-    if (reaction?.messageId && (outcome.message as Message).status !== "failed") await reactionStatement(await accountShard(env, accountId), reaction.messageId, "me", reaction.emoji, draft.id);
+    if (reaction?.messageId && (outcome.message as Message).status !== "failed") {
+      // The reaction's own row, which the statement checks for, is in the session's buffer until committed.
+      await commitSessionWrites(env, accountId, sessionId);
+      await reactionStatement(await accountShard(env, accountId), reaction.messageId, "me", reaction.emoji, draft.id);
+    }
     return outcome.message as Message;
   }
   if (outcome.code === "not_found") throw errors.notFound("session");
   if (outcome.code === "reengagement_window_closed") throw errors.conflict(outcome.code, outcome.reason);
+  if (outcome.code === "busy") throw errors.unavailable("The session has too many changes waiting to be stored; try again shortly.", 5);
   throw errors.sessionNotWorking(sessionId, outcome.status);
 }
 
@@ -144,12 +152,10 @@ export async function queueMessages(env: Env, accountId: string, sessionId: stri
   const now = Date.now();
   const shard = await accountShard(env, accountId);
   const { db } = shard;
-  const inserts = drafts.map((d) => insertStatement(shard, outboundRow({ ...d, accountId, sessionId, replyTo: null, batchId, campaignId: opts.campaignId ?? null, createdAt: now }, { status: "pending" })));
+  const rows = drafts.map((d) => outboundRow({ ...d, accountId, sessionId, replyTo: null, batchId, campaignId: opts.campaignId ?? null, createdAt: now }, { status: "pending" }));
   const batchRow = db.insert(messageBatches).values({ id: batchId, accountId, sessionId, total: drafts.length, createdAt: now }).onConflictDoNothing();
-  for (const [i, part] of chunk(inserts, 500).entries()) {
-    await db.batch(i === 0 ? [batchRow, ...part] : (part as [typeof part[0], ...typeof part]));
-  }
-  if (inserts.length === 0) await batchRow;
+  // The rows in a few multi-row statements (group-writes.ts), with the batch row in one D1 batch.
+  await db.batch([batchRow, ...groupWriteStatements(shard, rows, [])]);
   const messageIds = drafts.map((d) => d.id);
   await enqueueSendJobs(
     env,
@@ -168,6 +174,7 @@ export async function getBatch(env: Env, accountId: string, batchId: string) {
   const { db } = await accountShard(env, accountId);
   const batch = await db.select().from(messageBatches).where(and(eq(messageBatches.accountId, accountId), eq(messageBatches.id, batchId))).get();
   if (!batch) throw errors.notFound("batch");
+  await commitSessionWrites(env, accountId, batch.sessionId);
   const counts = await batchStatusCounts(await accountShard(env, accountId), accountId, batchId);
   const by = (s: MessageStatus) => counts.get(s) ?? 0;
   const pending = by("pending");
@@ -189,6 +196,7 @@ export async function chatHistory(env: Env, accountId: string, chatId: string, q
   const digits = parseAddress(chatId);
   if (!digits) throw errors.invalidRequest(`The chat id must be ${ACCEPTED_ADDRESS_FORMS}.`, [{ path: "chatId", message: "not a valid chat id" }]);
   if (q.sessionId) await loadSession(env, accountId, q.sessionId);
+  await commitSessionWrites(env, accountId, q.sessionId);
   const cursor = decodeCursor(q.cursor, IdCursor);
   const rows = await chatMessages(await accountShard(env, accountId), accountId, digits, { sessionId: q.sessionId, beforeId: cursor?.id, limit: q.limit + 1 });
   const page = toPage(rows, q.limit, (r) => ({ id: r.id }));
@@ -197,7 +205,13 @@ export async function chatHistory(env: Env, accountId: string, chatId: string, q
 
 /** Where the file of a message can be fetched: a signed, expiring URL of ours, or the link it was sent with. */
 export async function mediaUrl(env: Env, accountId: string, id: string, origin: string): Promise<string> {
-  const row = await messageById(await accountShard(env, accountId), id);
+  const shard = await accountShard(env, accountId);
+  let row = await messageById(shard, id);
+  if (!row) {
+    // Sent a moment ago, it may still be in its session's buffer: the account's sessions commit, then one more look.
+    await commitSessionWrites(env, accountId);
+    row = await messageById(shard, id);
+  }
   if (!row?.media || row.accountId !== accountId) throw errors.notFound("message with media");
   const media = JSON.parse(row.media) as StoredMedia;
   if (media.mediaId) return signedMediaUrl(env, origin, media.mediaId);

@@ -1,6 +1,6 @@
 import { config } from "../../platform/config.ts";
 import { chunk } from "../../platform/batching.ts";
-import type { InboundFromNetwork, NetworkHost } from "../networks/driver.ts";
+import type { FailureReason, InboundFromNetwork, NetworkHost } from "../networks/driver.ts";
 import { setOptedOutByPhone } from "../contacts/service.ts";
 import type { StoredMedia } from "../messages/mapper.ts";
 import { lastInboundSince } from "../store/chats.ts";
@@ -11,6 +11,8 @@ import { recordInbound } from "./inbound.ts";
 import type { Network } from "./schemas.ts";
 import { workingSessionsByNumber, writeSessionHealth } from "./state.ts";
 import { accountShard } from "../../platform/shards.ts";
+import type { EventOrder } from "../../events/emit.ts";
+import type { Advanced, Selector, Target } from "./write-buffer.ts";
 
 /** What the Session DO lends to the port it implements for its driver. */
 export interface HostParts {
@@ -21,7 +23,13 @@ export interface HostParts {
   fetchMediaNow(messageId: string): void;
   wakeAt(at: number): Promise<void>;
   /** Another session of the account, as the network reaches it. */
-  peer(sessionId: string): { receive(inbound: InboundFromNetwork): Promise<{ ok: boolean }> };
+  peer(sessionId: string): { receive(inbound: InboundFromNetwork): Promise<{ ok: boolean }>; peerReceipt(ids: string[], target: Target, at: number): Promise<void> };
+  /** Receipts of the messages the DO's write buffer knows, applied there; the other keys come back `unknown`. */
+  advanceBuffered(selector: Selector, target: Target, at: number, error?: FailureReason): Advanced;
+  /** The session's numbering of a status event written to D1 directly. */
+  order(step: "sent" | "delivered" | "read"): EventOrder;
+  /** Commits the write buffer: what reads or updates D1 rows of this session by key needs them there. */
+  commit(): Promise<void>;
 }
 
 /** The Session DO's side of the driver port: what drivers report is recorded here, what they ask is read here. */
@@ -36,9 +44,15 @@ export function networkHost(p: HostParts): NetworkHost {
       const { accountId, sessionId, phoneNumber } = who();
       return { accountId, sessionId, phoneNumber };
     },
-    received: (m) => recordInbound(env, who().accountId, who().sessionId, m, { enqueue: (ids) => p.queueEvents(ids), fetchNow: (id) => p.fetchMediaNow(id) }),
-    statusChanged: async (selector, target, at, error, opts = {}) =>
-      advanceStatus(env, await shard(), who().accountId, who().sessionId, selector, target, at, error, { afterSent: opts.afterSent, enqueue: (ids) => p.queueEvents(ids) }),
+    // An inbound message may name our recent messages (reply, reaction): they must be in D1 first.
+    received: async (m) => (await p.commit(), recordInbound(env, who().accountId, who().sessionId, m, { enqueue: (ids) => p.queueEvents(ids), fetchNow: (id) => p.fetchMediaNow(id) })),
+    statusChanged: async (selector, target, at, error, opts = {}) => {
+      // The buffer holds the session's recent messages (their rows may not be in D1 yet); older ones are updated in D1.
+      const here = p.advanceBuffered(selector, target, at, error);
+      if (here.unknown.length === 0) return here.changed;
+      const rest: Selector = "ids" in selector ? { ids: here.unknown } : { externalIds: here.unknown };
+      return [...here.changed, ...(await advanceStatus(env, await shard(), who().accountId, who().sessionId, rest, target, at, error, { afterSent: opts.afterSent, enqueue: (ids) => p.queueEvents(ids), order: p.order }))];
+    },
     edited: async (externalId, change, at) => editInbound(env, await shard(), who().sessionId, externalId, change, at, (ids) => p.queueEvents(ids)),
     revoked: async (externalId, at) => {
       const done = await revokeInbound(env, await shard(), who().sessionId, externalId, at, (ids) => p.queueEvents(ids));
@@ -47,14 +61,15 @@ export function networkHost(p: HostParts): NetworkHost {
       if (stored) await env.FILES.delete(`media/${stored}`);
       return done?.row ?? null;
     },
-    statusDetail: async (externalId, detail) => addNetworkDetail(await shard(), who().sessionId, externalId, detail),
+    statusDetail: async (externalId, detail) => (await p.commit(), addNetworkDetail(await shard(), who().sessionId, externalId, detail)),
     accountHealth: (health) => writeSessionHealth(env, who().accountId, who().sessionId, health),
     marketingPreference: (from, optedOut) => setOptedOutByPhone(env, who().accountId, from, optedOut),
     message: async (key) => {
+      await p.commit();
       const row = "id" in key ? await messageById(await shard(), key.id) : await messageByExternalId(await shard(), who().sessionId, key.externalId);
       return row?.sessionId === who().sessionId ? row : undefined;
     },
-    sentUnreadBefore: async (cutoff, limit, afterId) => unreadSentBefore(await shard(), who().sessionId, cutoff, limit, afterId),
+    sentUnreadBefore: async (cutoff, limit, afterId) => (await p.commit(), unreadSentBefore(await shard(), who().sessionId, cutoff, limit, afterId)),
     unreadInbound: async (chatId, upTo, afterId, limit) => unreadInboundOfChat(await shard(), who().accountId, who().sessionId, chatId, upTo, afterId, limit),
     lastInboundAt: async (recipients, since) => lastInboundSince(await shard(), who().sessionId, recipients, since),
     peerSessions: (numbers) => workingSessionsByNumber(env, who().accountId, who().network, numbers),
@@ -66,9 +81,8 @@ export function networkHost(p: HostParts): NetworkHost {
       }
       return out;
     },
-    peerStatusChanged: async (peerSessionId, ids, target, at) => {
-      await advanceStatus(env, await shard(), who().accountId, peerSessionId, { ids }, target, at, undefined, { afterSent: true });
-    },
+    // The peer's own DO records it: its recent rows live in its write buffer.
+    peerStatusChanged: (peerSessionId, ids, target, at) => p.peer(peerSessionId).peerReceipt(ids, target, at),
     wakeAt: (at) => p.wakeAt(at),
   };
 }

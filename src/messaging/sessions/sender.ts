@@ -1,14 +1,15 @@
-import { prepareEvents } from "../../events/emit.ts";
 import { digitsOfChatId } from "../chat-id.ts";
 import { toMessage, type MessageRow } from "../messages/mapper.ts";
 import { messageById, pendingOfSession } from "../store/reads.ts";
 import { outboundRow, type NewOutbound } from "../store/rows.ts";
 import { advanceStatus } from "../store/status.ts";
-import { insertMessage, insertStatement, setExternalId } from "../store/writes.ts";
+import { insertMessage, setExternalId } from "../store/writes.ts";
 import { WINDOW_CLOSED, type FailureReason, type NetworkDriver, type NetworkSendResult } from "../networks/driver.ts";
 import { campaignHooks } from "./campaign-hooks.ts";
 import type { DueSend, Outbox } from "./outbox.ts";
 import type { SessionStatus } from "./schemas.ts";
+import type { EventOrder } from "../../events/emit.ts";
+import type { WriteBuffer } from "./write-buffer.ts";
 import { draftOfRow, KeyedSerial, outboundWithMedia, toOutbound, type Draft, type SendOutcome, type SessionConfig } from "./types.ts";
 import { accountShard } from "../../platform/shards.ts";
 
@@ -19,6 +20,12 @@ const MAX_ATTEMPTS = 6;
 export interface SenderHost {
   readonly env: Env;
   readonly outbox: Outbox;
+  /** The session's writes until their group commit (a send is answered once it is there). */
+  readonly buffer: WriteBuffer;
+  /** `n` changes went into the buffer. */
+  recorded(n: number): void;
+  /** The session's numbering of a status event written to D1 directly. */
+  order(step: "sent" | "delivered" | "read"): EventOrder;
   /** Campaigns cancelled while the alarm may hold some of their sends in hand. */
   readonly droppedCampaigns: ReadonlySet<string>;
   config(): SessionConfig;
@@ -47,22 +54,15 @@ export class Sender {
       const now = Date.now();
       const base: NewOutbound = { ...draft, accountId: cfg.accountId, sessionId: cfg.sessionId, createdAt: now };
       if (driver.sendAtOnce) {
-        // The network answers at once: one write with the final state.
+        // The hot path of the API: the row with its final state and its event go into the DO's
+        // write buffer (durable in its storage before the answer leaves), and to D1 with the
+        // session's next group commit.
         const result = driver.sendAtOnce(toOutbound(draft, ""));
         const row = outboundRow(base, result.ok ? { status: "sent", sentAt: now } : { status: "failed", error: result.error });
-        const message = toMessage(row);
-        if (!result.ok) {
-          await insertMessage(shard, row);
-          return { ok: true, message };
-        }
-        // The hot path of the API: the record and its event in ONE batch (one D1 round trip,
-        // atomic: never one without the other). The event is then durable, so putting it on the
-        // queue need not hold the answer (the DO flushes events every 100 ms).
-        const sent = prepareEvents(env, shard, { type: "message.sent", accountId: cfg.accountId, sessionId: cfg.sessionId, data: message });
-        await shard.db.batch([insertStatement(shard, row), ...sent.statements]);
-        this.host.queueEvents(sent.events.map((e) => e.id));
-        await driver.afterSent?.([row], now);
-        return { ok: true, message };
+        const events = this.host.buffer.add(row, now);
+        this.host.recorded(1 + events.length);
+        if (result.ok) await driver.afterSent?.([row], now);
+        return { ok: true, message: toMessage(row) };
       }
       // Networks over I/O: record first, so a crash after the network accepted still leaves a trace.
       await insertMessage(shard, outboundRow(base, { status: "pending" }));
@@ -82,6 +82,10 @@ export class Sender {
     const rows = await pendingOfSession(shard, cfg.sessionId, ids);
     const driver = this.host.driver();
     if (driver.sendAtOnce) {
+      // Their rows are in D1 (queued by the Worker): the buffer takes them over, so the sends,
+      // receipts and events go to D1 in group commits.
+      const { buffer } = this.host;
+      buffer.remember(rows, now);
       const ok: string[] = [];
       const failed = new Map<string, { error: FailureReason; ids: string[] }>();
       for (const row of rows) {
@@ -89,10 +93,12 @@ export class Sender {
         if (result.ok) ok.push(row.id);
         else failed.set(result.error.code, { error: result.error, ids: [...(failed.get(result.error.code)?.ids ?? []), row.id] });
       }
-      const sent = await advanceStatus(env, shard, cfg.accountId, cfg.sessionId, { ids: ok }, "sent", now);
-      for (const f of failed.values()) await advanceStatus(env, shard, cfg.accountId, cfg.sessionId, { ids: f.ids }, "failed", now, f.error);
-      await driver.afterSent?.(sent, now);
+      const sent = buffer.advance({ ids: ok }, "sent", now);
+      let changes = sent.changed.length + sent.events.length;
+      for (const f of failed.values()) changes += buffer.advance({ ids: f.ids }, "failed", now, f.error).changed.length;
+      this.host.recorded(changes);
       outbox.remove(ids);
+      await driver.afterSent?.(sent.changed, now);
       return;
     }
     const closed = (await driver.closedWindows?.(rows.filter((r) => r.type !== "template").map((r) => digitsOfChatId(r.chatId)))) ?? new Set<string>();
@@ -148,7 +154,7 @@ export class Sender {
     let changed: MessageRow[];
     if (result.ok) {
       if (result.externalId) await setExternalId(shard, id, result.externalId);
-      changed = await advanceStatus(env, shard, cfg.accountId, cfg.sessionId, { ids: [id] }, "sent", now);
+      changed = await advanceStatus(env, shard, cfg.accountId, cfg.sessionId, { ids: [id] }, "sent", now, undefined, { order: this.host.order });
     } else {
       changed = await advanceStatus(env, shard, cfg.accountId, cfg.sessionId, { ids: [id] }, "failed", now, result.error);
       if (result.sessionFailure && this.host.status() === "WORKING") await this.host.fail(result.sessionFailure);

@@ -1,7 +1,8 @@
-import { and, desc, eq, lt } from "drizzle-orm";
+import { and, desc, eq, lt, ne } from "drizzle-orm";
 import type { z } from "@hono/zod-openapi";
 import { messagingSessions, sessionRoutes } from "../../db/schema/index.ts";
 import { errors } from "../../platform/errors.ts";
+import { log } from "../../platform/log.ts";
 import { newId } from "../../platform/ids.ts";
 import { decodeCursor, IdCursor, toPage } from "../../platform/pagination.ts";
 import { ACCEPTED_ADDRESS_FORMS, parseAddress } from "../chat-id.ts";
@@ -40,6 +41,28 @@ export async function ownedSessionStub(env: Env, accountId: string, sessionId: s
     knownSessions.add(key);
   }
   return sessionStub(env, sessionId);
+}
+
+/** Sessions whose buffers a read across the account's sessions commits first (an account's are far fewer). */
+const MAX_SESSIONS_COMMITTED = 100;
+
+/**
+ * Read your writes: the sessions' Durable Objects commit what they buffered (session-do.ts
+ * `flushWrites`) before a read of their messages. `sessionId`: that session (already checked to be
+ * the account's); else every session of the account that is not STOPPED (a stopped one committed on
+ * stop). A commit that fails is logged and the read goes on with what D1 has.
+ */
+export async function commitSessionWrites(env: Env, accountId: string, sessionId?: string): Promise<void> {
+  const ids = sessionId
+    ? [sessionId]
+    : (
+        await (await accountShard(env, accountId)).db
+          .select({ id: messagingSessions.id })
+          .from(messagingSessions)
+          .where(and(eq(messagingSessions.accountId, accountId), ne(messagingSessions.status, "STOPPED")))
+          .limit(MAX_SESSIONS_COMMITTED)
+      ).map((r) => r.id);
+  await Promise.all(ids.map((id) => sessionStub(env, id).flushWrites().catch((err: unknown) => log.error("session commit before a read failed", { sessionId: id, error: String(err) }))));
 }
 
 /** The session row of this account, or undefined. */

@@ -1,12 +1,12 @@
 import { DurableObject } from "cloudflare:workers";
 import { enqueueEvents } from "../../events/emit.ts";
 import { newId } from "../../platform/ids.ts";
-import { accountShard } from "../../platform/shards.ts";
+import { accountShard, type Shard } from "../../platform/shards.ts";
 import { countInto, takeUsage, usageFields, type UsageByDb } from "../../platform/d1-usage.ts";
 import { log } from "../../platform/log.ts";
 import { fetchInboundMedia, MediaFetcher, type FetchOutcome } from "../media/inbound.ts";
 import { toMessage } from "../messages/mapper.ts";
-import type { HookRequest, InboundBody, InboundFromNetwork, NetworkDriver } from "../networks/driver.ts";
+import type { HookRequest, InboundBody, InboundFromNetwork, NetworkDriver, NetworkHost } from "../networks/driver.ts";
 import { createDriver } from "../networks/index.ts";
 import { ID_CHUNK } from "../store/reads.ts";
 import { advanceStatus } from "../store/status.ts";
@@ -15,8 +15,10 @@ import { recordInbound } from "./inbound.ts";
 import { networkHost } from "./network-host.ts";
 import { Outbox, type Pacing } from "./outbox.ts";
 import type { SessionStatus } from "./schemas.ts";
+import { GroupCommit } from "./group-commit.ts";
 import { Sender } from "./sender.ts";
 import { writeSessionStatus } from "./state.ts";
+import { statusOrder, WriteBuffer, type Selector, type Target } from "./write-buffer.ts";
 import { EventFlush, type Draft, type MessageOutcome, type RpcResult, type SendOutcome, type SessionConfig } from "./types.ts";
 
 /** How long one alarm may work before yielding to a fresh alarm. */
@@ -40,6 +42,7 @@ export class SessionDO extends DurableObject<Env> {
   private readonly outbox: Outbox;
   private readonly sender: Sender;
   private net: NetworkDriver | null = null;
+  private hostPort: NetworkHost | null = null;
   private alarmAt: number | null = null;
   /** Outbox ids the alarm is sending right now (a cancel leaves them to finish). */
   private readonly inFlight = new Set<string>();
@@ -47,16 +50,32 @@ export class SessionDO extends DurableObject<Env> {
   private readonly droppedCampaigns = new Set<string>();
   /** Inbound files being fetched at once (the queue's `media` job is the backstop). */
   private readonly media = new MediaFetcher((id) => this.fetchMedia(id, false));
-  /** D1 work of sends and alarms since the last event flush, logged with it. */
+  /** D1 work of sends, commits and alarms since the last flush, logged with it. */
   private readonly usage: UsageByDb = {};
   private readonly events = new EventFlush((ids) => this.ctx.waitUntil(this.flushEvents(ids)), EVENT_FLUSH_MS);
+  /** This session's writes (messages, receipts, their events), committed to D1 in groups. */
+  private readonly buffer: WriteBuffer;
+  private readonly commits: GroupCommit;
+  /** The account's shard, resolved once per DO (an account never changes shard); a failed look is retried. */
+  private shardOf: Promise<Shard> | null = null;
 
   constructor(ctx: DurableObjectState, env: Env) {
     super(ctx, env);
     this.outbox = new Outbox(ctx.storage.sql);
+    this.buffer = new WriteBuffer(ctx.storage.sql);
+    this.commits = new GroupCommit({
+      env,
+      buffer: this.buffer,
+      wakeAt: (at) => this.ensureAlarm(at),
+      shard: () => this.shard(),
+      committed: (rows, events) => log.info("session commit", { sessionId: this.config?.sessionId ?? null, rows, events, ...usageFields(takeUsage(this.usage)) }),
+    });
     this.sender = new Sender({
       env,
       outbox: this.outbox,
+      buffer: this.buffer,
+      recorded: (n) => this.commits.recorded(n),
+      order: (step) => statusOrder(this.buffer, step),
       droppedCampaigns: this.droppedCampaigns,
       config: () => this.config!,
       status: () => this.status,
@@ -97,12 +116,13 @@ export class SessionDO extends DurableObject<Env> {
   /** Any -> STOPPED: forget credentials, fail what is still queued. */
   async stop(): Promise<void> {
     if (!this.config) return;
+    await this.commits.flush();
     const queued = this.outbox.queuedIds();
     await this.transition("STOPPED", "deleted", { credentialsSet: false });
     this.net?.stop?.();
     await this.setConfig({ ...this.config, credentials: null });
     if (queued.length) {
-      await advanceStatus(this.env, await accountShard(this.env, this.config.accountId), this.config.accountId, this.config.sessionId, { ids: queued }, "failed", Date.now(), { code: "session_stopped", message: "The session was deleted before the message was sent." });
+      await advanceStatus(this.env, await this.shard(), this.config.accountId, this.config.sessionId, { ids: queued }, "failed", Date.now(), { code: "session_stopped", message: "The session was deleted before the message was sent." });
     }
     this.outbox.clear();
     await this.ctx.storage.deleteAlarm();
@@ -117,15 +137,26 @@ export class SessionDO extends DurableObject<Env> {
 
   private driver(): NetworkDriver {
     const cfg = this.config!;
-    const host = networkHost({
+    return (this.net ??= createDriver(this.port(), cfg.network, cfg.phoneNumber, cfg.credentials));
+  }
+
+  /** The DO's side of the driver port (what drivers report is recorded through it). */
+  private port(): NetworkHost {
+    return (this.hostPort ??= networkHost({
       env: this.env,
       identity: () => ({ accountId: this.config!.accountId, sessionId: this.config!.sessionId, phoneNumber: this.config!.phoneNumber, network: this.config!.network }),
       queueEvents: (ids) => this.queueEvents(ids),
       fetchMediaNow: (id) => this.media.add(id),
       wakeAt: (at) => this.ensureAlarm(at),
       peer: (id) => sessionStub(this.env, id),
-    });
-    return (this.net ??= createDriver(host, cfg.network, cfg.phoneNumber, cfg.credentials));
+      advanceBuffered: (selector, target, at, error) => {
+        const done = this.buffer.advance(selector, target, at, error);
+        this.commits.recorded(done.changed.length + done.events.length);
+        return done;
+      },
+      order: (step) => statusOrder(this.buffer, step),
+      commit: () => this.commits.flush(),
+    }));
   }
 
   private async connectNetwork(): Promise<void> {
@@ -167,6 +198,7 @@ export class SessionDO extends DurableObject<Env> {
     // The DO knows its owner: checking here saves the Worker a D1 read on the hot path.
     if (!this.config || this.config.accountId !== accountId) return { ok: false, code: "not_found" };
     if (this.status !== "WORKING") return { ok: false, code: "session_not_working", status: this.status };
+    if (this.commits.overloaded()) return { ok: false, code: "busy" };
     return this.sender.sendNow(draft);
   }
 
@@ -231,6 +263,8 @@ export class SessionDO extends DurableObject<Env> {
   private async reportProgress(campaignIds: Iterable<string | null>): Promise<void> {
     const ids = [...new Set([...campaignIds].filter((id): id is string => !!id))];
     if (ids.length === 0) return;
+    // Campaigns count their recipients' states in D1: what this chunk changed is committed first.
+    await this.commits.flush();
     await campaignHooks().progressed(this.env, this.config!.accountId, ids).catch((err) => log.error("campaign progress hook failed", { error: String(err) }));
   }
 
@@ -245,8 +279,34 @@ export class SessionDO extends DurableObject<Env> {
     log.info("session flush", { sessionId: cfg?.sessionId ?? null, events: ids.length, ...usageFields(takeUsage(this.usage)) });
     if (!cfg) return;
     // Never throws: events whose flush fails are recorded in D1 and the cron enqueues them.
-    const shard = await accountShard(this.env, cfg.accountId).catch((err: unknown) => void log.error("session flush: shard unknown; the cron will enqueue", { sessionId: cfg.sessionId, error: String(err) }));
+    const shard = await this.shard().catch((err: unknown) => void log.error("session flush: shard unknown; the cron will enqueue", { sessionId: cfg.sessionId, error: String(err) }));
     if (shard) await enqueueEvents(this.env, shard, ids);
+  }
+
+  /** The shard of this session's account: where its group commits go. */
+  private shard(): Promise<Shard> {
+    const cfg = this.config;
+    if (!cfg) return Promise.reject(new Error("session has no config"));
+    return (this.shardOf ??= accountShard(this.env, cfg.accountId).catch((err: unknown) => {
+      this.shardOf = null;
+      throw err;
+    }));
+  }
+
+  /**
+   * Read your writes: a read of this session's messages first has its buffered writes committed.
+   * Cheaper than reads consulting the buffer: reads are far fewer than writes, a commit with nothing
+   * waiting costs no D1 statement, and every read path (history, chats, batches, search) stays one
+   * D1 query instead of a merge of two sources.
+   */
+  async flushWrites(): Promise<void> {
+    await countInto(this.usage, () => this.commits.flush());
+  }
+
+  /** A receipt from another sandbox session of the account (it read our messages): applied here, where the rows are buffered. */
+  async peerReceipt(ids: string[], target: Target, at: number): Promise<void> {
+    if (!this.config) return;
+    await this.port().statusChanged({ ids } satisfies Selector, target, at, undefined, { afterSent: true });
   }
 
   // ---- inbound -------------------------------------------------------------------------------
@@ -254,6 +314,8 @@ export class SessionDO extends DurableObject<Env> {
   /** An inbound message from the sandbox network (another session of the account). */
   async receive(inbound: InboundFromNetwork): Promise<RpcResult<boolean>> {
     if (!this.config || this.status !== "WORKING") return { ok: false, code: "session_not_working", message: "The session is not WORKING." };
+    // It may name our recent messages (reply, reaction): they must be in D1 first.
+    await this.commits.flush();
     const row = await recordInbound(this.env, this.config.accountId, this.config.sessionId, inbound, { enqueue: (ids) => this.queueEvents(ids), fetchNow: (id) => this.media.add(id) });
     return { ok: true, value: row !== null };
   }
@@ -263,6 +325,7 @@ export class SessionDO extends DurableObject<Env> {
     const cfg = this.config;
     if (!cfg || cfg.accountId !== accountId || !this.driver().simulatesInbound) return { ok: false, code: "not_found" };
     if (this.status !== "WORKING") return { ok: false, code: "session_not_working", status: this.status };
+    await this.commits.flush();
     const row = await recordInbound(this.env, cfg.accountId, cfg.sessionId, { ...body, externalId: newId("sbx"), from, timestamp: Date.now() }, { enqueue: (ids) => this.queueEvents(ids), fetchNow: (id) => this.media.add(id) });
     return { ok: true, message: toMessage(row!) };
   }
@@ -307,6 +370,8 @@ export class SessionDO extends DurableObject<Env> {
 
   private async runAlarm(): Promise<void> {
     this.alarmAt = null;
+    // Buffered writes first: after a restart they are what the timer never committed.
+    await this.commits.flush();
     if (!this.config) return;
     const driver = this.driver();
     await driver.onAlarm?.();

@@ -41,7 +41,7 @@ export type MessageOutcome =
   | { ok: false; code: "not_found" };
 
 /** What the Session DO answers to a send: a free-form send into a closed 24-hour window is refused. */
-export type SendOutcome = MessageOutcome | { ok: false; code: "reengagement_window_closed"; reason: string };
+export type SendOutcome = MessageOutcome | { ok: false; code: "reengagement_window_closed"; reason: string } | { ok: false; code: "busy" };
 
 export type RpcResult<T> = { ok: true; value: T } | { ok: false; code: string; message: string };
 

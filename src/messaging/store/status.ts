@@ -1,6 +1,6 @@
 import { and, eq, inArray, sql } from "drizzle-orm";
 import { messages } from "../../db/schema/index.ts";
-import { prepareEvents, type EmitInput } from "../../events/emit.ts";
+import { prepareEvents, type EmitInput, type EventOrder } from "../../events/emit.ts";
 import { chunk } from "../../platform/batching.ts";
 import type { FailureReason } from "../networks/driver.ts";
 import { toMessage, type MessageRow } from "../messages/mapper.ts";
@@ -41,6 +41,8 @@ export async function advanceStatus(
     afterSent?: boolean;
     /** Takes the recorded events' ids to put on the queue (the Session DO coalesces them); default: enqueue now. */
     enqueue?: (eventIds: string[]) => void;
+    /** The session's numbering of its events (the Session DO's sequence), per step. */
+    order?: (step: "sent" | "delivered" | "read") => EventOrder;
   } = {},
 ): Promise<MessageRow[]> {
   const db = shard.db;
@@ -67,7 +69,7 @@ export async function advanceStatus(
         .where(and(eq(messages.sessionId, sessionId), inArray(column, part), inArray(messages.status, FROM[step])))
         .returning();
       for (const row of rows) {
-        if (step !== "failed") events.push({ type: EVENT[step], accountId, sessionId, data: toMessage(row) });
+        if (step !== "failed") events.push({ type: EVENT[step], accountId, sessionId, data: toMessage(row), ...(opts.order ? { order: opts.order(step) } : {}) });
         if (step === target) changed.push(row);
       }
     }

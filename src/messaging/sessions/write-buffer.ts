@@ -1,0 +1,176 @@
+/**
+ * The Session DO as the write buffer of its own traffic, over its SQLite storage. A send is answered
+ * once its row and events are here (durable: the DO's output gate holds the answer until the
+ * storage commit); the DO then writes them to D1 in group commits (`store/group-writes.ts`) and puts
+ * the events on the queue with their content. Receipts of messages it knows are applied here, in
+ * order, each step with its event. Synchronous and free of Worker bindings, so it is unit tested
+ * over any SqlStorage, as the outbox is.
+ *
+ * Tables: `wb_messages` the session's recent messages as the DO knows them (`dirty`: changed since
+ * D1 last had them; `ver` tells a flush whether a row changed again meanwhile); `wb_events` events
+ * not yet committed to D1, in their sequence; `wb_meta` the session's last event sequence.
+ */
+import { eventRecord, type EmitInput, type EventOrder } from "../../events/event-record.ts";
+import type { EventRecord, EventType } from "../../events/types.ts";
+import { toMessage, type MessageRow } from "../messages/mapper.ts";
+import { canAdvance, statusesBetween, type MessageStatus } from "../status.ts";
+import type { SqlLike } from "./outbox.ts";
+
+export type Target = "sent" | "delivered" | "read" | "failed";
+/** Why a send failed (the drivers' FailureReason, structurally: this file stays free of the network layer's types). */
+type FailureReason = { code: string; message: string };
+export type Selector = { ids: string[] } | { externalIds: string[] };
+
+/** Clean rows kept for receipts this long after their last change; older ones are read from D1. */
+const KEEP_MS = 15 * 60_000;
+/** At most this many clean rows are kept (the oldest go first). */
+const KEEP_ROWS = 20_000;
+/** Keys looked up per statement in the DO's SQLite (its bound-parameter limit is 100). */
+const KEYS_PER_LOOKUP = 90;
+
+const EVENT: Partial<Record<MessageStatus, EventType>> = { sent: "message.sent", delivered: "message.delivered", read: "message.read" };
+const ORDINAL: Partial<Record<MessageStatus, number>> = { sent: 1, delivered: 2, read: 3 };
+
+/** The order fields of a message status event numbered now (events written to D1 directly take theirs here too). */
+export function statusOrder(buffer: WriteBuffer, status: "sent" | "delivered" | "read"): EventOrder {
+  return { sequence: buffer.nextSequence(), statusOrdinal: ORDINAL[status]! };
+}
+
+/** What a flush takes: the dirty rows (with their versions) and the uncommitted events, oldest first. */
+export interface FlushBatch {
+  messages: { row: MessageRow; ver: number }[];
+  events: EventRecord[];
+  /** The sequence of the last of `events` (0: none). */
+  lastSeq: number;
+}
+
+export interface Advanced {
+  /** Rows that reached the target here. */
+  changed: MessageRow[];
+  /** Keys this buffer does not know (their rows are only in D1). */
+  unknown: string[];
+  events: EventRecord[];
+}
+
+export class WriteBuffer {
+  private readonly sql: SqlLike;
+
+  constructor(sql: SqlLike) {
+    this.sql = sql;
+    sql.exec("CREATE TABLE IF NOT EXISTS wb_messages (id TEXT PRIMARY KEY, external_id TEXT, row TEXT NOT NULL, dirty INTEGER NOT NULL, ver INTEGER NOT NULL, touched INTEGER NOT NULL)");
+    sql.exec("CREATE INDEX IF NOT EXISTS wb_messages_external ON wb_messages (external_id) WHERE external_id IS NOT NULL");
+    sql.exec("CREATE INDEX IF NOT EXISTS wb_messages_dirty ON wb_messages (dirty, touched)");
+    sql.exec("CREATE INDEX IF NOT EXISTS wb_messages_touched ON wb_messages (touched)");
+    sql.exec("CREATE TABLE IF NOT EXISTS wb_events (seq INTEGER PRIMARY KEY, record TEXT NOT NULL)");
+    sql.exec("CREATE TABLE IF NOT EXISTS wb_meta (k TEXT PRIMARY KEY, v INTEGER NOT NULL)");
+  }
+
+  /** The session's next event sequence (strictly increasing, kept across restarts). */
+  nextSequence(): number {
+    const row = this.sql.exec<{ v: number }>("INSERT INTO wb_meta (k, v) VALUES ('seq', 1) ON CONFLICT (k) DO UPDATE SET v = v + 1 RETURNING v").one();
+    return row.v;
+  }
+
+  /** Builds an event with the session's next sequence and keeps it for the next commit. */
+  event(input: EmitInput, now: number, statusOrdinal?: number): EventRecord {
+    // An event too large throws here, after its number was taken: a gap, never a repeat.
+    const sequence = this.nextSequence();
+    const record = eventRecord(input, now, { sequence, ...(statusOrdinal ? { statusOrdinal } : {}) });
+    this.sql.exec("INSERT INTO wb_events (seq, record) VALUES (?, ?)", sequence, JSON.stringify(record));
+    return record;
+  }
+
+  /** A new message (not in D1 yet) and the event of its state, if it has one. */
+  add(row: MessageRow, now: number): EventRecord[] {
+    // The event first: one too large throws before the row is kept (never a message without its event).
+    const type = EVENT[row.status];
+    const events = type ? [this.event({ type, accountId: row.accountId, sessionId: row.sessionId, data: toMessage(row) }, now, ORDINAL[row.status])] : [];
+    this.sql.exec("INSERT INTO wb_messages (id, external_id, row, dirty, ver, touched) VALUES (?, ?, ?, 1, 1, ?)", row.id, row.externalId, JSON.stringify(row), now);
+    return events;
+  }
+
+  /** Rows read from D1 (clean), so their receipts are applied here. Rows already known stay as they are. */
+  remember(rows: MessageRow[], now: number): void {
+    for (const row of rows) this.sql.exec("INSERT INTO wb_messages (id, external_id, row, dirty, ver, touched) VALUES (?, ?, ?, 0, 0, ?) ON CONFLICT (id) DO NOTHING", row.id, row.externalId, JSON.stringify(row), now);
+  }
+
+  /** The rows this buffer knows of `ids` (its view is the current one: D1's may lag until the next commit). */
+  known(ids: readonly string[]): MessageRow[] {
+    return this.lookup("id", ids).map((r) => JSON.parse(r.row) as MessageRow);
+  }
+
+  private lookup(column: "id" | "external_id", keys: readonly string[]): { id: string; external_id: string | null; row: string; ver: number }[] {
+    const out: { id: string; external_id: string | null; row: string; ver: number }[] = [];
+    const unique = [...new Set(keys)];
+    for (let i = 0; i < unique.length; i += KEYS_PER_LOOKUP) {
+      const part = unique.slice(i, i + KEYS_PER_LOOKUP);
+      out.push(...this.sql.exec<{ id: string; external_id: string | null; row: string; ver: number }>(`SELECT id, external_id, row, ver FROM wb_messages WHERE ${column} IN (${part.map(() => "?").join(",")})`, ...part).toArray());
+    }
+    return out;
+  }
+
+  /**
+   * Moves the known messages of `selector` forward to `target`, forward only (a replayed or late
+   * receipt changes nothing), one event per step taken, as `store/status.ts` does in D1.
+   */
+  advance(selector: Selector, target: Target, at: number, error?: FailureReason, opts: { externalId?: string | null } = {}): Advanced {
+    const keys = "ids" in selector ? selector.ids : selector.externalIds;
+    const found = this.lookup("ids" in selector ? "id" : "external_id", keys);
+    const seen = new Set(found.map((r) => ("ids" in selector ? r.id : r.external_id!)));
+    const out: Advanced = { changed: [], unknown: [...new Set(keys)].filter((k) => !seen.has(k)), events: [] };
+    for (const found1 of found) {
+      let row = JSON.parse(found1.row) as MessageRow;
+      if (!canAdvance(row.status, target)) continue;
+      for (const step of statusesBetween(row.status, target)) {
+        row = { ...row, status: step };
+        if (step === "sent") row.sentAt ??= at;
+        if (step === "delivered") row.deliveredAt ??= at;
+        if (step === "read") row.readAt ??= at;
+        if (step === "failed") {
+          row.errorCode = error?.code ?? "failed";
+          row.errorMessage = error?.message ?? "The network could not send the message.";
+        }
+        if (step === "sent" && opts.externalId) row.externalId = opts.externalId;
+        const type = EVENT[step];
+        if (type) out.events.push(this.event({ type, accountId: row.accountId, sessionId: row.sessionId, data: toMessage(row) }, at, ORDINAL[step]));
+      }
+      this.sql.exec("UPDATE wb_messages SET row = ?, external_id = ?, dirty = 1, ver = ver + 1, touched = ? WHERE id = ?", JSON.stringify(row), row.externalId, at, row.id);
+      out.changed.push(row);
+    }
+    return out;
+  }
+
+  /** Rows and events waiting for D1, at most `limit` of each, oldest first. */
+  pending(limit: number): FlushBatch {
+    const events = this.sql.exec<{ seq: number; record: string }>("SELECT seq, record FROM wb_events ORDER BY seq LIMIT ?", limit).toArray();
+    return {
+      messages: this.sql.exec<{ row: string; ver: number }>("SELECT row, ver FROM wb_messages WHERE dirty = 1 ORDER BY touched, id LIMIT ?", limit).toArray().map((r) => ({ row: JSON.parse(r.row) as MessageRow, ver: r.ver })),
+      events: events.map((r) => JSON.parse(r.record) as EventRecord),
+      lastSeq: events.at(-1)?.seq ?? 0,
+    };
+  }
+
+  /** How many rows and events wait for D1. */
+  size(): number {
+    return this.sql.exec<{ n: number }>("SELECT (SELECT count(*) FROM wb_messages WHERE dirty = 1) + (SELECT count(*) FROM wb_events) AS n").one().n;
+  }
+
+  /** `batch` is committed in D1: its rows are clean unless they changed since (a newer version), its events gone. */
+  committed(batch: FlushBatch): void {
+    for (const m of batch.messages) this.sql.exec("UPDATE wb_messages SET dirty = 0 WHERE id = ? AND ver = ?", m.row.id, m.ver);
+    // The batch's events are the oldest ones: those up to its last sequence.
+    this.sql.exec("DELETE FROM wb_events WHERE seq <= ?", batch.lastSeq);
+  }
+
+  /** Forgets clean rows unchanged for a while, and the oldest clean ones over the bound (D1 has them). */
+  prune(now: number): void {
+    this.sql.exec("DELETE FROM wb_messages WHERE dirty = 0 AND touched < ?", now - KEEP_MS);
+    const over = this.sql.exec<{ n: number }>("SELECT count(*) AS n FROM wb_messages WHERE dirty = 0").one().n - KEEP_ROWS;
+    if (over > 0) this.sql.exec("DELETE FROM wb_messages WHERE id IN (SELECT id FROM wb_messages WHERE dirty = 0 ORDER BY touched, id LIMIT ?)", over);
+  }
+
+  /** Everything (the session was deleted and its last commit done). */
+  clear(): void {
+    this.sql.exec("DELETE FROM wb_messages");
+  }
+}

@@ -1,0 +1,68 @@
+import { getTableColumns, sql } from "drizzle-orm";
+import type { BatchItem } from "drizzle-orm/batch";
+import { events, messages } from "../../db/schema/index.ts";
+import type { EventRecord } from "../../events/types.ts";
+import { jsonParts } from "../../platform/d1.ts";
+import type { MessageRow } from "../messages/mapper.ts";
+import type { Shard } from "../../platform/shards.ts";
+
+/**
+ * Group commits of a Session DO's buffer (sessions/write-buffer.ts): its messages and their events in
+ * one D1 batch (one transaction), each table in as few statements as its rows' JSON needs (one bound
+ * parameter per statement: `jsonParts`), whatever the number of rows. Replayed after a crash the
+ * same batch changes nothing twice: events are keyed by id, and a message row only moves forward.
+ */
+
+const messageColumns = Object.values(getTableColumns(messages)).map((c) => ({ name: c.name, key: keyOf(messages, c.name) }));
+const eventColumns = Object.values(getTableColumns(events)).map((c) => c.name);
+
+function keyOf(table: typeof messages, column: string): keyof MessageRow {
+  return Object.entries(getTableColumns(table)).find(([, c]) => c.name === column)![0] as keyof MessageRow;
+}
+
+/** `json_extract(j.value, '$.<column>')` for each column: the JSON objects are keyed by column name. */
+const extracts = (names: string[]) => sql.raw(names.map((n) => `json_extract(j.value, '$.${n}')`).join(", "));
+
+/** A status's place: a row in D1 only takes a later one (`failed` only from pending or sent). */
+const rank = (col: string) => `CASE ${col} WHEN 'pending' THEN 0 WHEN 'sent' THEN 1 WHEN 'delivered' THEN 2 WHEN 'read' THEN 3 ELSE 9 END`;
+
+/**
+ * New rows are inserted (the chats trigger runs for them); rows D1 has take the buffer's status and
+ * its timestamps, only forward: a stale copy never moves a message back.
+ */
+function upsertMessages(shard: Shard, json: string): BatchItem<"sqlite"> {
+  const names = messageColumns.map((c) => c.name);
+  return shard.db
+    .insert(messages)
+    .select(sql`SELECT ${extracts(names)} FROM json_each(${json}) AS j WHERE true`)
+    .onConflictDoUpdate({
+      target: messages.id,
+      set: {
+        status: sql`excluded.status`,
+        sentAt: sql`coalesce(${messages.sentAt}, excluded.sent_at)`,
+        deliveredAt: sql`coalesce(${messages.deliveredAt}, excluded.delivered_at)`,
+        readAt: sql`coalesce(${messages.readAt}, excluded.read_at)`,
+        errorCode: sql`coalesce(excluded.error_code, ${messages.errorCode})`,
+        errorMessage: sql`coalesce(excluded.error_message, ${messages.errorMessage})`,
+        externalId: sql`coalesce(${messages.externalId}, excluded.external_id)`,
+      },
+      setWhere: sql`(excluded.status = 'failed' AND ${messages.status} IN ('pending', 'sent')) OR (excluded.status <> 'failed' AND ${sql.raw(rank("excluded.status"))} > ${sql.raw(rank('"messages"."status"'))})`,
+    });
+}
+
+function insertEvents(shard: Shard, json: string): BatchItem<"sqlite"> {
+  return shard.db.insert(events).select(sql`SELECT ${extracts(eventColumns)} FROM json_each(${json}) AS j WHERE true`).onConflictDoNothing();
+}
+
+/** The statements of one group commit (none for nothing). */
+export function groupWriteStatements(shard: Shard, rows: MessageRow[], records: EventRecord[]): BatchItem<"sqlite">[] {
+  const messageJson = rows.map((r) => Object.fromEntries(messageColumns.map((c) => [c.name, r[c.key] ?? null])));
+  const eventJson = records.map((e) => ({ id: e.id, account_id: e.accountId, type: e.type, session_id: e.sessionId, payload: e.payload, created_at: e.createdAt, fanned_out_at: null, requeues: 0 }));
+  return [...jsonParts(messageJson).map((p) => upsertMessages(shard, p)), ...jsonParts(eventJson).map((p) => insertEvents(shard, p))];
+}
+
+/** Writes one group commit in one D1 round trip (atomic), on the session's account shard. */
+export async function groupWrite(shard: Shard, rows: MessageRow[], records: EventRecord[]): Promise<void> {
+  const statements = groupWriteStatements(shard, rows, records);
+  if (statements.length > 0) await shard.db.batch(statements as [BatchItem<"sqlite">, ...BatchItem<"sqlite">[]]);
+}

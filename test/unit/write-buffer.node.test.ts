@@ -1,0 +1,130 @@
+import { DatabaseSync } from "node:sqlite";
+import { describe, expect, it } from "vitest";
+import type { MessageRow } from "../../src/messaging/messages/mapper.ts";
+import type { SqlLike } from "../../src/messaging/sessions/outbox.ts";
+import { WriteBuffer } from "../../src/messaging/sessions/write-buffer.ts";
+
+/** A Durable Object's SqlStorage over node:sqlite (one database: a "restart" is a new WriteBuffer on it). */
+function memorySql(db = new DatabaseSync(":memory:")): SqlLike {
+  return {
+    exec<T>(query: string, ...bindings: unknown[]) {
+      const stmt = db.prepare(query);
+      const args = bindings as (string | number | null)[];
+      if (stmt.columns().length > 0) {
+        const rows = stmt.all(...args) as T[];
+        return { toArray: () => rows, one: () => (rows.length === 1 ? rows[0]! : (() => { throw new Error(`expected one row, got ${rows.length}`); })()), rowsWritten: 0 };
+      }
+      const changes = Number(stmt.run(...args).changes);
+      return { toArray: () => [], one: () => { throw new Error("no rows"); }, rowsWritten: changes };
+    },
+  } as SqlLike;
+}
+
+const T0 = 1_800_000_000_000;
+/** An outbound row as store/rows.ts builds it (built here: that file's imports need the Workers types). */
+function outboundRow(m: { id: string; accountId: string; sessionId: string; to: string; type: "text"; text?: string; createdAt: number }, state: { status: "pending" } | { status: "sent"; sentAt: number }): MessageRow {
+  return {
+    id: m.id, accountId: m.accountId, sessionId: m.sessionId, chatId: `${m.to}@c.us`, direction: "outbound", type: m.type, text: m.text ?? null, template: null, media: null, content: null, reactions: null,
+    status: state.status, errorCode: null, errorMessage: null, externalId: null, replyTo: null, batchId: null, campaignId: null, createdAt: m.createdAt,
+    sentAt: state.status === "sent" ? state.sentAt : null, deliveredAt: null, readAt: null,
+  };
+}
+const sent = (id: string, at = T0): MessageRow => outboundRow({ id, accountId: "acc_1", sessionId: "ses_1", to: "14155550123", type: "text", text: `hi ${id}`, createdAt: at }, { status: "sent", sentAt: at });
+const payloadOf = (e: { payload: string }) => JSON.parse(e.payload) as { type: string; sequence: number; statusOrdinal?: number; data: { id: string; status: string } };
+
+describe("WriteBuffer: the Session DO's writes until their group commit", () => {
+  it("a send: its row and its message.sent event wait for D1; committed, nothing waits", () => {
+    const b = new WriteBuffer(memorySql());
+    const [event] = b.add(sent("msg_1"), T0);
+    expect(payloadOf(event!)).toMatchObject({ type: "message.sent", sequence: 1, statusOrdinal: 1, data: { id: "msg_1", status: "sent" } });
+    expect(b.size()).toBe(2);
+    const batch = b.pending(100);
+    expect(batch.messages.map((m) => m.row.id)).toEqual(["msg_1"]);
+    expect(batch.events.map((e) => e.id)).toEqual([event!.id]);
+    b.committed(batch);
+    expect(b.size()).toBe(0);
+    expect(b.pending(100)).toEqual({ messages: [], events: [], lastSeq: 0 });
+    expect(b.known(["msg_1"])[0]).toMatchObject({ id: "msg_1", status: "sent" });
+  });
+
+  it("receipts move forward only, one event per step, each with the next sequence and its status ordinal", () => {
+    const b = new WriteBuffer(memorySql());
+    b.add(sent("msg_1"), T0);
+    // read before delivered: passes through delivered, stamped once each
+    const read = b.advance({ ids: ["msg_1"] }, "read", T0 + 5);
+    expect(read.events.map((e) => [payloadOf(e).type, payloadOf(e).sequence, payloadOf(e).statusOrdinal])).toEqual([["message.delivered", 2, 2], ["message.read", 3, 3]]);
+    expect(read.changed[0]).toMatchObject({ status: "read", deliveredAt: T0 + 5, readAt: T0 + 5 });
+    // a late delivered, a replayed read, a failure after delivery: nothing changes, nothing is announced
+    for (const target of ["delivered", "read", "failed"] as const) {
+      const late = b.advance({ ids: ["msg_1"] }, target, T0 + 9, { code: "x", message: "y" });
+      expect(late).toEqual({ changed: [], unknown: [], events: [] });
+    }
+    expect(b.known(["msg_1"])[0]).toMatchObject({ status: "read", errorCode: null });
+  });
+
+  it("keys it does not know come back as unknown (their rows are only in D1); external ids select too", () => {
+    const b = new WriteBuffer(memorySql());
+    b.remember([{ ...sent("msg_1"), externalId: "wamid.1" }], T0);
+    const r = b.advance({ externalIds: ["wamid.1", "wamid.2"] }, "delivered", T0 + 1);
+    expect(r.changed.map((m) => m.id)).toEqual(["msg_1"]);
+    expect(r.unknown).toEqual(["wamid.2"]);
+    expect(b.advance({ ids: ["msg_9"] }, "read", T0).unknown).toEqual(["msg_9"]);
+  });
+
+  it("remembered rows are clean until they change; remembering a known row keeps the buffer's (newer) copy", () => {
+    const b = new WriteBuffer(memorySql());
+    b.remember([outboundRow({ id: "msg_q", accountId: "acc_1", sessionId: "ses_1", to: "1", type: "text", createdAt: T0 }, { status: "pending" })], T0);
+    expect(b.size()).toBe(0);
+    b.advance({ ids: ["msg_q"] }, "sent", T0 + 1);
+    b.remember([outboundRow({ id: "msg_q", accountId: "acc_1", sessionId: "ses_1", to: "1", type: "text", createdAt: T0 }, { status: "pending" })], T0 + 2);
+    expect(b.known(["msg_q"])[0]!.status).toBe("sent");
+    expect(b.pending(10).messages.map((m) => m.row.status)).toEqual(["sent"]);
+  });
+
+  it("a row that changed while its commit was under way stays to commit again; events committed are gone, later ones stay", () => {
+    const b = new WriteBuffer(memorySql());
+    b.add(sent("msg_1"), T0);
+    const batch = b.pending(100);
+    b.advance({ ids: ["msg_1"] }, "delivered", T0 + 1); // during the D1 round trip
+    b.committed(batch);
+    const next = b.pending(100);
+    expect(next.messages.map((m) => m.row.status)).toEqual(["delivered"]);
+    expect(next.events.map((e) => payloadOf(e).type)).toEqual(["message.delivered"]);
+  });
+
+  it("a commit takes at most `limit` of each, oldest first", () => {
+    const b = new WriteBuffer(memorySql());
+    for (let i = 0; i < 5; i++) b.add(sent(`msg_${i}`, T0 + i), T0 + i);
+    const first = b.pending(2);
+    expect(first.events.map((e) => payloadOf(e).data.id)).toEqual(["msg_0", "msg_1"]);
+    b.committed(first);
+    expect(b.pending(10).events.map((e) => payloadOf(e).data.id)).toEqual(["msg_2", "msg_3", "msg_4"]);
+  });
+
+  it("after a restart (same storage) the buffered writes are still there and the sequence goes on", () => {
+    const db = new DatabaseSync(":memory:");
+    const before = new WriteBuffer(memorySql(db));
+    before.add(sent("msg_1"), T0);
+    const after = new WriteBuffer(memorySql(db));
+    expect(after.size()).toBe(2);
+    const [e] = after.advance({ ids: ["msg_1"] }, "delivered", T0 + 1).events;
+    expect(payloadOf(e!).sequence).toBe(2);
+  });
+
+  it("prune forgets clean rows unchanged for long, never a row D1 does not have yet", () => {
+    const b = new WriteBuffer(memorySql());
+    b.add(sent("msg_old"), T0);
+    b.committed(b.pending(10));
+    b.add(sent("msg_dirty"), T0);
+    b.prune(T0 + 60 * 60_000);
+    expect(b.known(["msg_old", "msg_dirty"]).map((m) => m.id)).toEqual(["msg_dirty"]);
+  });
+
+  it("an event over the size bound throws (413) and records nothing of the send", () => {
+    const b = new WriteBuffer(memorySql());
+    const huge = { ...sent("msg_big"), text: "x".repeat(300 * 1024) };
+    expect(() => b.add(huge, T0)).toThrow(expect.objectContaining({ code: "event_too_large", status: 413 }));
+    expect(b.known(["msg_big"])).toEqual([]);
+    expect(b.size()).toBe(0);
+  });
+});
