@@ -3,7 +3,8 @@ import { describe, expect, it } from "vitest";
 import { config } from "../../../src/platform/config.ts";
 import { accountShard, newAccountShard, pickShard, shardIndexes } from "../../../src/platform/shards.ts";
 import { api, createKey } from "../helpers.ts";
-import { eventsOf, json, sandboxSession, waitFor, type MessageJson } from "../messaging/support.ts";
+import { carriedEventIds } from "../event-tap.ts";
+import { eventsOf, getMessage, json, sandboxSession, sendText, waitFor, type MessageJson } from "../messaging/support.ts";
 import { postHook, textWebhook, whatsappSession } from "../messaging/whatsapp-support.ts";
 
 const count = async (d1: D1Database, sql: string, ...binds: unknown[]) => (await d1.prepare(sql).bind(...binds).first<{ n: number }>())!.n;
@@ -60,5 +61,24 @@ describe("shards: where accounts and their rows live", () => {
     const route = await env.DB.prepare("SELECT account_id, network FROM session_routes WHERE session_id = ?").bind(session.id).first<{ account_id: string; network: string }>();
     expect(route).toEqual({ account_id: k.accountId, network: "whatsapp" });
     await waitFor(() => eventsOf(k.accountId, "message.received").length === 1, 10_000, "message.received");
+  });
+
+  it("a session's group commits go to its account's shard: sends of an account on shard 1 are there after the read that commits them, and their events' queue messages carry the records and shard 1", async () => {
+    const k = await createKey("pro", { shard: 1 });
+    const s = await sandboxSession(k.key);
+    const sent = await Promise.all(Array.from({ length: 6 }, (_, i) => sendText(k.key, s.id, `+1415555${String(4100 + i)}`, `buffered ${i}`)));
+    // The history read has the session commit first (read your writes), so the rows are in D1 now.
+    expect(await getMessage(k.key, sent[0]!.chatId, sent[0]!.id, s.id)).toMatchObject({ id: sent[0]!.id });
+    for (const m of sent) {
+      expect(await count(env.SHARD_1, "SELECT count(*) AS n FROM messages WHERE id = ?", m.id)).toBe(1);
+      expect(await count(env.SHARD_0, "SELECT count(*) AS n FROM messages WHERE id = ?", m.id)).toBe(0);
+    }
+    expect(await count(env.SHARD_0, "SELECT count(*) AS n FROM events WHERE account_id = ?", k.accountId)).toBe(0);
+    // The tap reads each event from the shard its message names: seen only if that was shard 1.
+    const sentEvents = await waitFor(() => {
+      const got = eventsOf(k.accountId, "message.sent");
+      return got.length >= sent.length ? got : undefined;
+    }, 10_000, "message.sent of every send");
+    for (const e of sentEvents) expect(carriedEventIds.has(e.id), `${e.id} carried its record`).toBe(true);
   });
 });
