@@ -88,7 +88,7 @@ async function attemptChunk(env: Env, ids: string[], now: number, waitForSlots: 
     db.select({ id: events.id, payload: events.payload }).from(events).where(inArray(events.id, ofDeliveries(webhookDeliveries.eventId))),
   ]);
   const claimedIds = new Set(claimed.map((d) => d.id));
-  for (const id of ids) if (!claimedIds.has(id)) reports.set(id, await explainUnclaimed(env, id, now));
+  for (const id of ids) if (!claimedIds.has(id)) reports.set(id, await explainUnclaimed(env, id, now, waitForSlots));
   for (const [id, report] of await attemptClaimed(env, claimed, hooks, payloads, now, waitForSlots)) reports.set(id, report);
   return reports;
 }
@@ -255,11 +255,15 @@ function finishStatement(env: Env, d: DeliveryRow, fields: { status: "failed"; l
 }
 
 /** Why a delivery could not be claimed; a message that came early is put back for the remaining time. */
-async function explainUnclaimed(env: Env, deliveryId: string, now: number): Promise<AttemptReport> {
+async function explainUnclaimed(env: Env, deliveryId: string, now: number, throttleQueue = false): Promise<AttemptReport> {
   const d = await getDb(env.DB).select().from(webhookDeliveries).where(eq(webhookDeliveries.id, deliveryId)).get();
   if (!d) return { attempted: false, reason: "missing" };
   if (d.status !== "pending") return { attempted: false, reason: "done" };
-  if (d.leaseUntil !== null && d.leaseUntil >= now) return { attempted: false, reason: "busy" };
+  if (d.leaseUntil !== null && d.leaseUntil >= now) {
+    // A throttle object may hand a slot over while the consumer that took it still writes it down: look again.
+    if (throttleQueue) await env.THROTTLE_QUEUE.send({ kind: "delivery", id: d.id } satisfies DeliveryQueueMessage, { contentType: "json", delaySeconds: 1 });
+    return { attempted: false, reason: "busy" };
+  }
   const waitSeconds = Math.ceil(((d.nextAttemptAt ?? now) - now) / 1000);
   if (waitSeconds <= MAX_QUEUE_DELAY_SECONDS) {
     await env.DELIVERY_QUEUE.send({ kind: "delivery", id: d.id } satisfies DeliveryQueueMessage, { contentType: "json", delaySeconds: Math.max(1, waitSeconds) });

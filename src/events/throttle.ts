@@ -26,6 +26,8 @@ interface Later {
   at: number;
   slot: boolean;
   byAlarm?: boolean;
+  /** A slot held from before (it may be past): kept as the delivery's slot. */
+  keepSlot?: number;
 }
 type Hook = typeof webhooks.$inferSelect;
 export interface Throttleable {
@@ -64,8 +66,11 @@ export async function throttle<T extends Throttleable>(env: Env, items: T[], now
   for (const item of items) {
     if (!isThrottled(item)) send.push({ ...item, notBefore: 0 });
     else if (holdsSlot(item.d)) {
-      if (item.d.slotAt! <= ahead) send.push({ ...item, notBefore: item.d.slotAt! });
-      else later.push({ d: item.d, at: item.d.slotAt!, slot: true });
+      // Elsewhere than on the throttle queue a held slot is only used right on time: a late one
+      // (a backlog, the cron) goes through that queue, whose consumer spaces late sends out.
+      const slot = item.d.slotAt!;
+      if (slot <= ahead && (waitForSlots || slot >= now - SEND_NOW_MS)) send.push({ ...item, notBefore: slot });
+      else later.push({ d: item.d, at: Math.max(slot, now), slot: true, keepSlot: slot });
     }
     else byHook.set(item.hook.id, [...(byHook.get(item.hook.id) ?? []), item]);
   }
@@ -120,7 +125,7 @@ async function putOff(env: Env, later: Later[], now: number): Promise<void> {
   const writes: BatchItem<"sqlite">[] = later.map((l) =>
     db
       .update(webhookDeliveries)
-      .set({ nextAttemptAt: l.at, slotAt: l.slot ? l.at : null, queuedAt: l.byAlarm || queueable(l) ? now : null, leaseUntil: null, updatedAt: now })
+      .set({ nextAttemptAt: l.keepSlot ?? l.at, slotAt: l.slot ? (l.keepSlot ?? l.at) : null, queuedAt: l.byAlarm || queueable(l) ? now : null, leaseUntil: null, updatedAt: now })
       .where(eq(webhookDeliveries.id, l.d.id)),
   );
   await db.batch(writes as [BatchItem<"sqlite">, ...BatchItem<"sqlite">[]]);
