@@ -6,7 +6,7 @@
 //      deduplication on `webhook-id`, all signatures valid.
 //   3. a burst of THROTTLED_EVENTS to an endpoint with maxPerSecond THROTTLE_RATE: the rate the receiver saw.
 // Floors: p50 under 1.5 s; zero lost; throttled: rate within 10 % of maxPerSecond, 0 lost, 0 duplicates.
-// Usage: npm run bench:webhooks   (EVENTS=1000 CONCURRENCY=20 THROTTLED_EVENTS=5000 THROTTLE_RATE=40; ONLY=throttled)
+// Usage: npm run bench:webhooks   (EVENTS=1000 CONCURRENCY=20 THROTTLED_EVENTS=5000 THROTTLE_RATE=10; ONLY=throttled)
 import { startDev } from "../../test/e2e/harness.ts";
 import { startReceiver, type Received } from "../../test/support/receiver.ts";
 import { observedRate } from "../../test/support/throttle-rate.ts";
@@ -14,7 +14,7 @@ import { floor } from "../floors.ts";
 
 const EVENTS = Number(process.env.EVENTS ?? 1000);
 const THROTTLED_EVENTS = Number(process.env.THROTTLED_EVENTS ?? 5000);
-const THROTTLE_RATE = Number(process.env.THROTTLE_RATE ?? 40);
+const THROTTLE_RATE = Number(process.env.THROTTLE_RATE ?? 10);
 const ONLY = process.env.ONLY;
 const CONCURRENCY = Number(process.env.CONCURRENCY ?? 20);
 const SETTLE_MS = Number(process.env.SETTLE_MS ?? 60_000);

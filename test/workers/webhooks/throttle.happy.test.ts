@@ -4,7 +4,7 @@ import { onCronEvents } from "../../../src/events/cron.ts";
 import { observedRate } from "../../support/throttle-rate.ts";
 import { api, createKey, deliveriesOf, emitEvent, receivedAt, registerWebhook, waitFor, waitForDeliveries } from "./support.ts";
 
-const BURST = 120;
+const BURST = 200;
 const RATE = 10;
 
 /** Every delivery of a webhook, all pages (100 a page). */
