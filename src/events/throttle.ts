@@ -53,7 +53,7 @@ function holdsSlot(d: Delivery): boolean {
 
 /**
  * Splits leased attempts into those to make in this invocation (each at its slot) and those whose
- * slot lies further ahead: these are put off to their slot (D1 and a delayed queue message) without
+ * slot lies further ahead: these are put off to their slot (in D1; queued by us or the throttle object) without
  * counting an attempt, touching the retry schedule or the endpoint's failure streak. Slots are asked
  * of each endpoint's WebhookThrottleDO in delivery order, so waiting deliveries keep their order.
  * `waitForSlots`: this is the throttle queue's consumer (see SEND_AHEAD_MS).
@@ -64,15 +64,19 @@ export async function throttle<T extends Throttleable>(env: Env, items: T[], now
   const later: Later[] = [];
   const byHook = new Map<string, T[]>();
   for (const item of items) {
-    if (!isThrottled(item)) send.push({ ...item, notBefore: 0 });
-    else if (holdsSlot(item.d)) {
+    if (!isThrottled(item)) {
+      send.push({ ...item, notBefore: 0 });
+    } else if (holdsSlot(item.d)) {
       // Elsewhere than on the throttle queue a held slot is only used right on time: a late one
       // (a backlog, the cron) goes through that queue, whose consumer spaces late sends out.
       const slot = item.d.slotAt!;
       if (slot <= ahead && (waitForSlots || slot >= now - SEND_NOW_MS)) send.push({ ...item, notBefore: slot });
       else later.push({ d: item.d, at: Math.max(slot, now), slot: true, keepSlot: slot });
+    } else {
+      const group = byHook.get(item.hook.id);
+      if (group) group.push(item);
+      else byHook.set(item.hook.id, [item]);
     }
-    else byHook.set(item.hook.id, [...(byHook.get(item.hook.id) ?? []), item]);
   }
   await Promise.all(
     [...byHook].map(async ([hookId, group]) => {
