@@ -7,6 +7,7 @@ interface __BaseEnv_Env {
 	COMPILE_QUEUE: Queue;
 	EVENTS_QUEUE: Queue;
 	DELIVERY_QUEUE: Queue;
+	THROTTLE_QUEUE: Queue;
 	SEND_QUEUE: Queue;
 	ASSETS: Fetcher;
 	COMPILER_URL: string;
@@ -39,11 +40,12 @@ interface __BaseEnv_Env {
 	SESSIONS: DurableObjectNamespace<import("./src/index").SessionDO>;
 	TEX_CONTAINER: DurableObjectNamespace<import("./src/index").TexContainer>;
 	EVENT_STREAMS: DurableObjectNamespace<import("./src/index").EventStreamDO>;
+	WEBHOOK_THROTTLES: DurableObjectNamespace<import("./src/index").WebhookThrottleDO>;
 }
 declare namespace Cloudflare {
 	interface GlobalProps {
 		mainModule: typeof import("./src/index");
-		durableNamespaces: "RateLimiter" | "SessionDO" | "TexContainer" | "EventStreamDO";
+		durableNamespaces: "RateLimiter" | "SessionDO" | "TexContainer" | "EventStreamDO" | "WebhookThrottleDO";
 	}
 	interface Env extends __BaseEnv_Env {}
 }

@@ -80,6 +80,18 @@ async function attemptInline(env: Env, fanned: FanOutResult): Promise<void> {
  * concurrently); if recording them fails, the whole batch is retried (leases make that safe).
  */
 export async function handleDeliveryQueue(batch: MessageBatch<DeliveryQueueMessage>, env: Env, _ctx: ExecutionContext): Promise<void> {
+  await attemptBatch(batch, env, false);
+}
+
+/**
+ * Throttle queue: deliveries whose endpoint's slot is near. The same attempts, but this consumer
+ * waits out slots up to a second ahead (throttle.ts), so only throttled deliveries wait behind it.
+ */
+export async function handleThrottledQueue(batch: MessageBatch<DeliveryQueueMessage>, env: Env, _ctx: ExecutionContext): Promise<void> {
+  await attemptBatch(batch, env, true);
+}
+
+async function attemptBatch(batch: MessageBatch<DeliveryQueueMessage>, env: Env, waitForSlots: boolean): Promise<void> {
   const ids: string[] = [];
   for (const msg of batch.messages) {
     const id = msg.body?.id;
@@ -87,7 +99,7 @@ export async function handleDeliveryQueue(batch: MessageBatch<DeliveryQueueMessa
     else msg.ack();
   }
   try {
-    await attemptDeliveries(env, ids);
+    await attemptDeliveries(env, ids, Date.now(), waitForSlots);
     batch.ackAll();
   } catch (err) {
     log.error("delivery attempts failed", { count: ids.length, error: String(err) });
