@@ -4760,6 +4760,8 @@ export interface paths {
                             description: string | null;
                             sessionId: string | null;
                             enabled: boolean;
+                            /** @description Most delivery attempts per second; null = no limit. */
+                            maxPerSecond: number | null;
                             /**
                              * @description Set when we disabled it: `gone` (the receiver answered 410) or `failing` (failed continuously for days).
                              * @enum {string|null}
@@ -5604,6 +5606,92 @@ export interface paths {
                         [name: string]: unknown;
                     };
                     content?: never;
+                };
+                /** @description Invalid request (`invalid_request`, with `details.issues` naming each bad field) */
+                400: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["Error"];
+                    };
+                };
+                /** @description Missing, malformed, unknown or revoked API key */
+                401: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["Error"];
+                    };
+                };
+                /** @description Rate limited (`Retry-After`) */
+                429: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["Error"];
+                    };
+                };
+                /** @description Internal error */
+                500: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["Error"];
+                    };
+                };
+            };
+        };
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/api/events/poll": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * Events after a cursor, over HTTP (long poll optional)
+         * @description The event stream for receivers that must pull: this account's events after `after` (the stream's cursor: an event id), oldest first, each the stream's frame `{id, type, timestamp, data}`, and `next` to pass next time. Filters as on the stream. Only events at least 3 s old are answered, so a cursor never passes an event still being recorded. `wait` holds an empty answer up to 25 s for an event to come. Counts once against the rate limit.
+         */
+        get: {
+            parameters: {
+                query?: {
+                    /** @description The cursor: `next` of the previous answer, or the id of the last event received (here or on the stream). Without it: from now. */
+                    after?: string;
+                    /** @description Comma-separated event types to receive (default: all). */
+                    types?: string;
+                    /** @description Only events of this messaging session. */
+                    sessionId?: string;
+                    /** @description Events per answer (1-500; fewer if their bodies pass 4 MiB). */
+                    limit?: number;
+                    /** @description Long poll: with no event to answer, hold the request up to this many seconds (0-25) for one to come. */
+                    wait?: number | null;
+                };
+                header?: never;
+                path?: never;
+                cookie?: never;
+            };
+            requestBody?: never;
+            responses: {
+                /** @description Events after the cursor */
+                200: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["EventPollPage"];
+                    };
                 };
                 /** @description Invalid request (`invalid_request`, with `details.issues` naming each bad field) */
                 400: {
@@ -7832,6 +7920,8 @@ export interface components {
             description: string | null;
             sessionId: string | null;
             enabled: boolean;
+            /** @description Most delivery attempts per second; null = no limit. */
+            maxPerSecond: number | null;
             /**
              * @description Set when we disabled it: `gone` (the receiver answered 410) or `failing` (failed continuously for days).
              * @enum {string|null}
@@ -7867,6 +7957,11 @@ export interface components {
             sessionId?: string | null;
             /** @default true */
             enabled?: boolean;
+            /**
+             * @description Most delivery attempts per second to this endpoint (1-1000); more wait, in order, without counting as failures. null = no limit.
+             * @example 50
+             */
+            maxPerSecond?: number | null;
         };
         WebhookPage: {
             data: components["schemas"]["Webhook"][];
@@ -7893,6 +7988,11 @@ export interface components {
             sessionId?: string | null;
             /** @description Re-enabling clears `disabledReason` and the failure streak. */
             enabled?: boolean;
+            /**
+             * @description Change or (null) remove the rate; deliveries waiting for a slot take one at the new rate.
+             * @example 50
+             */
+            maxPerSecond?: number | null;
             /** @description Issue a new secret (returned in this response only). The old one keeps signing for the grace period. */
             rotateSecret?: boolean;
         };
@@ -7998,6 +8098,29 @@ export interface components {
             ticket: string;
             /** @example 2026-01-01T12:01:00.000Z */
             expiresAt: string;
+        };
+        EventPollPage: {
+            /** @description Events after the cursor, oldest first. */
+            data: components["schemas"]["StreamFrame"][];
+            /** @description Pass as `after` next time (the last event's id; the cursor given, when there was none). */
+            next: string;
+            /** @description More events are ready: poll again at once. */
+            hasMore: boolean;
+        };
+        StreamFrame: {
+            /**
+             * @description The event id: the `webhook-id` of its deliveries, and a cursor.
+             * @example evt_0mh8k2x1qa1b2c3d4e5f6
+             */
+            id: string;
+            /** @example message.received */
+            type: string;
+            /** Format: date-time */
+            timestamp: string;
+            /** @description As in the webhook delivery body (see `GET /api/event-types`). */
+            data: {
+                [key: string]: unknown;
+            };
         };
         EventPage: {
             data: components["schemas"]["Event"][];

@@ -6,7 +6,7 @@ import { handleScheduled } from "./scheduled.ts";
 
 export { RateLimiter } from "./platform/rate-limiter.ts";
 export { TexContainer } from "./compile/index.ts";
-export { EventStreamDO } from "./events/index.ts";
+export { EventStreamDO, WebhookThrottleDO } from "./events/index.ts";
 
 export { SessionDO } from "./messaging/index.ts";
 

@@ -1,5 +1,5 @@
 import { handleCompileQueue } from "./compile/index.ts";
-import { handleDeliveryQueue, handleEventsQueue, onEventsDeadLetter } from "./events/index.ts";
+import { handleDeliveryQueue, handleEventsQueue, handleThrottledQueue, onEventsDeadLetter } from "./events/index.ts";
 import { runCampaignSendJob } from "./messaging/campaigns/index.ts";
 import { runBulkJob, runMediaJob, sendQueueConsumer } from "./messaging/index.ts";
 import { recordDeadLetters } from "./platform/dead-letters.ts";
@@ -12,7 +12,7 @@ export const handleDeadLetters = (batch: MessageBatch<unknown>, env: Env): Promi
 export type Consumer = (batch: MessageBatch<never>, env: Env, ctx: ExecutionContext) => Promise<void>;
 
 /** The queues of wrangler.toml. A queue renamed there must be renamed here. */
-export type QueueName = "texmsg-compile-jobs" | "texmsg-events" | "texmsg-webhook-deliveries" | "texmsg-sends" | "texmsg-dlq";
+export type QueueName = "texmsg-compile-jobs" | "texmsg-events" | "texmsg-webhook-deliveries" | "texmsg-webhook-throttled" | "texmsg-sends" | "texmsg-dlq";
 export type QueueConsumers = Readonly<Record<QueueName, Consumer>>;
 
 /** Queue name to consumer, with SEND_QUEUE's job kinds wired to their modules. */
@@ -20,6 +20,7 @@ export const QUEUE_CONSUMERS: QueueConsumers = Object.freeze({
   "texmsg-compile-jobs": handleCompileQueue,
   "texmsg-events": handleEventsQueue,
   "texmsg-webhook-deliveries": handleDeliveryQueue,
+  "texmsg-webhook-throttled": handleThrottledQueue,
   "texmsg-sends": sendQueueConsumer({ bulk: runBulkJob, campaign: runCampaignSendJob, media: runMediaJob }),
   "texmsg-dlq": handleDeadLetters,
 });

@@ -3,10 +3,11 @@
 // count of every table, POST resets the counters. Requests with an `x-bench-observer` header (the
 // bench's own progress polling) run on the uncounted binding, so watching a flow does not add to it.
 // `npm run bench:scale` starts `npm run dev` with WORKER_MAIN pointing here.
-import worker, { EventStreamDO as RealEventStreamDO, RateLimiter, SessionDO as RealSessionDO, TexContainer } from "../../src/index.ts";
+import worker, { EventStreamDO as RealEventStreamDO, RateLimiter, SessionDO as RealSessionDO, TexContainer, WebhookThrottleDO } from "../../src/index.ts";
 import { counts, countedEnv, resetCounts } from "./d1-count.ts";
 
-export { RateLimiter, TexContainer };
+// The throttle keeps no D1 state: nothing to count.
+export { RateLimiter, TexContainer, WebhookThrottleDO };
 
 export class SessionDO extends RealSessionDO {
   constructor(ctx: DurableObjectState, env: Env) {

@@ -1,15 +1,21 @@
 // Webhook pipeline benchmark against `npm run dev` with a local receiver.
 // Cause = an inbound sandbox message (`POST /api/sessions/:id/sandbox/inbound`, docs/contracts.md §3), effect =
-// its `message.received` delivery verified at the receiver. Two runs of EVENTS events each:
+// its `message.received` delivery verified at the receiver. Runs:
 //   1. a healthy receiver: p50/p95 from the cause (request sent) to the first delivery;
 //   2. a receiver failing 30 % of first attempts at random: every event delivered, exactly once after
 //      deduplication on `webhook-id`, all signatures valid.
-// Floors: p50 under 1.5 s; zero lost.   Usage: npm run bench:webhooks   (EVENTS=1000 CONCURRENCY=20)
+//   3. a burst of THROTTLED_EVENTS to an endpoint with maxPerSecond THROTTLE_RATE: the rate the receiver saw.
+// Floors: p50 under 1.5 s; zero lost; throttled: rate within 10 % of maxPerSecond, 0 lost, 0 duplicates.
+// Usage: npm run bench:webhooks   (EVENTS=1000 CONCURRENCY=20 THROTTLED_EVENTS=5000 THROTTLE_RATE=10; ONLY=throttled)
 import { startDev } from "../../test/e2e/harness.ts";
 import { startReceiver, type Received } from "../../test/support/receiver.ts";
+import { observedRate } from "../../test/support/throttle-rate.ts";
 import { floor } from "../floors.ts";
 
 const EVENTS = Number(process.env.EVENTS ?? 1000);
+const THROTTLED_EVENTS = Number(process.env.THROTTLED_EVENTS ?? 5000);
+const THROTTLE_RATE = Number(process.env.THROTTLE_RATE ?? 10);
+const ONLY = process.env.ONLY;
 const CONCURRENCY = Number(process.env.CONCURRENCY ?? 20);
 const SETTLE_MS = Number(process.env.SETTLE_MS ?? 60_000);
 
@@ -32,11 +38,12 @@ async function must<T>(res: Promise<Response>, what: string): Promise<T> {
 
 const percentile = (sorted: number[], p: number) => sorted[Math.min(sorted.length - 1, Math.floor((p / 100) * sorted.length))] ?? NaN;
 
-async function run(label: string, failFirstRate: number) {
-  const inbox = `bench${failFirstRate ? "flaky" : "ok"}${Date.now()}`;
+async function run(label: string, failFirstRate: number, opts: { events?: number; maxPerSecond?: number } = {}) {
+  const count = opts.events ?? EVENTS;
+  const inbox = `bench${label}${Date.now()}`;
   const session = await must<{ id: string }>(call("/api/sessions", "POST", { name: `bench-${label}` }), "create session");
   const hook = await must<{ id: string; secret: string }>(
-    call("/api/webhooks", "POST", { url: `${receiver.url}/in/${inbox}`, events: ["message.received"], sessionId: session.id }),
+    call("/api/webhooks", "POST", { url: `${receiver.url}/in/${inbox}`, events: ["message.received"], sessionId: session.id, ...(opts.maxPerSecond ? { maxPerSecond: opts.maxPerSecond } : {}) }),
     "create webhook",
   );
   await fetch(`${receiver.url}/inbox/${inbox}`, { method: "PUT", body: JSON.stringify({ secrets: [hook.secret], failFirstRate }) });
@@ -46,7 +53,7 @@ async function run(label: string, failFirstRate: number) {
   const started = Date.now();
   await Promise.all(
     Array.from({ length: CONCURRENCY }, async () => {
-      while (next < EVENTS) {
+      while (next < count) {
         const token = `bench-${label}-${next++}`;
         sentAt.set(token, Date.now());
         await must(call(`/api/sessions/${session.id}/sandbox/inbound`, "POST", { from: `1555${String(next).padStart(7, "0")}@c.us`, text: token }), "inbound");
@@ -55,7 +62,8 @@ async function run(label: string, failFirstRate: number) {
   );
   const sendSeconds = (Date.now() - started) / 1000;
 
-  const deadline = Date.now() + SETTLE_MS;
+  // A throttled run takes its events / rate, then the usual settling time.
+  const deadline = Date.now() + SETTLE_MS + (opts.maxPerSecond ? (count / opts.maxPerSecond) * 1000 : 0);
   let received: Received[] = [];
   const firstOk = new Map<string, number>();
   for (;;) {
@@ -67,7 +75,7 @@ async function run(label: string, failFirstRate: number) {
         if (token && !firstOk.has(token)) firstOk.set(token, r.receivedAt);
       }
     }
-    if (firstOk.size >= EVENTS || Date.now() > deadline) break;
+    if (firstOk.size >= count || Date.now() > deadline) break;
     await new Promise((r) => setTimeout(r, 500));
   }
   await new Promise((r) => setTimeout(r, 2000)); // let stray duplicates arrive before counting them
@@ -83,14 +91,15 @@ async function run(label: string, failFirstRate: number) {
   const okDeliveries = received.filter((r) => typeof r.answered === "number" && r.answered < 300).length;
   return {
     label,
-    events: EVENTS,
+    events: count,
     sendSeconds,
     delivered: firstOk.size,
-    lost: EVENTS - firstOk.size,
+    lost: count - firstOk.size,
     uniqueIds: okIds.size,
     duplicates: okDeliveries - okIds.size,
     failedFirst: received.filter((r) => r.answered === 500).length,
     unverified: received.filter((r) => !r.verified).length,
+    rate: observedRate([...firstOk.values()]),
     p50: percentile(latencies, 50),
     p95: percentile(latencies, 95),
     max: latencies[latencies.length - 1] ?? NaN,
@@ -98,6 +107,25 @@ async function run(label: string, failFirstRate: number) {
 }
 
 try {
+  if (ONLY !== "throttled") await runHealthyAndFlaky();
+  if (!ONLY || ONLY === "throttled") await runThrottled();
+} finally {
+  await dev?.stop();
+  await receiver.close();
+}
+
+async function runThrottled() {
+  const r = await run("throttled", 0, { events: THROTTLED_EVENTS, maxPerSecond: THROTTLE_RATE });
+  console.log(`\n${r.events} events (${CONCURRENCY} concurrent causes) to an endpoint with maxPerSecond ${THROTTLE_RATE}, against ${baseUrl}\n`);
+  console.log("| maxPerSecond | events | causes sent in s | delivered | lost | duplicates | achieved /s | most in any 1 s | span s |");
+  console.log("| ---: | ---: | ---: | ---: | ---: | ---: | ---: | ---: | ---: |");
+  console.log(`| ${THROTTLE_RATE} | ${r.events} | ${r.sendSeconds.toFixed(1)} | ${r.delivered} | ${r.lost} | ${r.duplicates} | ${r.rate.perSecond.toFixed(1)} | ${r.rate.maxInOneSecond} | ${(r.rate.spanMs / 1000).toFixed(1)} |`);
+  console.log();
+  floor(`throttled rate: ${r.rate.perSecond.toFixed(1)}/s (floor: within 10 % of ${THROTTLE_RATE})`, Math.abs(r.rate.perSecond - THROTTLE_RATE) <= THROTTLE_RATE * 0.1);
+  floor(`throttled lost: ${r.lost}, duplicates: ${r.duplicates}, unverified: ${r.unverified} (floor 0)`, r.lost === 0 && r.duplicates === 0 && r.unverified === 0);
+}
+
+async function runHealthyAndFlaky() {
   const healthy = await run("healthy", 0);
   const flaky = await run("flaky", 0.3);
   console.log(`\n${EVENTS} events per run, ${CONCURRENCY} concurrent causes, against ${baseUrl}\n`);
@@ -111,7 +139,4 @@ try {
   console.log();
   floor(`p50 cause -> receiver (healthy): ${healthy.p50} ms (floor < 1500 ms)`, pass50);
   floor(`lost events (both runs, after dedup on webhook-id): ${healthy.lost + flaky.lost} (floor 0)`, zeroLost);
-} finally {
-  await dev?.stop();
-  await receiver.close();
 }

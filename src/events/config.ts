@@ -36,3 +36,16 @@ export const STREAM_TICKET_TTL_MS = 60_000;
 export const MAX_STREAMS_PER_ACCOUNT = 100;
 /** Events replayed on one connection with `?after=`; a longer backlog closes with 4001 and resumes from the last one sent. */
 export const STREAM_REPLAY_MAX = 500;
+/** GET /api/events/poll: events per page (default, most), bytes of event bodies per page (at least one event always goes). */
+export const POLL_LIMIT_DEFAULT = 100;
+export const POLL_LIMIT_MAX = 500;
+export const POLL_MAX_BYTES = 4 * 1024 * 1024;
+/** The longest `wait` a poll may hold its request for (under common proxies' idle timeouts). */
+export const POLL_WAIT_MAX_SECONDS = 25;
+/** How often a waiting poll looks again. */
+export const POLL_INTERVAL_MS = 1_000;
+/**
+ * A poll returns only events whose id is this old: an id is minted a little before its row commits,
+ * so a cursor past a fresher id could skip an event that commits just after the read.
+ */
+export const POLL_SETTLE_MS = 3_000;

@@ -93,13 +93,25 @@ async function attemptInline(env: Env, shard: Shard, fanned: FanOutResult): Prom
  * concurrently); if recording them fails, the whole batch is retried (leases make that safe).
  */
 export async function handleDeliveryQueue(batch: MessageBatch<DeliveryQueueMessage>, env: Env, _ctx: ExecutionContext): Promise<void> {
+  await attemptBatch(batch, env, false);
+}
+
+/**
+ * Throttle queue: deliveries whose endpoint's slot is near. The same attempts, but this consumer
+ * waits out slots up to a second ahead (throttle.ts), so only throttled deliveries wait behind it.
+ */
+export async function handleThrottledQueue(batch: MessageBatch<DeliveryQueueMessage>, env: Env, _ctx: ExecutionContext): Promise<void> {
+  await attemptBatch(batch, env, true);
+}
+
+async function attemptBatch(batch: MessageBatch<DeliveryQueueMessage>, env: Env, waitForSlots: boolean): Promise<void> {
   const valid = batch.messages.filter((m) => typeof m.body?.id === "string");
   for (const m of batch.messages) if (!valid.includes(m)) m.ack();
   // Shard by shard, each isolated: a shard that fails has only its own messages retried.
   await Promise.all(
     [...byShard(valid).entries()].map(async ([index, msgs]) => {
       try {
-        await attemptDeliveries(env, shardAt(env, index), msgs.map((m) => m.body.id));
+        await attemptDeliveries(env, shardAt(env, index), msgs.map((m) => m.body.id), Date.now(), waitForSlots);
         for (const m of msgs) m.ack();
       } catch (err) {
         log.error("delivery attempts failed", { shard: index, count: msgs.length, error: String(err) });

@@ -7,6 +7,7 @@ import { successWrites, type Success } from "./attempt-writes.ts";
 import { allowLoopback, disableAfterMs, MAX_QUEUE_DELAY_SECONDS, retrySchedule, timeoutMs } from "./config.ts";
 import { decideOutcome, type DeliveryOutcome } from "./retry-policy.ts";
 import { sendAttempt, type SignedPostResult } from "./send-attempt.ts";
+import { isThrottled, throttle } from "./throttle.ts";
 import { TEST_EVENT_TYPE, type DeliveryQueueMessage } from "./types.ts";
 import { enqueueEvents, prepareEventAfterChange, prepareEvents } from "./emit.ts";
 import { deliveryExhaustedEvent, isOperational, webhookDisabledEvent } from "./operational.ts";
@@ -57,15 +58,15 @@ const SEND_CONCURRENCY = 50;
  * the leases and read what the attempts need; record every outcome), the receivers called
  * concurrently in between. Answers one report per id, in order.
  */
-export async function attemptDeliveries(env: Env, shard: Shard, deliveryIds: string[], now = Date.now()): Promise<AttemptReport[]> {
+export async function attemptDeliveries(env: Env, shard: Shard, deliveryIds: string[], now = Date.now(), waitForSlots = false): Promise<AttemptReport[]> {
   const reports = new Map<string, AttemptReport>();
   for (let i = 0; i < deliveryIds.length; i += IDS_PER_STATEMENT) {
-    for (const [id, report] of await attemptChunk(env, shard, [...new Set(deliveryIds.slice(i, i + IDS_PER_STATEMENT))], now)) reports.set(id, report);
+    for (const [id, report] of await attemptChunk(env, shard, [...new Set(deliveryIds.slice(i, i + IDS_PER_STATEMENT))], now, waitForSlots)) reports.set(id, report);
   }
   return deliveryIds.map((id) => reports.get(id) ?? { attempted: false, reason: "missing" });
 }
 
-async function attemptChunk(env: Env, shard: Shard, ids: string[], now: number): Promise<Map<string, AttemptReport>> {
+async function attemptChunk(env: Env, shard: Shard, ids: string[], now: number, waitForSlots: boolean): Promise<Map<string, AttemptReport>> {
   const db = shard.db;
   const reports = new Map<string, AttemptReport>();
   const ofDeliveries = (col: typeof webhookDeliveries.webhookId | typeof webhookDeliveries.eventId) => db.select({ id: col }).from(webhookDeliveries).where(inArray(webhookDeliveries.id, ids));
@@ -87,8 +88,8 @@ async function attemptChunk(env: Env, shard: Shard, ids: string[], now: number):
     db.select({ id: events.id, payload: events.payload }).from(events).where(inArray(events.id, ofDeliveries(webhookDeliveries.eventId))),
   ]);
   const claimedIds = new Set(claimed.map((d) => d.id));
-  for (const id of ids) if (!claimedIds.has(id)) reports.set(id, await explainUnclaimed(env, shard, id, now));
-  for (const [id, report] of await attemptClaimed(env, shard, claimed, hooks, payloads, now)) reports.set(id, report);
+  for (const id of ids) if (!claimedIds.has(id)) reports.set(id, await explainUnclaimed(env, shard, id, now, waitForSlots));
+  for (const [id, report] of await attemptClaimed(env, shard, claimed, hooks, payloads, now, waitForSlots)) reports.set(id, report);
   return reports;
 }
 
@@ -97,7 +98,7 @@ async function attemptChunk(env: Env, shard: Shard, ids: string[], now: number):
  * event payloads, and records every outcome in one D1 round trip. Used after `attemptChunk`'s
  * claim, and by the events consumer, which claims first attempts in its fan-out batch.
  */
-export async function attemptClaimed(env: Env, shard: Shard, claimed: DeliveryRow[], hooks: WebhookRow[], payloads: { id: string; payload: string }[], now: number): Promise<Map<string, AttemptReport>> {
+export async function attemptClaimed(env: Env, shard: Shard, claimed: DeliveryRow[], hooks: WebhookRow[], payloads: { id: string; payload: string }[], now: number, waitForSlots = false): Promise<Map<string, AttemptReport>> {
   const db = shard.db;
   const reports = new Map<string, AttemptReport>();
   const writes: BatchItem<"sqlite">[] = [];
@@ -123,7 +124,10 @@ export async function attemptClaimed(env: Env, shard: Shard, claimed: DeliveryRo
     }
   }
 
-  await pool(toSend, SEND_CONCURRENCY, async ({ d, hook, payload, isTest }) => {
+  // Endpoints with a rate: attempts wait for their slots, those far ahead are put off (throttle.ts).
+  const timed: ((typeof toSend)[number] & { notBefore?: number })[] = toSend.some(isThrottled) ? await throttle(env, shard, toSend, now, waitForSlots) : toSend;
+  await pool(timed, SEND_CONCURRENCY, async ({ d, hook, payload, isTest, notBefore = 0 }) => {
+    if (notBefore > Date.now()) await new Promise((r) => setTimeout(r, notBefore - Date.now()));
     const attempt = d.attempts + 1;
     // The URL was checked at registration; check again in case the rules (or the dev flag) changed.
     const urlCheck = checkTargetUrl(hook.url, { allowLoopback: allowLoopback(env) });
@@ -251,11 +255,15 @@ function finishStatement(shard: Shard, d: DeliveryRow, fields: { status: "failed
 }
 
 /** Why a delivery could not be claimed; a message that came early is put back for the remaining time. */
-async function explainUnclaimed(env: Env, shard: Shard, deliveryId: string, now: number): Promise<AttemptReport> {
+async function explainUnclaimed(env: Env, shard: Shard, deliveryId: string, now: number, throttleQueue = false): Promise<AttemptReport> {
   const d = await shard.db.select().from(webhookDeliveries).where(eq(webhookDeliveries.id, deliveryId)).get();
   if (!d) return { attempted: false, reason: "missing" };
   if (d.status !== "pending") return { attempted: false, reason: "done" };
-  if (d.leaseUntil !== null && d.leaseUntil >= now) return { attempted: false, reason: "busy" };
+  if (d.leaseUntil !== null && d.leaseUntil >= now) {
+    // A throttle object may hand a slot over while the consumer that took it still writes it down: look again.
+    if (throttleQueue) await env.THROTTLE_QUEUE.send({ kind: "delivery", id: d.id, shard: shard.index } satisfies DeliveryQueueMessage, { contentType: "json", delaySeconds: 1 });
+    return { attempted: false, reason: "busy" };
+  }
   const waitSeconds = Math.ceil(((d.nextAttemptAt ?? now) - now) / 1000);
   if (waitSeconds <= MAX_QUEUE_DELAY_SECONDS) {
     await env.DELIVERY_QUEUE.send({ kind: "delivery", id: d.id, shard: shard.index } satisfies DeliveryQueueMessage, { contentType: "json", delaySeconds: Math.max(1, waitSeconds) });

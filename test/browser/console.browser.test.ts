@@ -281,9 +281,11 @@ describe("browser console (Chromium against npm run dev)", () => {
     await go("Webhooks");
     await page.locator("#wh-url").fill(receiverUrl);
     await page.getByLabel("contact.created").check();
+    await page.locator("#wh-rate").fill("20");
     await page.getByRole("button", { name: "Create webhook" }).click();
     expect(await page.getByTestId("secret").textContent()).toMatch(/^whsec_/);
     await page.getByRole("button", { name: "Done" }).click();
+    await expect.poll(() => page.getByRole("table", { name: "Webhooks" }).textContent()).toContain("20/s");
     await page.getByRole("button", { name: "Send test" }).click();
     await expect.poll(() => page.getByRole("status").filter({ hasText: "Test delivered" }).count()).toBe(1);
     const delivery = page.locator("[data-delivery]").first();

@@ -125,6 +125,8 @@ export function Webhooks() {
   const described = new Map((catalog.data?.data ?? []).map((t) => [t.type, t.description]));
   const [url, setUrl] = useState("");
   const [description, setDescription] = useState("");
+  // empty = no limit; the API checks the bounds (1-1000) and answers a field error
+  const [maxPerSecond, setMaxPerSecond] = useState("");
   const [events, setEvents] = useState<Set<EventType>>(new Set(["message.received"]));
   const [secret, setSecret] = useState<string | null>(null);
   const [selected, setSelected] = useState<string | null>(null);
@@ -132,10 +134,12 @@ export function Webhooks() {
 
   async function create(e: Event) {
     e.preventDefault();
-    const w = await act.run(() => must(api().POST("/api/webhooks", { body: { url, events: [...events], ...(description ? { description } : {}) } })));
+    const rate = maxPerSecond.trim() === "" ? {} : { maxPerSecond: Number(maxPerSecond) };
+    const w = await act.run(() => must(api().POST("/api/webhooks", { body: { url, events: [...events], ...(description ? { description } : {}), ...rate } })));
     if (w) {
       setSecret(w.secret);
       setUrl("");
+      setMaxPerSecond("");
       setSelected(w.id);
       list.reload();
     }
@@ -165,6 +169,19 @@ export function Webhooks() {
         <FieldError error={act.error} path="url" id="wh-url-err" />
         <label for="wh-desc">Description (optional)</label>
         <input id="wh-desc" value={description} maxLength={200} onInput={(e) => setDescription(e.currentTarget.value)} />
+        <label for="wh-rate">Most deliveries per second (optional, 1-1000)</label>
+        <input
+          id="wh-rate"
+          type="number"
+          min={1}
+          max={1000}
+          step={1}
+          value={maxPerSecond}
+          placeholder="no limit"
+          onInput={(e) => setMaxPerSecond(e.currentTarget.value)}
+          aria-describedby="wh-rate-err"
+        />
+        <FieldError error={act.error} path="maxPerSecond" id="wh-rate-err" />
         <fieldset>
           <legend>Events</legend>
           <div class="checks">
@@ -191,7 +208,7 @@ export function Webhooks() {
           Create webhook
         </button>
       </form>
-      <DataTable caption="Webhooks" columns={["URL", "Events", "State"]} actions error={act.error ?? list.error}>
+      <DataTable caption="Webhooks" columns={["URL", "Events", "Rate", "State"]} actions error={act.error ?? list.error}>
         {list.data?.data.map((w) => (
           <tr key={w.id} aria-selected={w.id === selected}>
             <td>
@@ -201,6 +218,7 @@ export function Webhooks() {
               {w.description && <div class="muted">{w.description}</div>}
             </td>
             <td>{w.events.join(", ")}</td>
+            <td>{w.maxPerSecond === null ? "no limit" : `${w.maxPerSecond}/s`}</td>
             <td>{w.enabled ? "enabled" : `disabled${w.disabledReason ? `: ${w.disabledReason}` : ""}`}</td>
             <td class="actions">
               <button type="button" class="secondary" onClick={() => void toggle(w)}>

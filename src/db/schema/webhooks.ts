@@ -51,6 +51,8 @@ export const webhooks = sqliteTable(
     previousSecretExpiresAt: integer("previous_secret_expires_at"),
     /** Start of the current run of failed attempts; null after any success. */
     failingSince: integer("failing_since"),
+    /** Most delivery attempts per second to this endpoint (src/events/throttle.ts); null = unthrottled. */
+    maxPerSecond: integer("max_per_second"),
     ...timestamps(),
   },
   (t) => [index("webhooks_account_idx").on(t.accountId, t.enabled)],
@@ -72,6 +74,8 @@ export const webhookDeliveries = sqliteTable(
     queuedAt: integer("queued_at"),
     /** An attempt in flight holds the delivery until then, so duplicate queue messages do not double-send. */
     leaseUntil: integer("lease_until"),
+    /** The send slot its endpoint's throttle granted the next attempt (then also `nextAttemptAt`); null = none held. */
+    slotAt: integer("slot_at"),
     lastStatusCode: integer("last_status_code"),
     lastError: text("last_error"),
     /** How long the last attempt took. A success keeps its outcome here only (no `webhook_attempts` row). */

@@ -25,7 +25,7 @@ export function streamTicketAuth(): MiddlewareHandler<AppEnv> {
   };
 }
 
-function parseTypes(raw: string | undefined): string[] | null {
+export function parseTypes(raw: string | undefined): string[] | null {
   if (raw === undefined || raw === "") return null;
   const types = [...new Set(raw.split(","))];
   const known = new Set<string>(EVENT_TYPES);

@@ -1,18 +1,11 @@
 import { DurableObject } from "cloudflare:workers";
-import { and, asc, eq, gt, inArray } from "drizzle-orm";
-import { events } from "../../db/schema/index.ts";
 import { revokedKeyIds } from "../../platform/api-keys.ts";
 import { log } from "../../platform/log.ts";
 import { MAX_STREAMS_PER_ACCOUNT, STREAM_REPLAY_MAX } from "../config.ts";
-import { accountShard, directoryDb } from "../../platform/shards.ts";
+import { directoryDb } from "../../platform/shards.ts";
+import { eventsAfter, type StreamFilter } from "./after.ts";
 
-/** What a socket asked for; kept on the socket (`serializeAttachment`) so it survives hibernation. */
-export interface StreamFilter {
-  /** Event types to send; null = all. */
-  types: string[] | null;
-  /** Only events of this messaging session; null = all. */
-  sessionId: string | null;
-}
+export type { StreamFilter };
 
 /** What the socket keeps: its filter and the API key it was opened with (re-checked for revocation). */
 interface Attachment extends StreamFilter {
@@ -73,15 +66,7 @@ export class EventStreamDO extends DurableObject<Env> {
   /** Events of the account after `after` (within retention: older rows are purged), oldest first, bounded. */
   private async replay(ws: WebSocket, accountId: string, after: string, f: StreamFilter): Promise<void> {
     try {
-      const conds = [eq(events.accountId, accountId), gt(events.id, after)];
-      if (f.types) conds.push(inArray(events.type, f.types));
-      if (f.sessionId) conds.push(eq(events.sessionId, f.sessionId));
-      const rows = await (await accountShard(this.env, accountId)).db
-        .select({ id: events.id, payload: events.payload })
-        .from(events)
-        .where(and(...conds))
-        .orderBy(asc(events.id))
-        .limit(STREAM_REPLAY_MAX + 1);
+      const rows = await eventsAfter(this.env, accountId, after, f, STREAM_REPLAY_MAX + 1);
       for (const r of rows.slice(0, STREAM_REPLAY_MAX)) ws.send(envelopeOf(r.id, r.payload));
       if (rows.length > STREAM_REPLAY_MAX) ws.close(REPLAY_TRUNCATED, `replay truncated; resume after ${rows[STREAM_REPLAY_MAX - 1]!.id}`);
     } catch (err) {

@@ -14,6 +14,7 @@ export function toWebhookView(row: WebhookRow, now = Date.now()): WebhookView {
     description: row.description,
     sessionId: row.sessionId,
     enabled: row.enabled,
+    maxPerSecond: row.maxPerSecond,
     disabledReason: row.disabledReason,
     previousSecretExpiresAt: row.previousSecret && (row.previousSecretExpiresAt ?? 0) > now ? iso(row.previousSecretExpiresAt) : null,
     createdAt: iso(row.createdAt)!,

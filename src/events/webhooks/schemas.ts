@@ -1,5 +1,6 @@
 import { z } from "@hono/zod-openapi";
 import { idParam } from "../../platform/openapi.ts";
+import { MAX_PER_SECOND, MIN_PER_SECOND } from "../throttle-do.ts";
 import { EVENT_TYPES } from "../types.ts";
 
 export const WebhookEventFilter = z.enum([...EVENT_TYPES, "*"]).openapi({ description: "An event type, or `*` for all of them." });
@@ -15,9 +16,13 @@ const events = z
   .openapi({ description: "Event types to receive, or `[\"*\"]`.", example: ["message.received", "message.read"] });
 const description = z.string().trim().max(500).nullable().openapi({ example: "Production CRM" });
 const sessionId = z.string().trim().min(1).max(64).nullable().openapi({ description: "Only events of this messaging session; null = every session." });
+const maxPerSecond = z.number().int().min(MIN_PER_SECOND).max(MAX_PER_SECOND).nullable().openapi({
+  description: `Most delivery attempts per second to this endpoint (${MIN_PER_SECOND}-${MAX_PER_SECOND}); more wait, in order, without counting as failures. null = no limit.`,
+  example: 50,
+});
 
 export const CreateWebhookBody = z
-  .strictObject({ url, events, description: description.optional(), sessionId: sessionId.optional(), enabled: z.boolean().default(true) })
+  .strictObject({ url, events, description: description.optional(), sessionId: sessionId.optional(), enabled: z.boolean().default(true), maxPerSecond: maxPerSecond.optional() })
   .openapi("CreateWebhook");
 
 export const UpdateWebhookBody = z
@@ -27,6 +32,7 @@ export const UpdateWebhookBody = z
     description: description.optional(),
     sessionId: sessionId.optional(),
     enabled: z.boolean().optional().openapi({ description: "Re-enabling clears `disabledReason` and the failure streak." }),
+    maxPerSecond: maxPerSecond.optional().openapi({ description: "Change or (null) remove the rate; deliveries waiting for a slot take one at the new rate." }),
     rotateSecret: z.boolean().optional().openapi({ description: "Issue a new secret (returned in this response only). The old one keeps signing for the grace period." }),
   })
   .refine((b) => Object.values(b).some((v) => v !== undefined), { message: "Give at least one field to change." })
@@ -40,6 +46,7 @@ export const Webhook = z
     description: z.string().nullable(),
     sessionId: z.string().nullable(),
     enabled: z.boolean(),
+    maxPerSecond: z.number().int().nullable().openapi({ description: "Most delivery attempts per second; null = no limit." }),
     disabledReason: z.enum(["gone", "failing"]).nullable().openapi({ description: "Set when we disabled it: `gone` (the receiver answered 410) or `failing` (failed continuously for days)." }),
     previousSecretExpiresAt: z.string().nullable().openapi({ format: "date-time", description: "Until then deliveries are also signed with the secret replaced by the last rotation." }),
     createdAt: z.string().openapi({ format: "date-time" }),

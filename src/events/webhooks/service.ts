@@ -3,18 +3,21 @@ import { events, webhookAttempts, webhookDeliveries, webhooks } from "../../db/s
 import { allowLoopback, MAX_WEBHOOKS_PER_ACCOUNT, secretGraceMs } from "../config.ts";
 import { attemptDelivery } from "../delivery.ts";
 import { newWebhookSecret } from "../signing.ts";
+import { resetThrottle } from "../throttle.ts";
 import { TEST_EVENT_TYPE, type DeliveryQueueMessage, type EventPayload } from "../types.ts";
 import { errors } from "../../platform/errors.ts";
 import { newId } from "../../platform/ids.ts";
 import { checkTargetUrl } from "../../platform/safe-url.ts";
 import type { CreateWebhookInput, DeliveryView, UpdateWebhookInput, WebhookView } from "./schemas.ts";
 import { toDeliveryView, toWebhookView } from "./mapper.ts";
+import { itemsPerStatement } from "../../platform/d1.ts";
 import { decodeCursor, IdCursor, toPage, type Page } from "../../platform/pagination.ts";
 import { accountShard } from "../../platform/shards.ts";
 
 type WebhookRow = typeof webhooks.$inferSelect;
 type DeliveryRow = typeof webhookDeliveries.$inferSelect;
 type AttemptRow = typeof webhookAttempts.$inferSelect;
+const ATTEMPT_IDS_PER_STATEMENT = itemsPerStatement(1, 1);
 
 /** The URL rules of docs/contracts.md §4 / src/platform/safe-url.ts, as a 400 naming the field. */
 function assertTargetUrl(env: Env, url: string): void {
@@ -54,6 +57,7 @@ export async function createWebhook(env: Env, accountId: string, input: CreateWe
     previousSecret: null,
     previousSecretExpiresAt: null,
     failingSince: null,
+    maxPerSecond: input.maxPerSecond ?? null,
     createdAt: now,
     updatedAt: now,
   };
@@ -90,6 +94,7 @@ export async function updateWebhook(env: Env, accountId: string, id: string, inp
       next.failingSince = null;
     }
   }
+  if (input.maxPerSecond !== undefined) next.maxPerSecond = input.maxPerSecond;
   if (input.rotateSecret) {
     next.previousSecret = row.secret;
     next.previousSecretExpiresAt = now + secretGraceMs(env);
@@ -97,6 +102,8 @@ export async function updateWebhook(env: Env, accountId: string, id: string, inp
   }
   const { id: _id, accountId: _acc, createdAt: _c, ...changes } = next;
   await (await accountShard(env, accountId)).db.update(webhooks).set(changes).where(and(eq(webhooks.accountId, accountId), eq(webhooks.id, id)));
+  // Slots reserved at the old rate are forgotten; waiting deliveries ask again at the new one.
+  if (next.maxPerSecond !== row.maxPerSecond && row.maxPerSecond !== null) await resetThrottle(env, accountId, id, now);
   const view = toWebhookView(next, now);
   return input.rotateSecret ? { ...view, secret: next.secret } : view;
 }
@@ -131,12 +138,19 @@ export async function listDeliveries(env: Env, accountId: string, webhookId: str
 async function attemptsOf(env: Env, accountId: string, deliveryIds: string[]): Promise<Map<string, AttemptRow[]>> {
   const out = new Map<string, AttemptRow[]>();
   if (deliveryIds.length === 0) return out;
-  const rows = await (await accountShard(env, accountId)).db
-    .select()
-    .from(webhookAttempts)
-    .where(and(eq(webhookAttempts.accountId, accountId), inArray(webhookAttempts.deliveryId, deliveryIds)))
-    .orderBy(asc(webhookAttempts.deliveryId), asc(webhookAttempts.attempt))
-    .all();
+  // A page of 100 deliveries is more ids than one statement may bind (D1: 100 parameters).
+  const rows: AttemptRow[] = [];
+  const { db } = await accountShard(env, accountId);
+  for (let i = 0; i < deliveryIds.length; i += ATTEMPT_IDS_PER_STATEMENT) {
+    rows.push(
+      ...(await db
+        .select()
+        .from(webhookAttempts)
+        .where(and(eq(webhookAttempts.accountId, accountId), inArray(webhookAttempts.deliveryId, deliveryIds.slice(i, i + ATTEMPT_IDS_PER_STATEMENT))))
+        .orderBy(asc(webhookAttempts.deliveryId), asc(webhookAttempts.attempt))
+        .all()),
+    );
+  }
   for (const a of rows) out.set(a.deliveryId, [...(out.get(a.deliveryId) ?? []), a]);
   return out;
 }

@@ -30,6 +30,8 @@ function maxMsFor(path: string): number {
   if (path === "/v1/compile/sync") return MAX_MS + COMPILE_MS;
   // the compile server reads its installation (thousands of package files) the first time it is asked
   if (path === "/v1/compile/environment") return MAX_MS + ENVIRONMENT_MS;
+  // GET /api/events/poll holds an empty answer for `wait` (hinted to at most 1 s below)
+  if (path === "/api/events/poll") return MAX_MS + 1_000;
   return MAX_MS;
 }
 
@@ -147,6 +149,8 @@ function operationArbitrary(doc: Doc, path: string, method: string, op: Operatio
     replyTo: fc.constantFrom("msg_0"),
     events: fc.constantFrom(["*"], ["message.received"], ["message.sent", "contact.created"]),
     source: fc.constantFrom("\\documentclass{article}\\begin{document}fuzz\\end{document}", "x"),
+    // a long poll's valid waits run up to 25 s: the fuzz holds at most 1 s (maxMsFor)
+    wait: fc.constantFrom(0, 1),
   };
   // Webhook URLs only of the local receiver: deliveries to made-up hosts would still be retried after the suite.
   const arbs = new SchemaArbitraries(doc.components.schemas, hints, new Set(["url"]));

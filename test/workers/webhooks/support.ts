@@ -65,7 +65,7 @@ export interface CreatedWebhook {
 /** Registers a webhook on a fresh inbox and tells the receiver its secret. */
 export async function registerWebhook(
   key: TestKey,
-  body: { events?: string[]; sessionId?: string | null; description?: string; enabled?: boolean } = {},
+  body: { events?: string[]; sessionId?: string | null; description?: string; enabled?: boolean; maxPerSecond?: number | null } = {},
   inbox: { script?: Answer[]; then?: Answer; retryAfter?: string; hangMs?: number; redirectTo?: string } = {},
 ): Promise<CreatedWebhook> {
   const box = newInbox();
