@@ -6,6 +6,7 @@ import { api, createKey } from "../helpers.ts";
 import { carriedEventIds } from "../event-tap.ts";
 import { eventsOf, getMessage, json, sandboxSession, sendText, waitFor, type MessageJson } from "../messaging/support.ts";
 import { postHook, textWebhook, whatsappSession } from "../messaging/whatsapp-support.ts";
+import { deliveriesOf, emitEvent, registerWebhook, waitForDeliveries } from "../webhooks/support.ts";
 
 const count = async (d1: D1Database, sql: string, ...binds: unknown[]) => (await d1.prepare(sql).bind(...binds).first<{ n: number }>())!.n;
 
@@ -80,5 +81,21 @@ describe("shards: where accounts and their rows live", () => {
       return got.length >= sent.length ? got : undefined;
     }, 10_000, "message.sent of every send");
     for (const e of sentEvents) expect(carriedEventIds.has(e.id), `${e.id} carried its record`).toBe(true);
+  });
+
+  it("a throttled webhook of an account on shard 1 gets every delivery, those its throttle object keeps and releases later too", { timeout: 30_000 }, async () => {
+    const k = await createKey("pro", { shard: 1 });
+    // 8 events at 2/s: slots up to 3.5 s ahead, the farther ones kept by the object and queued by its alarm.
+    const hook = await registerWebhook(k, { events: ["message.received"], maxPerSecond: 2 });
+    expect(await count(env.SHARD_1, "SELECT count(*) AS n FROM webhooks WHERE id = ?", hook.id)).toBe(1);
+    const emitted = await emitEvent(Array.from({ length: 8 }, (_, i) => ({ accountId: k.accountId, data: { n: i } })));
+    const got = await waitForDeliveries(hook.inbox, 8, 20_000);
+    expect(new Set(got.map((r) => r.webhookId))).toEqual(new Set(emitted.map((e) => e.id)));
+    const log = await waitFor(async () => {
+      const rows = await deliveriesOf(k, hook.id);
+      return rows.length === 8 && rows.every((d) => d.status === "succeeded") ? rows : undefined;
+    }, 10_000, "all deliveries succeeded");
+    expect(log.every((d) => d.attemptCount === 1)).toBe(true);
+    expect(await count(env.SHARD_0, "SELECT count(*) AS n FROM webhook_deliveries WHERE webhook_id = ?", hook.id)).toBe(0);
   });
 });
