@@ -7,7 +7,8 @@ import { newId } from "../../../src/platform/ids.ts";
 import { api, createKey } from "../helpers.ts";
 import { json, sandboxSession, type MessageJson } from "../messaging/support.ts";
 import { postHook, textWebhook } from "../messaging/whatsapp-support.ts";
-import { registerWebhook } from "../webhooks/support.ts";
+import { emitEvent, registerWebhook } from "../webhooks/support.ts";
+import { poll, pollUntil } from "../events/poll.support.ts";
 
 const DAY = 86_400_000;
 const count = async (d1: D1Database, sql: string, ...binds: unknown[]) => (await d1.prepare(sql).bind(...binds).first<{ n: number }>())!.n;
@@ -58,5 +59,17 @@ describe("shards: accounts on different shards never meet", () => {
     expect(await count(env.SHARD_2, "SELECT count(*) AS n FROM events WHERE id = ?", rows[2]!.id)).toBe(0);
     await purgeExpiredEventRows(env, now);
     expect(await count(env.SHARD_0, "SELECT count(*) AS n FROM events WHERE id = ?", rows[0]!.id)).toBe(0);
+  });
+
+  it("the events poll reads the account's own shard: an account on shard 1 polls its events, one on shard 0 polling the same cursor gets none of them", async () => {
+    const a = await createKey("pro", { shard: 0 });
+    const b = await createKey("pro", { shard: 1 });
+    const [startA, startB] = [(await poll(a)).next, (await poll(b)).next];
+    const emitted = await emitEvent([1, 2].map((n) => ({ accountId: b.accountId, type: "contact.created" as const, data: { n } })));
+    expect(await count(env.SHARD_1, "SELECT count(*) AS n FROM events WHERE account_id = ?", b.accountId)).toBe(2);
+    const { events } = await pollUntil(b, startB, 2);
+    expect(events.map((e) => e.id).sort()).toEqual(emitted.map((e) => e.id).sort());
+    // A long poll past the settle time: b's events would be visible by then, were they in a's view.
+    expect((await poll(a, `?after=${startA}&wait=4`)).data).toEqual([]);
   });
 });
