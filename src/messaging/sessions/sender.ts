@@ -47,7 +47,6 @@ export class Sender {
     return this.chats.run(draft.to, async () => {
       const { env } = this.host;
       const cfg = this.host.config();
-      const shard = await accountShard(env, cfg.accountId);
       const driver = this.host.driver();
       // A free-form send into a closed customer-service window is refused before anything is recorded.
       if (draft.type !== "template" && driver.closedWindows && (await driver.closedWindows([draft.to])).size > 0) return { ok: false, code: "reengagement_window_closed", reason: WINDOW_CLOSED.message };
@@ -65,7 +64,7 @@ export class Sender {
         return { ok: true, message: toMessage(row) };
       }
       // Networks over I/O: record first, so a crash after the network accepted still leaves a trace.
-      await insertMessage(shard, outboundRow(base, { status: "pending" }));
+      await insertMessage(await accountShard(env, cfg.accountId), outboundRow(base, { status: "pending" }));
       const result = await driver.send(await outboundWithMedia(env, draft));
       return { ok: true, message: toMessage(await this.applyResult(draft.id, result, now)) };
     });
