@@ -50,7 +50,33 @@ export function rootfsReady(repo: string, root = DEFAULT_TEX_ROOT): boolean {
 
 /** In the rootfs as root (bwrap, no chroot mounts to clean up), with a fresh /dev, /proc and /tmp. */
 function inRoot(root: string, script: string, extraBinds: string[] = []): void {
-  must("/usr/bin/bwrap", ["--bind", root, "/", ...extraBinds, "--dev", "/dev", "--proc", "/proc", "--tmpfs", "/tmp", "--chdir", "/", "--setenv", "PATH", "/usr/local/bin:/usr/bin:/bin", "--setenv", "HOME", "/root", "--", "/bin/sh", "-euc", script]);
+  must("/usr/bin/bwrap", ["--bind", root, "/", ...extraBinds, "--dev", "/dev", "--proc", "/proc", "--tmpfs", "/tmp", "--chdir", "/", "--setenv", "PATH", "/usr/local/sbin:/usr/local/bin:/usr/sbin:/usr/bin:/sbin:/bin", "--setenv", "HOME", "/root", "--", "/bin/sh", "-euc", script]);
+}
+
+/**
+ * Installs what the list has and the root lacks: with the root's own apt (variant apt); in a root
+ * without apt, the missing packages' .debs fetched by the host's apt-get with a private trixie
+ * configuration (the host's sources untouched), then dpkg -i in the root (their dependencies must
+ * be there: dpkg says which are not).
+ */
+function addPackages(stage: string, packages: string[]): void {
+  const known = spawnSync("dpkg-query", [`--admindir=${stage}/var/lib/dpkg`, "-W", "-f=${Package} ${Status}\n", ...packages], { encoding: "utf8" }).stdout;
+  const have = new Set(known.split("\n").filter((l) => l.endsWith("install ok installed")).map((l) => l.split(" ")[0]));
+  const missing = packages.filter((p) => !have.has(p));
+  if (missing.length === 0) return;
+  const net = ["--ro-bind", "/etc/resolv.conf", "/etc/resolv.conf"];
+  if (existsSync(path.join(stage, "usr/bin/apt-get"))) {
+    inRoot(stage, `apt-get update -qq\nDEBIAN_FRONTEND=noninteractive apt-get install -y -qq --no-install-recommends ${missing.join(" ")}\napt-get clean`, net);
+    return;
+  }
+  const tmp = path.join(stage, "root", "texpool-debs");
+  mkdirSync(path.join(tmp, "state", "lists", "partial"), { recursive: true });
+  mkdirSync(path.join(tmp, "cache", "archives", "partial"), { recursive: true });
+  writeFileSync(path.join(tmp, "sources.list"), `deb [signed-by=/usr/share/keyrings/debian-archive-keyring.gpg] ${MIRROR} ${SUITE} main\n`);
+  const o = ["-o", `Dir::Etc::SourceList=${tmp}/sources.list`, "-o", "Dir::Etc::SourceParts=-", "-o", `Dir::State=${tmp}/state`, "-o", `Dir::State::Status=${stage}/var/lib/dpkg/status`, "-o", `Dir::Cache=${tmp}/cache`, "-o", "APT::Sandbox::User=root"];
+  must("apt-get", [...o, "update", "-qq"]);
+  must("apt-get", [...o, "download", ...missing], { cwd: tmp });
+  inRoot(stage, "dpkg -i /root/texpool-debs/*.deb && rm -rf /root/texpool-debs");
 }
 
 export function buildRootfs(repo: string, root = DEFAULT_TEX_ROOT): RootfsResult {
@@ -63,18 +89,32 @@ export function buildRootfs(repo: string, root = DEFAULT_TEX_ROOT): RootfsResult
   const listHash = createHash("sha256").update(SUITE).update(packages.join(",")).digest("hex");
   const bootstrapped = path.join(stage, ".texpool-bootstrapped");
   // an interrupted build resumes after mmdebstrap (the warm-up steps below can run twice)
-  const resume = existsSync(bootstrapped) && readFileSync(bootstrapped, "utf8").trim() === listHash;
-  if (!resume) rmSync(stage, { recursive: true, force: true });
+  // a stale complete root (its list changed) is updated in place rather than made again
+  if (!existsSync(bootstrapped) && existsSync(path.join(root, ".texpool-bootstrapped"))) {
+    rmSync(stage, { recursive: true, force: true });
+    rmSync(path.join(root, TEX_ROOT_READY), { force: true });
+    renameSync(root, stage);
+  }
+  const base = existsSync(bootstrapped);
+  const resume = base && readFileSync(bootstrapped, "utf8").trim() === listHash;
+  if (!base) rmSync(stage, { recursive: true, force: true });
   mkdirSync(path.dirname(root), { recursive: true });
-  if (!resume) console.log(`TeX rootfs: mmdebstrap ${SUITE} with ${packages.length} packages into ${stage} (several minutes)...`);
+  if (base && !resume) {
+    console.log(`TeX rootfs: the package list changed: apt-get install in ${stage}...`);
+    addPackages(stage, packages);
+    writeFileSync(bootstrapped, `${listHash}\n`);
+  }
+  if (!base) console.log(`TeX rootfs: mmdebstrap ${SUITE} with ${packages.length} packages into ${stage} (several minutes)...`);
   // no documentation, manuals or info pages: nothing a compile reads, a few hundred MB
   const noDocs = ["path-exclude=/usr/share/doc/*", "path-include=/usr/share/doc/*/copyright", "path-exclude=/usr/share/man/*", "path-exclude=/usr/share/info/*"].flatMap((o) => ["--dpkgopt", o]);
-  if (!resume) {
-    must("mmdebstrap", ["--mode=root", "--variant=essential", `--include=${[...packages, "fontconfig", "perl"].join(",")}`, ...noDocs, SUITE, stage, MIRROR]);
+  if (!base) {
+    must("mmdebstrap", ["--mode=root", "--variant=apt", "--skip=cleanup/apt/lists", `--include=${[...packages, "fontconfig", "perl"].join(",")}`, ...noDocs, SUITE, stage, MIRROR]);
     writeFileSync(bootstrapped, `${listHash}\n`);
   }
 
-  // the Dockerfile's fonts and caches, same order
+  // which trixie point release this is (the lists are removed below)
+  const release = spawnSync("sh", ["-c", `cat ${stage}/var/lib/apt/lists/*_dists_${SUITE}_InRelease 2>/dev/null | grep -E '^(Version|Date):' | head -2`], { encoding: "utf8" }).stdout;
+  // the Dockerfile's fonts and caches, same order (the formats: already built by the packages' triggers)
   must("cp", [path.join(repo, "container", "fontconfig", "09-texlive-fonts.conf"), path.join(repo, "container", "fontconfig", "10-metric-aliases.conf"), path.join(stage, "etc/fonts/conf.d/")]);
   must("cp", ["-r", path.join(repo, "container", "texmf", "."), path.join(stage, "usr/local/share/texmf/")]);
   must("mkdir", ["-p", path.join(stage, "tmp/warmup")]);
@@ -88,7 +128,6 @@ export function buildRootfs(repo: string, root = DEFAULT_TEX_ROOT): RootfsResult
       "fc-cache -f",
       "mktexlsr /usr/local/share/texmf",
       "luaotfload-tool --update --force",
-      "fmtutil-sys --all > /dev/null",
       "cd /root/texpool-warmup",
       "TEXMFVAR=/var/lib/texmf lualatex -interaction=batchmode warmup.tex",
       "xelatex -interaction=batchmode warmup.tex",
@@ -98,7 +137,6 @@ export function buildRootfs(repo: string, root = DEFAULT_TEX_ROOT): RootfsResult
     ].join("\n"),
   );
   writeShims(stage, root);
-  const release = spawnSync("sh", ["-c", `grep -E '^(Version|Date):' ${stage}/var/lib/apt/lists/*_dists_${SUITE}_InRelease 2>/dev/null | head -2`], { encoding: "utf8" }).stdout;
   const texlive = spawnSync("dpkg-query", [`--admindir=${stage}/var/lib/dpkg`, "-W", "-f=${Version}", "texlive-base"], { encoding: "utf8" }).stdout;
   writeFileSync(path.join(stage, TEX_ROOT_READY), `suite ${SUITE}\ntexlive-base ${texlive}\n${release}built ${new Date().toISOString()}\nrecipe ${recipeHash(repo)}\n`);
   rmSync(root, { recursive: true, force: true });
