@@ -152,7 +152,7 @@ function ensureRootfs(): never {
     process.exit(1);
   }
   const shim = path.join(r.root, SHIM_DIR);
-  const works = ["pdflatex", "xelatex", "lualatex", "bibtex", "biber"].every((c) => ok(path.join(shim, c), ["--version"])) && ok(path.join(shim, "kpsewhich"), ["-must-exist", "fontawesome6.sty"]);
+  const works = ["pdflatex", "xelatex", "lualatex", "bibtex", "biber"].every((c) => ok(path.join(shim, c), ["--version"])) && ok(path.join(shim, "kpsewhich"), ["-must-exist", "pstricks.sty"]);
   if (!works) {
     console.error(`TeX rootfs ${r.root}: its engines do not run (rebuild: rm -rf ${r.root} && npm run tex:ensure)`);
     process.exit(1);

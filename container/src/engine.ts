@@ -233,7 +233,12 @@ export function spawnLimited(cmd: string, args: string[], o: SpawnOptions): Chil
   let env: Record<string, string>;
   const sub = o.subdir ?? "";
   if (o.sandbox) {
-    const inner = { ...engineEnv(SANDBOX_JOB_DIR, sub, o.shellEscape === true), ...o.env };
+    // LuaTeX 1.18 (TeX Live 2024's Debian) applies openin_any to Lua's io.open too, and luaotfload
+    // opens TeX tree files by absolute path (ScriptExtensions.txt): paranoid mode would refuse them.
+    // Restricted mode reads absolute paths; the sandbox shows only the TeX tree and the job, and
+    // the Lua sandbox limits io.open to them again
+    const lua = cmd === "lualatex" && !o.shellEscape ? { openin_any: "r" } : {};
+    const inner = { ...engineEnv(SANDBOX_JOB_DIR, sub, o.shellEscape === true), ...lua, ...o.env };
     const bw = bwrapArgs({
       hostDir: o.cwd,
       env: inner,
