@@ -43,11 +43,13 @@ export function fontCacheEnv(cfg: { mfCacheDir?: string | undefined; sandbox: bo
  *    time (TEXMFSYSVAR, /var/lib/texmf/luatex-cache);
  *  - /etc/fonts, /var/cache/fontconfig: fontconfig configuration and caches (xelatex);
  *  - /etc/alternatives: symlinks only; Debian's /usr/bin/bibtex points through it;
- *  - /etc/ld.so.cache: the dynamic linker's cache (speed only).
+ *  - /etc/ld.so.cache: the dynamic linker's cache (speed only);
+ *  - /etc/paperspecs, /etc/papersize: libpaper 2 (trixie's dvipdfmx) knows no paper size, not
+ *    even a4, without its paperspecs.
  * Missing ones are skipped (--ro-bind-try); /usr is required. With a TeX root filesystem
  * (texroot.ts) all of them are its own, bound at the same places.
  */
-export const RO_BINDS: readonly string[] = ["/etc/texmf", "/var/lib/texmf", "/etc/fonts", "/var/cache/fontconfig", "/etc/alternatives", "/etc/ld.so.cache"];
+export const RO_BINDS: readonly string[] = ["/etc/texmf", "/var/lib/texmf", "/etc/fonts", "/var/cache/fontconfig", "/etc/alternatives", "/etc/ld.so.cache", "/etc/paperspecs", "/etc/papersize"];
 
 /** Merged-/usr symlinks at the root (Debian bookworm); a real directory is bound instead. */
 const ROOT_LINKS: ReadonlyArray<readonly [string, string]> = [
