@@ -116,7 +116,7 @@ export function buildRootfs(repo: string, root = DEFAULT_TEX_ROOT): RootfsResult
   const release = spawnSync("sh", ["-c", `cat ${stage}/var/lib/apt/lists/*_dists_${SUITE}_InRelease 2>/dev/null | grep -E '^(Version|Date):' | head -2`], { encoding: "utf8" }).stdout;
   // the Dockerfile's fonts and caches, same order (the formats: already built by the packages' triggers)
   must("cp", [path.join(repo, "container", "fontconfig", "09-texlive-fonts.conf"), path.join(repo, "container", "fontconfig", "10-metric-aliases.conf"), path.join(stage, "etc/fonts/conf.d/")]);
-  must("cp", ["-r", path.join(repo, "container", "texmf", "."), path.join(stage, "usr/local/share/texmf/")]);
+  must("cp", ["-rT", path.join(repo, "container", "texmf"), path.join(stage, "usr/local/share/texmf")]);
   must("mkdir", ["-p", path.join(stage, "tmp/warmup")]);
   const work = path.join(stage, "root", "texpool-warmup");
   mkdirSync(work, { recursive: true });

@@ -134,9 +134,11 @@ export function engineArgs(engine: Engine, jobDir: string, sandboxed = false, lu
 /**
  * What a document may run without shellEscape (TeX Live's restricted shell escape, with a
  * shorter list than its default): repstopdf, so EPS figures work in pdflatex as with a
- * bare TeX Live. It runs in the job's sandbox like everything else.
+ * bare TeX Live, and kpsewhich, which packages ask for kpathsea's settings (TeX Live 2024's
+ * hardwrap, loaded by the tufte classes, reads max_print_line through it and fails without).
+ * They run in the job's sandbox like everything else.
  */
-export const RESTRICTED_COMMANDS = "repstopdf";
+export const RESTRICTED_COMMANDS = "repstopdf,kpsewhich";
 
 /**
  * The complete environment of an engine or bib process: nothing inherited. When the
