@@ -239,7 +239,7 @@ export function spawnLimited(cmd: string, args: string[], o: SpawnOptions): Chil
     // opens TeX tree files by absolute path (ScriptExtensions.txt): paranoid mode would refuse them.
     // Restricted mode reads absolute paths; the sandbox shows only the TeX tree and the job, and
     // the Lua sandbox limits io.open to them again
-    const lua = cmd === "lualatex" && !o.shellEscape ? { openin_any: "r" } : {};
+    const lua: Record<string, string> = cmd === "lualatex" && !o.shellEscape ? { openin_any: "r" } : {};
     const inner = { ...engineEnv(SANDBOX_JOB_DIR, sub, o.shellEscape === true), ...lua, ...o.env };
     const bw = bwrapArgs({
       hostDir: o.cwd,
