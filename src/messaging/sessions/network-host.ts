@@ -73,7 +73,8 @@ export function networkHost(p: HostParts): NetworkHost {
     unreadInbound: async (chatId, upTo, afterId, limit) => unreadInboundOfChat(await shard(), who().accountId, who().sessionId, chatId, upTo, afterId, limit),
     lastInboundAt: async (recipients, since) => lastInboundSince(await shard(), who().sessionId, recipients, since),
     peerSessions: (numbers) => workingSessionsByNumber(env, who().accountId, who().network, numbers),
-    deliverToPeer: async (peerSessionId, inbound) => (await p.peer(peerSessionId).receive(inbound)).ok,
+    // Our rows reach D1 before the peer holds its copy: its read of the chat looks ours up there.
+    deliverToPeer: async (peerSessionId, inbound) => (await p.commit(), (await p.peer(peerSessionId).receive(inbound)).ok),
     outboundBySession: async (ids) => {
       const out: { id: string; sessionId: string; chatId: string }[] = [];
       for (const part of chunk(ids, ID_CHUNK)) {
