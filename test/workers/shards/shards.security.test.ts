@@ -5,7 +5,7 @@ import { events } from "../../../src/db/schema/index.ts";
 import { purgeExpiredEventRows } from "../../../src/events/retention.ts";
 import { newId } from "../../../src/platform/ids.ts";
 import { api, createKey } from "../helpers.ts";
-import { json, sandboxSession, type MessageJson } from "../messaging/support.ts";
+import { getMessage, json, sandboxSession, type MessageJson } from "../messaging/support.ts";
 import { postHook, textWebhook } from "../messaging/whatsapp-support.ts";
 import { emitEvent, registerWebhook } from "../webhooks/support.ts";
 import { poll, pollUntil } from "../events/poll.support.ts";
@@ -26,7 +26,10 @@ describe("shards: accounts on different shards never meet", () => {
       expect(await count(d1, "SELECT count(*) AS n FROM messaging_sessions WHERE account_id = ?", other.accountId)).toBe(0);
       expect(await count(d1, "SELECT count(*) AS n FROM events WHERE account_id = ?", other.accountId)).toBe(0);
     }
+    // The send is answered from the session's write buffer: a read of it has the session commit first.
+    expect(await getMessage(a.key, ma.chatId, ma.id, sa.id)).toMatchObject({ id: ma.id });
     expect(await count(env.SHARD_0, "SELECT count(*) AS n FROM messages WHERE id = ?", ma.id)).toBe(1);
+    expect(await count(env.SHARD_1, "SELECT count(*) AS n FROM messages WHERE id = ?", ma.id)).toBe(0);
     expect(await count(env.SHARD_1, "SELECT count(*) AS n FROM webhooks WHERE id = ?", hb.id)).toBe(1);
     // The other account's ids answer as missing ones do.
     expect((await api(`/api/sessions/${sa.id}`, { key: b.key })).status).toBe(404);
