@@ -1,30 +1,6 @@
-import { DatabaseSync } from "node:sqlite";
 import { describe, expect, it } from "vitest";
+import { memorySql } from "./memory-sql.ts";
 import { Outbox, paceSlots, type SqlLike } from "../../src/messaging/sessions/outbox.ts";
-
-/** A Durable Object's SqlStorage over node:sqlite: the same SQLite, without workerd. */
-function memorySql(): SqlLike {
-  const db = new DatabaseSync(":memory:");
-  return {
-    exec<T>(query: string, ...bindings: unknown[]) {
-      const stmt = db.prepare(query);
-      const args = bindings as (string | number | null)[];
-      if (stmt.columns().length > 0) {
-        const rows = stmt.all(...args) as T[];
-        return {
-          toArray: () => rows,
-          one: () => {
-            if (rows.length !== 1) throw new Error(`expected one row, got ${rows.length}`);
-            return rows[0]!;
-          },
-          rowsWritten: 0,
-        };
-      }
-      const changes = Number(stmt.run(...args).changes);
-      return { toArray: () => [], one: () => { throw new Error("no rows"); }, rowsWritten: changes };
-    },
-  } as SqlLike;
-}
 
 const dues = (o: Outbox, now = Number.MAX_SAFE_INTEGER) => o.due(now, 1000).map((r) => r.message_id);
 

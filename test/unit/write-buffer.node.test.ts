@@ -1,24 +1,8 @@
 import { DatabaseSync } from "node:sqlite";
 import { describe, expect, it } from "vitest";
+import { memorySql } from "./memory-sql.ts";
 import type { MessageRow } from "../../src/messaging/messages/mapper.ts";
-import type { SqlLike } from "../../src/messaging/sessions/outbox.ts";
 import { WriteBuffer } from "../../src/messaging/sessions/write-buffer.ts";
-
-/** A Durable Object's SqlStorage over node:sqlite (one database: a "restart" is a new WriteBuffer on it). */
-function memorySql(db = new DatabaseSync(":memory:")): SqlLike {
-  return {
-    exec<T>(query: string, ...bindings: unknown[]) {
-      const stmt = db.prepare(query);
-      const args = bindings as (string | number | null)[];
-      if (stmt.columns().length > 0) {
-        const rows = stmt.all(...args) as T[];
-        return { toArray: () => rows, one: () => (rows.length === 1 ? rows[0]! : (() => { throw new Error(`expected one row, got ${rows.length}`); })()), rowsWritten: 0 };
-      }
-      const changes = Number(stmt.run(...args).changes);
-      return { toArray: () => [], one: () => { throw new Error("no rows"); }, rowsWritten: changes };
-    },
-  } as SqlLike;
-}
 
 const T0 = 1_800_000_000_000;
 /** An outbound row as store/rows.ts builds it (built here: that file's imports need the Workers types). */
