@@ -8,12 +8,13 @@ import { defineConfig } from "vitest/config";
 // checks it, as a local .dev.vars would leak in too).
 export default defineConfig(async () => {
   const migrations = await readD1Migrations("./migrations");
+  const shardMigrations = await readD1Migrations("./migrations/shard");
   return {
     plugins: [
       cloudflareTest({
         main: "./src/index.ts",
         wrangler: { configPath: "./wrangler.toml" },
-        miniflare: { bindings: { TEST_MIGRATIONS: migrations } },
+        miniflare: { bindings: { TEST_MIGRATIONS: migrations, TEST_SHARD_MIGRATIONS: shardMigrations } },
       }),
     ],
     test: {

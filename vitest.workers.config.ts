@@ -4,12 +4,14 @@ import { copyDocsAssets } from "./scripts/docs-assets.ts";
 import { buildDashboard } from "./scripts/dashboard-build.ts";
 
 // Workers-runtime tests: the Worker of wrangler.toml under workerd with local D1, R2, Queues and
-// Durable Objects. Migrations are read here and applied in test/workers/setup.ts.
+// Durable Objects. Migrations are read here and applied in test/workers/setup.ts: the directory's to DB,
+// the shards' to every SHARD_<n> of wrangler.toml (two, so routing between shards is always exercised).
 export default defineConfig(async () => {
   // The /docs viewer's files and the console's build must be in the assets directory before the Worker starts.
   copyDocsAssets();
   await buildDashboard();
   const migrations = await readD1Migrations("./migrations");
+  const shardMigrations = await readD1Migrations("./migrations/shard");
   return {
     plugins: [
       cloudflareTest(async ({ inject }) => ({
@@ -17,8 +19,12 @@ export default defineConfig(async () => {
         main: "./test/workers/worker.ts",
         wrangler: { configPath: "./wrangler.toml" },
         miniflare: {
+          // A third shard beside wrangler.toml's two, as if just added: NEW_ACCOUNT_SHARDS ("0,1") sends
+          // no new account to it, so the suite runs with a shard added and nothing moved.
+          d1Databases: { SHARD_2: "texmsg-shard-2-added" },
           bindings: {
             TEST_MIGRATIONS: migrations,
+            TEST_SHARD_MIGRATIONS: shardMigrations,
             ALLOW_LOOPBACK_URLS: "1",
             COMPILER_URL: inject<string>("compilerUrl") ?? "",
             WEBHOOK_RETRY_SCHEDULE: "1,1,1",

@@ -10,7 +10,8 @@ import { spawn, spawnSync, type ChildProcess } from "node:child_process";
 import { existsSync, readFileSync } from "node:fs";
 import { randomBytes } from "node:crypto";
 import { stopGroups } from "./process-groups.ts";
-import { runWrangler, wranglerArgs } from "./wrangler.ts";
+import { wranglerArgs } from "./wrangler.ts";
+import { applyAll } from "./shard-migrations.ts";
 import { copyDocsAssets } from "./docs-assets.ts";
 import { buildDashboard } from "./dashboard-build.ts";
 
@@ -64,8 +65,8 @@ if (!externalCompiler && process.env.SKIP_TEX_CHECK !== "1" && existsSync("scrip
   if (tex.status !== 0) process.exit(tex.status ?? 1);
 }
 
-log("applying local D1 migrations");
-await runWrangler(["d1", "migrations", "apply", "DB", "--local", ...persistArgs], { env: { CI: "1" } });
+log("applying local D1 migrations (the directory, then every shard of wrangler.toml)");
+await applyAll(["--local", ...persistArgs]);
 
 if (!externalCompiler) {
   log(`starting the TeX compile server on http://127.0.0.1:${compilePort}`);

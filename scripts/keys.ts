@@ -12,6 +12,10 @@ import { parseArgs } from "node:util";
 import { generateApiKey, hashApiKey } from "../src/platform/key-format.ts";
 import { newId } from "../src/platform/ids.ts";
 import { keyLimitFor, PLANS, type Plan } from "../src/platform/plans.ts";
+import { parseNewAccountShards } from "../src/platform/config.ts";
+import { pickShard } from "../src/platform/shard-pick.ts";
+import { readFileSync } from "node:fs";
+import { shardBindingsOf } from "./shard-migrations.ts";
 import { runWrangler } from "./wrangler.ts";
 
 const USAGE = `usage: npm run -s keys -- <command>
@@ -73,6 +77,16 @@ function parseLimit(plan: Plan): number | null {
   return n;
 }
 
+/**
+ * The shard a new account goes to, as the Worker places them: NEW_ACCOUNT_SHARDS (the environment, else
+ * wrangler.toml's [vars]) over wrangler.toml's SHARD_<n> bindings, by the same stable hash of the id.
+ */
+function newAccountShard(accountId: string): number {
+  const toml = readFileSync("wrangler.toml", "utf8");
+  const configured = process.env.NEW_ACCOUNT_SHARDS ?? /^NEW_ACCOUNT_SHARDS\s*=\s*"([^"]*)"/m.exec(toml)?.[1] ?? "";
+  return pickShard(accountId, parseNewAccountShards(configured, shardBindingsOf(toml).length));
+}
+
 const [command, ...args] = positionals;
 const now = Date.now();
 
@@ -91,7 +105,8 @@ switch (command) {
       const plan = parsePlan(values.plan);
       const limit = parseLimit(plan);
       accountId = newId("acc");
-      statements.push(`INSERT INTO accounts (id, name, plan, rate_limit_per_minute, created_at) VALUES (${q(accountId)}, ${q(name)}, ${q(plan)}, ${q(limit)}, ${now})`);
+      const shard = newAccountShard(accountId);
+      statements.push(`INSERT INTO accounts (id, name, plan, rate_limit_per_minute, shard, created_at) VALUES (${q(accountId)}, ${q(name)}, ${q(plan)}, ${q(limit)}, ${q(shard)}, ${now})`);
     }
     const { key, prefix } = generateApiKey();
     const keyId = newId("key");

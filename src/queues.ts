@@ -3,6 +3,7 @@ import { handleDeliveryQueue, handleEventsQueue, handleThrottledQueue, onEventsD
 import { runCampaignSendJob } from "./messaging/campaigns/index.ts";
 import { runBulkJob, runMediaJob, sendQueueConsumer } from "./messaging/index.ts";
 import { recordDeadLetters } from "./platform/dead-letters.ts";
+import { withD1Usage, usageFields } from "./platform/d1-usage.ts";
 import { log } from "./platform/log.ts";
 
 /** The dead-letter queue: recorded by the platform, then each owning area settles its own messages. */
@@ -33,7 +34,10 @@ export function createQueueHandler(consumers: QueueConsumers = QUEUE_CONSUMERS):
       batch.retryAll({ delaySeconds: 60 });
       return;
     }
-    await consumer(batch as MessageBatch<never>, env, ctx);
+    // What the batch cost in D1, per database, on one line per batch.
+    const startedAt = Date.now();
+    const { usage } = await withD1Usage(() => consumer(batch as MessageBatch<never>, env, ctx));
+    log.info("queue batch", { queue: batch.queue, messages: batch.messages.length, durationMs: Date.now() - startedAt, ...usageFields(usage) });
   };
 }
 

@@ -83,11 +83,13 @@ export function countedD1(db: D1Database): D1Database {
 
 const wrappedEnvs = new WeakMap<Env, Env>();
 
-/** The same env with its D1 binding counted (one wrapped env per env, so caches keyed on it still hit). */
+/** The same env with its D1 bindings (the directory and every shard) counted (one wrapped env per env, so caches keyed on it still hit). */
 export function countedEnv(env: Env): Env {
   let out = wrappedEnvs.get(env);
   if (!out) {
-    out = { ...env, DB: countedD1(env.DB) };
+    const raw = env as unknown as Record<string, D1Database | undefined>;
+    const shards = Object.fromEntries(Object.keys(raw).filter((k) => /^SHARD_\d+$/.test(k)).map((k) => [k, countedD1(raw[k]!)]));
+    out = { ...env, DB: countedD1(env.DB), ...shards };
     wrappedEnvs.set(env, out);
   }
   return out;

@@ -36,7 +36,13 @@ export default {
   async fetch(req: Request, env: Env, ctx: ExecutionContext): Promise<Response> {
     if (new URL(req.url).pathname === "/__bench/d1") {
       if (req.method === "POST") resetCounts();
-      return Response.json({ ...counts, tables: await tableRows(env.DB) });
+      // Rows per table summed over the directory and every shard.
+      const tables: Record<string, number> = {};
+      const raw = env as unknown as Record<string, D1Database | undefined>;
+      for (const d1 of [env.DB, ...Object.keys(raw).filter((k) => /^SHARD_\d+$/.test(k)).map((k) => raw[k]!)]) {
+        for (const [name, n] of Object.entries(await tableRows(d1))) tables[name] = (tables[name] ?? 0) + n;
+      }
+      return Response.json({ ...counts, tables });
     }
     return worker.fetch(req, req.headers.has("x-bench-observer") ? env : countedEnv(env), ctx);
   },

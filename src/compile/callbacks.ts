@@ -1,4 +1,3 @@
-import { getDb } from "../db/client.ts";
 import { MAX_QUEUE_DELAY_SECONDS, retrySchedule as webhookRetrySchedule } from "../events/config.ts";
 import { decideOutcome } from "../events/retry-policy.ts";
 import { sendAttempt } from "../events/send-attempt.ts";
@@ -8,6 +7,7 @@ import { toJobView } from "./mapper.ts";
 import type { CompileQueueMessage } from "./messages.ts";
 import { log } from "../platform/log.ts";
 import { config } from "../platform/config.ts";
+import { directoryDb } from "../platform/shards.ts";
 
 const CALLBACK_TIMEOUT_MS = 10_000;
 /** Seconds before each retry: the webhooks' schedule (WEBHOOK_RETRY_SCHEDULE), capped at the queue's longest delay. */
@@ -31,7 +31,7 @@ export const callbackMessageId = (jobId: string) => `cb_${jobId}`;
  * deliver the same attempt twice.
  */
 export async function deliverCallback(env: Env, jobId: string, now = Date.now()): Promise<void> {
-  const db = getDb(env.DB);
+  const db = directoryDb(env);
   const job = await findJob(db, jobId);
   if (!job || job.callbackStatus !== "pending" || !job.callbackUrl || !job.callbackSecret) return;
   if (!(await claimCallback(db, job.id, job.callbackAttempts, now, CALLBACK_TIMEOUT_MS * 6))) return;

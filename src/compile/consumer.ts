@@ -1,4 +1,3 @@
-import { getDb } from "../db/client.ts";
 import { ApiError } from "../platform/errors.ts";
 import { cacheKey, type OutputInfo, outputInfo, readCache, writeCache } from "./cache.ts";
 import { deliverCallback } from "./callbacks.ts";
@@ -12,6 +11,7 @@ import { type CompileErrorInfo, FINAL_STATUSES, type JobStatus } from "./schemas
 const isFinal = (s: JobStatus) => (FINAL_STATUSES as readonly string[]).includes(s);
 import { sendAll } from "../platform/batching.ts";
 import { log } from "../platform/log.ts";
+import { directoryDb } from "../platform/shards.ts";
 
 /** Seconds before retrying a job after an infrastructure failure, by attempt. */
 const INFRA_RETRY_DELAYS = [2, 15, 60];
@@ -33,7 +33,7 @@ async function loadInput(bucket: R2Bucket, job: JobRow): Promise<CompileInput | 
  * failures are retried MAX_JOB_ATTEMPTS times in all, then the job is `failed` with the reason.
  */
 export async function runCompileJob(env: Env, msg: { jobId: string; accountId: string }): Promise<void> {
-  const db = getDb(env.DB);
+  const db = directoryDb(env);
   const job = await findJob(db, msg.jobId);
   if (!job || job.accountId !== msg.accountId || isFinal(job.status)) return;
   const input = await loadInput(env.FILES, job);
@@ -91,7 +91,7 @@ function unavailableError(attempts: number, reason: string) {
 
 /** Stores the PDF (or the output asked for) if this attempt still holds the job; false when the lease was lost. */
 async function putPdf(env: Env, job: JobRow, pdf: ArrayBuffer, attempt: number, info: OutputInfo): Promise<boolean> {
-  if (!(await renewLease(getDb(env.DB), job.id, attempt, Date.now(), 60_000))) {
+  if (!(await renewLease(directoryDb(env), job.id, attempt, Date.now(), 60_000))) {
     log.warn("compile job lease lost; result dropped", { jobId: job.id, attempt });
     return false;
   }
@@ -103,7 +103,7 @@ async function putPdf(env: Env, job: JobRow, pdf: ArrayBuffer, attempt: number, 
 }
 
 async function finishAndNotify(env: Env, job: JobRow, attempt: number, outcome: JobOutcome): Promise<void> {
-  const finished = await finishJob(getDb(env.DB), job.id, attempt, outcome, Date.now());
+  const finished = await finishJob(directoryDb(env), job.id, attempt, outcome, Date.now());
   if (!finished) {
     log.warn("compile job lease lost; result dropped", { jobId: job.id, attempt });
     return;
@@ -139,7 +139,7 @@ export async function handleCompileQueue(batch: MessageBatch<unknown>, env: Env,
 
 /** Cron: re-send messages of jobs that nothing is working on (lost message, crashed consumer, callback not sent). */
 export async function onCronCompile(env: Env, now: number): Promise<void> {
-  const stale = await takeStaleJobs(getDb(env.DB), now);
+  const stale = await takeStaleJobs(directoryDb(env), now);
   if (stale.length === 0) return;
   await sendAll(
     env.COMPILE_QUEUE,

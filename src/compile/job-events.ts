@@ -1,4 +1,4 @@
-import { getDb } from "../db/client.ts";
+import { directoryDb } from "../platform/shards.ts";
 import { log } from "../platform/log.ts";
 import { compileNamespace, type JobRef } from "./compiler.ts";
 import { compilerFor } from "./config.ts";
@@ -47,7 +47,7 @@ export function parseLastEventId(header: string | undefined): { attempt: number;
 const sse = (event: string, data: unknown, id?: string) => `${id ? `id: ${id}\n` : ""}event: ${event}\ndata: ${JSON.stringify(data)}\n\n`;
 
 export async function jobEventStream(env: Env, accountId: string, id: string, lastEventId: string | undefined, now = Date.now()): Promise<Response> {
-  const row = await getJob(getDb(env.DB), accountId, id); // 404 before any stream starts
+  const row = await getJob(directoryDb(env), accountId, id); // 404 before any stream starts
   const headers = { "Content-Type": "text/event-stream; charset=utf-8", "Cache-Control": "no-store", "X-Accel-Buffering": "no" };
   if (isFinal(row.status)) return new Response(sse("done", toJobView(row)), { headers });
   const { readable, writable } = new TransformStream<Uint8Array, Uint8Array>();
@@ -64,7 +64,7 @@ async function follow(env: Env, first: JobRow, ref: JobRef, last: { attempt: num
     await w.write(enc.encode(s));
     wrote = Date.now();
   };
-  const db = getDb(env.DB);
+  const db = directoryDb(env);
   let row: JobRow | undefined = first;
   let shown = "";
   let gone = false;

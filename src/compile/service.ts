@@ -1,4 +1,3 @@
-import { getDb } from "../db/client.ts";
 import { newWebhookSecret } from "../events/signing.ts";
 import { errors } from "../platform/errors.ts";
 import { newId } from "../platform/ids.ts";
@@ -17,6 +16,7 @@ import { withAssets } from "./assets/resolve.ts";
 import { type AsyncCompileRequest, type CompileFile, type CompileJob, type CompileRequest, DEFAULT_MAIN_PATH, type Engine, type JobStatus } from "./schemas.ts";
 import { log } from "../platform/log.ts";
 import { config } from "../platform/config.ts";
+import { directoryDb } from "../platform/shards.ts";
 
 export type SyncResult = OutputInfo & {
   body: ReadableStream | ArrayBuffer;
@@ -91,7 +91,7 @@ export async function submitJob(env: Env, accountId: string, body: AsyncCompileR
   }
   const id = newId("job", now);
   const callbackSecret = callbackUrl !== undefined ? newWebhookSecret() : undefined;
-  const db = getDb(env.DB);
+  const db = directoryDb(env);
   await env.FILES.put(jobInputKey(accountId, id), JSON.stringify(input), { httpMetadata: { contentType: "application/json" } });
   const row = await insertJob(db, {
     id,
@@ -115,12 +115,12 @@ export async function submitJob(env: Env, accountId: string, body: AsyncCompileR
 }
 
 export async function getJobView(env: Env, accountId: string, id: string): Promise<CompileJob> {
-  return toJobView(await getJob(getDb(env.DB), accountId, id));
+  return toJobView(await getJob(directoryDb(env), accountId, id));
 }
 
 export async function listJobViews(env: Env, accountId: string, q: { limit: number; cursor?: string; status?: JobStatus }): Promise<Page<CompileJob>> {
   const after = decodeCursor(q.cursor, IdCursor);
-  const rows = await listJobs(getDb(env.DB), accountId, q.limit, after?.id, q.status);
+  const rows = await listJobs(directoryDb(env), accountId, q.limit, after?.id, q.status);
   const page = toPage(rows, q.limit, (r) => ({ id: r.id }));
   return { data: page.data.map(toJobView), nextCursor: page.nextCursor };
 }
@@ -133,7 +133,7 @@ const EXTENSIONS: Record<string, string> = { "application/pdf": "pdf", "image/pn
  * once expired. `pdfOnly` (GET …/pdf): a job that asked for another output is a 409 naming its outputUrl.
  */
 export async function jobPdf(env: Env, accountId: string, id: string, pdfOnly = true): Promise<{ body: ReadableStream; headers: Record<string, string> }> {
-  const row = await getJob(getDb(env.DB), accountId, id);
+  const row = await getJob(directoryDb(env), accountId, id);
   if (row.status === "cancelled") throw new ApiError(409, "job_cancelled", "This job was cancelled, so it has no PDF.", { status: row.status });
   if (row.status === "failed") throw new ApiError(409, "job_failed", "This job failed, so it has no PDF; its `error` says why.", { status: row.status });
   if (row.status !== "succeeded") throw new ApiError(404, "pdf_not_ready", `The job is ${row.status}; its PDF exists once it has succeeded.`, { status: row.status });
@@ -194,7 +194,7 @@ export function syncPdfHeaders(r: SyncResult): Record<string, string> {
  * it has it, or refuses it should it arrive. A repeat answers the cancelled job; a finished job is a 409.
  */
 export async function cancelJobView(env: Env, ctx: Pick<ExecutionContext, "waitUntil">, accountId: string, id: string): Promise<CompileJob> {
-  const db = getDb(env.DB);
+  const db = directoryDb(env);
   const row = await cancelJob(db, accountId, id, Date.now());
   if (!row) {
     const job = await getJob(db, accountId, id); // another account's: 404

@@ -1,9 +1,9 @@
 import { z } from "@hono/zod-openapi";
 import { parseSynctexQuery } from "../../container/src/synctex-query.ts";
-import { getDb } from "../db/client.ts";
 import { ApiError } from "../platform/errors.ts";
 import { compilerFor } from "./config.ts";
 import { getJob, jobPdfKey } from "./jobs.ts";
+import { directoryDb } from "../platform/shards.ts";
 
 /**
  * GET /v1/compile/jobs/{id}/synctex: positions between a job's sources and its PDF, from the
@@ -69,7 +69,7 @@ export function synctexEntry(zip: Uint8Array): Uint8Array | undefined {
 
 /** The answer of a SyncTeX query on job `id` of the account. */
 export async function jobSynctex(env: Env, accountId: string, id: string, query: Record<string, string | undefined>): Promise<string> {
-  const row = await getJob(getDb(env.DB), accountId, id);
+  const row = await getJob(directoryDb(env), accountId, id);
   if (row.status === "failed") throw new ApiError(409, "job_failed", "This job failed, so it has no PDF; its `error` says why.", { status: row.status });
   if (row.status !== "succeeded") throw new ApiError(404, "pdf_not_ready", `The job is ${row.status}; its SyncTeX file exists once it has succeeded.`, { status: row.status });
   const obj = await env.FILES.get(jobPdfKey(row.accountId, row.id));

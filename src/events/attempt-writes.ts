@@ -1,8 +1,8 @@
 import { and, eq, sql } from "drizzle-orm";
 import type { BatchItem } from "drizzle-orm/batch";
-import { getDb } from "../db/client.ts";
 import { webhookDeliveries, webhooks } from "../db/schema/index.ts";
 import { jsonParts } from "../platform/d1.ts";
+import type { Shard } from "../platform/shards.ts";
 import type { SignedPostResult } from "./send-attempt.ts";
 
 /** A delivery attempt the receiver answered with a 2xx, as recorded. */
@@ -24,9 +24,9 @@ export interface Success {
  * attempt count moves by one under the lease the caller holds); each webhook's failure streak ended
  * once, unless the same round had a failure of that webhook (`failedHooks`): the streak then stands.
  */
-export function successWrites(env: Env, successes: Success[], failedHooks: ReadonlySet<string>): BatchItem<"sqlite">[] {
+export function successWrites(shard: Shard, successes: Success[], failedHooks: ReadonlySet<string>): BatchItem<"sqlite">[] {
   if (successes.length === 0) return [];
-  const db = getDb(env.DB);
+  const db = shard.db;
   const out: BatchItem<"sqlite">[] = [];
   const rows = successes.map((s) => ({ id: s.deliveryId, c: s.result.statusCode, e: s.result.error, d: s.result.durationMs, t: s.doneAt }));
   const field = (k: string) => sql.raw(`json_extract(j.value, '$.${k}')`);

@@ -5,6 +5,7 @@ import type { DeliveryQueueMessage, EventRecord, EventsQueueMessage } from "./ty
 import { chunk, QUEUE_BATCH_MAX } from "../platform/batching.ts";
 import { log } from "../platform/log.ts";
 import { itemsPerStatement } from "../platform/d1.ts";
+import { carriedShard, shardAt, type Shard } from "../platform/shards.ts";
 
 /**
  * Events per fan-out: its statements bind each id once or twice, beside a few parameters of their
@@ -25,11 +26,13 @@ const INLINE_FIRST_ATTEMPTS = 50;
 export async function handleEventsQueue(batch: MessageBatch<EventsQueueMessage>, env: Env, _ctx: ExecutionContext): Promise<void> {
   const valid = batch.messages.filter((m) => typeof m.body?.id === "string");
   for (const m of batch.messages) if (!valid.includes(m)) m.ack();
+  // Each message names its event's shard: a part is one shard's events.
+  const parts = [...byShard(valid).entries()].flatMap(([index, msgs]) => chunk(msgs, FANOUT_PART).map((part) => ({ shard: shardAt(env, index), part })));
   await Promise.all(
-    chunk(valid, FANOUT_PART).map(async (part) => {
+    parts.map(async ({ shard, part }) => {
       let fanned: FanOutResult;
       try {
-        fanned = await fanOutAndClaim(env, part.map((m) => m.body.id), INLINE_FIRST_ATTEMPTS, Date.now(), part.flatMap((m) => carriedRecord(m.body)));
+        fanned = await fanOutAndClaim(shard, part.map((m) => m.body.id), INLINE_FIRST_ATTEMPTS, Date.now(), part.flatMap((m) => carriedRecord(m.body)));
       } catch (err) {
         log.error("event fan-out failed; messages retried", { count: part.length, error: String(err) });
         for (const m of part) m.retry({ delaySeconds: 2 });
@@ -37,9 +40,19 @@ export async function handleEventsQueue(batch: MessageBatch<EventsQueueMessage>,
       }
       for (const m of part) m.ack();
       // The live stream gets the events as soon as they are read here, beside the first attempts.
-      await Promise.all([publishToStreams(env, fanned.events), enqueueWaiting(env, fanned.waiting), attemptInline(env, fanned)]);
+      await Promise.all([publishToStreams(env, fanned.events), enqueueWaiting(env, shard, fanned.waiting), attemptInline(env, shard, fanned)]);
     }),
   );
+}
+
+/** Messages by the shard they name (a message without one is shard 0's). */
+function byShard<M extends { body: { shard?: number } }>(messages: M[]): Map<number, M[]> {
+  const out = new Map<number, M[]>();
+  for (const m of messages) {
+    const index = carriedShard(m.body.shard);
+    out.set(index, [...(out.get(index) ?? []), m]);
+  }
+  return out;
 }
 
 /** The event record a queue message carries, when it is well formed and names its own id (else the record is read from D1). */
@@ -50,9 +63,9 @@ function carriedRecord(body: EventsQueueMessage): EventRecord[] {
   return ok ? [{ id: e.id, accountId: e.accountId, type: e.type, sessionId: e.sessionId, payload: e.payload, createdAt: e.createdAt }] : [];
 }
 
-async function enqueueWaiting(env: Env, ids: string[]): Promise<void> {
+async function enqueueWaiting(env: Env, shard: Shard, ids: string[]): Promise<void> {
   for (const part of chunk(ids, QUEUE_BATCH_MAX)) {
-    await env.DELIVERY_QUEUE.sendBatch(part.map((id) => ({ body: { kind: "delivery", id } satisfies DeliveryQueueMessage, contentType: "json" as const }))).catch((err: unknown) => {
+    await env.DELIVERY_QUEUE.sendBatch(part.map((id) => ({ body: { kind: "delivery", id, shard: shard.index } satisfies DeliveryQueueMessage, contentType: "json" as const }))).catch((err: unknown) => {
       // They are recorded as pending in D1; the cron picks up overdue deliveries.
       log.error("delivery queue send failed; the cron will enqueue", { error: String(err) });
     });
@@ -64,14 +77,14 @@ async function enqueueWaiting(env: Env, ids: string[]): Promise<void> {
  * go to the delivery queue at once (a retried attempt is deduplicated by receivers on
  * `webhook-id`); only if that fails too do they wait for their leases to lapse and the cron.
  */
-async function attemptInline(env: Env, fanned: FanOutResult): Promise<void> {
+async function attemptInline(env: Env, shard: Shard, fanned: FanOutResult): Promise<void> {
   if (fanned.claimed.length === 0) return;
   try {
-    await attemptClaimed(env, fanned.claimed, fanned.hooks, fanned.payloads, Date.now());
+    await attemptClaimed(env, shard, fanned.claimed, fanned.hooks, fanned.payloads, Date.now());
   } catch (err) {
     log.error("inline delivery attempts failed; handing them to the delivery queue", { count: fanned.claimed.length, error: String(err) });
-    await releaseLeases(env, fanned.claimed.map((d) => d.id)).catch(() => {});
-    await enqueueWaiting(env, fanned.claimed.map((d) => d.id));
+    await releaseLeases(shard, fanned.claimed.map((d) => d.id)).catch(() => {});
+    await enqueueWaiting(env, shard, fanned.claimed.map((d) => d.id));
   }
 }
 
@@ -92,17 +105,18 @@ export async function handleThrottledQueue(batch: MessageBatch<DeliveryQueueMess
 }
 
 async function attemptBatch(batch: MessageBatch<DeliveryQueueMessage>, env: Env, waitForSlots: boolean): Promise<void> {
-  const ids: string[] = [];
-  for (const msg of batch.messages) {
-    const id = msg.body?.id;
-    if (typeof id === "string") ids.push(id);
-    else msg.ack();
-  }
-  try {
-    await attemptDeliveries(env, ids, Date.now(), waitForSlots);
-    batch.ackAll();
-  } catch (err) {
-    log.error("delivery attempts failed", { count: ids.length, error: String(err) });
-    batch.retryAll({ delaySeconds: 5 });
-  }
+  const valid = batch.messages.filter((m) => typeof m.body?.id === "string");
+  for (const m of batch.messages) if (!valid.includes(m)) m.ack();
+  // Shard by shard, each isolated: a shard that fails has only its own messages retried.
+  await Promise.all(
+    [...byShard(valid).entries()].map(async ([index, msgs]) => {
+      try {
+        await attemptDeliveries(env, shardAt(env, index), msgs.map((m) => m.body.id), Date.now(), waitForSlots);
+        for (const m of msgs) m.ack();
+      } catch (err) {
+        log.error("delivery attempts failed", { shard: index, count: msgs.length, error: String(err) });
+        for (const m of msgs) m.retry({ delaySeconds: 5 });
+      }
+    }),
+  );
 }

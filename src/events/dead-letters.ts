@@ -1,6 +1,6 @@
 import { and, eq } from "drizzle-orm";
-import { getDb } from "../db/client.ts";
 import { webhookDeliveries } from "../db/schema/index.ts";
+import { carriedShard, shardAt } from "../platform/shards.ts";
 
 /**
  * Called (wired in src/queues.ts) for every dead-lettered message: a delivery whose
@@ -9,9 +9,9 @@ import { webhookDeliveries } from "../db/schema/index.ts";
  */
 export async function onEventsDeadLetter(env: Env, body: unknown, now = Date.now()): Promise<void> {
   if (!body || typeof body !== "object") return;
-  const { kind, id } = body as { kind?: unknown; id?: unknown };
+  const { kind, id, shard } = body as { kind?: unknown; id?: unknown; shard?: unknown };
   if (kind !== "delivery" || typeof id !== "string") return;
-  await getDb(env.DB)
+  await shardAt(env, carriedShard(shard)).db
     .update(webhookDeliveries)
     .set({ status: "failed", lastError: "dead-lettered after repeated consumer errors", nextAttemptAt: null, queuedAt: null, leaseUntil: null, updatedAt: now })
     .where(and(eq(webhookDeliveries.id, id), eq(webhookDeliveries.status, "pending")));

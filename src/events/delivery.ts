@@ -1,6 +1,5 @@
 import { and, eq, inArray, isNotNull, isNull, lt, lte, or, sql } from "drizzle-orm";
 import type { BatchItem } from "drizzle-orm/batch";
-import { getDb } from "../db/client.ts";
 import { events, webhookAttempts, webhookDeliveries, webhooks } from "../db/schema/index.ts";
 import { checkTargetUrl } from "../platform/safe-url.ts";
 import { newId } from "../platform/ids.ts";
@@ -15,6 +14,7 @@ import { deliveryExhaustedEvent, isOperational, webhookDisabledEvent } from "./o
 import { chunk, QUEUE_BATCH_MAX } from "../platform/batching.ts";
 import { log } from "../platform/log.ts";
 import { itemsPerStatement } from "../platform/d1.ts";
+import type { Shard } from "../platform/shards.ts";
 
 /** How long an attempt in flight holds its delivery (well over the 15 s timeout plus D1 writes). */
 export const LEASE_MS = 60_000;
@@ -41,8 +41,8 @@ export function activeSecrets(hook: Pick<WebhookRow, "secret" | "previousSecret"
  * taken with a conditional UPDATE) and against a crash mid-attempt (the lease expires and the cron
  * re-enqueues the overdue delivery; the receiver deduplicates on `webhook-id`).
  */
-export async function attemptDelivery(env: Env, deliveryId: string, now = Date.now()): Promise<AttemptReport> {
-  return (await attemptDeliveries(env, [deliveryId], now))[0]!;
+export async function attemptDelivery(env: Env, shard: Shard, deliveryId: string, now = Date.now()): Promise<AttemptReport> {
+  return (await attemptDeliveries(env, shard, [deliveryId], now))[0]!;
 }
 
 /** Deliveries per D1 statement: each id is one bound parameter, with room for the statement's own. */
@@ -58,16 +58,16 @@ const SEND_CONCURRENCY = 50;
  * the leases and read what the attempts need; record every outcome), the receivers called
  * concurrently in between. Answers one report per id, in order.
  */
-export async function attemptDeliveries(env: Env, deliveryIds: string[], now = Date.now(), waitForSlots = false): Promise<AttemptReport[]> {
+export async function attemptDeliveries(env: Env, shard: Shard, deliveryIds: string[], now = Date.now(), waitForSlots = false): Promise<AttemptReport[]> {
   const reports = new Map<string, AttemptReport>();
   for (let i = 0; i < deliveryIds.length; i += IDS_PER_STATEMENT) {
-    for (const [id, report] of await attemptChunk(env, [...new Set(deliveryIds.slice(i, i + IDS_PER_STATEMENT))], now, waitForSlots)) reports.set(id, report);
+    for (const [id, report] of await attemptChunk(env, shard, [...new Set(deliveryIds.slice(i, i + IDS_PER_STATEMENT))], now, waitForSlots)) reports.set(id, report);
   }
   return deliveryIds.map((id) => reports.get(id) ?? { attempted: false, reason: "missing" });
 }
 
-async function attemptChunk(env: Env, ids: string[], now: number, waitForSlots: boolean): Promise<Map<string, AttemptReport>> {
-  const db = getDb(env.DB);
+async function attemptChunk(env: Env, shard: Shard, ids: string[], now: number, waitForSlots: boolean): Promise<Map<string, AttemptReport>> {
+  const db = shard.db;
   const reports = new Map<string, AttemptReport>();
   const ofDeliveries = (col: typeof webhookDeliveries.webhookId | typeof webhookDeliveries.eventId) => db.select({ id: col }).from(webhookDeliveries).where(inArray(webhookDeliveries.id, ids));
   // One round trip: take the leases and read what the attempts need (read even where the lease is not ours; unused then).
@@ -88,8 +88,8 @@ async function attemptChunk(env: Env, ids: string[], now: number, waitForSlots: 
     db.select({ id: events.id, payload: events.payload }).from(events).where(inArray(events.id, ofDeliveries(webhookDeliveries.eventId))),
   ]);
   const claimedIds = new Set(claimed.map((d) => d.id));
-  for (const id of ids) if (!claimedIds.has(id)) reports.set(id, await explainUnclaimed(env, id, now, waitForSlots));
-  for (const [id, report] of await attemptClaimed(env, claimed, hooks, payloads, now, waitForSlots)) reports.set(id, report);
+  for (const id of ids) if (!claimedIds.has(id)) reports.set(id, await explainUnclaimed(env, shard, id, now, waitForSlots));
+  for (const [id, report] of await attemptClaimed(env, shard, claimed, hooks, payloads, now, waitForSlots)) reports.set(id, report);
   return reports;
 }
 
@@ -98,8 +98,8 @@ async function attemptChunk(env: Env, ids: string[], now: number, waitForSlots: 
  * event payloads, and records every outcome in one D1 round trip. Used after `attemptChunk`'s
  * claim, and by the events consumer, which claims first attempts in its fan-out batch.
  */
-export async function attemptClaimed(env: Env, claimed: DeliveryRow[], hooks: WebhookRow[], payloads: { id: string; payload: string }[], now: number, waitForSlots = false): Promise<Map<string, AttemptReport>> {
-  const db = getDb(env.DB);
+export async function attemptClaimed(env: Env, shard: Shard, claimed: DeliveryRow[], hooks: WebhookRow[], payloads: { id: string; payload: string }[], now: number, waitForSlots = false): Promise<Map<string, AttemptReport>> {
+  const db = shard.db;
   const reports = new Map<string, AttemptReport>();
   const writes: BatchItem<"sqlite">[] = [];
   const retries: { id: string; delaySeconds: number }[] = [];
@@ -114,10 +114,10 @@ export async function attemptClaimed(env: Env, claimed: DeliveryRow[], hooks: We
     const payload = payloads.find((e) => e.id === d.eventId)?.payload;
     const isTest = d.eventType === TEST_EVENT_TYPE;
     if (!hook || payload === undefined) {
-      writes.push(finishStatement(env, d, { status: "failed", lastError: hook ? "event record missing" : "webhook deleted" }, now));
+      writes.push(finishStatement(shard, d, { status: "failed", lastError: hook ? "event record missing" : "webhook deleted" }, now));
       reports.set(d.id, { attempted: false, reason: "missing" });
     } else if (!hook.enabled && !isTest) {
-      writes.push(finishStatement(env, d, { status: "failed", lastError: `endpoint disabled${hook.disabledReason ? ` (${hook.disabledReason})` : ""}` }, now));
+      writes.push(finishStatement(shard, d, { status: "failed", lastError: `endpoint disabled${hook.disabledReason ? ` (${hook.disabledReason})` : ""}` }, now));
       reports.set(d.id, { attempted: false, reason: "disabled" });
     } else {
       toSend.push({ d, hook, payload, isTest });
@@ -125,7 +125,7 @@ export async function attemptClaimed(env: Env, claimed: DeliveryRow[], hooks: We
   }
 
   // Endpoints with a rate: attempts wait for their slots, those far ahead are put off (throttle.ts).
-  const timed: ((typeof toSend)[number] & { notBefore?: number })[] = toSend.some(isThrottled) ? await throttle(env, toSend, now, waitForSlots) : toSend;
+  const timed: ((typeof toSend)[number] & { notBefore?: number })[] = toSend.some(isThrottled) ? await throttle(env, shard, toSend, now, waitForSlots) : toSend;
   await pool(timed, SEND_CONCURRENCY, async ({ d, hook, payload, isTest, notBefore = 0 }) => {
     if (notBefore > Date.now()) await new Promise((r) => setTimeout(r, notBefore - Date.now()));
     const attempt = d.attempts + 1;
@@ -162,11 +162,11 @@ export async function attemptClaimed(env: Env, claimed: DeliveryRow[], hooks: We
         .update(webhookDeliveries)
         .set({ status: outcome.status, attempts: attempt, nextAttemptAt, queuedAt: queueable ? doneAt : null, leaseUntil: null, lastStatusCode: result.statusCode, lastError: result.error, lastDurationMs: result.durationMs, updatedAt: doneAt })
         .where(eq(webhookDeliveries.id, d.id)),
-      ...(isTest ? [] : endpointHealthWrites(env, hook, outcome, doneAt, announced)),
+      ...(isTest ? [] : endpointHealthWrites(env, shard, hook, outcome, doneAt, announced)),
     );
     // A delivery that gave up is announced, unless it carried an announcement itself (no loops).
     if (outcome.status === "failed" && !isTest && !isOperational(d.eventType)) {
-      const ev = prepareEvents(env, deliveryExhaustedEvent(d.accountId, { webhookId: hook.id, deliveryId: d.id, eventId: d.eventId, eventType: d.eventType, attempts: attempt, lastStatusCode: result.statusCode, lastError: result.error }));
+      const ev = prepareEvents(env, shard, deliveryExhaustedEvent(d.accountId, { webhookId: hook.id, deliveryId: d.id, eventId: d.eventId, eventType: d.eventType, attempts: attempt, lastStatusCode: result.statusCode, lastError: result.error }));
       writes.push(...ev.statements);
       announced.push(...ev.events.map((e) => e.id));
     }
@@ -174,13 +174,13 @@ export async function attemptClaimed(env: Env, claimed: DeliveryRow[], hooks: We
   });
 
   // One round trip records every outcome.
-  writes.push(...successWrites(env, successes, failedHooks));
+  writes.push(...successWrites(shard, successes, failedHooks));
   if (writes.length > 0) await db.batch(writes as [BatchItem<"sqlite">, ...BatchItem<"sqlite">[]]);
-  await enqueueWritten(env, announced);
+  await enqueueWritten(env, shard, announced);
 
   for (const part of chunk(retries, QUEUE_BATCH_MAX)) {
     try {
-      await env.DELIVERY_QUEUE.sendBatch(part.map((r) => ({ body: { kind: "delivery", id: r.id } satisfies DeliveryQueueMessage, contentType: "json" as const, delaySeconds: r.delaySeconds })));
+      await env.DELIVERY_QUEUE.sendBatch(part.map((r) => ({ body: { kind: "delivery", id: r.id, shard: shard.index } satisfies DeliveryQueueMessage, contentType: "json" as const, delaySeconds: r.delaySeconds })));
     } catch (err) {
       // Still recorded as due in D1: the cron enqueues them.
       await db.update(webhookDeliveries).set({ queuedAt: null }).where(inArray(webhookDeliveries.id, part.map((r) => r.id)));
@@ -194,18 +194,18 @@ export async function attemptClaimed(env: Env, claimed: DeliveryRow[], hooks: We
  * Enqueues the announcements the batch really wrote (a `webhook.disabled` is written only if its
  * endpoint was still enabled), so a failing attempt costs no queue message for nothing.
  */
-async function enqueueWritten(env: Env, ids: string[]): Promise<void> {
+async function enqueueWritten(env: Env, shard: Shard, ids: string[]): Promise<void> {
   if (ids.length === 0) return;
   const written: string[] = [];
   for (const part of chunk(ids, IDS_PER_STATEMENT)) {
-    written.push(...(await getDb(env.DB).select({ id: events.id }).from(events).where(inArray(events.id, part))).map((r) => r.id));
+    written.push(...(await shard.db.select({ id: events.id }).from(events).where(inArray(events.id, part))).map((r) => r.id));
   }
-  if (written.length > 0) await enqueueEvents(env, written);
+  if (written.length > 0) await enqueueEvents(env, shard, written);
 }
 
 /** Gives up this invocation's leases on deliveries still pending, so another attempt may start at once. */
-export async function releaseLeases(env: Env, deliveryIds: string[]): Promise<void> {
-  const db = getDb(env.DB);
+export async function releaseLeases(shard: Shard, deliveryIds: string[]): Promise<void> {
+  const db = shard.db;
   for (const part of chunk(deliveryIds, IDS_PER_STATEMENT)) {
     await db.update(webhookDeliveries).set({ leaseUntil: null }).where(and(inArray(webhookDeliveries.id, part), eq(webhookDeliveries.status, "pending")));
   }
@@ -223,14 +223,14 @@ async function pool<T>(items: T[], limit: number, fn: (item: T) => Promise<void>
  * endpoint, and the disabling is announced by a `webhook.disabled` event written only if that UPDATE
  * changed the row (so once, however many attempts fail together). Its id goes into `announced`.
  */
-function endpointHealthWrites(env: Env, hook: WebhookRow, outcome: DeliveryOutcome, now: number, announced: string[]) {
-  const db = getDb(env.DB);
+function endpointHealthWrites(env: Env, shard: Shard, hook: WebhookRow, outcome: DeliveryOutcome, now: number, announced: string[]) {
+  const db = shard.db;
   const byId = and(eq(webhooks.id, hook.id), eq(webhooks.accountId, hook.accountId));
   if (outcome.status === "succeeded") {
     return hook.failingSince === null ? [] : [db.update(webhooks).set({ failingSince: null }).where(byId)];
   }
   const disable = (reason: "gone" | "failing") => {
-    const ev = prepareEventAfterChange(env, webhookDisabledEvent(hook.accountId, { webhookId: hook.id, url: hook.url, reason, disabledAt: new Date(now).toISOString() }));
+    const ev = prepareEventAfterChange(shard, webhookDisabledEvent(hook.accountId, { webhookId: hook.id, url: hook.url, reason, disabledAt: new Date(now).toISOString() }));
     announced.push(ev.event.id);
     return ev.statement;
   };
@@ -247,26 +247,26 @@ function endpointHealthWrites(env: Env, hook: WebhookRow, outcome: DeliveryOutco
   ];
 }
 
-function finishStatement(env: Env, d: DeliveryRow, fields: { status: "failed"; lastError: string }, now: number) {
-  return getDb(env.DB)
+function finishStatement(shard: Shard, d: DeliveryRow, fields: { status: "failed"; lastError: string }, now: number) {
+  return shard.db
     .update(webhookDeliveries)
     .set({ ...fields, nextAttemptAt: null, queuedAt: null, leaseUntil: null, updatedAt: now })
     .where(eq(webhookDeliveries.id, d.id));
 }
 
 /** Why a delivery could not be claimed; a message that came early is put back for the remaining time. */
-async function explainUnclaimed(env: Env, deliveryId: string, now: number, throttleQueue = false): Promise<AttemptReport> {
-  const d = await getDb(env.DB).select().from(webhookDeliveries).where(eq(webhookDeliveries.id, deliveryId)).get();
+async function explainUnclaimed(env: Env, shard: Shard, deliveryId: string, now: number, throttleQueue = false): Promise<AttemptReport> {
+  const d = await shard.db.select().from(webhookDeliveries).where(eq(webhookDeliveries.id, deliveryId)).get();
   if (!d) return { attempted: false, reason: "missing" };
   if (d.status !== "pending") return { attempted: false, reason: "done" };
   if (d.leaseUntil !== null && d.leaseUntil >= now) {
     // A throttle object may hand a slot over while the consumer that took it still writes it down: look again.
-    if (throttleQueue) await env.THROTTLE_QUEUE.send({ kind: "delivery", id: d.id } satisfies DeliveryQueueMessage, { contentType: "json", delaySeconds: 1 });
+    if (throttleQueue) await env.THROTTLE_QUEUE.send({ kind: "delivery", id: d.id, shard: shard.index } satisfies DeliveryQueueMessage, { contentType: "json", delaySeconds: 1 });
     return { attempted: false, reason: "busy" };
   }
   const waitSeconds = Math.ceil(((d.nextAttemptAt ?? now) - now) / 1000);
   if (waitSeconds <= MAX_QUEUE_DELAY_SECONDS) {
-    await env.DELIVERY_QUEUE.send({ kind: "delivery", id: d.id } satisfies DeliveryQueueMessage, { contentType: "json", delaySeconds: Math.max(1, waitSeconds) });
+    await env.DELIVERY_QUEUE.send({ kind: "delivery", id: d.id, shard: shard.index } satisfies DeliveryQueueMessage, { contentType: "json", delaySeconds: Math.max(1, waitSeconds) });
   }
   return { attempted: false, reason: "not_due" };
 }

@@ -1,6 +1,5 @@
 import { sql } from "drizzle-orm";
 import type { BatchItem } from "drizzle-orm/batch";
-import { getDb } from "../db/client.ts";
 import { events } from "../db/schema/index.ts";
 import { newId } from "../platform/ids.ts";
 import { buildEvent, type EmitInput } from "./event-record.ts";
@@ -8,6 +7,7 @@ import type { DomainEvent, EventRecord, EventsQueueMessage } from "./types.ts";
 import { QUEUE_BATCH_MAX, sendAll } from "../platform/batching.ts";
 import { log } from "../platform/log.ts";
 import { itemsPerStatement } from "../platform/d1.ts";
+import { accountShard, type Shard } from "../platform/shards.ts";
 
 export type { EmitInput, EventOrder } from "./event-record.ts";
 export { eventRecord } from "./event-record.ts";
@@ -34,7 +34,7 @@ export interface PreparedEvents {
  * change and its events in ONE `db.batch`: one round trip, and atomic (never an event without the
  * change it announces, nor the change without its event).
  */
-export function prepareEvents(env: Env, input: EmitInput | EmitInput[]): PreparedEvents {
+export function prepareEvents(env: Env, shard: Shard, input: EmitInput | EmitInput[]): PreparedEvents {
   const inputs = Array.isArray(input) ? input : [input];
   const now = Date.now();
   const out: DomainEvent[] = [];
@@ -44,11 +44,11 @@ export function prepareEvents(env: Env, input: EmitInput | EmitInput[]): Prepare
     out.push(event);
     rows.push({ id: event.id, accountId: event.accountId, type: event.type, sessionId: event.sessionId, payload, createdAt: now, fannedOutAt: null, requeues: 0 });
   }
-  const db = getDb(env.DB);
+  const db = shard.db;
   const statements: BatchItem<"sqlite">[] = [];
   for (let i = 0; i < rows.length; i += ROWS_PER_INSERT) statements.push(db.insert(events).values(rows.slice(i, i + ROWS_PER_INSERT)));
   const ids = out.map((e) => e.id);
-  return { events: out, statements, enqueue: () => (ids.length ? enqueueEvents(env, ids) : Promise.resolve(true)) };
+  return { events: out, statements, enqueue: () => (ids.length ? enqueueEvents(env, shard, ids) : Promise.resolve(true)) };
 }
 
 /**
@@ -57,11 +57,11 @@ export function prepareEvents(env: Env, input: EmitInput | EmitInput[]): Prepare
  * `INSERT ... ON CONFLICT DO NOTHING` that did insert. So a deduplicated write and its event go in
  * one round trip; the caller enqueues the event only once it knows the write happened.
  */
-export function prepareEventAfterChange(env: Env, input: EmitInput): { event: DomainEvent; statement: BatchItem<"sqlite"> } {
+export function prepareEventAfterChange(shard: Shard, input: EmitInput): { event: DomainEvent; statement: BatchItem<"sqlite"> } {
   const now = Date.now();
   const { event, payload } = buildEvent(input, now);
   // Columns in the table's order (drizzle names them all): id, account_id, type, session_id, payload, created_at, fanned_out_at, requeues.
-  const statement = getDb(env.DB)
+  const statement = shard.db
     .insert(events)
     .select(sql`select ${event.id}, ${event.accountId}, ${event.type}, ${event.sessionId}, ${payload}, ${now}, null, 0 where changes() = 1`);
   return { event, statement };
@@ -75,17 +75,29 @@ export function prepareEventAfterChange(env: Env, input: EmitInput): { event: Do
  * To record events together with the change they announce, use `prepareEvents`.
  */
 export async function emit(env: Env, input: EmitInput | EmitInput[]): Promise<DomainEvent[]> {
-  const prepared = prepareEvents(env, input);
-  if (prepared.events.length === 0) return [];
-  await getDb(env.DB).batch(prepared.statements as [BatchItem<"sqlite">, ...BatchItem<"sqlite">[]]);
-  await prepared.enqueue();
-  return prepared.events;
+  const inputs = Array.isArray(input) ? input : [input];
+  // Each account's events go to its shard, one batch per shard.
+  const byShard = new Map<number, { shard: Shard; inputs: EmitInput[] }>();
+  for (const i of inputs) {
+    const shard = await accountShard(env, i.accountId);
+    const group = byShard.get(shard.index) ?? { shard, inputs: [] };
+    group.inputs.push(i);
+    byShard.set(shard.index, group);
+  }
+  const out: DomainEvent[] = [];
+  for (const { shard, inputs: part } of byShard.values()) {
+    const prepared = prepareEvents(env, shard, part);
+    await shard.db.batch(prepared.statements as [BatchItem<"sqlite">, ...BatchItem<"sqlite">[]]);
+    await prepared.enqueue();
+    out.push(...prepared.events);
+  }
+  return out;
 }
 
 /** Puts event ids on the events queue; a failure is logged, not thrown (the cron re-enqueues). */
-export async function enqueueEvents(env: Env, ids: string[]): Promise<boolean> {
+export async function enqueueEvents(env: Env, shard: Pick<Shard, "index">, ids: string[]): Promise<boolean> {
   try {
-    await sendAll(env.EVENTS_QUEUE, ids.map((id) => ({ body: { kind: "event", id } satisfies EventsQueueMessage, contentType: "json" as const })));
+    await sendAll(env.EVENTS_QUEUE, ids.map((id) => ({ body: { kind: "event", id, shard: shard.index } satisfies EventsQueueMessage, contentType: "json" as const })));
     return true;
   } catch (err) {
     log.error("events queue send failed; the cron will enqueue", { count: ids.length, error: String(err) });
@@ -101,15 +113,16 @@ const QUEUE_BATCH_BYTES = 200 * 1024;
 /**
  * Puts recorded events on the events queue with their content, so fan-out reads nothing back from
  * D1 for them (a large one goes by id). Call once the records are committed in D1. A failure is
- * logged, not thrown: the records are in D1 and the cron re-enqueues events never fanned out.
+ * logged, not thrown: the records are in D1 and the cron re-enqueues events never fanned out. Every
+ * record is of `shard` (the message names it, as `enqueueEvents`' do).
  */
-export async function enqueueRecorded(env: Env, records: EventRecord[]): Promise<boolean> {
+export async function enqueueRecorded(env: Env, shard: Pick<Shard, "index">, records: EventRecord[]): Promise<boolean> {
   const parts: MessageSendRequest<EventsQueueMessage>[][] = [];
   let part: MessageSendRequest<EventsQueueMessage>[] = [];
   let bytes = 0;
   for (const r of records) {
     const size = r.payload.length * 3 + 256;
-    const body: EventsQueueMessage = size <= MAX_QUEUED_CONTENT ? { kind: "event", id: r.id, event: r } : { kind: "event", id: r.id };
+    const body: EventsQueueMessage = size <= MAX_QUEUED_CONTENT ? { kind: "event", id: r.id, shard: shard.index, event: r } : { kind: "event", id: r.id, shard: shard.index };
     const cost = body.event ? size : 256;
     if (part.length === QUEUE_BATCH_MAX || (part.length > 0 && bytes + cost > QUEUE_BATCH_BYTES)) {
       parts.push(part);

@@ -1,6 +1,5 @@
 import { and, eq, getTableColumns, inArray, isNull, or, lt, sql } from "drizzle-orm";
 import type { BatchItem } from "drizzle-orm/batch";
-import { getDb } from "../db/client.ts";
 import { events, webhookDeliveries, webhooks } from "../db/schema/index.ts";
 import { newId } from "../platform/ids.ts";
 import { LEASE_MS, type DeliveryRow, type WebhookRow } from "./delivery.ts";
@@ -9,6 +8,7 @@ import { sourceWebhookOf } from "./operational.ts";
 import type { CommittedEvent } from "./stream/publish.ts";
 import type { EventRecord } from "./types.ts";
 import { jsonParts } from "../platform/d1.ts";
+import type { Shard } from "../platform/shards.ts";
 
 /** The deliveries table's columns in its order (an INSERT ... SELECT names them all). */
 const DELIVERY_COLUMNS = Object.entries(getTableColumns(webhookDeliveries)).map(([key, c]) => ({ key: key as keyof typeof webhookDeliveries.$inferInsert, name: c.name }));
@@ -21,8 +21,8 @@ const deliveryJson = (d: typeof webhookDeliveries.$inferInsert) => Object.fromEn
  * events still waiting for its first attempt: on a re-delivered batch that includes the ones an
  * earlier, crashed run created but never attempted.
  */
-export async function fanOut(env: Env, eventIds: string[], now = Date.now()): Promise<string[]> {
-  const { claimed, waiting } = await fanOutAndClaim(env, eventIds, 0, now);
+export async function fanOut(shard: Shard, eventIds: string[], now = Date.now()): Promise<string[]> {
+  const { claimed, waiting } = await fanOutAndClaim(shard, eventIds, 0, now);
   return [...claimed.map((d) => d.id), ...waiting];
 }
 
@@ -42,11 +42,11 @@ export interface FanOutResult {
  * `fanOut` that also takes the leases of up to `claim` deliveries waiting for their first attempt,
  * in the same batch: the events consumer then attempts them without another D1 round trip.
  */
-export async function fanOutAndClaim(env: Env, eventIds: string[], claim: number, now = Date.now(), carried: EventRecord[] = []): Promise<FanOutResult> {
+export async function fanOutAndClaim(shard: Shard, eventIds: string[], claim: number, now = Date.now(), carried: EventRecord[] = []): Promise<FanOutResult> {
   const none: FanOutResult = { claimed: [], waiting: [], hooks: [], payloads: [], events: [] };
   if (eventIds.length === 0) return none;
-  const db = getDb(env.DB);
-  const { rows, hooks } = await eventsAndHooks(env, eventIds, carried);
+  const db = shard.db;
+  const { rows, hooks } = await eventsAndHooks(shard, eventIds, carried);
   if (rows.length === 0) return none;
 
   const deliveries: (typeof webhookDeliveries.$inferInsert)[] = [];
@@ -93,8 +93,8 @@ export async function fanOutAndClaim(env: Env, eventIds: string[], claim: number
  * records (`carried`, written to D1 before they were enqueued) are not read back: only the webhooks
  * are; otherwise one round trip reads both.
  */
-async function eventsAndHooks(env: Env, eventIds: string[], carried: EventRecord[]): Promise<{ rows: (CommittedEvent & { createdAt: number })[]; hooks: WebhookRow[] }> {
-  const db = getDb(env.DB);
+async function eventsAndHooks(shard: Shard, eventIds: string[], carried: EventRecord[]): Promise<{ rows: (CommittedEvent & { createdAt: number })[]; hooks: WebhookRow[] }> {
+  const db = shard.db;
   const byId = new Map(carried.map((e) => [e.id, e]));
   if (eventIds.every((id) => byId.has(id))) {
     const rows = [...new Set(eventIds)].map((id) => byId.get(id)!);

@@ -30,6 +30,8 @@ export class WebhookThrottleDO extends DurableObject<Env> {
     ctx.storage.sql.exec("CREATE TABLE IF NOT EXISTS throttle (id INTEGER PRIMARY KEY CHECK (id = 1), next REAL NOT NULL)");
     ctx.storage.sql.exec("CREATE TABLE IF NOT EXISTS waiting (delivery_id TEXT PRIMARY KEY, slot INTEGER NOT NULL)");
     ctx.storage.sql.exec("CREATE INDEX IF NOT EXISTS waiting_slot ON waiting (slot)");
+    // The shard of the webhook's account (it never changes): the queue messages of released deliveries name it.
+    ctx.storage.sql.exec("CREATE TABLE IF NOT EXISTS shard (id INTEGER PRIMARY KEY CHECK (id = 1), shard INTEGER NOT NULL)");
     this.next = ctx.storage.sql.exec<{ next: number }>("SELECT next FROM throttle WHERE id = 1").toArray()[0]?.next ?? 0;
   }
 
@@ -37,9 +39,9 @@ export class WebhookThrottleDO extends DurableObject<Env> {
    * Reserves consecutive slots at `perSecond` for these deliveries, in order, and answers their
    * times (whole ms, ascending). A slot is never earlier than now: an idle endpoint's unused time is
    * not saved up into a burst. Slots more than KEEP_AFTER_MS ahead are kept (`kept`) and released by
-   * the alarm; the caller queues the others.
+   * the alarm; the caller queues the others. `shard`: where the deliveries' rows are (platform/shards.ts).
    */
-  async schedule(perSecond: number, deliveryIds: string[]): Promise<{ at: number; kept: boolean }[]> {
+  async schedule(perSecond: number, deliveryIds: string[], shard = 0): Promise<{ at: number; kept: boolean }[]> {
     const rate = Math.min(MAX_PER_SECOND, Math.max(MIN_PER_SECOND, Math.floor(perSecond) || MIN_PER_SECOND));
     const ids = deliveryIds.slice(0, MAX_SLOTS_PER_CALL);
     const interval = 1000 / rate;
@@ -58,7 +60,10 @@ export class WebhookThrottleDO extends DurableObject<Env> {
     }
     this.next = at;
     this.ctx.storage.sql.exec("INSERT INTO throttle (id, next) VALUES (1, ?) ON CONFLICT (id) DO UPDATE SET next = excluded.next", at);
-    if (kept) await this.armFor(now);
+    if (kept) {
+      this.ctx.storage.sql.exec("INSERT INTO shard (id, shard) VALUES (1, ?) ON CONFLICT (id) DO UPDATE SET shard = excluded.shard", Number.isInteger(shard) && shard >= 0 ? shard : 0);
+      await this.armFor(now);
+    }
     return slots;
   }
 
@@ -77,9 +82,10 @@ export class WebhookThrottleDO extends DurableObject<Env> {
       .exec<{ delivery_id: string }>("SELECT delivery_id FROM waiting WHERE slot <= ? ORDER BY slot LIMIT ?", now + RELEASE_AHEAD_MS, RELEASE_MAX)
       .toArray()
       .map((r) => r.delivery_id);
+    const shard = this.ctx.storage.sql.exec<{ shard: number }>("SELECT shard FROM shard WHERE id = 1").toArray()[0]?.shard ?? 0;
     for (const part of chunk(due, QUEUE_BATCH_MAX)) {
       // A failed send throws: the alarm is retried, and what was sent stays sent (receivers deduplicate; leases guard).
-      await this.env.THROTTLE_QUEUE.sendBatch(part.map((id) => ({ body: { kind: "delivery", id } satisfies DeliveryQueueMessage, contentType: "json" as const })));
+      await this.env.THROTTLE_QUEUE.sendBatch(part.map((id) => ({ body: { kind: "delivery", id, shard } satisfies DeliveryQueueMessage, contentType: "json" as const })));
       for (const id of part) this.ctx.storage.sql.exec("DELETE FROM waiting WHERE delivery_id = ?", id);
     }
     await this.armFor(now);

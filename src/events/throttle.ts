@@ -1,12 +1,12 @@
 import { and, eq, inArray, isNotNull } from "drizzle-orm";
 import type { BatchItem } from "drizzle-orm/batch";
-import { getDb } from "../db/client.ts";
 import { webhookDeliveries, type webhooks } from "../db/schema/index.ts";
 import { chunk, QUEUE_BATCH_MAX } from "../platform/batching.ts";
 import { log } from "../platform/log.ts";
 import { MAX_QUEUE_DELAY_SECONDS } from "./config.ts";
 import { MAX_SLOTS_PER_CALL } from "./throttle-do.ts";
 import type { DeliveryQueueMessage } from "./types.ts";
+import { accountShard, type Shard } from "../platform/shards.ts";
 
 /**
  * The throttle queue's consumer waits for a slot this close ahead in the invocation that holds the
@@ -58,7 +58,7 @@ function holdsSlot(d: Delivery): boolean {
  * of each endpoint's WebhookThrottleDO in delivery order, so waiting deliveries keep their order.
  * `waitForSlots`: this is the throttle queue's consumer (see SEND_AHEAD_MS).
  */
-export async function throttle<T extends Throttleable>(env: Env, items: T[], now: number, waitForSlots: boolean): Promise<Timed<T>[]> {
+export async function throttle<T extends Throttleable>(env: Env, shard: Shard, items: T[], now: number, waitForSlots: boolean): Promise<Timed<T>[]> {
   const ahead = now + (waitForSlots ? SEND_AHEAD_MS : SEND_NOW_MS);
   const send: Timed<T>[] = [];
   const later: Later[] = [];
@@ -85,7 +85,7 @@ export async function throttle<T extends Throttleable>(env: Env, items: T[], now
       for (const part of chunk(group, MAX_SLOTS_PER_CALL)) {
         let slots: { at: number; kept: boolean }[];
         try {
-          slots = await stub.schedule(part[0]!.hook.maxPerSecond!, part.map((item) => item.d.id));
+          slots = await stub.schedule(part[0]!.hook.maxPerSecond!, part.map((item) => item.d.id), shard.index);
         } catch (err) {
           log.error("webhook throttle unavailable; deliveries put off", { webhookId: hookId, count: part.length, error: String(err) });
           for (const item of part) later.push({ d: item.d, at: now + THROTTLE_UNAVAILABLE_DELAY_MS, slot: false });
@@ -100,7 +100,7 @@ export async function throttle<T extends Throttleable>(env: Env, items: T[], now
       }
     }),
   );
-  if (later.length > 0) await putOff(env, later, now);
+  if (later.length > 0) await putOff(env, shard, later, now);
   send.sort((a, b) => a.notBefore - b.notBefore);
   if (waitForSlots) spaceOut(send, ahead);
   return send;
@@ -122,8 +122,8 @@ function spaceOut<T extends Throttleable>(send: Timed<T>[], limit: number): void
 }
 
 /** Deliveries waiting for their slot: due then, lease given up, a queue message that arrives just before it. */
-async function putOff(env: Env, later: Later[], now: number): Promise<void> {
-  const db = getDb(env.DB);
+async function putOff(env: Env, shard: Shard, later: Later[], now: number): Promise<void> {
+  const db = shard.db;
   // The throttle object's alarm queues the deliveries it keeps (queuedAt set: the cron only steps in once overdue).
   const queueable = (l: Later) => !l.byAlarm && l.at - now <= MAX_QUEUE_DELAY_SECONDS * 1000;
   const writes: BatchItem<"sqlite">[] = later.map((l) =>
@@ -138,7 +138,7 @@ async function putOff(env: Env, later: Later[], now: number): Promise<void> {
   const messages = later.filter(queueable).map((l) => ({ id: l.d.id, delaySeconds: Math.max(0, Math.floor((l.at - now) / 1000)) }));
   for (const part of chunk(messages, QUEUE_BATCH_MAX)) {
     try {
-      await env.THROTTLE_QUEUE.sendBatch(part.map((m) => ({ body: { kind: "delivery", id: m.id } satisfies DeliveryQueueMessage, contentType: "json" as const, delaySeconds: m.delaySeconds })));
+      await env.THROTTLE_QUEUE.sendBatch(part.map((m) => ({ body: { kind: "delivery", id: m.id, shard: shard.index } satisfies DeliveryQueueMessage, contentType: "json" as const, delaySeconds: m.delaySeconds })));
     } catch (err) {
       // Recorded as due in D1: the cron enqueues them.
       await db.update(webhookDeliveries).set({ queuedAt: null }).where(inArray(webhookDeliveries.id, part.map((m) => m.id)));
@@ -150,7 +150,7 @@ async function putOff(env: Env, later: Later[], now: number): Promise<void> {
 /** After an endpoint's rate changed: forget its reserved time and bring its waiting deliveries forward to ask again. */
 export async function resetThrottle(env: Env, accountId: string, webhookId: string, now = Date.now()): Promise<void> {
   await env.WEBHOOK_THROTTLES.get(env.WEBHOOK_THROTTLES.idFromName(webhookId)).reset();
-  await getDb(env.DB)
+  await (await accountShard(env, accountId)).db
     .update(webhookDeliveries)
     .set({ nextAttemptAt: now, slotAt: null, queuedAt: null, updatedAt: now })
     .where(and(eq(webhookDeliveries.accountId, accountId), eq(webhookDeliveries.webhookId, webhookId), eq(webhookDeliveries.status, "pending"), isNotNull(webhookDeliveries.slotAt)));

@@ -44,13 +44,13 @@ export function resolveApiKeyId(db: Db, keyId: string): Promise<AuthContext | nu
 /** The one key + account read both lookups share: null for no key or a revoked one. */
 async function authWhere(db: Db, where: SQL): Promise<AuthContext | null> {
   const row = await db
-    .select({ keyId: apiKeys.id, revokedAt: apiKeys.revokedAt, accountId: accounts.id, name: accounts.name, createdAt: accounts.createdAt, plan: accounts.plan, custom: accounts.rateLimitPerMinute })
+    .select({ keyId: apiKeys.id, revokedAt: apiKeys.revokedAt, accountId: accounts.id, name: accounts.name, createdAt: accounts.createdAt, plan: accounts.plan, custom: accounts.rateLimitPerMinute, shard: accounts.shard })
     .from(apiKeys)
     .innerJoin(accounts, eq(accounts.id, apiKeys.accountId))
     .where(where)
     .get();
   if (!row || row.revokedAt !== null) return null;
-  return { accountId: row.accountId, accountName: row.name, accountCreatedAt: row.createdAt, keyId: row.keyId, plan: row.plan as Plan, limitPerMinute: limitFor(row.plan as Plan, row.custom) };
+  return { accountId: row.accountId, accountName: row.name, accountCreatedAt: row.createdAt, keyId: row.keyId, plan: row.plan as Plan, limitPerMinute: limitFor(row.plan as Plan, row.custom), shard: row.shard };
 }
 
 const KEY_IDS_PER_QUERY = itemsPerStatement(1);

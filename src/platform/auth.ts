@@ -1,8 +1,8 @@
 import type { MiddlewareHandler } from "hono";
-import { getDb } from "../db/client.ts";
 import { looksLikeApiKey, resolveApiKey } from "./api-keys.ts";
 import { errors } from "./errors.ts";
 import { timed } from "./server-timing.ts";
+import { directoryDb, rememberAccountShard } from "./shards.ts";
 import type { AppEnv } from "./types.ts";
 
 /** `Bearer <token>`: the classes are disjoint, so a failed match cannot backtrack more than linearly. */
@@ -14,8 +14,11 @@ export function resolveAuth(): MiddlewareHandler<AppEnv> {
     const header = c.req.header("Authorization");
     const match = header?.match(BEARER);
     if (match && looksLikeApiKey(match[1]!)) {
-      const auth = await timed(c, "auth", () => resolveApiKey(getDb(c.env.DB), match[1]!));
-      if (auth) c.set("auth", auth);
+      const auth = await timed(c, "auth", () => resolveApiKey(directoryDb(c.env), match[1]!));
+      if (auth) {
+        rememberAccountShard(auth.accountId, auth.shard);
+        c.set("auth", auth);
+      }
     }
     await next();
   };

@@ -74,6 +74,7 @@ const Vars = z.object({
   RETENTION_WEBHOOK_ATTEMPTS_DAYS: retentionDays(30),
   RETENTION_COMPILE_JOBS_DAYS: retentionDays(7),
   RETENTION_MESSAGES_DAYS: retentionDays(null),
+  NEW_ACCOUNT_SHARDS: text(""),
   // compile assets: per plan, the bytes and files an account may keep; days an unused asset is kept
   ASSET_QUOTA_BYTES_FREE: positiveInt(100 * 1024 * 1024),
   ASSET_QUOTA_BYTES_PRO: positiveInt(2 * 1024 * 1024 * 1024),
@@ -102,6 +103,28 @@ export interface Config {
   /** Most active API keys an enterprise account may hold. */
   enterpriseMaxActiveKeys: number;
   retention: Retention;
+  /**
+   * The shard databases: `SHARD_0`, `SHARD_1`, ... as bound (indices from 0 without a gap; none bound
+   * means the directory `DB` is the one shard). `newAccountShards`: where new accounts go, from
+   * NEW_ACCOUNT_SHARDS ("0,1"); empty, or naming no bound shard, means every shard.
+   */
+  shards: { count: number; newAccountShards: number[] };
+}
+
+/** Shard bindings present in `env`: SHARD_0 .. SHARD_<n-1>, stopping at the first gap. */
+export function shardBindings(env: Record<string, unknown>): number {
+  let n = 0;
+  while (n < 1024 && isD1(env[`SHARD_${n}`])) n++;
+  return n;
+}
+
+const isD1 = (v: unknown): boolean => typeof v === "object" && v !== null && typeof (v as { prepare?: unknown }).prepare === "function";
+
+/** NEW_ACCOUNT_SHARDS ("0,1") against the bound shards: unknown or junk parts dropped, nothing left = all. */
+export function parseNewAccountShards(raw: string, count: number): number[] {
+  const all = Array.from({ length: Math.max(1, count) }, (_, i) => i);
+  const picked = [...new Set(raw.split(",").map((s) => s.trim()).filter((s) => /^\d{1,4}$/.test(s)).map(Number))].filter((n) => n < Math.max(1, count));
+  return picked.length ? picked.sort((a, b) => a - b) : all;
 }
 
 const cache = new WeakMap<object, Config>();
@@ -142,6 +165,10 @@ export function config(env: object): Config {
       RETENTION_COMPILE_JOBS_DAYS: v.RETENTION_COMPILE_JOBS_DAYS,
       RETENTION_MESSAGES_DAYS: v.RETENTION_MESSAGES_DAYS,
     },
+    shards: (() => {
+      const count = shardBindings(raw);
+      return { count: Math.max(1, count), newAccountShards: parseNewAccountShards(v.NEW_ACCOUNT_SHARDS, count) };
+    })(),
   };
   cache.set(env, parsed);
   return parsed;

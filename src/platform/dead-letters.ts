@@ -1,7 +1,7 @@
-import { getDb } from "../db/client.ts";
 import { deadLetters } from "../db/schema/index.ts";
 import { newId } from "./ids.ts";
 import { log } from "./log.ts";
+import { directoryDb } from "./shards.ts";
 
 /** An area's say in a dead-lettered message: record its final state (e.g. a delivery becomes `failed`). */
 export type DeadLetterOwner = (env: Env, body: unknown, now: number) => Promise<void>;
@@ -12,7 +12,7 @@ export type DeadLetterOwner = (env: Env, body: unknown, now: number) => Promise<
  * src/queues.ts) then sees every message and acts on those of its own.
  */
 export async function recordDeadLetters(batch: MessageBatch<unknown>, env: Env, owners: readonly DeadLetterOwner[]): Promise<void> {
-  const db = getDb(env.DB);
+  const db = directoryDb(env);
   const now = Date.now();
   for (const msg of batch.messages) {
     const body = JSON.stringify(msg.body);

@@ -1,11 +1,11 @@
 import { and, eq } from "drizzle-orm";
 import type { MiddlewareHandler } from "hono";
-import { getDb } from "../db/client.ts";
 import { idempotencyKeys } from "../db/schema/index.ts";
 import { fromBase64, randomBytes, sha256Hex, toBase64 } from "./crypto.ts";
 import { ApiError, errors } from "./errors.ts";
 import { PURGE_BATCH } from "./retention.ts";
 import type { AppEnv } from "./types.ts";
+import { directoryD1, directoryDb } from "./shards.ts";
 
 export const IDEMPOTENCY_TTL_MS = 24 * 60 * 60 * 1000;
 /** A first request that has not finished after this long is taken to have died; a retry may run. */
@@ -33,7 +33,7 @@ export function idempotency(): MiddlewareHandler<AppEnv> {
       throw errors.invalidRequest("Idempotency-Key must be 1-255 visible ASCII characters.", [{ path: "header.Idempotency-Key", message: "invalid" }]);
     }
     const { accountId } = c.get("auth");
-    const db = getDb(c.env.DB);
+    const db = directoryDb(c.env);
     const body = await c.req.text();
     const requestHash = await sha256Hex(`${c.req.method} ${c.req.path}\n${body}`);
     const now = Date.now();
@@ -175,7 +175,7 @@ async function openSealed(env: Env, sealed: Uint8Array): Promise<ArrayBuffer | n
  * bucket's lifecycle rule on `idempotency/`).
  */
 export async function purgeExpiredIdempotencyKeys(env: Env, now = Date.now()): Promise<void> {
-  await env.DB.prepare("DELETE FROM idempotency_keys WHERE rowid IN (SELECT rowid FROM idempotency_keys WHERE expires_at < ?1 ORDER BY expires_at LIMIT ?2)")
+  await directoryD1(env).prepare("DELETE FROM idempotency_keys WHERE rowid IN (SELECT rowid FROM idempotency_keys WHERE expires_at < ?1 ORDER BY expires_at LIMIT ?2)")
     .bind(now, PURGE_BATCH)
     .run();
 }

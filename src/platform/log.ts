@@ -9,10 +9,24 @@ export function logLine(level: LogLevel, msg: string, fields: LogFields = {}): s
   return JSON.stringify({ level, msg, ...fields });
 }
 
+type Writer = Pick<Console, "log" | "warn" | "error">;
+let out: Writer | null = null;
+const sink = (): Writer => out ?? console;
+
+/**
+ * Sends every line to `writer` instead of the global console. The Workers tests route lines to the
+ * runtime's own console: their runner replaces `console` with one that reports to the test process,
+ * and a line logged by background work (a queue batch, an alarm) after a test file ended would
+ * keep that file from finishing.
+ */
+export function routeLogs(writer: Writer | null): void {
+  out = writer;
+}
+
 const write: Record<LogLevel, (line: string) => void> = {
-  info: (line) => console.log(line),
-  warn: (line) => console.warn(line),
-  error: (line) => console.error(line),
+  info: (line) => sink().log(line),
+  warn: (line) => sink().warn(line),
+  error: (line) => sink().error(line),
 };
 
 export const log = {

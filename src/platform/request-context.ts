@@ -1,7 +1,8 @@
 import type { Context, MiddlewareHandler } from "hono";
 import { routePath } from "hono/route";
 import { newId } from "./ids.ts";
-import { logLine } from "./log.ts";
+import { withD1Usage, usageFields } from "./d1-usage.ts";
+import { log } from "./log.ts";
 import { withHeaders } from "./response-headers.ts";
 import { formatServerTiming } from "./server-timing.ts";
 import type { AppEnv } from "./types.ts";
@@ -21,7 +22,8 @@ export function requestContext(): MiddlewareHandler<AppEnv> {
     c.set("requestId", requestId);
     c.set("startedAt", startedAt);
     c.set("timings", []);
-    await next();
+    // Every D1 statement the request causes is counted, per database, for its log line.
+    const { usage } = await withD1Usage(() => next());
     const durationMs = Date.now() - startedAt;
     c.res = withHeaders(c.res, (h) => {
       h.set("X-Request-Id", requestId);
@@ -33,8 +35,8 @@ export function requestContext(): MiddlewareHandler<AppEnv> {
     } catch {
       /* not matched */
     }
-    const line = logLine("info", "request", { requestId, method: c.req.method, route, status: c.res.status, durationMs, accountId: c.get("auth")?.accountId ?? null });
-    logAfterResponse(c, line);
+    const fields = { requestId, method: c.req.method, route, status: c.res.status, durationMs, accountId: c.get("auth")?.accountId ?? null, ...usageFields(usage) };
+    logAfterResponse(c, () => log.info("request", fields));
   };
 }
 
@@ -42,13 +44,13 @@ export function requestContext(): MiddlewareHandler<AppEnv> {
  * Writes the line once the response has been handed back: under `wrangler dev` each console.log
  * costs milliseconds (it travels over the inspector), which must not delay the client.
  */
-function logAfterResponse(c: Context<AppEnv>, line: string): void {
+function logAfterResponse(c: Context<AppEnv>, write: () => void): void {
   let ctx: Pick<ExecutionContext, "waitUntil"> | undefined;
   try {
     ctx = c.executionCtx;
   } catch {
     /* app.request() in tests: no execution context */
   }
-  if (!ctx) return console.log(line);
-  ctx.waitUntil(new Promise<void>((resolve) => setTimeout(() => resolve(console.log(line)), 0)));
+  if (!ctx) return write();
+  ctx.waitUntil(new Promise<void>((resolve) => setTimeout(() => resolve(write()), 0)));
 }

@@ -9,6 +9,8 @@ export interface AuthContext {
   plan: Plan;
   /** Requests per minute for this key's account. */
   limitPerMinute: number;
+  /** The account's shard database (`accounts.shard`): request handlers reach it without another query. */
+  shard: number;
 }
 
 export type AppVariables = {

@@ -235,3 +235,34 @@ describe("architecture: inside messaging", () => {
     expect(reach).toEqual([]);
   });
 });
+
+/**
+ * Lines that reach a database other than through platform/shards.ts: the `DB` binding itself, or a
+ * drizzle client built by hand. Messaging and events rows live in the account's shard, so every
+ * database is reached through `shardAt`/`accountShard` (shards) or `directoryDb`/`directoryD1`.
+ */
+export function rawDatabaseUses(text: string): number[] {
+  const out: number[] = [];
+  text.split("\n").forEach((line, i) => {
+    if (/\benv\.DB\b|\bgetDb\(|\.SHARD_\d/.test(line)) out.push(i + 1);
+  });
+  return out;
+}
+
+describe("architecture: directory and shards", () => {
+  it("finds the uses it checks", () => {
+    expect(rawDatabaseUses('a\nawait env.DB.prepare("x")\nconst db = getDb(d1);\nthis.env.SHARD_1\nenv.DBX')).toEqual([2, 3, 4]);
+  });
+
+  it("messaging, events and compile reach D1 only through platform/shards.ts (no env.DB, no getDb)", () => {
+    const files = ["messaging", "events", "compile"].flatMap((d) => sourceFiles(join(SRC, d)));
+    const uses = files.flatMap((f) => rawDatabaseUses(readFileSync(f, "utf8")).map((line) => `${relative(ROOT, f)}:${line}`));
+    expect(uses).toEqual([]);
+  });
+
+  it("platform reaches D1 through shards.ts too (only shards.ts names the bindings)", () => {
+    const files = sourceFiles(join(SRC, "platform")).filter((f) => !f.endsWith("/shards.ts"));
+    const uses = files.flatMap((f) => rawDatabaseUses(readFileSync(f, "utf8")).map((line) => `${relative(ROOT, f)}:${line}`));
+    expect(uses).toEqual([]);
+  });
+});

@@ -1,5 +1,5 @@
 import { describe, expect, it } from "vitest";
-import { config, DEFAULT_RETRY_SCHEDULE } from "../../src/platform/config.ts";
+import { config, DEFAULT_RETRY_SCHEDULE, parseNewAccountShards, shardBindings } from "../../src/platform/config.ts";
 import { itemsPerStatement } from "../../src/platform/d1.ts";
 
 const env = (vars: Record<string, string>) => vars as unknown as Env;
@@ -40,5 +40,19 @@ describe("D1 parameter limit", () => {
     expect(itemsPerStatement(14)).toBe(7);
     expect(itemsPerStatement(3, 7)).toBe(31);
     expect(itemsPerStatement(1, 20)).toBe(80);
+  });
+
+  it("shards: SHARD_<n> bindings counted from 0 to the first gap; NEW_ACCOUNT_SHARDS keeps bound shards only, else all", () => {
+    const d1 = { prepare: () => null };
+    expect(shardBindings({ SHARD_0: d1, SHARD_1: d1, SHARD_3: d1 })).toBe(2);
+    expect(shardBindings({ SHARD_1: d1, SHARD_0: "not a database" })).toBe(0);
+    expect(parseNewAccountShards("1", 2)).toEqual([1]);
+    expect(parseNewAccountShards(" 1 ,0,1", 2)).toEqual([0, 1]);
+    expect(parseNewAccountShards("7,x,-1,1e3", 2)).toEqual([0, 1]);
+    expect(parseNewAccountShards("", 3)).toEqual([0, 1, 2]);
+    // No shard bound: the directory is the one shard.
+    expect(parseNewAccountShards("0,1", 0)).toEqual([0]);
+    expect(config(env({ NEW_ACCOUNT_SHARDS: "1" })).shards).toEqual({ count: 1, newAccountShards: [0] });
+    expect(config({ SHARD_0: d1, SHARD_1: d1, NEW_ACCOUNT_SHARDS: "1" } as unknown as Env).shards).toEqual({ count: 2, newAccountShards: [1] });
   });
 });

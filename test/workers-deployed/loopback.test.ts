@@ -4,7 +4,7 @@ import { getDb } from "../../src/db/client.ts";
 import { compileJobs, webhooks } from "../../src/db/schema/index.ts";
 import { newWebhookSecret } from "../../src/events/signing.ts";
 import { newId } from "../../src/platform/ids.ts";
-import { api, createKey, errorOf, type TestKey } from "../workers/helpers.ts";
+import { api, createKey, errorOf, shardDb, type TestKey } from "../workers/helpers.ts";
 import { json, sandboxSession } from "../workers/messaging/support.ts";
 import { deliveriesOf, emitEvent, newInbox, receivedAt, waitFor } from "../workers/webhooks/support.ts";
 
@@ -50,7 +50,7 @@ describe("deployed: loopback URLs are refused", () => {
     const inbox = newInbox();
     const now = Date.now();
     const id = newId("wh", now);
-    await getDb(env.DB).insert(webhooks).values({ id, accountId: k.accountId, url: inbox.url, description: null, events: ["*"], sessionId: null, enabled: true, disabledReason: null, secret: newWebhookSecret(), previousSecret: null, previousSecretExpiresAt: null, failingSince: null, createdAt: now, updatedAt: now });
+    await (await shardDb(k.accountId)).insert(webhooks).values({ id, accountId: k.accountId, url: inbox.url, description: null, events: ["*"], sessionId: null, enabled: true, disabledReason: null, secret: newWebhookSecret(), previousSecret: null, previousSecretExpiresAt: null, failingSince: null, createdAt: now, updatedAt: now });
 
     const test = await api(`/api/webhooks/${id}/test`, { method: "POST", key: k.key });
     expect(test.status).toBe(200);

@@ -2,6 +2,7 @@ import { envelopeOf, eventCatalog } from "../../src/events/index.ts";
 import type { DomainEvent } from "../../src/events/types.ts";
 import { MESSAGING_EVENT_TYPES } from "../../src/messaging/event-catalog.ts";
 import type { Consumer } from "../../src/queues.ts";
+import { carriedShard, shardAt } from "../../src/platform/shards.ts";
 
 const envelopes = new Map(eventCatalog(MESSAGING_EVENT_TYPES).map((e) => [e.type as string, envelopeOf(e)]));
 
@@ -26,10 +27,11 @@ export const carriedEventIds = new Set<string>();
 export function tapEvents(consumer: Consumer): Consumer {
   return async (batch, env, ctx) => {
     for (const m of batch.messages) {
-      const body = m.body as { kind?: string; id?: string; event?: { id?: string } };
+      const body = m.body as { kind?: string; id?: string; shard?: number; event?: { id?: string } };
       if (body?.kind !== "event" || !body.id) continue;
       if (body.event?.id === body.id) carriedEventIds.add(body.id);
-      const row = await env.DB.prepare("SELECT id, account_id, session_id, payload FROM events WHERE id = ?").bind(body.id).first<{ id: string; account_id: string; session_id: string | null; payload: string }>();
+      // Read from the shard the message names, as the real consumer does.
+      const row = await shardAt(env, carriedShard(body.shard)).d1.prepare("SELECT id, account_id, session_id, payload FROM events WHERE id = ?").bind(body.id).first<{ id: string; account_id: string; session_id: string | null; payload: string }>();
       if (!row) continue;
       const payload = JSON.parse(row.payload) as { type: DomainEvent["type"]; timestamp: string; data: Record<string, unknown> };
       const checked = envelopes.get(payload.type)?.safeParse(payload);

@@ -7,6 +7,18 @@ import { accounts, apiKeys } from "../../src/db/schema/index.ts";
 import { generateApiKey, hashApiKey } from "../../src/platform/api-keys.ts";
 import { newId } from "../../src/platform/ids.ts";
 import type { Plan } from "../../src/platform/plans.ts";
+import { accountShard, newAccountShard, shardIndexes } from "../../src/platform/shards.ts";
+
+/** The raw D1 of an account's shard (its messaging and events rows), for tests that read rows directly. */
+export async function shardD1(accountId: string): Promise<D1Database> {
+  const index = (await accountShard(env, accountId)).index;
+  return env[`SHARD_${index}` as "SHARD_0"];
+}
+
+/** Every shard's raw D1, for tests of work that spans accounts (cron, consumers). */
+export function allShardD1s(): D1Database[] {
+  return shardIndexes(env).map((i) => env[`SHARD_${i}` as "SHARD_0"]);
+}
 
 export interface TestKey {
   key: string;
@@ -21,13 +33,17 @@ export function freshIp(): string {
   return `198.51.${(ipCounter >> 8) & 255}.${ipCounter & 255}`;
 }
 
-/** A new account with one key, written straight to D1 (what the keys CLI does). */
-export async function createKey(plan: Plan = "pro", opts: { limit?: number; accountId?: string } = {}): Promise<TestKey> {
+/**
+ * A new account with one key, written straight to D1 (what the keys CLI does): on the shard
+ * NEW_ACCOUNT_SHARDS picks for its id, or on `opts.shard`.
+ */
+export async function createKey(plan: Plan = "pro", opts: { limit?: number; accountId?: string; shard?: number } = {}): Promise<TestKey> {
   const db = getDb(env.DB);
   const now = Date.now();
   const accountId = opts.accountId ?? newId("acc");
   if (!opts.accountId) {
-    await db.insert(accounts).values({ id: accountId, name: "test", plan, rateLimitPerMinute: opts.limit ?? null, createdAt: now });
+    const shard = opts.shard ?? newAccountShard(env, accountId);
+    await db.insert(accounts).values({ id: accountId, name: "test", plan, rateLimitPerMinute: opts.limit ?? null, shard, createdAt: now });
   }
   const { key, prefix } = generateApiKey();
   const keyId = newId("key");
@@ -79,4 +95,28 @@ export async function sentTwice<T>(send: () => Promise<Response>, status: number
 export async function errorOf(res: Response): Promise<{ code: string; message: string; [k: string]: unknown }> {
   const body = (await res.json()) as { error: { code: string; message: string } };
   return body.error;
+}
+
+/** The drizzle client of an account's shard. */
+export async function shardDb(accountId: string) {
+  return getDb(await shardD1(accountId));
+}
+
+/**
+ * A read over every shard, for tests that know a row's id but not its account: the first row any
+ * shard has (ids are unique across shards).
+ */
+export async function firstOnShards<T>(sql: string, ...binds: unknown[]): Promise<T | null> {
+  for (const d1 of allShardD1s()) {
+    const row = await d1.prepare(sql).bind(...binds).first<T>();
+    if (row !== null) return row;
+  }
+  return null;
+}
+
+/** `SELECT count(*) AS n ...` summed over every shard. */
+export async function countOnShards(sql: string, ...binds: unknown[]): Promise<number> {
+  let n = 0;
+  for (const d1 of allShardD1s()) n += (await d1.prepare(sql).bind(...binds).first<{ n: number }>())?.n ?? 0;
+  return n;
 }

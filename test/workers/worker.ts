@@ -1,6 +1,10 @@
 import { createWorker } from "../../src/index.ts";
 import { QUEUE_CONSUMERS } from "../../src/queues.ts";
 import { tapEvents } from "./event-tap.ts";
+import { routeTestLogs } from "./log-routing.ts";
+
+// Log lines go to the runtime's own console (see log-routing.ts).
+routeTestLogs();
 
 /** The Worker under test: the real one, its events consumer tapped so tests can see every event queued. */
 export { EventStreamDO, RateLimiter, SessionDO, TexContainer, WebhookThrottleDO } from "../../src/index.ts";

@@ -1,4 +1,4 @@
-import { getDb } from "../../db/client.ts";
+import { directoryDb } from "../../platform/shards.ts";
 import { toBase64 } from "../../platform/crypto.ts";
 import { errors } from "../../platform/errors.ts";
 import { decodedBytes, tooLarge } from "../input.ts";
@@ -23,7 +23,7 @@ export async function withAssets<T extends { source: string; files?: CompileFile
   if (!entries?.some((f) => f.asset !== undefined)) return body as Omit<T, "files"> & { files?: CompileFile[] };
   if (entries.length > L.maxFiles) throw tooLarge("files", `files has ${entries.length} entries, over the limit of ${L.maxFiles}.`, L.maxFiles);
   const hashes = [...new Set(entries.flatMap((f) => (f.asset !== undefined ? [f.asset] : [])))];
-  const db = getDb(env.DB);
+  const db = directoryDb(env);
   const rows = new Map((await storedAssets(db, accountId, hashes)).map((r) => [r.sha256, r]));
   unknownIf(hashes.filter((h) => !rows.has(h)));
 

@@ -1,4 +1,4 @@
-import { getDb } from "../../db/client.ts";
+import { directoryDb, directoryD1 } from "../../platform/shards.ts";
 import { config } from "../../platform/config.ts";
 import { sha256Hex } from "../../platform/crypto.ts";
 import { ApiError, errors } from "../../platform/errors.ts";
@@ -26,7 +26,7 @@ export async function putAsset(env: Env, owner: Owner, sha256: string, bytes: Ui
   if (bytes.byteLength > L.maxAssetBytes) throw new ApiError(413, "payload_too_large", `The asset is ${bytes.byteLength} bytes, over the limit of ${L.maxAssetBytes}.`, { limit: "assetBytes", limitValue: L.maxAssetBytes });
   const actual = await sha256Hex(bytes);
   if (actual !== sha256) throw errors.unprocessable("hash_mismatch", `The body's SHA-256 is ${actual}, not the ${sha256} of the path: upload it under its own hash.`, { expected: sha256, actual });
-  const db = getDb(env.DB);
+  const db = directoryDb(env);
   for (let attempt = 0; attempt < 2; attempt++) {
     let row = await findAsset(db, owner.accountId, sha256);
     let reserved = false;
@@ -37,11 +37,11 @@ export async function putAsset(env: Env, owner: Owner, sha256: string, bytes: Ui
     // no row, or another upload of these bytes under way (or given up): this one stores them
     if (!row) {
       const quota = quotaOf(env, owner.plan);
-      row = (await reserveAsset(env.DB, { id: newId("ast", now), accountId: owner.accountId, sha256, sizeBytes: bytes.byteLength, now }, quota)) ?? undefined;
+      row = (await reserveAsset(directoryD1(env), { id: newId("ast", now), accountId: owner.accountId, sha256, sizeBytes: bytes.byteLength, now }, quota)) ?? undefined;
       reserved = row !== undefined;
       if (!row) {
         if (await findAsset(db, owner.accountId, sha256)) continue; // a parallel upload inserted it first
-        const used = await usageOf(env.DB, owner.accountId);
+        const used = await usageOf(directoryD1(env), owner.accountId);
         throw errors.conflict(
           "asset_quota_exceeded",
           `This asset (${bytes.byteLength} bytes) does not fit the plan's quota of ${quota.bytes} bytes and ${quota.files} assets: ${used.bytes} bytes in ${used.files} assets are held. Delete some first (DELETE /v1/assets/{sha256}).`,
@@ -66,28 +66,28 @@ export async function putAsset(env: Env, owner: Owner, sha256: string, bytes: Ui
 
 /** A stored asset of this account; another account's, or one still uploading, is 404 like a missing one. */
 export async function getAsset(env: Env, accountId: string, sha256: string): Promise<CompileAsset> {
-  const row = await findAsset(getDb(env.DB), accountId, sha256);
+  const row = await findAsset(directoryDb(env), accountId, sha256);
   if (row?.storedAt == null) throw errors.notFound("asset");
   return toAssetView(row, idleMs(env));
 }
 
 /** The row first, then its object (keyed by row, so a new upload of the hash is another object). Null: the 204 has no body. */
 export async function deleteAsset(env: Env, accountId: string, sha256: string): Promise<null> {
-  const row = await deleteAssetRow(getDb(env.DB), accountId, sha256);
+  const row = await deleteAssetRow(directoryDb(env), accountId, sha256);
   if (!row) throw errors.notFound("asset");
   await env.FILES.delete(assetKey(accountId, row.id)).catch((err) => log.error("asset object delete failed", { key: assetKey(accountId, row.id), error: String(err) }));
   return null;
 }
 
 export async function usage(env: Env, owner: Owner): Promise<AssetUsage> {
-  const used = await usageOf(env.DB, owner.accountId);
+  const used = await usageOf(directoryD1(env), owner.accountId);
   const quota = quotaOf(env, owner.plan);
   return { bytes: used.bytes, files: used.files, quotaBytes: quota.bytes, quotaFiles: quota.files };
 }
 
 export async function listAssetViews(env: Env, owner: Owner, q: { limit: number; cursor?: string | undefined }): Promise<CompileAssetPage> {
   const after = decodeCursor(q.cursor, IdCursor);
-  const [rows, used] = await Promise.all([listAssets(getDb(env.DB), owner.accountId, q.limit, after?.id), usage(env, owner)]);
+  const [rows, used] = await Promise.all([listAssets(directoryDb(env), owner.accountId, q.limit, after?.id), usage(env, owner)]);
   const page = toPage(rows, q.limit, (r) => ({ id: r.id }));
   const idle = idleMs(env);
   return { data: page.data.map((r) => toAssetView(r, idle)), nextCursor: page.nextCursor, usage: used };

@@ -7,6 +7,8 @@ export const accounts = sqliteTable("accounts", {
   plan: text("plan", { enum: ["free", "pro", "enterprise"] }).notNull(),
   /** Requests per minute for enterprise accounts; null for the fixed plans. */
   rateLimitPerMinute: integer("rate_limit_per_minute"),
+  /** The shard database (`SHARD_<n>`) holding the account's messaging and events rows; never changes. */
+  shard: integer("shard").notNull().default(0),
   createdAt: createdAt(),
 });
 

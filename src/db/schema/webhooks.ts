@@ -112,20 +112,3 @@ export const webhookAttempts = sqliteTable(
   },
   (t) => [index("attempts_delivery_idx").on(t.deliveryId, t.attempt)],
 );
-
-/**
- * Single-use tickets that open the live event stream (a browser cannot set `Authorization` on a
- * WebSocket). Only the SHA-256 of the ticket is kept; using it deletes the row.
- */
-export const streamTickets = sqliteTable(
-  "stream_tickets",
-  {
-    hash: text("hash").primaryKey(),
-    accountId: accountId(),
-    /** The API key that asked for it: the stream runs as that key (rate limit, revocation). */
-    keyId: text("key_id").notNull(),
-    expiresAt: integer("expires_at").notNull(),
-    createdAt: createdAt(),
-  },
-  (t) => [index("stream_tickets_expiry_idx").on(t.expiresAt)],
-);

@@ -1,18 +1,16 @@
 import { and, eq, inArray } from "drizzle-orm";
-import { getDb } from "../../db/client.ts";
 import { events } from "../../db/schema/index.ts";
 import { errors } from "../../platform/errors.ts";
 import { decodeCursor, IdCursor, toPage, type Page } from "../../platform/pagination.ts";
 import { daysAgo, idAt, retention } from "../../platform/retention.ts";
 import { eventPageQuery } from "./query.ts";
+import { accountShard } from "../../platform/shards.ts";
 import type { EventDeliveryView, EventListInput, LoggedEventView } from "./schemas.ts";
 import { toEventDeliveryView, toEventView, type EventDeliveryRow } from "./mapper.ts";
 
 /** When event retention is off (rows kept forever), lists still reach back only this far. */
 export const EVENTS_MAX_DAYS = 30;
 
-/** The database holding this account's events (one place to change when accounts live in shards). */
-const accountDb = (env: Env, _accountId: string) => getDb(env.DB);
 
 function windowStart(env: Env, now: number): number {
   return daysAgo(now, retention(env).RETENTION_EVENTS_DAYS ?? EVENTS_MAX_DAYS);
@@ -41,7 +39,7 @@ export async function listEvents(env: Env, accountId: string, q: EventListInput,
     delivery: q.delivery,
     take: q.limit + 1,
   });
-  const ids = (await env.DB.prepare(sql).bind(...params).all<{ id: string }>()).results.map((r) => r.id);
+  const ids = (await (await accountShard(env, accountId)).d1.prepare(sql).bind(...params).all<{ id: string }>()).results.map((r) => r.id);
   const page = toPage(ids, q.limit, (id) => ({ id }));
   return { data: await withDeliveries(env, accountId, page.data), nextCursor: page.nextCursor };
 }
@@ -55,11 +53,11 @@ export async function getEvent(env: Env, accountId: string, id: string): Promise
 /** The events of `ids` (this account's only), in that order, each with its deliveries: two reads. */
 async function withDeliveries(env: Env, accountId: string, ids: string[]): Promise<LoggedEventView[]> {
   if (ids.length === 0) return [];
-  const db = accountDb(env, accountId);
+  const { db, d1 } = await accountShard(env, accountId);
   const rows = await db.select().from(events).where(and(eq(events.accountId, accountId), inArray(events.id, ids))).all();
   // INDEXED BY: without statistics SQLite would rather scan the account's deliveries than probe per event.
   const marks = ids.map((_, i) => `?${i + 2}`).join(",");
-  const deliveries = await env.DB.prepare(
+  const deliveries = await d1.prepare(
     `SELECT id, webhook_id, event_id, status, attempts, last_status_code, next_attempt_at, updated_at FROM webhook_deliveries INDEXED BY deliveries_event_webhook_uq WHERE event_id IN (${marks}) AND account_id = ?1 ORDER BY id`,
   )
     .bind(accountId, ...ids)

@@ -1,8 +1,8 @@
 import { DurableObject } from "cloudflare:workers";
-import { getDb } from "../../db/client.ts";
 import { revokedKeyIds } from "../../platform/api-keys.ts";
 import { log } from "../../platform/log.ts";
 import { MAX_STREAMS_PER_ACCOUNT, STREAM_REPLAY_MAX } from "../config.ts";
+import { directoryDb } from "../../platform/shards.ts";
 import { eventsAfter, type StreamFilter } from "./after.ts";
 
 export type { StreamFilter };
@@ -103,7 +103,7 @@ export class EventStreamDO extends DurableObject<Env> {
     const sockets = this.ctx.getWebSockets();
     if (sockets.length === 0) return;
     const keyOf = (ws: WebSocket) => (ws.deserializeAttachment() as Attachment | null)?.keyId ?? "";
-    const revoked = new Set(await revokedKeyIds(getDb(this.env.DB), [...new Set(sockets.map(keyOf))]));
+    const revoked = new Set(await revokedKeyIds(directoryDb(this.env), [...new Set(sockets.map(keyOf))]));
     for (const ws of sockets) {
       if (!revoked.has(keyOf(ws))) continue;
       try {

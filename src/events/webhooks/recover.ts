@@ -1,11 +1,11 @@
 import { and, asc, eq, gte, inArray, ne } from "drizzle-orm";
-import { getDb } from "../../db/client.ts";
 import { webhookDeliveries, webhooks } from "../../db/schema/index.ts";
 import { chunk, QUEUE_BATCH_MAX } from "../../platform/batching.ts";
 import { itemsPerStatement } from "../../platform/d1.ts";
 import { errors } from "../../platform/errors.ts";
 import { log } from "../../platform/log.ts";
 import { daysAgo, idAt, retention } from "../../platform/retention.ts";
+import { accountShard, type Shard } from "../../platform/shards.ts";
 import { TEST_EVENT_TYPE, type DeliveryQueueMessage } from "../types.ts";
 import type { RecoverInput, RecoverResult } from "./schemas.ts";
 
@@ -14,8 +14,6 @@ export const RECOVER_MAX_DAYS = 30;
 /** Ids per UPDATE, with room for the statement's own parameters. */
 const IDS_PER_STATEMENT = itemsPerStatement(1, 10);
 
-/** The database holding this account's webhook rows (one place to change when accounts live in shards). */
-const accountDb = (env: Env, _accountId: string) => getDb(env.DB);
 
 /** The oldest `since` a recover accepts: the delivery log's retention (older rows may already be gone). */
 export function recoverWindowStart(env: Env, now: number): number {
@@ -30,7 +28,8 @@ export function recoverWindowStart(env: Env, now: number): number {
  * its whole retry schedule gets one attempt; one that never had an attempt gets the full schedule.
  */
 export async function recoverDeliveries(env: Env, accountId: string, webhookId: string, input: RecoverInput, now = Date.now()): Promise<RecoverResult> {
-  const db = accountDb(env, accountId);
+  const shard = await accountShard(env, accountId);
+  const db = shard.db;
   const hook = await db.select({ enabled: webhooks.enabled }).from(webhooks).where(and(eq(webhooks.accountId, accountId), eq(webhooks.id, webhookId))).get();
   if (!hook) throw errors.notFound("webhook");
   const since = Date.parse(input.since);
@@ -71,18 +70,19 @@ export async function recoverDeliveries(env: Env, accountId: string, webhookId: 
   const [first, ...rest] = flips;
   // Only the rows this call flipped are sent: a concurrent recover gets the others, never the same ones.
   const flipped = first ? (await db.batch([first, ...rest])).flat().map((r) => r.id).sort((a, b) => order.get(a)! - order.get(b)!) : [];
-  await enqueueOldestFirst(env, accountId, flipped);
+  await enqueueOldestFirst(env, shard, flipped);
   return { queued: flipped.length, hasMore: candidates.length > input.limit, since: new Date(since).toISOString() };
 }
 
-async function enqueueOldestFirst(env: Env, accountId: string, ids: string[]): Promise<void> {
+async function enqueueOldestFirst(env: Env, shard: Shard, ids: string[]): Promise<void> {
+  const { db } = shard;
   for (const part of chunk(ids, QUEUE_BATCH_MAX)) {
     try {
-      await env.DELIVERY_QUEUE.sendBatch(part.map((id) => ({ body: { kind: "delivery", id } satisfies DeliveryQueueMessage, contentType: "json" as const })));
+      await env.DELIVERY_QUEUE.sendBatch(part.map((id) => ({ body: { kind: "delivery", id, shard: shard.index } satisfies DeliveryQueueMessage, contentType: "json" as const })));
     } catch (err) {
       // Still pending and due in D1: with `queuedAt` cleared the cron enqueues them within a minute.
       for (const ids of chunk(part, IDS_PER_STATEMENT)) {
-        await accountDb(env, accountId).update(webhookDeliveries).set({ queuedAt: null }).where(inArray(webhookDeliveries.id, ids));
+        await db.update(webhookDeliveries).set({ queuedAt: null }).where(inArray(webhookDeliveries.id, ids));
       }
       log.error("recover: delivery queue send failed; the cron will enqueue", { count: part.length, error: String(err) });
     }

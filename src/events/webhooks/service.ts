@@ -1,5 +1,4 @@
 import { and, asc, count, desc, eq, inArray, lt } from "drizzle-orm";
-import { getDb } from "../../db/client.ts";
 import { events, webhookAttempts, webhookDeliveries, webhooks } from "../../db/schema/index.ts";
 import { allowLoopback, MAX_WEBHOOKS_PER_ACCOUNT, secretGraceMs } from "../config.ts";
 import { attemptDelivery } from "../delivery.ts";
@@ -13,6 +12,7 @@ import type { CreateWebhookInput, DeliveryView, UpdateWebhookInput, WebhookView 
 import { toDeliveryView, toWebhookView } from "./mapper.ts";
 import { itemsPerStatement } from "../../platform/d1.ts";
 import { decodeCursor, IdCursor, toPage, type Page } from "../../platform/pagination.ts";
+import { accountShard } from "../../platform/shards.ts";
 
 type WebhookRow = typeof webhooks.$inferSelect;
 type DeliveryRow = typeof webhookDeliveries.$inferSelect;
@@ -31,14 +31,14 @@ function normalizeEvents(list: string[]): string[] {
 }
 
 async function findWebhook(env: Env, accountId: string, id: string): Promise<WebhookRow> {
-  const row = await getDb(env.DB).select().from(webhooks).where(and(eq(webhooks.accountId, accountId), eq(webhooks.id, id))).get();
+  const row = await (await accountShard(env, accountId)).db.select().from(webhooks).where(and(eq(webhooks.accountId, accountId), eq(webhooks.id, id))).get();
   if (!row) throw errors.notFound("webhook");
   return row;
 }
 
 export async function createWebhook(env: Env, accountId: string, input: CreateWebhookInput): Promise<WebhookView & { secret: string }> {
   assertTargetUrl(env, input.url);
-  const db = getDb(env.DB);
+  const { db } = await accountShard(env, accountId);
   const existing = await db.select({ n: count() }).from(webhooks).where(eq(webhooks.accountId, accountId)).get();
   if ((existing?.n ?? 0) >= MAX_WEBHOOKS_PER_ACCOUNT) {
     throw errors.conflict("webhook_limit_reached", `An account can have at most ${MAX_WEBHOOKS_PER_ACCOUNT} webhooks. Delete one first.`, { limit: MAX_WEBHOOKS_PER_ACCOUNT });
@@ -68,7 +68,7 @@ export async function createWebhook(env: Env, accountId: string, input: CreateWe
 export async function listWebhooks(env: Env, accountId: string, q: { limit: number; cursor?: string }): Promise<Page<WebhookView>> {
   const before = decodeCursor(q.cursor, IdCursor)?.id;
   const where = before ? and(eq(webhooks.accountId, accountId), lt(webhooks.id, before)) : eq(webhooks.accountId, accountId);
-  const rows = await getDb(env.DB).select().from(webhooks).where(where).orderBy(desc(webhooks.id)).limit(q.limit + 1).all();
+  const rows = await (await accountShard(env, accountId)).db.select().from(webhooks).where(where).orderBy(desc(webhooks.id)).limit(q.limit + 1).all();
   const page = toPage(rows, q.limit, (r) => ({ id: r.id }));
   return { data: page.data.map((r) => toWebhookView(r)), nextCursor: page.nextCursor };
 }
@@ -101,7 +101,7 @@ export async function updateWebhook(env: Env, accountId: string, id: string, inp
     next.secret = newWebhookSecret();
   }
   const { id: _id, accountId: _acc, createdAt: _c, ...changes } = next;
-  await getDb(env.DB).update(webhooks).set(changes).where(and(eq(webhooks.accountId, accountId), eq(webhooks.id, id)));
+  await (await accountShard(env, accountId)).db.update(webhooks).set(changes).where(and(eq(webhooks.accountId, accountId), eq(webhooks.id, id)));
   // Slots reserved at the old rate are forgotten; waiting deliveries ask again at the new one.
   if (next.maxPerSecond !== row.maxPerSecond && row.maxPerSecond !== null) await resetThrottle(env, accountId, id, now);
   const view = toWebhookView(next, now);
@@ -111,7 +111,7 @@ export async function updateWebhook(env: Env, accountId: string, id: string, inp
 /** Deletes the webhook and its delivery log; pending deliveries stop (their next attempt finds nothing). */
 export async function deleteWebhook(env: Env, accountId: string, id: string): Promise<null> {
   await findWebhook(env, accountId, id);
-  const db = getDb(env.DB);
+  const { db } = await accountShard(env, accountId);
   const ofHook = db.select({ id: webhookDeliveries.id }).from(webhookDeliveries).where(and(eq(webhookDeliveries.accountId, accountId), eq(webhookDeliveries.webhookId, id)));
   await db.batch([
     db.delete(webhookAttempts).where(inArray(webhookAttempts.deliveryId, ofHook)),
@@ -125,7 +125,7 @@ export async function deleteWebhook(env: Env, accountId: string, id: string): Pr
 export async function listDeliveries(env: Env, accountId: string, webhookId: string, q: { limit: number; cursor?: string; status?: DeliveryRow["status"] }): Promise<Page<DeliveryView>> {
   await findWebhook(env, accountId, webhookId);
   const opts = { ...q, before: decodeCursor(q.cursor, IdCursor)?.id };
-  const db = getDb(env.DB);
+  const { db } = await accountShard(env, accountId);
   const conditions = [eq(webhookDeliveries.accountId, accountId), eq(webhookDeliveries.webhookId, webhookId)];
   if (opts.before) conditions.push(lt(webhookDeliveries.id, opts.before));
   if (opts.status) conditions.push(eq(webhookDeliveries.status, opts.status));
@@ -140,9 +140,10 @@ async function attemptsOf(env: Env, accountId: string, deliveryIds: string[]): P
   if (deliveryIds.length === 0) return out;
   // A page of 100 deliveries is more ids than one statement may bind (D1: 100 parameters).
   const rows: AttemptRow[] = [];
+  const { db } = await accountShard(env, accountId);
   for (let i = 0; i < deliveryIds.length; i += ATTEMPT_IDS_PER_STATEMENT) {
     rows.push(
-      ...(await getDb(env.DB)
+      ...(await db
         .select()
         .from(webhookAttempts)
         .where(and(eq(webhookAttempts.accountId, accountId), inArray(webhookAttempts.deliveryId, deliveryIds.slice(i, i + ATTEMPT_IDS_PER_STATEMENT))))
@@ -160,7 +161,7 @@ export async function getDelivery(env: Env, accountId: string, webhookId: string
 }
 
 async function findDelivery(env: Env, accountId: string, webhookId: string, deliveryId: string): Promise<DeliveryRow> {
-  const row = await getDb(env.DB)
+  const row = await (await accountShard(env, accountId)).db
     .select()
     .from(webhookDeliveries)
     .where(and(eq(webhookDeliveries.accountId, accountId), eq(webhookDeliveries.webhookId, webhookId), eq(webhookDeliveries.id, deliveryId)))
@@ -181,19 +182,20 @@ export async function retryDelivery(env: Env, accountId: string, webhookId: stri
   if (row.status === "pending" && row.leaseUntil !== null && row.leaseUntil >= now) {
     throw errors.conflict("delivery_in_progress", "An attempt of this delivery is in progress. Retry when it has finished.");
   }
-  const db = getDb(env.DB);
-  await db
+  const shard = await accountShard(env, accountId);
+  await shard.db
     .update(webhookDeliveries)
     .set({ status: "pending", nextAttemptAt: now, queuedAt: now, updatedAt: now })
     .where(and(eq(webhookDeliveries.accountId, accountId), eq(webhookDeliveries.id, row.id)));
-  await env.DELIVERY_QUEUE.send({ kind: "delivery", id: row.id } satisfies DeliveryQueueMessage, { contentType: "json" });
+  await env.DELIVERY_QUEUE.send({ kind: "delivery", id: row.id, shard: shard.index } satisfies DeliveryQueueMessage, { contentType: "json" });
   return getDelivery(env, accountId, webhookId, deliveryId);
 }
 
 /** Sends a signed `webhook.test` now (even to a disabled webhook) and answers what the receiver said. Never retried. */
 export async function testWebhook(env: Env, accountId: string, webhookId: string) {
   const hook = await findWebhook(env, accountId, webhookId);
-  const db = getDb(env.DB);
+  const shard = await accountShard(env, accountId);
+  const { db } = shard;
   const now = Date.now();
   const eventId = newId("evt", now);
   const payload: EventPayload = {
@@ -206,7 +208,7 @@ export async function testWebhook(env: Env, accountId: string, webhookId: string
     db.insert(events).values({ id: eventId, accountId, type: TEST_EVENT_TYPE, sessionId: null, payload: JSON.stringify(payload), createdAt: now, fannedOutAt: now, requeues: 0 }),
     db.insert(webhookDeliveries).values({ id: deliveryId, accountId, webhookId: hook.id, eventId, eventType: TEST_EVENT_TYPE, status: "pending", attempts: 0, nextAttemptAt: now, queuedAt: now, createdAt: now, updatedAt: now }),
   ]);
-  const report = await attemptDelivery(env, deliveryId, now);
+  const report = await attemptDelivery(env, shard, deliveryId, now);
   if (!report.attempted) throw new Error(`test delivery not attempted: ${report.reason}`);
   const r = report.result;
   return { success: report.outcome.status === "succeeded", statusCode: r.statusCode, durationMs: r.durationMs, error: r.error, deliveryId, eventId };

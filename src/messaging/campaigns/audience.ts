@@ -1,6 +1,7 @@
 import { newId } from "../../platform/ids.ts";
 import type { CampaignRow } from "./mapper.ts";
 import type { Audience } from "./schemas.ts";
+import type { Shard } from "../../platform/shards.ts";
 
 /**
  * Resolves the audience into recipient rows in one SQL statement (no row limit, no bound-parameter
@@ -38,15 +39,16 @@ export interface Launched {
  * state change, the recipient rows and the totals commit together, and only the start that won the
  * conditional UPDATE inserts rows (its token guards the INSERT). Null when another start won.
  */
-export async function launch(env: Env, c: CampaignRow, now = Date.now()): Promise<Launched | null> {
+export async function launch(shard: Shard, c: CampaignRow, now = Date.now()): Promise<Launched | null> {
+  const d1 = shard.d1;
   const token = newId("run", now);
   const audience = JSON.parse(c.audience) as Audience;
-  const [claim, , totals] = await env.DB.batch([
-    env.DB.prepare(
+  const [claim, , totals] = await d1.batch([
+    d1.prepare(
       "UPDATE campaigns SET status = 'running', status_reason = NULL, start_token = ?1, started_at = ?2, kicked_at = ?2, updated_at = ?2 WHERE id = ?3 AND account_id = ?4 AND status IN ('draft', 'scheduled')",
     ).bind(token, now, c.id, c.accountId),
-    env.DB.prepare(RESOLVE_SQL).bind(c.id, c.accountId, JSON.stringify(audience.contactIds ?? []), audience.all ? 1 : 0, JSON.stringify(audience.tags ?? []), token),
-    env.DB.prepare(
+    d1.prepare(RESOLVE_SQL).bind(c.id, c.accountId, JSON.stringify(audience.contactIds ?? []), audience.all ? 1 : 0, JSON.stringify(audience.tags ?? []), token),
+    d1.prepare(
       `UPDATE campaigns SET total = (SELECT count(*) FROM campaign_recipients WHERE campaign_id = ?1),
                             skipped = (SELECT count(*) FROM campaign_recipients WHERE campaign_id = ?1 AND status = 'skipped')
         WHERE id = ?1 AND start_token = ?2 RETURNING total, skipped`,

@@ -6,6 +6,7 @@ import { pacingOf, type CampaignRow } from "./mapper.ts";
 import type { CampaignMessage } from "./schemas.ts";
 import { renderTemplate } from "./template.ts";
 import { campaignBlocksToSend, claimCampaignMessagesStatements, queuedCampaignMessageIds } from "../store/campaigns.ts";
+import { accountShard, type Shard } from "../../platform/shards.ts";
 
 /** Recipients per SEND_QUEUE job. */
 export const JOB_SIZE = 100;
@@ -29,8 +30,8 @@ export function allBlocks(total: number): number[] {
  * Blocks that still have recipients to send: not yet claimed, or (unless `unclaimedOnly`) claimed
  * with the message unsent.
  */
-export function remainingBlocks(env: Env, campaignId: string, opts: { unclaimedOnly?: boolean } = {}): Promise<number[]> {
-  return campaignBlocksToSend(env, campaignId, JOB_SIZE, opts.unclaimedOnly ?? false);
+export function remainingBlocks(shard: Shard, campaignId: string, opts: { unclaimedOnly?: boolean } = {}): Promise<number[]> {
+  return campaignBlocksToSend(shard, campaignId, JOB_SIZE, opts.unclaimedOnly ?? false);
 }
 
 interface PendingRecipient {
@@ -68,7 +69,8 @@ function contentOf(message: CampaignMessage, r: PendingRecipient): { text: strin
  * has and sends only messages still `pending`: a recipient is sent at most once.
  */
 export async function runCampaignJob(env: Env, job: CampaignJob): Promise<void> {
-  const c = await env.DB.prepare("SELECT * FROM campaigns WHERE id = ? AND account_id = ?").bind(job.campaignId, job.accountId).first<Record<string, unknown>>();
+  const shard = await accountShard(env, job.accountId);
+  const c = await shard.d1.prepare("SELECT * FROM campaigns WHERE id = ? AND account_id = ?").bind(job.campaignId, job.accountId).first<Record<string, unknown>>();
   // Paused or cancelled: nothing to do (resume enqueues what is left).
   if (!c || c.status !== "running") return;
   const campaign = {
@@ -79,13 +81,13 @@ export async function runCampaignJob(env: Env, job: CampaignJob): Promise<void> 
     pacing: pacingOf({ pacing: c.pacing } as CampaignRow),
   };
   const pending = (
-    await env.DB.prepare("SELECT seq, phone, name, email, attributes FROM campaign_recipients WHERE campaign_id = ? AND seq BETWEEN ? AND ? AND status = 'pending' ORDER BY seq")
+    await shard.d1.prepare("SELECT seq, phone, name, email, attributes FROM campaign_recipients WHERE campaign_id = ? AND seq BETWEEN ? AND ? AND status = 'pending' ORDER BY seq")
       .bind(campaign.id, job.from, job.to)
       .all<PendingRecipient>()
   ).results;
-  if (pending.length > 0) await claim(env, campaign, pending);
+  if (pending.length > 0) await claim(shard, campaign, pending);
 
-  const queued = await queuedCampaignMessageIds(env, campaign.id, job.from, job.to);
+  const queued = await queuedCampaignMessageIds(shard, campaign.id, job.from, job.to);
   if (queued.length === 0) return;
   await sessionStub(env, campaign.sessionId).enqueue(queued, {
     campaignId: campaign.id,
@@ -94,7 +96,7 @@ export async function runCampaignJob(env: Env, job: CampaignJob): Promise<void> 
 }
 
 async function claim(
-  env: Env,
+  shard: Shard,
   c: { id: string; accountId: string; sessionId: string; message: CampaignMessage },
   pending: PendingRecipient[],
 ): Promise<void> {
@@ -105,16 +107,16 @@ async function claim(
   const template = "template" in m ? m.template : null;
   const content = "location" in m ? { location: m.location } : "contacts" in m ? { contacts: m.contacts } : "interactive" in m ? { interactive: m.interactive } : null;
   const statements = claimCampaignMessagesStatements(
-    env,
+    shard,
     { idBase: base, seqDigits: SEQ_DIGITS, accountId: c.accountId, sessionId: c.sessionId, campaignId: c.id, type, template, content, createdAt: now },
     pending.map((r) => ({ seq: r.seq, ...contentOf(c.message, r) })),
   );
   // Every row still pending in [first, last] was read above, so it got its message just now.
   statements.push(
-    env.DB.prepare(
+    shard.d1.prepare(
       `UPDATE campaign_recipients SET status = 'queued', message_id = ?1 || printf('%0${SEQ_DIGITS}d', seq)
         WHERE campaign_id = ?2 AND seq BETWEEN ?3 AND ?4 AND status = 'pending'`,
     ).bind(base, c.id, pending[0]!.seq, pending.at(-1)!.seq),
   );
-  await env.DB.batch(statements);
+  await shard.d1.batch(statements);
 }

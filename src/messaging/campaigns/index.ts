@@ -1,4 +1,5 @@
 import type { SendJobHandler } from "../queue/send-queue.ts";
+import { accountShard, eachShard } from "../../platform/shards.ts";
 import type { CampaignHooks } from "../sessions/campaign-hooks.ts";
 import { announceMissedCompletions, maybeComplete } from "./completion.ts";
 import { runCampaignJob, type CampaignJob } from "./fanout.ts";
@@ -12,16 +13,19 @@ export const runCampaignSendJob: SendJobHandler = (job, env) => runCampaignJob(e
 
 /** What the Session DO tells campaigns (wired into the DO in src/index.ts). */
 export const campaignHooks: CampaignHooks = {
-  async progressed(env, campaignIds) {
-    for (const id of campaignIds) await maybeComplete(env, id);
+  async progressed(env, accountId, campaignIds) {
+    const shard = await accountShard(env, accountId);
+    for (const id of campaignIds) await maybeComplete(env, shard, id);
   },
   interrupted: pauseForSession,
-  due: (env, campaignId) => startDue(env, campaignId, Date.now(), { fromTimer: true }),
+  due: async (env, accountId, campaignId) => startDue(env, await accountShard(env, accountId), campaignId, Date.now(), { fromTimer: true }),
 };
 
-/** Every minute: start due scheduled campaigns (backstop of the DO alarm), re-kick stalled ones, announce missed completions. */
+/** Every minute, shard by shard: start due scheduled campaigns (backstop of the DO alarm), re-kick stalled ones, announce missed completions. */
 export async function onCronCampaigns(env: Env, now: number): Promise<void> {
-  await startDueScheduled(env, now);
-  await kickStalled(env, now);
-  await announceMissedCompletions(env, now);
+  await eachShard(env, "campaigns", async (shard) => {
+    await startDueScheduled(env, shard, now);
+    await kickStalled(env, shard, now);
+    await announceMissedCompletions(env, shard, now);
+  });
 }

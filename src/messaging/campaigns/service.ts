@@ -1,5 +1,4 @@
 import { and, asc, desc, eq, inArray, lt, sql } from "drizzle-orm";
-import { getDb } from "../../db/client.ts";
 import { campaigns, contacts } from "../../db/schema/index.ts";
 import { assertEventFits } from "../../events/emit.ts";
 import { eachItem } from "../../platform/cron-loop.ts";
@@ -23,13 +22,14 @@ import type { Audience, Campaign, CampaignMessage, CreateCampaignBody, Recipient
 import { statsOf } from "./stats.ts";
 import { config } from "../../platform/config.ts";
 import { iso } from "../../platform/time.ts";
+import { accountShard, type Shard } from "../../platform/shards.ts";
 
 async function present(env: Env, row: CampaignRow): Promise<Campaign> {
   return toCampaign(row, (await statsOf(env, [row])).get(row.id)!);
 }
 
 async function loadRow(env: Env, accountId: string, id: string): Promise<CampaignRow> {
-  const row = await getDb(env.DB).select().from(campaigns).where(and(eq(campaigns.accountId, accountId), eq(campaigns.id, id))).get();
+  const row = await (await accountShard(env, accountId)).db.select().from(campaigns).where(and(eq(campaigns.accountId, accountId), eq(campaigns.id, id))).get();
   if (!row) throw errors.notFound("campaign");
   return row;
 }
@@ -58,7 +58,7 @@ async function ensureContactsOwned(env: Env, accountId: string, audience: Audien
   if (ids.length === 0) return;
   const found = new Set<string>();
   for (const part of chunk(ids, ID_CHUNK)) {
-    const rows = await getDb(env.DB).select({ id: contacts.id }).from(contacts).where(and(eq(contacts.accountId, accountId), inArray(contacts.id, part))).all();
+    const rows = await (await accountShard(env, accountId)).db.select({ id: contacts.id }).from(contacts).where(and(eq(contacts.accountId, accountId), inArray(contacts.id, part))).all();
     for (const r of rows) found.add(r.id);
   }
   const unknown = ids.filter((id) => !found.has(id));
@@ -117,7 +117,7 @@ export async function createCampaign(env: Env, accountId: string, body: CreateCa
   ensureAnnounceable(values);
   await ensureSessionOwned(env, accountId, body.sessionId);
   await ensureContactsOwned(env, accountId, body.audience);
-  const [row] = await getDb(env.DB).insert(campaigns).values(values).returning();
+  const [row] = await (await accountShard(env, accountId)).db.insert(campaigns).values(values).returning();
   return present(env, row!);
 }
 
@@ -127,7 +127,7 @@ export async function getCampaign(env: Env, accountId: string, id: string): Prom
 
 export async function listCampaigns(env: Env, accountId: string, q: { status?: CampaignStatus; limit: number; cursor?: string }): Promise<{ data: Campaign[]; nextCursor: string | null }> {
   const cursor = decodeCursor(q.cursor, IdCursor);
-  const rows = await getDb(env.DB)
+  const rows = await (await accountShard(env, accountId)).db
     .select()
     .from(campaigns)
     .where(and(eq(campaigns.accountId, accountId), q.status ? eq(campaigns.status, q.status) : undefined, cursor ? lt(campaigns.id, cursor.id) : undefined))
@@ -155,7 +155,7 @@ export async function updateCampaign(env: Env, accountId: string, id: string, pa
   if (patch.scheduledAt !== undefined) set.scheduledAt = patch.scheduledAt === null ? null : Date.parse(patch.scheduledAt);
   if (patch.pacing !== undefined) set.pacing = patch.pacing === null ? null : JSON.stringify(patch.pacing);
   ensureAnnounceable({ ...row, ...set });
-  const [updated] = await getDb(env.DB)
+  const [updated] = await (await accountShard(env, accountId)).db
     .update(campaigns)
     .set(set)
     .where(and(eq(campaigns.accountId, accountId), eq(campaigns.id, id), eq(campaigns.status, "draft")))
@@ -166,12 +166,13 @@ export async function updateCampaign(env: Env, accountId: string, id: string, pa
 
 /** Resolves the audience, marks the campaign running and puts its recipients on SEND_QUEUE. */
 async function run(env: Env, row: CampaignRow, opts: { fromTimer?: boolean } = {}): Promise<void> {
-  const launched = await launch(env, row);
+  const shard = await accountShard(env, row.accountId);
+  const launched = await launch(shard, row);
   if (!launched) return; // another start won
   // An early start forgets the DO's timer (the DO drops a timer that fired by itself).
   if (row.status === "scheduled" && !opts.fromTimer) await sessionStub(env, row.sessionId).cancelCampaignStart(row.id);
   await enqueueBlocks(env, row, allBlocks(launched.total));
-  if (launched.total === launched.skipped) await maybeComplete(env, row.id);
+  if (launched.total === launched.skipped) await maybeComplete(env, shard, row.id);
 }
 
 /**
@@ -184,7 +185,7 @@ export async function startCampaign(env: Env, accountId: string, id: string): Pr
   ensureAllowed(row, "start");
   if (row.status === "draft" && row.scheduledAt !== null && row.scheduledAt > Date.now()) {
     await ensureSessionOwned(env, accountId, row.sessionId);
-    const [scheduled] = await getDb(env.DB)
+    const [scheduled] = await (await accountShard(env, accountId)).db
       .update(campaigns)
       .set({ status: "scheduled", updatedAt: Date.now() })
       .where(and(eq(campaigns.accountId, accountId), eq(campaigns.id, id), eq(campaigns.status, "draft")))
@@ -198,8 +199,8 @@ export async function startCampaign(env: Env, accountId: string, id: string): Pr
 }
 
 /** A scheduled campaign whose time has come (the DO alarm or the cron): starts it once. */
-export async function startDue(env: Env, campaignId: string, now = Date.now(), opts: { fromTimer?: boolean } = {}): Promise<void> {
-  const row = await getDb(env.DB).select().from(campaigns).where(eq(campaigns.id, campaignId)).get();
+export async function startDue(env: Env, shard: Shard, campaignId: string, now = Date.now(), opts: { fromTimer?: boolean } = {}): Promise<void> {
+  const row = await shard.db.select().from(campaigns).where(eq(campaigns.id, campaignId)).get();
   if (!row || row.status !== "scheduled" || (row.scheduledAt ?? 0) > now + 1000) return;
   // A session that is not WORKING pauses the campaign with the reason when its sends come due.
   await run(env, row, opts);
@@ -211,7 +212,7 @@ export async function pauseCampaign(env: Env, accountId: string, id: string): Pr
   ensureAllowed(row, "pause");
   // Hold first: from here the DO sends nothing more of this campaign.
   await sessionStub(env, row.sessionId).holdCampaign(id);
-  await getDb(env.DB)
+  await (await accountShard(env, accountId)).db
     .update(campaigns)
     .set({ status: "paused", statusReason: null, updatedAt: Date.now() })
     .where(and(eq(campaigns.accountId, accountId), eq(campaigns.id, id), eq(campaigns.status, "running")));
@@ -224,7 +225,7 @@ export async function resumeCampaign(env: Env, accountId: string, id: string): P
   ensureAllowed(row, "resume");
   await ensureSessionWorking(env, accountId, row.sessionId);
   const now = Date.now();
-  const [resumed] = await getDb(env.DB)
+  const [resumed] = await (await accountShard(env, accountId)).db
     .update(campaigns)
     .set({ status: "running", statusReason: null, kickedAt: now, updatedAt: now })
     .where(and(eq(campaigns.accountId, accountId), eq(campaigns.id, id), eq(campaigns.status, "paused")))
@@ -232,8 +233,9 @@ export async function resumeCampaign(env: Env, accountId: string, id: string): P
   if (resumed) {
     const pacing = pacingOf(resumed);
     await sessionStub(env, row.sessionId).releaseCampaign(id, { campaignId: id, ...(pacing ? { perMinute: pacing.perMinute, jitterPct: pacing.jitterPct } : {}) });
-    await enqueueBlocks(env, resumed, await remainingBlocks(env, id));
-    await maybeComplete(env, id);
+    const shard = await accountShard(env, accountId);
+    await enqueueBlocks(env, resumed, await remainingBlocks(shard, id));
+    await maybeComplete(env, shard, id);
   }
   return getCampaign(env, accountId, id);
 }
@@ -248,7 +250,7 @@ export async function cancelCampaign(env: Env, accountId: string, id: string): P
   if (row.status === "cancelled") return present(env, row);
   ensureAllowed(row, "cancel");
   const now = Date.now();
-  const [cancelled] = await getDb(env.DB)
+  const [cancelled] = await (await accountShard(env, accountId)).db
     .update(campaigns)
     .set({ status: "cancelled", statusReason: null, cancelledAt: now, updatedAt: now })
     .where(and(eq(campaigns.accountId, accountId), eq(campaigns.id, id), inArray(campaigns.status, ["draft", "scheduled", "running", "paused"])))
@@ -257,13 +259,15 @@ export async function cancelCampaign(env: Env, accountId: string, id: string): P
   if (row.status === "scheduled") await sessionStub(env, row.sessionId).cancelCampaignStart(id);
   if (row.status === "running" || row.status === "paused") {
     const { inFlight } = await sessionStub(env, row.sessionId).dropCampaign(id);
-    await env.DB.batch([
-      deletePendingOfCampaignStatement(env, id, accountId, inFlight.slice(0, ID_CHUNK)),
-      env.DB.prepare(
+    const shard = await accountShard(env, accountId);
+    const { d1 } = shard;
+    await d1.batch([
+      deletePendingOfCampaignStatement(shard, id, accountId, inFlight.slice(0, ID_CHUNK)),
+      d1.prepare(
         `UPDATE campaign_recipients SET status = 'skipped', reason = 'cancelled', message_id = NULL
           WHERE campaign_id = ?1 AND (status = 'pending' OR (status = 'queued' AND NOT ${messagesSql.exists("campaign_recipients.message_id")}))`,
       ).bind(id),
-      env.DB.prepare("UPDATE campaigns SET skipped = (SELECT count(*) FROM campaign_recipients WHERE campaign_id = ?1 AND status = 'skipped') WHERE id = ?1").bind(id),
+      d1.prepare("UPDATE campaigns SET skipped = (SELECT count(*) FROM campaign_recipients WHERE campaign_id = ?1 AND status = 'skipped') WHERE id = ?1").bind(id),
     ]);
   }
   return getCampaign(env, accountId, id);
@@ -273,12 +277,12 @@ export async function cancelCampaign(env: Env, accountId: string, id: string): P
  * The session left WORKING (or campaign sends came due while it was not): its running campaigns
  * pause with the reason. Answers the ids paused, which the DO holds.
  */
-export async function pauseForSession(env: Env, sessionId: string, status: SessionStatus, reason: string | null, ids?: string[]): Promise<string[]> {
+export async function pauseForSession(env: Env, accountId: string, sessionId: string, status: SessionStatus, reason: string | null, ids?: string[]): Promise<string[]> {
   const statusReason = `session_${status.toLowerCase()}${reason ? `: ${reason}` : ""}`;
-  const rows = await getDb(env.DB)
+  const rows = await (await accountShard(env, accountId)).db
     .update(campaigns)
     .set({ status: "paused", statusReason, updatedAt: Date.now() })
-    .where(and(eq(campaigns.sessionId, sessionId), eq(campaigns.status, "running"), ids ? inArray(campaigns.id, ids.slice(0, ID_CHUNK)) : undefined))
+    .where(and(eq(campaigns.accountId, accountId), eq(campaigns.sessionId, sessionId), eq(campaigns.status, "running"), ids ? inArray(campaigns.id, ids.slice(0, ID_CHUNK)) : undefined))
     .returning({ id: campaigns.id });
   return rows.map((r) => r.id);
 }
@@ -288,7 +292,7 @@ export async function pauseForSession(env: Env, sessionId: string, status: Sessi
 export async function listRecipients(env: Env, accountId: string, id: string, q: { status?: RecipientStatus; limit: number; cursor?: string }): Promise<{ data: Recipient[]; nextCursor: string | null }> {
   await loadRow(env, accountId, id);
   const cursor = decodeCursor(q.cursor, SeqCursor);
-  const rows = await recipientsWithMessages(env, accountId, id, { afterSeq: Number(cursor?.seq ?? 0), limit: q.limit + 1, status: q.status });
+  const rows = await recipientsWithMessages(await accountShard(env, accountId), accountId, id, { afterSeq: Number(cursor?.seq ?? 0), limit: q.limit + 1, status: q.status });
   const page = toPage(rows, q.limit, (r) => ({ seq: r.seq }));
   return {
     data: page.data.map((r) => ({
@@ -312,8 +316,8 @@ export async function listRecipients(env: Env, accountId: string, id: string, q:
 // ---- cron -------------------------------------------------------------------------------------
 
 /** Running campaigns whose jobs were lost (e.g. dead-lettered) get their remaining blocks again. */
-export async function kickStalled(env: Env, now: number): Promise<void> {
-  const stale = await getDb(env.DB)
+export async function kickStalled(env: Env, shard: Shard, now: number): Promise<void> {
+  const stale = await shard.db
     .select()
     .from(campaigns)
     .where(and(eq(campaigns.status, "running"), lt(campaigns.kickedAt, now - 120_000)))
@@ -322,20 +326,20 @@ export async function kickStalled(env: Env, now: number): Promise<void> {
     .all();
   await eachItem("campaigns.kick-stalled", stale, (c) => c.id, async (c) => {
     // Kicked first: a campaign that fails here waits its turn again instead of heading every batch.
-    await getDb(env.DB).update(campaigns).set({ kickedAt: now }).where(eq(campaigns.id, c.id));
-    if (await maybeComplete(env, c.id)) return;
-    const blocks = await remainingBlocks(env, c.id, { unclaimedOnly: true });
+    await shard.db.update(campaigns).set({ kickedAt: now }).where(eq(campaigns.id, c.id));
+    if (await maybeComplete(env, shard, c.id)) return;
+    const blocks = await remainingBlocks(shard, c.id, { unclaimedOnly: true });
     if (blocks.length) await enqueueBlocks(env, c, blocks);
   });
 }
 
-export async function startDueScheduled(env: Env, now: number): Promise<void> {
-  const due = await getDb(env.DB)
+export async function startDueScheduled(env: Env, shard: Shard, now: number): Promise<void> {
+  const due = await shard.db
     .select({ id: campaigns.id })
     .from(campaigns)
     .where(and(eq(campaigns.status, "scheduled"), sql`${campaigns.scheduledAt} <= ${now}`))
     .orderBy(asc(campaigns.scheduledAt), asc(campaigns.id))
     .limit(50)
     .all();
-  await eachItem("campaigns.start-due", due, (d) => d.id, (d) => startDue(env, d.id, now));
+  await eachItem("campaigns.start-due", due, (d) => d.id, (d) => startDue(env, shard, d.id, now));
 }

@@ -1,6 +1,7 @@
 import { campaignStatusCounts } from "../store/campaigns.ts";
 import type { CampaignRow } from "./mapper.ts";
 import type { CampaignStats } from "./schemas.ts";
+import { accountShard } from "../../platform/shards.ts";
 
 /**
  * Live stats, counted from the campaign's messages (index on campaign_id, status): no write per
@@ -8,7 +9,9 @@ import type { CampaignStats } from "./schemas.ts";
  * whose message is still pending, is `pending`, so the states always add up to `total`.
  */
 export async function statsOf(env: Env, rows: CampaignRow[]): Promise<Map<string, CampaignStats>> {
-  const counts = await campaignStatusCounts(env, rows.filter((r) => r.startedAt !== null).map((r) => r.id));
+  if (rows.length === 0) return new Map();
+  // One account's campaigns (a page, or one campaign): its shard.
+  const counts = await campaignStatusCounts(await accountShard(env, rows[0]!.accountId), rows.filter((r) => r.startedAt !== null).map((r) => r.id));
   const out = new Map<string, CampaignStats>();
   for (const row of rows) {
     const c = counts.get(row.id) ?? { sent: 0, delivered: 0, read: 0, failed: 0 };

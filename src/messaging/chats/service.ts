@@ -1,5 +1,4 @@
 import { and, desc, eq, lt, or, sql } from "drizzle-orm";
-import { getDb } from "../../db/client.ts";
 import { chats } from "../../db/schema/index.ts";
 import { ApiError, errors } from "../../platform/errors.ts";
 import { decodeCursor, toPage } from "../../platform/pagination.ts";
@@ -13,14 +12,16 @@ import { messageById, messagesByIdsQuery } from "../store/reads.ts";
 import { markInboundReadStatement } from "../store/writes.ts";
 import { toChat, type ChatRow } from "./mapper.ts";
 import { ChatCursor, type Chat } from "./schemas.ts";
+import { accountShard } from "../../platform/shards.ts";
 
 /** Chats with their last messages and contacts: two reads in one D1 round trip, whatever the page size. */
 async function withDetails(env: Env, accountId: string, rows: ChatRow[]): Promise<Chat[]> {
   if (rows.length === 0) return [];
-  const db = getDb(env.DB);
+  const shard = await accountShard(env, accountId);
+  const { db } = shard;
   const [lastMessages, people] = await db.batch([
-    messagesByIdsQuery(env, accountId, rows.map((r) => r.lastMessageId)),
-    contactsByPhonesQuery(env, accountId, [...new Set(rows.map((r) => e164Of(digitsOfChatId(r.chatId))))]),
+    messagesByIdsQuery(shard, accountId, rows.map((r) => r.lastMessageId)),
+    contactsByPhonesQuery(shard, accountId, [...new Set(rows.map((r) => e164Of(digitsOfChatId(r.chatId))))]),
   ]);
   const byId = new Map(lastMessages.map((m) => [m.id, toMessage(m)]));
   const byPhone = new Map(people.map((p) => [p.phone, toContact(p)]));
@@ -32,7 +33,7 @@ export async function listChats(env: Env, accountId: string, q: { sessionId: str
   await loadSession(env, accountId, q.sessionId);
   await commitSessionWrites(env, accountId, q.sessionId);
   const cursor = decodeCursor(q.cursor, ChatCursor);
-  const rows = await getDb(env.DB)
+  const rows = await (await accountShard(env, accountId)).db
     .select()
     .from(chats)
     .where(
@@ -57,13 +58,14 @@ export async function markChatRead(env: Env, accountId: string, rawChatId: strin
   const digits = parseAddress(rawChatId);
   if (!digits) throw errors.invalidRequest(`The chat id must be ${ACCEPTED_ADDRESS_FORMS}.`, [{ path: "chatId", message: "not a valid chat id" }]);
   const session = await loadSession(env, accountId, sessionId);
-  const db = getDb(env.DB);
+  const shard = await accountShard(env, accountId);
+  const { db } = shard;
   const where = and(eq(chats.accountId, accountId), eq(chats.sessionId, sessionId), eq(chats.chatId, chatIdOf(digits)));
   const row = await db.select().from(chats).where(where).get();
   if (!row) throw errors.notFound("chat");
   if (row.unreadCount === 0 || !row.firstUnreadId) return (await withDetails(env, accountId, [row]))[0]!;
   if (row.lastInboundId) {
-    const last = await messageById(env, row.lastInboundId);
+    const last = await messageById(shard, row.lastInboundId);
     if (last?.externalId) {
       const res = await sessionStub(env, sessionId).markRead(accountId, last.externalId);
       if (!res.ok) {
@@ -78,7 +80,7 @@ export async function markChatRead(env: Env, accountId: string, rawChatId: strin
     // Up to the last inbound message the network was told about: messages that arrived since `row`
     // was read stay unread, and the count drops by exactly the messages marked (`changes()` of the
     // statement before, in the same transaction), so the count and the messages agree.
-    markInboundReadStatement(env, accountId, sessionId, row.chatId, row.firstUnreadId, row.lastInboundAt ?? now, now),
+    markInboundReadStatement(shard, accountId, sessionId, row.chatId, row.firstUnreadId, row.lastInboundAt ?? now, now),
     db
       .update(chats)
       .set({

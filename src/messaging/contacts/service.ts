@@ -1,5 +1,4 @@
 import { and, desc, eq, getTableColumns, inArray, lt, or, sql } from "drizzle-orm";
-import { getDb } from "../../db/client.ts";
 import { contacts } from "../../db/schema/index.ts";
 import { assertEventFits, emit, enqueueEvents, prepareEventAfterChange } from "../../events/emit.ts";
 import { ApiError, errors } from "../../platform/errors.ts";
@@ -9,6 +8,7 @@ import { ACCEPTED_ADDRESS_FORMS, chatIdOf, e164Of, parseAddress } from "../chat-
 import { CreateContactBody, type Contact, type ContactIdentity } from "./schemas.ts";
 import { newContactRow, toContact, type ContactRow as Row } from "./mapper.ts";
 import { itemsPerStatement } from "../../platform/d1.ts";
+import { accountShard, type Shard } from "../../platform/shards.ts";
 
 export interface ContactInput {
   phone: string;
@@ -27,11 +27,12 @@ export async function createContact(env: Env, accountId: string, input: ContactI
   const contact = toContact(row);
   // The row and its contact.created in one batch: both are written or neither (an event that does
   // not fit is refused here, before anything is written).
-  const db = getDb(env.DB);
-  const announce = prepareEventAfterChange(env, { type: "contact.created", accountId, data: contact });
+  const shard = await accountShard(env, accountId);
+  const { db } = shard;
+  const announce = prepareEventAfterChange(shard, { type: "contact.created", accountId, data: contact });
   const [inserted] = await db.batch([db.insert(contacts).values(row).onConflictDoNothing().returning({ id: contacts.id }), announce.statement]);
   if (inserted.length === 0) throw errors.conflict("contact_exists", `A contact with phone ${row.phone} already exists.`, { phone: row.phone });
-  await enqueueEvents(env, [announce.event.id]);
+  await enqueueEvents(env, shard, [announce.event.id]);
   return contact;
 }
 
@@ -42,14 +43,14 @@ export async function createContact(env: Env, accountId: string, input: ContactI
  * either way. Run them in the caller's batch; `created(result)` then reads, from the first one's
  * result, whether the contact and its event were recorded.
  */
-export function ensureContactStatements(env: Env, accountId: string, digits: string, name: string | undefined, optOut: boolean, sessionId: string | null, identity?: ContactIdentity) {
-  const db = getDb(env.DB);
+export function ensureContactStatements(shard: Shard, accountId: string, digits: string, name: string | undefined, optOut: boolean, sessionId: string | null, identity?: ContactIdentity) {
+  const { db } = shard;
   const now = Date.now();
   const phone = e164Of(digits);
   const known = identity && Object.keys(identity).length > 0 ? JSON.stringify(identity) : null;
   const row: Row = { id: newId("con"), accountId, phone, name: name ?? null, email: null, tags: "[]", attributes: "{}", optedOut: optOut, identity: known, createdAt: now, updatedAt: now };
   const insert = db.insert(contacts).values(row).onConflictDoNothing().returning({ id: contacts.id });
-  const announce = prepareEventAfterChange(env, { type: "contact.created", accountId, sessionId, data: toContact(row) });
+  const announce = prepareEventAfterChange(shard, { type: "contact.created", accountId, sessionId, data: toContact(row) });
   const optOutKnown = db.update(contacts).set({ optedOut: true, updatedAt: now }).where(and(eq(contacts.accountId, accountId), eq(contacts.phone, phone), eq(contacts.optedOut, false)));
   // A known contact's identity changes when the network reports a new one (a new BSUID after a number change, a new username).
   const identityKnown = known
@@ -63,12 +64,12 @@ export function ensureContactStatements(env: Env, accountId: string, digits: str
 }
 
 /** Contacts of an account by phone (E.164), for the caller's batch. */
-export function contactsByPhonesQuery(env: Env, accountId: string, phones: string[]) {
-  return getDb(env.DB).select().from(contacts).where(and(eq(contacts.accountId, accountId), inArray(contacts.phone, phones)));
+export function contactsByPhonesQuery(shard: Shard, accountId: string, phones: string[]) {
+  return shard.db.select().from(contacts).where(and(eq(contacts.accountId, accountId), inArray(contacts.phone, phones)));
 }
 
 export async function getContact(env: Env, accountId: string, id: string): Promise<Contact> {
-  const row = await getDb(env.DB).select().from(contacts).where(and(eq(contacts.accountId, accountId), eq(contacts.id, id))).get();
+  const row = await (await accountShard(env, accountId)).db.select().from(contacts).where(and(eq(contacts.accountId, accountId), eq(contacts.id, id))).get();
   if (!row) throw errors.notFound("contact");
   return toContact(row);
 }
@@ -85,7 +86,7 @@ export async function updateContact(
   if (patch.tags !== undefined) set.tags = JSON.stringify([...new Set(patch.tags)]);
   if (patch.attributes !== undefined) set.attributes = JSON.stringify(patch.attributes);
   if (patch.optedOut !== undefined) set.optedOut = patch.optedOut;
-  const [row] = await getDb(env.DB).update(contacts).set(set).where(and(eq(contacts.accountId, accountId), eq(contacts.id, id))).returning();
+  const [row] = await (await accountShard(env, accountId)).db.update(contacts).set(set).where(and(eq(contacts.accountId, accountId), eq(contacts.id, id))).returning();
   if (!row) throw errors.notFound("contact");
   return toContact(row);
 }
@@ -95,14 +96,14 @@ export async function updateContact(
  * opts the contact with this number out of (or back into) campaigns. No contact: nothing to change.
  */
 export async function setOptedOutByPhone(env: Env, accountId: string, digits: string, optedOut: boolean): Promise<void> {
-  await getDb(env.DB)
+  await (await accountShard(env, accountId)).db
     .update(contacts)
     .set({ optedOut, updatedAt: Date.now() })
     .where(and(eq(contacts.accountId, accountId), eq(contacts.phone, e164Of(digits)), eq(contacts.optedOut, !optedOut)));
 }
 
 export async function deleteContact(env: Env, accountId: string, id: string): Promise<{ id: string; deleted: true }> {
-  const [row] = await getDb(env.DB).delete(contacts).where(and(eq(contacts.accountId, accountId), eq(contacts.id, id))).returning({ id: contacts.id });
+  const [row] = await (await accountShard(env, accountId)).db.delete(contacts).where(and(eq(contacts.accountId, accountId), eq(contacts.id, id))).returning({ id: contacts.id });
   if (!row) throw errors.notFound("contact");
   return { id, deleted: true };
 }
@@ -121,7 +122,7 @@ export async function listContacts(
     const pattern = `%${q.q.replace(/[\\%_]/g, (m) => `\\${m}`)}%`;
     conds.push(or(sql`${contacts.name} like ${pattern} escape '\\'`, sql`${contacts.phone} like ${pattern} escape '\\'`)!);
   }
-  const rows = await getDb(env.DB).select().from(contacts).where(and(...conds)).orderBy(desc(contacts.id)).limit(q.limit + 1);
+  const rows = await (await accountShard(env, accountId)).db.select().from(contacts).where(and(...conds)).orderBy(desc(contacts.id)).limit(q.limit + 1);
   const page = toPage(rows, q.limit, (r) => ({ id: r.id }));
   return { data: page.data.map(toContact), nextCursor: page.nextCursor };
 }
@@ -163,7 +164,7 @@ export async function importContacts(env: Env, accountId: string, items: unknown
     phones.add(phone);
     rows.push(row);
   });
-  const db = getDb(env.DB);
+  const { db } = await accountShard(env, accountId);
   const inserts = [];
   for (let i = 0; i < rows.length; i += IMPORT_ROWS_PER_INSERT) {
     inserts.push(db.insert(contacts).values(rows.slice(i, i + IMPORT_ROWS_PER_INSERT)).onConflictDoNothing().returning());

@@ -10,6 +10,7 @@ import { messageById } from "../store/reads.ts";
 import type { JobOf } from "../queue/send-queue.ts";
 import { MEDIA_LIMITS } from "./limits.ts";
 import { putFile } from "./store.ts";
+import { accountShard } from "../../platform/shards.ts";
 
 /**
  * Inbound files are fetched at once: the network's download URLs expire within minutes. On receipt
@@ -90,12 +91,13 @@ async function fetchUrl(env: Env, url: string): Promise<NetworkFile> {
  * with its driver). Answers what happened; the row is updated for `stored` and final failures.
  */
 export async function fetchInboundMedia(env: Env, driver: NetworkDriver, accountId: string, messageId: string, lastAttempt: boolean): Promise<FetchOutcome> {
-  const row = await messageById(env, messageId);
+  const shard = await accountShard(env, accountId);
+  const row = await messageById(shard, messageId);
   if (!row?.media || row.accountId !== accountId || !isFileType(row.type)) return { ok: true };
   const media = JSON.parse(row.media) as StoredMedia;
   if (media.status !== "pending") return { ok: true };
   const fail = async (reason: string, transient: boolean): Promise<FetchOutcome> => {
-    if (!transient || lastAttempt) await settlePendingMedia(env, row, { ...media, status: "failed", reason });
+    if (!transient || lastAttempt) await settlePendingMedia(env, shard, row, { ...media, status: "failed", reason });
     return { ok: false, reason, transient };
   };
   const limit = MEDIA_LIMITS[row.type].maxBytes;
@@ -121,6 +123,6 @@ export async function fetchInboundMedia(env: Env, driver: NetworkDriver, account
   const mimetype = media.mimetype ?? file.mimetype?.split(";")[0]?.trim() ?? "application/octet-stream";
   const storedId = await putFile(env, accountId, bytes, mimetype, media.filename);
   // Another attempt settled it meanwhile: this copy is nobody's.
-  if (!(await settlePendingMedia(env, row, { ...media, mimetype, mediaId: storedId, size: bytes.byteLength, status: "stored" }))) await env.FILES.delete(`media/${storedId}`);
+  if (!(await settlePendingMedia(env, shard, row, { ...media, mimetype, mediaId: storedId, size: bytes.byteLength, status: "stored" }))) await env.FILES.delete(`media/${storedId}`);
   return { ok: true };
 }

@@ -1,5 +1,4 @@
 import { and, eq } from "drizzle-orm";
-import { getDb } from "../../db/client.ts";
 import { messageBatches } from "../../db/schema/index.ts";
 import { ApiError, errors } from "../../platform/errors.ts";
 import { newId } from "../../platform/ids.ts";
@@ -23,6 +22,7 @@ import type { MessageStatus } from "../status.ts";
 import { BulkItem, type MediaInput, type Message, type TemplateSpec } from "./schemas.ts";
 import { chunk } from "../../platform/batching.ts";
 import { config } from "../../platform/config.ts";
+import { accountShard } from "../../platform/shards.ts";
 
 /** What can be sent: text, a template, a location, contact cards, an interactive message, or media (exactly one). */
 export type MessageContent =
@@ -77,7 +77,7 @@ async function buildDraft(env: Env, accountId: string, to: string, content: Mess
 async function resolveReplyTo(env: Env, accountId: string, sessionId: string, chatDigits: string, replyTo: string, path = "replyTo"): Promise<{ replyTo: string; replyToExternalId: string | null }> {
   // The message replied or reacted to may have been sent a moment ago: the session commits it first (read your writes).
   await (await ownedSessionStub(env, accountId, sessionId)).flushWrites();
-  const row = await messageInChat(env, accountId, sessionId, chatDigits, replyTo);
+  const row = await messageInChat(await accountShard(env, accountId), accountId, sessionId, chatDigits, replyTo);
   if (!row) throw errors.invalidRequest(`${path} must be the id of a message in this chat.`, [{ path, message: "no such message in this chat" }]);
   return { replyTo: row.id, replyToExternalId: row.externalId };
 }
@@ -106,7 +106,7 @@ export async function sendMessage(env: Env, accountId: string, input: SendInput,
     if (reaction?.messageId && (outcome.message as Message).status !== "failed") {
       // The reaction's own row, which the statement checks for, is in the session's buffer until committed.
       await commitSessionWrites(env, accountId, sessionId);
-      await reactionStatement(env, reaction.messageId, "me", reaction.emoji, draft.id);
+      await reactionStatement(await accountShard(env, accountId), reaction.messageId, "me", reaction.emoji, draft.id);
     }
     return outcome.message as Message;
   }
@@ -150,11 +150,12 @@ export async function queueMessages(env: Env, accountId: string, sessionId: stri
     }
   }
   const now = Date.now();
-  const db = getDb(env.DB);
+  const shard = await accountShard(env, accountId);
+  const { db } = shard;
   const rows = drafts.map((d) => outboundRow({ ...d, accountId, sessionId, replyTo: null, batchId, campaignId: opts.campaignId ?? null, createdAt: now }, { status: "pending" }));
   const batchRow = db.insert(messageBatches).values({ id: batchId, accountId, sessionId, total: drafts.length, createdAt: now }).onConflictDoNothing();
   // The rows in a few multi-row statements (group-writes.ts), with the batch row in one D1 batch.
-  await db.batch([batchRow, ...groupWriteStatements(env.DB, rows, [])]);
+  await db.batch([batchRow, ...groupWriteStatements(shard, rows, [])]);
   const messageIds = drafts.map((d) => d.id);
   await enqueueSendJobs(
     env,
@@ -170,11 +171,11 @@ export async function sendBulk(env: Env, accountId: string, body: { sessionId: s
 }
 
 export async function getBatch(env: Env, accountId: string, batchId: string) {
-  const db = getDb(env.DB);
+  const { db } = await accountShard(env, accountId);
   const batch = await db.select().from(messageBatches).where(and(eq(messageBatches.accountId, accountId), eq(messageBatches.id, batchId))).get();
   if (!batch) throw errors.notFound("batch");
   await commitSessionWrites(env, accountId, batch.sessionId);
-  const counts = await batchStatusCounts(env, accountId, batchId);
+  const counts = await batchStatusCounts(await accountShard(env, accountId), accountId, batchId);
   const by = (s: MessageStatus) => counts.get(s) ?? 0;
   const pending = by("pending");
   return {
@@ -197,18 +198,19 @@ export async function chatHistory(env: Env, accountId: string, chatId: string, q
   if (q.sessionId) await loadSession(env, accountId, q.sessionId);
   await commitSessionWrites(env, accountId, q.sessionId);
   const cursor = decodeCursor(q.cursor, IdCursor);
-  const rows = await chatMessages(env, accountId, digits, { sessionId: q.sessionId, beforeId: cursor?.id, limit: q.limit + 1 });
+  const rows = await chatMessages(await accountShard(env, accountId), accountId, digits, { sessionId: q.sessionId, beforeId: cursor?.id, limit: q.limit + 1 });
   const page = toPage(rows, q.limit, (r) => ({ id: r.id }));
   return { data: page.data.map(toMessage), nextCursor: page.nextCursor };
 }
 
 /** Where the file of a message can be fetched: a signed, expiring URL of ours, or the link it was sent with. */
 export async function mediaUrl(env: Env, accountId: string, id: string, origin: string): Promise<string> {
-  let row = await messageById(env, id);
+  const shard = await accountShard(env, accountId);
+  let row = await messageById(shard, id);
   if (!row) {
     // Sent a moment ago, it may still be in its session's buffer: the account's sessions commit, then one more look.
     await commitSessionWrites(env, accountId);
-    row = await messageById(env, id);
+    row = await messageById(shard, id);
   }
   if (!row?.media || row.accountId !== accountId) throw errors.notFound("message with media");
   const media = JSON.parse(row.media) as StoredMedia;

@@ -6,14 +6,14 @@ import type { SessionStatus } from "./schemas.ts";
  */
 export interface CampaignHooks {
   /** Campaign messages of this session reached a final state (sent or failed): check completion. */
-  progressed(env: Env, campaignIds: string[]): Promise<void>;
+  progressed(env: Env, accountId: string, campaignIds: string[]): Promise<void>;
   /**
    * The session is not WORKING (it left WORKING, or campaign messages came due while it was not):
    * pause the session's running campaigns (or the given ones) with a reason; answers the ids paused.
    */
-  interrupted(env: Env, sessionId: string, status: SessionStatus, reason: string | null, campaignIds?: string[]): Promise<string[]>;
+  interrupted(env: Env, accountId: string, sessionId: string, status: SessionStatus, reason: string | null, campaignIds?: string[]): Promise<string[]>;
   /** A scheduled start the DO's alarm kept for this campaign is due. */
-  due(env: Env, campaignId: string): Promise<void>;
+  due(env: Env, accountId: string, campaignId: string): Promise<void>;
 }
 
 let wired: CampaignHooks | null = null;

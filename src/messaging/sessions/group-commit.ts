@@ -1,6 +1,7 @@
 import { enqueueRecorded } from "../../events/emit.ts";
 import { log } from "../../platform/log.ts";
 import { groupWrite } from "../store/group-writes.ts";
+import type { Shard } from "../../platform/shards.ts";
 import type { WriteBuffer } from "./write-buffer.ts";
 
 /** A group commit runs this long after the first change it carries... */
@@ -23,6 +24,10 @@ export interface CommitHost {
   readonly buffer: WriteBuffer;
   /** Makes sure the DO's alarm fires by `at` (it flushes). */
   wakeAt(at: number): Promise<void>;
+  /** The session's account shard, where its commits go (resolved once by the DO). */
+  shard(): Promise<Shard>;
+  /** One commit went through (for the DO's log line). */
+  committed?(rows: number, events: number): void;
 }
 
 /**
@@ -75,11 +80,13 @@ export class GroupCommit {
     for (let i = 0; i < MAX_COMMITS; i++) {
       const batch = buffer.pending(ROWS_PER_COMMIT);
       if (batch.messages.length === 0 && batch.events.length === 0) break;
-      await groupWrite(env.DB, batch.messages.map((m) => m.row), batch.events);
+      const shard = await this.host.shard();
+      await groupWrite(shard, batch.messages.map((m) => m.row), batch.events);
       buffer.committed(batch);
       this.waiting = Math.max(0, this.waiting - batch.messages.length - batch.events.length);
       // Committed: a lost queue send is found by the cron (the event is in D1, not fanned out).
-      if (batch.events.length > 0) await enqueueRecorded(env, batch.events);
+      if (batch.events.length > 0) await enqueueRecorded(env, shard, batch.events);
+      this.host.committed?.(batch.messages.length, batch.events.length);
     }
     const left = buffer.size();
     if (left > 0) this.arm(0);

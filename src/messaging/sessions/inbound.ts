@@ -1,4 +1,3 @@
-import { getDb } from "../../db/client.ts";
 import { enqueueEvents, prepareEventAfterChange } from "../../events/emit.ts";
 import { newId } from "../../platform/ids.ts";
 import { chatIdOf } from "../chat-id.ts";
@@ -10,6 +9,7 @@ import { toMessage, type MessageRow } from "../messages/mapper.ts";
 import { referencedIds } from "../store/reads.ts";
 import { inboundRow } from "../store/rows.ts";
 import { insertInboundStatement, reactionStatement } from "../store/writes.ts";
+import { accountShard } from "../../platform/shards.ts";
 
 /** A whole-message `STOP` (any case, surrounding spaces ignored) opts the sender out. */
 export function isStop(text: string | undefined): boolean {
@@ -34,21 +34,22 @@ export async function recordInbound(
     fetchNow?: (messageId: string) => void;
   } = {},
 ): Promise<MessageRow | null> {
-  const db = getDb(env.DB);
+  const shard = await accountShard(env, accountId);
+  const { db } = shard;
   const chatId = chatIdOf(m.from);
-  const refs = await referencedIds(env, sessionId, chatId, [m.contextExternalId, m.reactionToExternalId]);
+  const refs = await referencedIds(shard, sessionId, chatId, [m.contextExternalId, m.reactionToExternalId]);
   const row = inboundRow(newId("msg"), accountId, sessionId, m, refs);
-  const contact = ensureContactStatements(env, accountId, m.from, m.profileName, isStop(m.text), sessionId, m.identity);
-  const received = prepareEventAfterChange(env, { type: "message.received", accountId, sessionId, data: toMessage(row) });
+  const contact = ensureContactStatements(shard, accountId, m.from, m.profileName, isStop(m.text), sessionId, m.identity);
+  const received = prepareEventAfterChange(shard, { type: "message.received", accountId, sessionId, data: toMessage(row) });
   // A reaction also lands on the message it reacts to (when we have it).
   const target = m.reactionToExternalId ? refs.get(m.reactionToExternalId) : undefined;
-  const react = target && m.content?.reaction ? [reactionStatement(env, target, chatId, m.content.reaction.emoji, row.id)] : [];
-  const results = await db.batch([...contact.statements, insertInboundStatement(env, row), received.statement, ...react]);
+  const react = target && m.content?.reaction ? [reactionStatement(shard, target, chatId, m.content.reaction.emoji, row.id)] : [];
+  const results = await db.batch([...contact.statements, insertInboundStatement(shard, row), received.statement, ...react]);
   const inserted = results[contact.statements.length] as { id: string }[];
   const ids = [contact.created(results[0] as { id: string }[]), inserted.length > 0 ? received.event.id : null].filter((id): id is string => id !== null);
   if (ids.length > 0) {
     if (opts.enqueue) opts.enqueue(ids);
-    else await enqueueEvents(env, ids);
+    else await enqueueEvents(env, shard, ids);
   }
   if (inserted.length === 0) return null;
   // Network download URLs expire within minutes: the file is fetched now, and a queued job (a

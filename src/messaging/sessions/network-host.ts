@@ -10,6 +10,7 @@ import { advanceStatus } from "../store/status.ts";
 import { recordInbound } from "./inbound.ts";
 import type { Network } from "./schemas.ts";
 import { workingSessionsByNumber, writeSessionHealth } from "./state.ts";
+import { accountShard } from "../../platform/shards.ts";
 import type { EventOrder } from "../../events/emit.ts";
 import type { Advanced, Selector, Target } from "./write-buffer.ts";
 
@@ -35,6 +36,8 @@ export interface HostParts {
 export function networkHost(p: HostParts): NetworkHost {
   const { env } = p;
   const who = () => p.identity();
+  /** The account's shard (cached in the isolate after the first read). */
+  const shard = () => accountShard(env, who().accountId);
   return {
     config: () => config(env),
     identity: () => {
@@ -48,34 +51,34 @@ export function networkHost(p: HostParts): NetworkHost {
       const here = p.advanceBuffered(selector, target, at, error);
       if (here.unknown.length === 0) return here.changed;
       const rest: Selector = "ids" in selector ? { ids: here.unknown } : { externalIds: here.unknown };
-      return [...here.changed, ...(await advanceStatus(env, who().accountId, who().sessionId, rest, target, at, error, { afterSent: opts.afterSent, enqueue: (ids) => p.queueEvents(ids), order: p.order }))];
+      return [...here.changed, ...(await advanceStatus(env, await shard(), who().accountId, who().sessionId, rest, target, at, error, { afterSent: opts.afterSent, enqueue: (ids) => p.queueEvents(ids), order: p.order }))];
     },
-    edited: (externalId, change, at) => editInbound(env, who().sessionId, externalId, change, at, (ids) => p.queueEvents(ids)),
+    edited: async (externalId, change, at) => editInbound(env, await shard(), who().sessionId, externalId, change, at, (ids) => p.queueEvents(ids)),
     revoked: async (externalId, at) => {
-      const done = await revokeInbound(env, who().sessionId, externalId, at, (ids) => p.queueEvents(ids));
+      const done = await revokeInbound(env, await shard(), who().sessionId, externalId, at, (ids) => p.queueEvents(ids));
       // A deleted message keeps no file: stored bytes go too (a fetch still under way finds no pending row and drops its own).
       const stored = done?.media ? (JSON.parse(done.media) as StoredMedia).mediaId : null;
       if (stored) await env.FILES.delete(`media/${stored}`);
       return done?.row ?? null;
     },
-    statusDetail: async (externalId, detail) => (await p.commit(), addNetworkDetail(env, who().sessionId, externalId, detail)),
+    statusDetail: async (externalId, detail) => (await p.commit(), addNetworkDetail(await shard(), who().sessionId, externalId, detail)),
     accountHealth: (health) => writeSessionHealth(env, who().accountId, who().sessionId, health),
     marketingPreference: (from, optedOut) => setOptedOutByPhone(env, who().accountId, from, optedOut),
     message: async (key) => {
       await p.commit();
-      const row = "id" in key ? await messageById(env, key.id) : await messageByExternalId(env, who().sessionId, key.externalId);
+      const row = "id" in key ? await messageById(await shard(), key.id) : await messageByExternalId(await shard(), who().sessionId, key.externalId);
       return row?.sessionId === who().sessionId ? row : undefined;
     },
-    sentUnreadBefore: async (cutoff, limit, afterId) => (await p.commit(), unreadSentBefore(env, who().sessionId, cutoff, limit, afterId)),
-    unreadInbound: (chatId, upTo, afterId, limit) => unreadInboundOfChat(env, who().accountId, who().sessionId, chatId, upTo, afterId, limit),
-    lastInboundAt: (recipients, since) => lastInboundSince(env, who().sessionId, recipients, since),
+    sentUnreadBefore: async (cutoff, limit, afterId) => (await p.commit(), unreadSentBefore(await shard(), who().sessionId, cutoff, limit, afterId)),
+    unreadInbound: async (chatId, upTo, afterId, limit) => unreadInboundOfChat(await shard(), who().accountId, who().sessionId, chatId, upTo, afterId, limit),
+    lastInboundAt: async (recipients, since) => lastInboundSince(await shard(), who().sessionId, recipients, since),
     peerSessions: (numbers) => workingSessionsByNumber(env, who().accountId, who().network, numbers),
     // Our rows reach D1 before the peer holds its copy: its read of the chat looks ours up there.
     deliverToPeer: async (peerSessionId, inbound) => (await p.commit(), (await p.peer(peerSessionId).receive(inbound)).ok),
     outboundBySession: async (ids) => {
       const out: { id: string; sessionId: string; chatId: string }[] = [];
       for (const part of chunk(ids, ID_CHUNK)) {
-        for (const row of await messagesByIdsQuery(env, who().accountId, part)) if (row.direction === "outbound") out.push({ id: row.id, sessionId: row.sessionId, chatId: row.chatId });
+        for (const row of await messagesByIdsQuery(await shard(), who().accountId, part)) if (row.direction === "outbound") out.push({ id: row.id, sessionId: row.sessionId, chatId: row.chatId });
       }
       return out;
     },

@@ -11,6 +11,7 @@ import type { SessionStatus } from "./schemas.ts";
 import type { EventOrder } from "../../events/emit.ts";
 import type { WriteBuffer } from "./write-buffer.ts";
 import { draftOfRow, KeyedSerial, outboundWithMedia, toOutbound, type Draft, type SendOutcome, type SessionConfig } from "./types.ts";
+import { accountShard } from "../../platform/shards.ts";
 
 /** Attempts of a queued send that keeps hitting transient failures before it is failed. */
 const MAX_ATTEMPTS = 6;
@@ -63,7 +64,7 @@ export class Sender {
         return { ok: true, message: toMessage(row) };
       }
       // Networks over I/O: record first, so a crash after the network accepted still leaves a trace.
-      await insertMessage(env, outboundRow(base, { status: "pending" }));
+      await insertMessage(await accountShard(env, cfg.accountId), outboundRow(base, { status: "pending" }));
       const result = await driver.send(await outboundWithMedia(env, draft));
       return { ok: true, message: toMessage(await this.applyResult(draft.id, result, now)) };
     });
@@ -73,10 +74,11 @@ export class Sender {
   async sendDue(due: DueSend[]): Promise<void> {
     const { env, outbox } = this.host;
     const cfg = this.host.config();
+    const shard = await accountShard(env, cfg.accountId);
     const ids = due.map((r) => r.message_id);
     const now = Date.now();
     if (this.host.status() !== "WORKING") return this.holdOrFail(due, now);
-    const rows = await pendingOfSession(env, cfg.sessionId, ids);
+    const rows = await pendingOfSession(shard, cfg.sessionId, ids);
     const driver = this.host.driver();
     if (driver.sendAtOnce) {
       // Their rows are in D1 (queued by the Worker): the buffer takes them over, so the sends,
@@ -106,7 +108,7 @@ export class Sender {
       if (this.host.status() !== "WORKING") break;
       if (row.campaignId && outbox.isHeld(row.campaignId)) continue; // paused while this chunk was in hand
       if (row.campaignId && this.host.droppedCampaigns.has(row.campaignId)) {
-        await advanceStatus(env, cfg.accountId, cfg.sessionId, { ids: [row.id] }, "failed", Date.now(), { code: "campaign_cancelled", message: "The campaign was cancelled before this message was sent." });
+        await advanceStatus(env, shard, cfg.accountId, cfg.sessionId, { ids: [row.id] }, "failed", Date.now(), { code: "campaign_cancelled", message: "The campaign was cancelled before this message was sent." });
         outbox.remove([row.id]);
         continue;
       }
@@ -134,11 +136,11 @@ export class Sender {
     const campaignIds = [...new Set(due.flatMap((r) => (r.campaign_id ? [r.campaign_id] : [])))];
     if (campaignIds.length) {
       this.host.outbox.hold(campaignIds);
-      await campaignHooks().interrupted(this.host.env, cfg.sessionId, status, `session_${status.toLowerCase()}`, campaignIds);
+      await campaignHooks().interrupted(this.host.env, cfg.accountId, cfg.sessionId, status, `session_${status.toLowerCase()}`, campaignIds);
     }
     const others = due.filter((r) => !r.campaign_id).map((r) => r.message_id);
     if (others.length) {
-      await advanceStatus(this.host.env, cfg.accountId, cfg.sessionId, { ids: others }, "failed", now, { code: "session_not_working", message: `The session was ${status} when the message was due.` });
+      await advanceStatus(this.host.env, await accountShard(this.host.env, cfg.accountId), cfg.accountId, cfg.sessionId, { ids: others }, "failed", now, { code: "session_not_working", message: `The session was ${status} when the message was due.` });
     }
     this.host.outbox.remove(others);
   }
@@ -147,15 +149,16 @@ export class Sender {
   private async applyResult(id: string, result: NetworkSendResult, now: number): Promise<MessageRow> {
     const { env } = this.host;
     const cfg = this.host.config();
+    const shard = await accountShard(env, cfg.accountId);
     let changed: MessageRow[];
     if (result.ok) {
-      if (result.externalId) await setExternalId(env, id, result.externalId);
-      changed = await advanceStatus(env, cfg.accountId, cfg.sessionId, { ids: [id] }, "sent", now, undefined, { order: this.host.order });
+      if (result.externalId) await setExternalId(shard, id, result.externalId);
+      changed = await advanceStatus(env, shard, cfg.accountId, cfg.sessionId, { ids: [id] }, "sent", now, undefined, { order: this.host.order });
     } else {
-      changed = await advanceStatus(env, cfg.accountId, cfg.sessionId, { ids: [id] }, "failed", now, result.error);
+      changed = await advanceStatus(env, shard, cfg.accountId, cfg.sessionId, { ids: [id] }, "failed", now, result.error);
       if (result.sessionFailure && this.host.status() === "WORKING") await this.host.fail(result.sessionFailure);
     }
     // The row as updated; read it only when a receipt overtook the send (nothing changed here).
-    return changed[0] ?? (await messageById(env, id))!;
+    return changed[0] ?? (await messageById(shard, id))!;
   }
 }

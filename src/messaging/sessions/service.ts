@@ -1,7 +1,6 @@
 import { and, desc, eq, lt, ne } from "drizzle-orm";
 import type { z } from "@hono/zod-openapi";
-import { getDb } from "../../db/client.ts";
-import { messagingSessions } from "../../db/schema/index.ts";
+import { messagingSessions, sessionRoutes } from "../../db/schema/index.ts";
 import { errors } from "../../platform/errors.ts";
 import { log } from "../../platform/log.ts";
 import { newId } from "../../platform/ids.ts";
@@ -16,6 +15,7 @@ import { NETWORKS } from "../network-traits.ts";
 import { toSession, type SessionRow } from "./mapper.ts";
 import type { CreateSessionBody, Network, SandboxInboundBody, Session } from "./schemas.ts";
 import { sessionStub, type SessionDO } from "./session-do.ts";
+import { accountShard, directoryDb } from "../../platform/shards.ts";
 
 /**
  * Sessions known to exist, per account, in this isolate. A session row is never deleted (a deleted
@@ -31,7 +31,7 @@ const MAX_KNOWN_SESSIONS = 10_000;
 export async function ownedSessionStub(env: Env, accountId: string, sessionId: string): Promise<DurableObjectStub<SessionDO>> {
   const key = `${accountId}\n${sessionId}`;
   if (!knownSessions.has(key)) {
-    const row = await getDb(env.DB)
+    const row = await (await accountShard(env, accountId)).db
       .select({ id: messagingSessions.id })
       .from(messagingSessions)
       .where(and(eq(messagingSessions.accountId, accountId), eq(messagingSessions.id, sessionId)))
@@ -56,7 +56,7 @@ export async function commitSessionWrites(env: Env, accountId: string, sessionId
   const ids = sessionId
     ? [sessionId]
     : (
-        await getDb(env.DB)
+        await (await accountShard(env, accountId)).db
           .select({ id: messagingSessions.id })
           .from(messagingSessions)
           .where(and(eq(messagingSessions.accountId, accountId), ne(messagingSessions.status, "STOPPED")))
@@ -67,19 +67,24 @@ export async function commitSessionWrites(env: Env, accountId: string, sessionId
 
 /** The session row of this account, or undefined. */
 export async function findSession(env: Env, accountId: string, sessionId: string): Promise<SessionRow | undefined> {
-  return getDb(env.DB)
+  return (await accountShard(env, accountId)).db
     .select()
     .from(messagingSessions)
     .where(and(eq(messagingSessions.accountId, accountId), eq(messagingSessions.id, sessionId)))
     .get();
 }
 
-/** Whether a session with this id exists on `network` (any account: for the network's own callbacks). */
+/**
+ * Whether a session with this id exists on `network` (any account: for the network's own callbacks).
+ * The directory's route names its account, so only then is the account's shard read.
+ */
 export async function isSessionOnNetwork(env: Env, sessionId: string, network: Network): Promise<boolean> {
-  const row = await getDb(env.DB)
+  const route = await directoryDb(env).select().from(sessionRoutes).where(eq(sessionRoutes.sessionId, sessionId)).get();
+  if (!route || route.network !== network) return false;
+  const row = await (await accountShard(env, route.accountId)).db
     .select({ id: messagingSessions.id })
     .from(messagingSessions)
-    .where(and(eq(messagingSessions.id, sessionId), eq(messagingSessions.network, network)))
+    .where(and(eq(messagingSessions.accountId, route.accountId), eq(messagingSessions.id, sessionId), eq(messagingSessions.network, network)))
     .get();
   return row !== undefined;
 }
@@ -98,7 +103,9 @@ export async function createSession(env: Env, accountId: string, input: z.infer<
   const traits = NETWORKS[network];
   const phoneNumber = traits.newPhoneNumber();
   const rate = input.sendRatePerMinute !== undefined ? input.sendRatePerMinute : traits.defaultSendRate;
-  await getDb(env.DB)
+  // The route first: a session the directory does not know could not get its network's callbacks.
+  await directoryDb(env).insert(sessionRoutes).values({ sessionId: id, accountId, network, createdAt: now });
+  await (await accountShard(env, accountId)).db
     .insert(messagingSessions)
     .values({
       id,
@@ -123,7 +130,7 @@ export async function getSession(env: Env, accountId: string, id: string): Promi
 
 export async function listSessions(env: Env, accountId: string, q: { limit: number; cursor?: string }): Promise<{ data: Session[]; nextCursor: string | null }> {
   const cursor = decodeCursor(q.cursor, IdCursor);
-  const rows = await getDb(env.DB)
+  const rows = await (await accountShard(env, accountId)).db
     .select()
     .from(messagingSessions)
     .where(and(eq(messagingSessions.accountId, accountId), cursor ? lt(messagingSessions.id, cursor.id) : undefined))

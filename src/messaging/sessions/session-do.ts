@@ -1,6 +1,8 @@
 import { DurableObject } from "cloudflare:workers";
 import { enqueueEvents } from "../../events/emit.ts";
 import { newId } from "../../platform/ids.ts";
+import { accountShard, type Shard } from "../../platform/shards.ts";
+import { countInto, takeUsage, usageFields, type UsageByDb } from "../../platform/d1-usage.ts";
 import { log } from "../../platform/log.ts";
 import { fetchInboundMedia, MediaFetcher, type FetchOutcome } from "../media/inbound.ts";
 import { toMessage } from "../messages/mapper.ts";
@@ -48,16 +50,26 @@ export class SessionDO extends DurableObject<Env> {
   private readonly droppedCampaigns = new Set<string>();
   /** Inbound files being fetched at once (the queue's `media` job is the backstop). */
   private readonly media = new MediaFetcher((id) => this.fetchMedia(id, false));
-  private readonly events = new EventFlush((ids) => this.ctx.waitUntil(enqueueEvents(this.env, ids)), EVENT_FLUSH_MS);
+  /** D1 work of sends, commits and alarms since the last flush, logged with it. */
+  private readonly usage: UsageByDb = {};
+  private readonly events = new EventFlush((ids) => this.ctx.waitUntil(this.flushEvents(ids)), EVENT_FLUSH_MS);
   /** This session's writes (messages, receipts, their events), committed to D1 in groups. */
   private readonly buffer: WriteBuffer;
   private readonly commits: GroupCommit;
+  /** The account's shard, resolved once per DO (an account never changes shard); a failed look is retried. */
+  private shardOf: Promise<Shard> | null = null;
 
   constructor(ctx: DurableObjectState, env: Env) {
     super(ctx, env);
     this.outbox = new Outbox(ctx.storage.sql);
     this.buffer = new WriteBuffer(ctx.storage.sql);
-    this.commits = new GroupCommit({ env, buffer: this.buffer, wakeAt: (at) => this.ensureAlarm(at) });
+    this.commits = new GroupCommit({
+      env,
+      buffer: this.buffer,
+      wakeAt: (at) => this.ensureAlarm(at),
+      shard: () => this.shard(),
+      committed: (rows, events) => log.info("session commit", { sessionId: this.config?.sessionId ?? null, rows, events, ...usageFields(takeUsage(this.usage)) }),
+    });
     this.sender = new Sender({
       env,
       outbox: this.outbox,
@@ -110,7 +122,7 @@ export class SessionDO extends DurableObject<Env> {
     this.net?.stop?.();
     await this.setConfig({ ...this.config, credentials: null });
     if (queued.length) {
-      await advanceStatus(this.env, this.config.accountId, this.config.sessionId, { ids: queued }, "failed", Date.now(), { code: "session_stopped", message: "The session was deleted before the message was sent." });
+      await advanceStatus(this.env, await this.shard(), this.config.accountId, this.config.sessionId, { ids: queued }, "failed", Date.now(), { code: "session_stopped", message: "The session was deleted before the message was sent." });
     }
     this.outbox.clear();
     await this.ctx.storage.deleteAlarm();
@@ -167,7 +179,7 @@ export class SessionDO extends DurableObject<Env> {
     await writeSessionStatus(this.env, cfg.accountId, cfg.sessionId, previous, next, reason, extra);
     if (previous === "WORKING" && next !== "WORKING") {
       // Campaign sends wait for the session instead of failing: their campaigns pause with a reason.
-      const paused = await campaignHooks().interrupted(this.env, cfg.sessionId, next, reason).catch((err) => {
+      const paused = await campaignHooks().interrupted(this.env, cfg.accountId, cfg.sessionId, next, reason).catch((err) => {
         log.error("campaign pause on session down failed", { error: String(err) });
         return [] as string[];
       });
@@ -179,6 +191,10 @@ export class SessionDO extends DurableObject<Env> {
 
   /** Sends one message now (API sends). Serialised per chat so a chat's messages keep their order. */
   async send(accountId: string, draft: Draft): Promise<SendOutcome> {
+    return countInto(this.usage, () => this.sendCounted(accountId, draft));
+  }
+
+  private async sendCounted(accountId: string, draft: Draft): Promise<SendOutcome> {
     // The DO knows its owner: checking here saves the Worker a D1 read on the hot path.
     if (!this.config || this.config.accountId !== accountId) return { ok: false, code: "not_found" };
     if (this.status !== "WORKING") return { ok: false, code: "session_not_working", status: this.status };
@@ -235,7 +251,7 @@ export class SessionDO extends DurableObject<Env> {
   private async fireCampaignTimers(): Promise<void> {
     for (const campaignId of this.outbox.dueTimers(Date.now())) {
       try {
-        await campaignHooks().due(this.env, campaignId);
+        await campaignHooks().due(this.env, this.config!.accountId, campaignId);
         this.outbox.cancelTimer(campaignId);
       } catch (err) {
         // Kept: the next alarm (or the cron) tries again.
@@ -249,12 +265,32 @@ export class SessionDO extends DurableObject<Env> {
     if (ids.length === 0) return;
     // Campaigns count their recipients' states in D1: what this chunk changed is committed first.
     await this.commits.flush();
-    await campaignHooks().progressed(this.env, ids).catch((err) => log.error("campaign progress hook failed", { error: String(err) }));
+    await campaignHooks().progressed(this.env, this.config!.accountId, ids).catch((err) => log.error("campaign progress hook failed", { error: String(err) }));
   }
 
   /** Puts recorded events on the queue with the others of the next EVENT_FLUSH_MS (see there). */
   private queueEvents(ids: string[]): void {
     this.events.add(ids);
+  }
+
+  /** The flush: the events go to the queue (with their shard), and the D1 work since the last flush is logged. */
+  private async flushEvents(ids: string[]): Promise<void> {
+    const cfg = this.config;
+    log.info("session flush", { sessionId: cfg?.sessionId ?? null, events: ids.length, ...usageFields(takeUsage(this.usage)) });
+    if (!cfg) return;
+    // Never throws: events whose flush fails are recorded in D1 and the cron enqueues them.
+    const shard = await this.shard().catch((err: unknown) => void log.error("session flush: shard unknown; the cron will enqueue", { sessionId: cfg.sessionId, error: String(err) }));
+    if (shard) await enqueueEvents(this.env, shard, ids);
+  }
+
+  /** The shard of this session's account: where its group commits go. */
+  private shard(): Promise<Shard> {
+    const cfg = this.config;
+    if (!cfg) return Promise.reject(new Error("session has no config"));
+    return (this.shardOf ??= accountShard(this.env, cfg.accountId).catch((err: unknown) => {
+      this.shardOf = null;
+      throw err;
+    }));
   }
 
   /**
@@ -264,7 +300,7 @@ export class SessionDO extends DurableObject<Env> {
    * D1 query instead of a merge of two sources.
    */
   async flushWrites(): Promise<void> {
-    await this.commits.flush();
+    await countInto(this.usage, () => this.commits.flush());
   }
 
   /** A receipt from another sandbox session of the account (it read our messages): applied here, where the rows are buffered. */
@@ -329,6 +365,10 @@ export class SessionDO extends DurableObject<Env> {
   }
 
   override async alarm(): Promise<void> {
+    await countInto(this.usage, () => this.runAlarm());
+  }
+
+  private async runAlarm(): Promise<void> {
     this.alarmAt = null;
     // Buffered writes first: after a restart they are what the timer never committed.
     await this.commits.flush();

@@ -1,11 +1,11 @@
 import { and, eq, inArray } from "drizzle-orm";
-import { getDb } from "../../db/client.ts";
 import { messagingSessions } from "../../db/schema/index.ts";
 import { emit } from "../../events/emit.ts";
 import { chunk } from "../../platform/batching.ts";
 import { itemsPerStatement } from "../../platform/d1.ts";
 import { toSession, type SessionRow } from "./mapper.ts";
 import type { Network, SessionHealth, SessionStatus } from "./schemas.ts";
+import { accountShard } from "../../platform/shards.ts";
 
 /** Phone numbers per `IN (...)` list, with room for the statement's own parameters. */
 const NUMBERS_PER_QUERY = itemsPerStatement(1, 20);
@@ -23,7 +23,7 @@ export async function writeSessionStatus(
   reason: string | null,
   extra: { phoneNumber?: string; credentialsSet?: boolean } = {},
 ): Promise<SessionRow | undefined> {
-  const [row] = await getDb(env.DB)
+  const [row] = await (await accountShard(env, accountId)).db
     .update(messagingSessions)
     .set({ status: next, statusReason: reason, updatedAt: Date.now(), ...extra })
     .where(and(eq(messagingSessions.accountId, accountId), eq(messagingSessions.id, sessionId)))
@@ -39,7 +39,7 @@ export async function writeSessionStatus(
  * state that limits sending (restricted, ban scheduled, banned, a violation), with the session as data.
  */
 export async function writeSessionHealth(env: Env, accountId: string, sessionId: string, health: SessionHealth): Promise<void> {
-  const [row] = await getDb(env.DB)
+  const [row] = await (await accountShard(env, accountId)).db
     .update(messagingSessions)
     .set({ health: JSON.stringify(health), updatedAt: Date.now() })
     .where(and(eq(messagingSessions.accountId, accountId), eq(messagingSessions.id, sessionId)))
@@ -51,7 +51,7 @@ export async function writeSessionHealth(env: Env, accountId: string, sessionId:
 export async function workingSessionsByNumber(env: Env, accountId: string, network: Network, numbers: string[]): Promise<Map<string, string>> {
   const found = new Map<string, string>();
   for (const part of chunk(numbers, NUMBERS_PER_QUERY)) {
-    const rows = await getDb(env.DB)
+    const rows = await (await accountShard(env, accountId)).db
       .select({ id: messagingSessions.id, phoneNumber: messagingSessions.phoneNumber })
       .from(messagingSessions)
       .where(and(eq(messagingSessions.accountId, accountId), eq(messagingSessions.network, network), eq(messagingSessions.status, "WORKING"), inArray(messagingSessions.phoneNumber, part)))

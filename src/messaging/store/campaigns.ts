@@ -4,6 +4,7 @@ import type { Content } from "../messages/content.ts";
 import type { MessageRow, StoredMedia } from "../messages/mapper.ts";
 import type { TemplateSpec } from "../messages/schemas.ts";
 import { ID_CHUNK } from "./reads.ts";
+import type { Shard } from "../../platform/shards.ts";
 
 // ---- campaigns' messages (set-based: one statement per range, never one per recipient) -------
 
@@ -28,7 +29,7 @@ const ROWS_PER_CLAIM_INSERT = itemsPerStatement(3, 8);
  * INSERTs of one campaign claim (for the caller's transaction): a `pending` message per listed
  * recipient, each only while its `campaign_recipients` row is still `pending`, addressed to its phone.
  */
-export function claimCampaignMessagesStatements(env: Env, c: CampaignClaim, rows: { seq: number; text: string | null; media: StoredMedia | null }[]): D1PreparedStatement[] {
+export function claimCampaignMessagesStatements(shard: Shard, c: CampaignClaim, rows: { seq: number; text: string | null; media: StoredMedia | null }[]): D1PreparedStatement[] {
   const idExpr = `?1 || printf('%0${c.seqDigits}d', v.column1)`;
   const statements: D1PreparedStatement[] = [];
   for (let i = 0; i < rows.length; i += ROWS_PER_CLAIM_INSERT) {
@@ -39,7 +40,7 @@ export function claimCampaignMessagesStatements(env: Env, c: CampaignClaim, rows
       return `(?${n - 2}, ?${n - 1}, ?${n})`;
     });
     statements.push(
-      env.DB.prepare(
+      shard.d1.prepare(
         `INSERT INTO messages (id, account_id, session_id, chat_id, direction, type, text, template, media, content, status, campaign_id, created_at)
          SELECT ${idExpr}, ?2, ?3, substr(r.phone, 2) || '@c.us', 'outbound', ?4, v.column2, ?5, v.column3, ?8, 'pending', ?6, ?7
            FROM (VALUES ${values.join(", ")}) v
@@ -51,8 +52,8 @@ export function claimCampaignMessagesStatements(env: Env, c: CampaignClaim, rows
 }
 
 /** Message ids of the `queued` recipients in [from, to] whose message is still `pending`, in seq order. */
-export async function queuedCampaignMessageIds(env: Env, campaignId: string, from: number, to: number): Promise<string[]> {
-  const res = await env.DB.prepare(
+export async function queuedCampaignMessageIds(shard: Shard, campaignId: string, from: number, to: number): Promise<string[]> {
+  const res = await shard.d1.prepare(
     `SELECT r.message_id AS id FROM campaign_recipients r JOIN messages m ON m.id = r.message_id
       WHERE r.campaign_id = ? AND r.seq BETWEEN ? AND ? AND r.status = 'queued' AND m.status = 'pending' ORDER BY r.seq`,
   )
@@ -65,8 +66,8 @@ export async function queuedCampaignMessageIds(env: Env, campaignId: string, fro
  * Blocks of `blockSize` recipients that still have some to send: not yet claimed, or (unless
  * `unclaimedOnly`) claimed with the message unsent.
  */
-export async function campaignBlocksToSend(env: Env, campaignId: string, blockSize: number, unclaimedOnly: boolean): Promise<number[]> {
-  const res = await env.DB.prepare(
+export async function campaignBlocksToSend(shard: Shard, campaignId: string, blockSize: number, unclaimedOnly: boolean): Promise<number[]> {
+  const res = await shard.d1.prepare(
     `SELECT DISTINCT (r.seq - 1) / ?2 AS b FROM campaign_recipients r LEFT JOIN messages m ON m.id = r.message_id
       WHERE r.campaign_id = ?1 AND (r.status = 'pending' ${unclaimedOnly ? "" : "OR (r.status = 'queued' AND m.status = 'pending')"}) ORDER BY b`,
   )
@@ -78,10 +79,10 @@ export async function campaignBlocksToSend(env: Env, campaignId: string, blockSi
 export type FinalCounts = Record<"sent" | "delivered" | "read" | "failed", number>;
 
 /** Per campaign, how many of its messages are past `pending` in each status (index on campaign_id, status). */
-export async function campaignStatusCounts(env: Env, campaignIds: string[]): Promise<Map<string, FinalCounts>> {
+export async function campaignStatusCounts(shard: Shard, campaignIds: string[]): Promise<Map<string, FinalCounts>> {
   const counts = new Map<string, FinalCounts>();
   for (const part of chunk(campaignIds, ID_CHUNK)) {
-    const res = await env.DB.prepare(
+    const res = await shard.d1.prepare(
       `SELECT campaign_id AS id, status, count(*) AS n FROM messages WHERE campaign_id IN (${part.map(() => "?").join(",")}) AND status IN ('sent','delivered','read','failed') GROUP BY campaign_id, status`,
     )
       .bind(...part)
@@ -106,9 +107,9 @@ export const messagesSql = {
 };
 
 /** Deletes the campaign's pending messages except `keep` (at most ID_CHUNK ids; for the caller's transaction). */
-export function deletePendingOfCampaignStatement(env: Env, campaignId: string, accountId: string, keep: string[]): D1PreparedStatement {
+export function deletePendingOfCampaignStatement(shard: Shard, campaignId: string, accountId: string, keep: string[]): D1PreparedStatement {
   const notIn = keep.length ? `AND id NOT IN (${keep.map((_, i) => `?${i + 3}`).join(",")})` : "";
-  return env.DB.prepare(`DELETE FROM messages WHERE campaign_id = ?1 AND account_id = ?2 AND status = 'pending' ${notIn}`).bind(campaignId, accountId, ...keep);
+  return shard.d1.prepare(`DELETE FROM messages WHERE campaign_id = ?1 AND account_id = ?2 AND status = 'pending' ${notIn}`).bind(campaignId, accountId, ...keep);
 }
 
 /** A campaign's recipients with their message's live state. */
@@ -130,8 +131,8 @@ export interface RecipientWithMessage {
 const RECIPIENT_STATUS_SQL = "CASE WHEN r.status = 'skipped' THEN 'skipped' WHEN m.status IS NULL OR m.status = 'pending' THEN 'pending' ELSE m.status END";
 
 /** One page of a campaign's recipients (seq after `afterSeq`), optionally only those in one live status. */
-export async function recipientsWithMessages(env: Env, accountId: string, campaignId: string, q: { afterSeq: number; limit: number; status?: RecipientWithMessage["live"] }): Promise<RecipientWithMessage[]> {
-  const res = await env.DB.prepare(
+export async function recipientsWithMessages(shard: Shard, accountId: string, campaignId: string, q: { afterSeq: number; limit: number; status?: RecipientWithMessage["live"] }): Promise<RecipientWithMessage[]> {
+  const res = await shard.d1.prepare(
     `SELECT r.seq, r.contact_id, r.phone, r.name, r.reason, r.message_id, ${RECIPIENT_STATUS_SQL} AS live,
             m.error_code, m.error_message, m.sent_at, m.delivered_at, m.read_at
        FROM campaign_recipients r LEFT JOIN messages m ON m.id = r.message_id

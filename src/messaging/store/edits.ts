@@ -1,9 +1,9 @@
 import { and, eq, isNotNull, sql } from "drizzle-orm";
-import { getDb } from "../../db/client.ts";
 import { messages } from "../../db/schema/index.ts";
 import { prepareEvents } from "../../events/emit.ts";
 import type { Content } from "../messages/content.ts";
 import { toMessage, type MessageRow } from "../messages/mapper.ts";
+import type { Shard } from "../../platform/shards.ts";
 
 /** What a sender does to a message after it was received: edits and deletes; and what the network adds to a sent one. */
 
@@ -13,10 +13,10 @@ type Enqueue = (eventIds: string[]) => void;
 const editable = (iso: string) =>
   sql`json_extract(coalesce(${messages.content}, '{}'), '$.deletedAt') is null and coalesce(json_extract(${messages.content}, '$.editedAt'), '') < ${iso}`;
 
-async function announce(env: Env, rows: MessageRow[], type: "message.edited" | "message.deleted", enqueue: Enqueue): Promise<void> {
+async function announce(env: Env, shard: Shard, rows: MessageRow[], type: "message.edited" | "message.deleted", enqueue: Enqueue): Promise<void> {
   if (rows.length === 0) return;
-  const prepared = prepareEvents(env, rows.map((row) => ({ type, accountId: row.accountId, sessionId: row.sessionId, data: toMessage(row) })));
-  await getDb(env.DB).batch(prepared.statements as [(typeof prepared.statements)[number], ...(typeof prepared.statements)[number][]]);
+  const prepared = prepareEvents(env, shard, rows.map((row) => ({ type, accountId: row.accountId, sessionId: row.sessionId, data: toMessage(row) })));
+  await shard.db.batch(prepared.statements as [(typeof prepared.statements)[number], ...(typeof prepared.statements)[number][]]);
   enqueue(prepared.events.map((e) => e.id));
 }
 
@@ -25,17 +25,17 @@ async function announce(env: Env, rows: MessageRow[], type: "message.edited" | "
  * file's caption) becomes the new one and `editedAt` is set; `message.edited`. Answers the row, or
  * null when the message is unknown, deleted, or already shows a later edit.
  */
-export async function editInbound(env: Env, sessionId: string, externalId: string, change: { text?: string; caption?: string }, at: number, enqueue: Enqueue): Promise<MessageRow | null> {
+export async function editInbound(env: Env, shard: Shard, sessionId: string, externalId: string, change: { text?: string; caption?: string }, at: number, enqueue: Enqueue): Promise<MessageRow | null> {
   const iso = new Date(at).toISOString();
   const set: Record<string, unknown> = { content: sql`json_set(coalesce(${messages.content}, '{}'), '$.editedAt', ${iso})` };
   if (change.text !== undefined) set.text = change.text;
   if (change.caption !== undefined) set.media = sql`case when ${messages.media} is null then null else json_set(${messages.media}, '$.caption', ${change.caption}) end`;
-  const rows = await getDb(env.DB)
+  const rows = await shard.db
     .update(messages)
     .set(set as Partial<MessageRow>)
     .where(and(eq(messages.sessionId, sessionId), eq(messages.externalId, externalId), eq(messages.direction, "inbound"), editable(iso)))
     .returning();
-  await announce(env, rows, "message.edited", enqueue);
+  await announce(env, shard, rows, "message.edited", enqueue);
   return rows[0] ?? null;
 }
 
@@ -44,8 +44,8 @@ export async function editInbound(env: Env, sessionId: string, externalId: strin
  * deletion time stays in `content`) and `message.deleted`. Answers the row, or null when unknown or
  * already deleted. The caller removes a stored file's bytes (`media` of the row before).
  */
-export async function revokeInbound(env: Env, sessionId: string, externalId: string, at: number, enqueue: Enqueue): Promise<{ row: MessageRow; media: string | null } | null> {
-  const db = getDb(env.DB);
+export async function revokeInbound(env: Env, shard: Shard, sessionId: string, externalId: string, at: number, enqueue: Enqueue): Promise<{ row: MessageRow; media: string | null } | null> {
+  const db = shard.db;
   const before = await db
     .select({ media: messages.media })
     .from(messages)
@@ -57,13 +57,13 @@ export async function revokeInbound(env: Env, sessionId: string, externalId: str
     .set({ text: null, media: null, template: null, content: JSON.stringify(deleted) })
     .where(and(eq(messages.sessionId, sessionId), eq(messages.externalId, externalId), eq(messages.direction, "inbound"), sql`json_extract(coalesce(${messages.content}, '{}'), '$.deletedAt') is null`))
     .returning();
-  await announce(env, rows, "message.deleted", enqueue);
+  await announce(env, shard, rows, "message.deleted", enqueue);
   return rows[0] ? { row: rows[0], media: before?.media ?? null } : null;
 }
 
 /** Merges what the network said of an outbound message (its pricing, a failure's details) into its `content`. */
-export async function addNetworkDetail(env: Env, sessionId: string, externalId: string, detail: Pick<Content, "pricing" | "networkError">): Promise<void> {
-  await getDb(env.DB)
+export async function addNetworkDetail(shard: Shard, sessionId: string, externalId: string, detail: Pick<Content, "pricing" | "networkError">): Promise<void> {
+  await shard.db
     .update(messages)
     .set({ content: sql`json_patch(coalesce(${messages.content}, '{}'), ${JSON.stringify(detail)})` })
     .where(and(eq(messages.sessionId, sessionId), eq(messages.externalId, externalId), eq(messages.direction, "outbound"), isNotNull(messages.externalId)));

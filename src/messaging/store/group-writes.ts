@@ -1,10 +1,10 @@
 import { getTableColumns, sql } from "drizzle-orm";
 import type { BatchItem } from "drizzle-orm/batch";
-import { getDb } from "../../db/client.ts";
 import { events, messages } from "../../db/schema/index.ts";
 import type { EventRecord } from "../../events/types.ts";
 import { jsonParts } from "../../platform/d1.ts";
 import type { MessageRow } from "../messages/mapper.ts";
+import type { Shard } from "../../platform/shards.ts";
 
 /**
  * Group commits of a Session DO's buffer (sessions/write-buffer.ts): its messages and their events in
@@ -30,9 +30,9 @@ const rank = (col: string) => `CASE ${col} WHEN 'pending' THEN 0 WHEN 'sent' THE
  * New rows are inserted (the chats trigger runs for them); rows D1 has take the buffer's status and
  * its timestamps, only forward: a stale copy never moves a message back.
  */
-function upsertMessages(d1: D1Database, json: string): BatchItem<"sqlite"> {
+function upsertMessages(shard: Shard, json: string): BatchItem<"sqlite"> {
   const names = messageColumns.map((c) => c.name);
-  return getDb(d1)
+  return shard.db
     .insert(messages)
     .select(sql`SELECT ${extracts(names)} FROM json_each(${json}) AS j WHERE true`)
     .onConflictDoUpdate({
@@ -50,19 +50,19 @@ function upsertMessages(d1: D1Database, json: string): BatchItem<"sqlite"> {
     });
 }
 
-function insertEvents(d1: D1Database, json: string): BatchItem<"sqlite"> {
-  return getDb(d1).insert(events).select(sql`SELECT ${extracts(eventColumns)} FROM json_each(${json}) AS j WHERE true`).onConflictDoNothing();
+function insertEvents(shard: Shard, json: string): BatchItem<"sqlite"> {
+  return shard.db.insert(events).select(sql`SELECT ${extracts(eventColumns)} FROM json_each(${json}) AS j WHERE true`).onConflictDoNothing();
 }
 
 /** The statements of one group commit (none for nothing). */
-export function groupWriteStatements(d1: D1Database, rows: MessageRow[], records: EventRecord[]): BatchItem<"sqlite">[] {
+export function groupWriteStatements(shard: Shard, rows: MessageRow[], records: EventRecord[]): BatchItem<"sqlite">[] {
   const messageJson = rows.map((r) => Object.fromEntries(messageColumns.map((c) => [c.name, r[c.key] ?? null])));
   const eventJson = records.map((e) => ({ id: e.id, account_id: e.accountId, type: e.type, session_id: e.sessionId, payload: e.payload, created_at: e.createdAt, fanned_out_at: null, requeues: 0 }));
-  return [...jsonParts(messageJson).map((p) => upsertMessages(d1, p)), ...jsonParts(eventJson).map((p) => insertEvents(d1, p))];
+  return [...jsonParts(messageJson).map((p) => upsertMessages(shard, p)), ...jsonParts(eventJson).map((p) => insertEvents(shard, p))];
 }
 
-/** Writes one group commit in one D1 round trip (atomic). */
-export async function groupWrite(d1: D1Database, rows: MessageRow[], records: EventRecord[]): Promise<void> {
-  const statements = groupWriteStatements(d1, rows, records);
-  if (statements.length > 0) await getDb(d1).batch(statements as [BatchItem<"sqlite">, ...BatchItem<"sqlite">[]]);
+/** Writes one group commit in one D1 round trip (atomic), on the session's account shard. */
+export async function groupWrite(shard: Shard, rows: MessageRow[], records: EventRecord[]): Promise<void> {
+  const statements = groupWriteStatements(shard, rows, records);
+  if (statements.length > 0) await shard.db.batch(statements as [BatchItem<"sqlite">, ...BatchItem<"sqlite">[]]);
 }

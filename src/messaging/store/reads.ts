@@ -1,10 +1,10 @@
 import { and, count, desc, eq, gt, inArray, isNull, lt, lte, or } from "drizzle-orm";
-import { getDb } from "../../db/client.ts";
 import { messages } from "../../db/schema/index.ts";
 import { itemsPerStatement } from "../../platform/d1.ts";
 import { chatIdOf } from "../chat-id.ts";
 import type { MessageRow } from "../messages/mapper.ts";
 import type { MessageStatus } from "../status.ts";
+import type { Shard } from "../../platform/shards.ts";
 
 /**
  * Reads of `messages` rows. The files of this folder are the only readers and writers of the
@@ -19,10 +19,10 @@ export const ID_CHUNK = itemsPerStatement(1, 20);
  * Our ids of the messages of this chat that the network's ids name (a reply's context, a reaction's
  * target). The sandbox network names messages by our own ids, so those match too.
  */
-export async function referencedIds(env: Env, sessionId: string, chatId: string, externalIds: (string | null | undefined)[]): Promise<Map<string, string>> {
+export async function referencedIds(shard: Shard, sessionId: string, chatId: string, externalIds: (string | null | undefined)[]): Promise<Map<string, string>> {
   const wanted = [...new Set(externalIds.filter((x): x is string => !!x))];
   if (wanted.length === 0) return new Map();
-  const rows = await getDb(env.DB)
+  const rows = await shard.db
     .select({ id: messages.id, externalId: messages.externalId })
     .from(messages)
     .where(and(eq(messages.sessionId, sessionId), eq(messages.chatId, chatId), or(inArray(messages.externalId, wanted), inArray(messages.id, wanted))))
@@ -37,18 +37,18 @@ export async function referencedIds(env: Env, sessionId: string, chatId: string,
 
 
 /** Messages of an account by id (for the caller's batch). */
-export function messagesByIdsQuery(env: Env, accountId: string, ids: string[]) {
-  return getDb(env.DB).select().from(messages).where(and(eq(messages.accountId, accountId), inArray(messages.id, ids)));
+export function messagesByIdsQuery(shard: Shard, accountId: string, ids: string[]) {
+  return shard.db.select().from(messages).where(and(eq(messages.accountId, accountId), inArray(messages.id, ids)));
 }
 
 
-export async function messageById(env: Env, id: string): Promise<MessageRow | undefined> {
-  return getDb(env.DB).select().from(messages).where(eq(messages.id, id)).get();
+export async function messageById(shard: Shard, id: string): Promise<MessageRow | undefined> {
+  return shard.db.select().from(messages).where(eq(messages.id, id)).get();
 }
 
 /** The rows among `ids` of this session still `pending`. */
-export async function pendingOfSession(env: Env, sessionId: string, ids: string[]): Promise<MessageRow[]> {
-  return getDb(env.DB)
+export async function pendingOfSession(shard: Shard, sessionId: string, ids: string[]): Promise<MessageRow[]> {
+  return shard.db
     .select()
     .from(messages)
     .where(and(eq(messages.sessionId, sessionId), inArray(messages.id, ids), eq(messages.status, "pending")))
@@ -56,8 +56,8 @@ export async function pendingOfSession(env: Env, sessionId: string, ids: string[
 }
 
 /** A message of one chat of one session (for replies), or undefined. */
-export async function messageInChat(env: Env, accountId: string, sessionId: string, chatDigits: string, id: string): Promise<{ id: string; externalId: string | null } | undefined> {
-  return getDb(env.DB)
+export async function messageInChat(shard: Shard, accountId: string, sessionId: string, chatDigits: string, id: string): Promise<{ id: string; externalId: string | null } | undefined> {
+  return shard.db
     .select({ id: messages.id, externalId: messages.externalId })
     .from(messages)
     .where(and(eq(messages.accountId, accountId), eq(messages.sessionId, sessionId), eq(messages.chatId, chatIdOf(chatDigits)), eq(messages.id, id)))
@@ -65,8 +65,8 @@ export async function messageInChat(env: Env, accountId: string, sessionId: stri
 }
 
 /** A chat's messages, newest first: at most `limit` rows with ids below `beforeId`. */
-export async function chatMessages(env: Env, accountId: string, chatDigits: string, q: { sessionId?: string; beforeId?: string; limit: number }): Promise<MessageRow[]> {
-  return getDb(env.DB)
+export async function chatMessages(shard: Shard, accountId: string, chatDigits: string, q: { sessionId?: string; beforeId?: string; limit: number }): Promise<MessageRow[]> {
+  return shard.db
     .select()
     .from(messages)
     .where(
@@ -82,8 +82,8 @@ export async function chatMessages(env: Env, accountId: string, chatDigits: stri
 }
 
 /** How many messages of a batch are in each status. */
-export async function batchStatusCounts(env: Env, accountId: string, batchId: string): Promise<Map<MessageStatus, number>> {
-  const rows = await getDb(env.DB)
+export async function batchStatusCounts(shard: Shard, accountId: string, batchId: string): Promise<Map<MessageStatus, number>> {
+  const rows = await shard.db
     .select({ status: messages.status, n: count() })
     .from(messages)
     .where(and(eq(messages.batchId, batchId), eq(messages.accountId, accountId)))
@@ -93,8 +93,8 @@ export async function batchStatusCounts(env: Env, accountId: string, batchId: st
 }
 
 /** This session's messages sent or delivered at or before `cutoff`, in id order after `afterId` (at most `limit`). */
-export async function unreadSentBefore(env: Env, sessionId: string, cutoff: number, limit: number, afterId = ""): Promise<{ id: string; chatId: string }[]> {
-  return getDb(env.DB)
+export async function unreadSentBefore(shard: Shard, sessionId: string, cutoff: number, limit: number, afterId = ""): Promise<{ id: string; chatId: string }[]> {
+  return shard.db
     .select({ id: messages.id, chatId: messages.chatId })
     .from(messages)
     .where(and(eq(messages.sessionId, sessionId), inArray(messages.status, ["sent", "delivered"]), lte(messages.sentAt, cutoff), gt(messages.id, afterId)))
@@ -108,8 +108,8 @@ export async function unreadSentBefore(env: Env, sessionId: string, cutoff: numb
  * `upTo`, in id order after `afterId` (at most `limit`): what a read of the chat covers (the same
  * rows as `markInboundReadStatement`).
  */
-export async function unreadInboundOfChat(env: Env, accountId: string, sessionId: string, chatId: string, upTo: number, afterId: string, limit: number): Promise<{ id: string; externalId: string | null }[]> {
-  return getDb(env.DB)
+export async function unreadInboundOfChat(shard: Shard, accountId: string, sessionId: string, chatId: string, upTo: number, afterId: string, limit: number): Promise<{ id: string; externalId: string | null }[]> {
+  return shard.db
     .select({ id: messages.id, externalId: messages.externalId })
     .from(messages)
     .where(and(eq(messages.accountId, accountId), eq(messages.sessionId, sessionId), eq(messages.chatId, chatId), gt(messages.id, afterId), eq(messages.direction, "inbound"), isNull(messages.readAt), lte(messages.createdAt, upTo)))
@@ -119,7 +119,7 @@ export async function unreadInboundOfChat(env: Env, accountId: string, sessionId
 }
 
 /** A session's message by its network id. */
-export async function messageByExternalId(env: Env, sessionId: string, externalId: string): Promise<MessageRow | undefined> {
-  return getDb(env.DB).select().from(messages).where(and(eq(messages.sessionId, sessionId), eq(messages.externalId, externalId))).get();
+export async function messageByExternalId(shard: Shard, sessionId: string, externalId: string): Promise<MessageRow | undefined> {
+  return shard.db.select().from(messages).where(and(eq(messages.sessionId, sessionId), eq(messages.externalId, externalId))).get();
 }
 

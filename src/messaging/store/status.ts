@@ -1,5 +1,4 @@
 import { and, eq, inArray, sql } from "drizzle-orm";
-import { getDb } from "../../db/client.ts";
 import { messages } from "../../db/schema/index.ts";
 import { prepareEvents, type EmitInput, type EventOrder } from "../../events/emit.ts";
 import { chunk } from "../../platform/batching.ts";
@@ -7,6 +6,7 @@ import type { FailureReason } from "../networks/driver.ts";
 import { toMessage, type MessageRow } from "../messages/mapper.ts";
 import type { MessageStatus } from "../status.ts";
 import { ID_CHUNK } from "./reads.ts";
+import type { Shard } from "../../platform/shards.ts";
 
 /** Status changes of messages: forward only, one event per step taken. */
 
@@ -30,6 +30,7 @@ export type Selector = { ids: string[] } | { externalIds: string[] };
  */
 export async function advanceStatus(
   env: Env,
+  shard: Shard,
   accountId: string,
   sessionId: string,
   selector: Selector,
@@ -44,7 +45,7 @@ export async function advanceStatus(
     order?: (step: "sent" | "delivered" | "read") => EventOrder;
   } = {},
 ): Promise<MessageRow[]> {
-  const db = getDb(env.DB);
+  const db = shard.db;
   let steps: Target[] = target === "failed" ? ["failed"] : (["sent", "delivered", "read"] as const).slice(0, ["sent", "delivered", "read"].indexOf(target) + 1);
   // Receipts of messages known to be sent skip the (no-op) sent step: one statement fewer.
   if (opts.afterSent) steps = steps.filter((s) => s !== "sent");
@@ -73,7 +74,7 @@ export async function advanceStatus(
       }
     }
   }
-  const prepared = prepareEvents(env, events);
+  const prepared = prepareEvents(env, shard, events);
   if (prepared.statements.length > 0) await db.batch(prepared.statements as [(typeof prepared.statements)[number], ...(typeof prepared.statements)[number][]]);
   if (opts.enqueue) opts.enqueue(prepared.events.map((e) => e.id));
   else await prepared.enqueue();

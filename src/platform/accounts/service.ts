@@ -1,5 +1,4 @@
 import { and, desc, eq, lt, sql } from "drizzle-orm";
-import { getDb } from "../../db/client.ts";
 import { apiKeys } from "../../db/schema/index.ts";
 import { generateApiKey, hashApiKey } from "../api-keys.ts";
 import { errors } from "../errors.ts";
@@ -9,6 +8,7 @@ import { keyLimitFor } from "../plans.ts";
 import type { AuthContext } from "../types.ts";
 import { toAccountView, toKeyView } from "./mapper.ts";
 import type { AccountView, KeyView } from "./schemas.ts";
+import { directoryDb } from "../shards.ts";
 
 /** The caller's account (no query: the key lookup carries it). */
 export function getAccount(auth: AuthContext): AccountView {
@@ -23,7 +23,7 @@ export function getAccount(auth: AuthContext): AccountView {
 export async function createKey(env: Env, auth: AuthContext, name: string): Promise<KeyView & { key: string }> {
   const { accountId } = auth;
   const maxActive = keyLimitFor(auth.plan, env);
-  const db = getDb(env.DB);
+  const db = directoryDb(env);
   const { key, prefix } = generateApiKey();
   const row = { id: newId("key"), accountId, name, prefix, hash: await hashApiKey(key), createdAt: Date.now(), revokedAt: null };
   const result = await db.run(sql`
@@ -39,13 +39,13 @@ export async function createKey(env: Env, auth: AuthContext, name: string): Prom
 export async function listKeys(env: Env, accountId: string, q: { limit: number; cursor?: string }): Promise<Page<KeyView>> {
   const before = decodeCursor(q.cursor, IdCursor)?.id;
   const where = before ? and(eq(apiKeys.accountId, accountId), lt(apiKeys.id, before)) : eq(apiKeys.accountId, accountId);
-  const rows = await getDb(env.DB).select().from(apiKeys).where(where).orderBy(desc(apiKeys.id)).limit(q.limit + 1).all();
+  const rows = await directoryDb(env).select().from(apiKeys).where(where).orderBy(desc(apiKeys.id)).limit(q.limit + 1).all();
   const page = toPage(rows, q.limit, (r) => ({ id: r.id }));
   return { data: page.data.map(toKeyView), nextCursor: page.nextCursor };
 }
 
 export async function revokeKey(env: Env, accountId: string, keyId: string): Promise<KeyView> {
-  const db = getDb(env.DB);
+  const db = directoryDb(env);
   const row = await db.select().from(apiKeys).where(and(eq(apiKeys.accountId, accountId), eq(apiKeys.id, keyId))).get();
   if (!row) throw errors.notFound("API key");
   if (row.revokedAt !== null) return toKeyView(row);

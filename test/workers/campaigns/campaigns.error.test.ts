@@ -5,10 +5,11 @@ import { campaigns } from "../../../src/db/schema/index.ts";
 import { launch } from "../../../src/messaging/campaigns/audience.ts";
 import { runCampaignJob, type CampaignJob } from "../../../src/messaging/campaigns/fanout.ts";
 import { eq } from "drizzle-orm";
-import { api, createKey, errorOf } from "../helpers.ts";
+import { api, createKey, errorOf, shardDb, shardD1 } from "../helpers.ts";
 import { eventsOf, fakeFail, fakePhone, json, sandboxSession, waitFor, type SessionJson } from "../messaging/support.ts";
 import { openWindows } from "../messaging/whatsapp-support.ts";
 import { action, createCampaign, createContact, getCampaign, importContacts, recipients, uniquePhone, watch, type CampaignJson } from "./support.ts";
+import { accountShard } from "../../../src/platform/shards.ts";
 
 describe("campaigns: invalid input", () => {
   it("an unknown template variable is a 400 at creation naming it", async () => {
@@ -97,13 +98,13 @@ describe("campaigns: faults", () => {
     await importContacts(k.key, Array.from({ length: 150 }, (_, i) => ({ phone: uniquePhone(), name: `R${i}`, tags: ["retry"] })));
     const c = await createCampaign(k.key, { sessionId: s.id, message: { text: "once, {{name}}" }, audience: { tags: ["retry"] } });
     // Launch without the start route, so this test plays the queue consumer itself.
-    const row = (await getDb(env.DB).select().from(campaigns).where(eq(campaigns.id, c.id)).get())!;
-    expect(await launch(env, row)).toEqual({ total: 150, skipped: 0 });
+    const row = (await (await shardDb(k.accountId)).select().from(campaigns).where(eq(campaigns.id, c.id)).get())!;
+    expect(await launch(await accountShard(env, k.accountId), row)).toEqual({ total: 150, skipped: 0 });
     const job = (from: number, to: number): CampaignJob => ({ kind: "campaign", accountId: k.accountId, campaignId: c.id, from, to });
     // The first delivery of block 1 claims its recipients, then dies before reaching the session.
     const broken = { ...env, SESSIONS: { getByName: () => { throw new Error("injected: consumer died"); } } } as unknown as Env;
     await expect(runCampaignJob(broken, job(1, 100))).rejects.toThrow("injected");
-    const claimed = await env.DB.prepare("SELECT count(*) AS n FROM campaign_recipients WHERE campaign_id = ? AND status = 'queued'").bind(c.id).first<{ n: number }>();
+    const claimed = await (await shardD1(k.accountId)).prepare("SELECT count(*) AS n FROM campaign_recipients WHERE campaign_id = ? AND status = 'queued'").bind(c.id).first<{ n: number }>();
     expect(claimed!.n).toBe(100);
     const beforeRetry = await getCampaign(k.key, c.id);
     expect(beforeRetry.stats).toMatchObject({ pending: 150, sent: 0 });
@@ -112,7 +113,7 @@ describe("campaigns: faults", () => {
     const { last } = await watch(k.key, c.id, (x) => x.status === "completed");
     expect(last.stats.pending).toBe(0);
     expect(last.stats.sent + last.stats.delivered + last.stats.read).toBe(150);
-    const count = await env.DB.prepare("SELECT count(*) AS n, count(DISTINCT chat_id) AS chats FROM messages WHERE campaign_id = ?").bind(c.id).first<{ n: number; chats: number }>();
+    const count = await (await shardD1(k.accountId)).prepare("SELECT count(*) AS n, count(DISTINCT chat_id) AS chats FROM messages WHERE campaign_id = ?").bind(c.id).first<{ n: number; chats: number }>();
     expect(count).toEqual({ n: 150, chats: 150 });
     // One message.sent per message: nothing went out twice.
     const sentOf = () => eventsOf(k.accountId, "message.sent").filter((e) => e.data.campaignId === c.id);
@@ -122,7 +123,7 @@ describe("campaigns: faults", () => {
     expect(new Set(sentOf().map((e) => e.data.id)).size).toBe(150);
     // A late duplicate after completion changes nothing.
     await runCampaignJob(env, job(1, 100));
-    const after = await env.DB.prepare("SELECT count(*) AS n FROM messages WHERE campaign_id = ?").bind(c.id).first<{ n: number }>();
+    const after = await (await shardD1(k.accountId)).prepare("SELECT count(*) AS n FROM messages WHERE campaign_id = ?").bind(c.id).first<{ n: number }>();
     expect(after!.n).toBe(150);
   });
 

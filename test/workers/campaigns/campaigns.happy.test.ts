@@ -1,6 +1,6 @@
 import { env } from "cloudflare:workers";
 import { describe, expect, it } from "vitest";
-import { api, createKey } from "../helpers.ts";
+import { api, createKey, shardD1 } from "../helpers.ts";
 import { eventsOf, json, sandboxSession, waitFor, type MessageJson } from "../messaging/support.ts";
 import { receivedAt, registerWebhook, waitForDeliveries } from "../webhooks/support.ts";
 import { action, createCampaign, createContact, getCampaign, importContacts, recipients, uniquePhone, watch, type CampaignJson } from "./support.ts";
@@ -51,7 +51,7 @@ describe("campaigns: a tag audience with personalisation", () => {
     const b7 = rs.find((r) => r.name === "Bulk 7")!;
     expect((await messageOf(k.key, b7.chatId, b7.messageId!))?.text).toBe("Hi Bulk 7 from C7");
     // Exactly one message per recipient, all linked to the campaign.
-    const count = await env.DB.prepare("SELECT count(*) AS n, count(DISTINCT chat_id) AS chats FROM messages WHERE campaign_id = ?").bind(c.id).first<{ n: number; chats: number }>();
+    const count = await (await shardD1(k.accountId)).prepare("SELECT count(*) AS n, count(DISTINCT chat_id) AS chats FROM messages WHERE campaign_id = ?").bind(c.id).first<{ n: number; chats: number }>();
     expect(count).toEqual({ n: 42, chats: 42 });
 
     // Receipts keep updating the stats after completion.
@@ -134,7 +134,7 @@ describe("campaigns: pause, resume, cancel", () => {
     expect(resumed.status).toBe("running");
     const { last } = await watch(k.key, c.id, (x) => x.status === "completed", 20_000);
     expect(done(last)).toBe(30);
-    const count = await env.DB.prepare("SELECT count(*) AS n, count(DISTINCT chat_id) AS chats FROM messages WHERE campaign_id = ?").bind(c.id).first<{ n: number; chats: number }>();
+    const count = await (await shardD1(k.accountId)).prepare("SELECT count(*) AS n, count(DISTINCT chat_id) AS chats FROM messages WHERE campaign_id = ?").bind(c.id).first<{ n: number; chats: number }>();
     expect(count).toEqual({ n: 30, chats: 30 });
   });
 
@@ -156,7 +156,7 @@ describe("campaigns: pause, resume, cancel", () => {
     expect(rs).toHaveLength(b.stats.skipped);
     expect(rs.every((r) => r.reason === "cancelled")).toBe(true);
     expect((await action(k.key, c.id, "resume")).status).toBe(409);
-    const pending = await env.DB.prepare("SELECT count(*) AS n FROM messages WHERE campaign_id = ? AND status = 'pending'").bind(c.id).first<{ n: number }>();
+    const pending = await (await shardD1(k.accountId)).prepare("SELECT count(*) AS n FROM messages WHERE campaign_id = ? AND status = 'pending'").bind(c.id).first<{ n: number }>();
     expect(pending!.n).toBe(0);
   });
 });

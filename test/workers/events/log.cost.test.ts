@@ -5,7 +5,8 @@ import { eventPageQuery, type EventPageFilter } from "../../../src/events/log/qu
 /** EXPLAIN QUERY PLAN of the page query: every filter combination reads its index by a bounded range, never a scan or a sort. */
 async function planOf(f: Omit<EventPageFilter, "accountId" | "fromId" | "beforeId" | "take">): Promise<string[]> {
   const { sql, params } = eventPageQuery({ accountId: "acc_x", fromId: "evt_0", beforeId: "evt_z", take: 21, ...f });
-  const rows = await env.DB.prepare(`EXPLAIN QUERY PLAN ${sql}`).bind(...params).all<{ detail: string }>();
+  // The events tables live in the shards (every shard has the same schema).
+  const rows = await env.SHARD_0.prepare(`EXPLAIN QUERY PLAN ${sql}`).bind(...params).all<{ detail: string }>();
   return rows.results.map((r) => r.detail);
 }
 

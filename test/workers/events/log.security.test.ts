@@ -4,6 +4,7 @@ import { webhookDeliveries } from "../../../src/db/schema/index.ts";
 import { newId } from "../../../src/platform/ids.ts";
 import { api, createKey, emitEvent, env } from "../webhooks/support.ts";
 import { listEvents } from "./log.support.ts";
+import { shardDb } from "../helpers.ts";
 
 describe("events log: security", () => {
   it("another account's events are invisible: 404 by id, absent from every list and filter", async () => {
@@ -25,7 +26,8 @@ describe("events log: security", () => {
     const other = await createKey();
     const [ev] = await emitEvent({ accountId: owner.accountId, type: "contact.created", data: { id: "ct" } });
     const now = Date.now();
-    await getDb(env.DB).insert(webhookDeliveries).values({
+    // In the owner's shard: only the account check keeps it out.
+    await (await shardDb(owner.accountId)).insert(webhookDeliveries).values({
       id: newId("dlv", now), accountId: other.accountId, webhookId: "wh_other", eventId: ev!.id, eventType: "contact.created",
       status: "failed", attempts: 1, nextAttemptAt: null, queuedAt: null, createdAt: now, updatedAt: now,
     });

@@ -7,7 +7,7 @@ import { getDb } from "../../../src/db/client.ts";
 import { events, streamTickets } from "../../../src/db/schema/index.ts";
 import { sha256Hex } from "../../../src/platform/crypto.ts";
 import { MAX_STREAMS_PER_ACCOUNT } from "../../../src/events/config.ts";
-import { api, createKey, errorOf, freshIp } from "../helpers.ts";
+import { api, createKey, errorOf, freshIp, shardDb } from "../helpers.ts";
 import { sandboxSession } from "../messaging/support.ts";
 import { inbound, openStream, sleep, ticketFor } from "./stream.support.ts";
 
@@ -20,7 +20,7 @@ describe("event stream: happy paths", () => {
     const e = await stream.next((x) => x.type === "message.received");
     expect(e).toMatchObject({ type: "message.received", data: expect.objectContaining({ text: "hello stream", sessionId: s.id }) });
     expect(e.id).toMatch(/^evt_/);
-    const row = await getDb(env.DB).select().from(events).where(eq(events.id, e.id)).get();
+    const row = await (await shardDb(k.accountId)).select().from(events).where(eq(events.id, e.id)).get();
     expect(row!.accountId).toBe(k.accountId);
     expect({ type: e.type, timestamp: e.timestamp, data: e.data }).toEqual(JSON.parse(row!.payload));
     stream.ws.close(1000);

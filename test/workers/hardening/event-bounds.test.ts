@@ -2,18 +2,18 @@ import { env } from "cloudflare:workers";
 import { describe, expect, it } from "vitest";
 import { announceMissedCompletions, UNANNOUNCEABLE } from "../../../src/messaging/campaigns/completion.ts";
 import { newId } from "../../../src/platform/ids.ts";
-import { api, createKey, errorOf } from "../helpers.ts";
+import { api, createKey, errorOf, countOnShards } from "../helpers.ts";
 import { json, sandboxSession } from "../messaging/support.ts";
 import { uniquePhone } from "../campaigns/support.ts";
+import { accountShard } from "../../../src/platform/shards.ts";
 
 /** ~900 KB of attributes: every value within its own bound, the whole far over any event. */
 const hugeAttributes = () => Object.fromEntries(Array.from({ length: 900 }, (_, i) => [`k${i}`, "v".repeat(1000)]));
 /** ~900 KB of template components. */
 const hugeComponents = () => [{ type: "body", parameters: Array.from({ length: 900 }, () => ({ type: "text", text: "p".repeat(1000) })) }];
 
-async function count(sql: string, ...binds: unknown[]): Promise<number> {
-  return (await env.DB.prepare(sql).bind(...binds).first<{ n: number }>())!.n;
-}
+/** Counted on every shard (the directory holds none of these tables). */
+const count = countOnShards;
 
 describe("fields that end up in an event are bounded at input; nothing is half-written", () => {
   it("a contact with ~900 KB of attributes is a 400 and stores nothing; the retry without them is created and announced", async () => {
@@ -87,8 +87,9 @@ describe("cron: missed campaign completions", () => {
     const k = await createKey();
     const s = await sandboxSession(k.key);
     const now = Date.now();
+    const shard = await accountShard(env, k.accountId);
     const insert = (id: string, audience: string, completedAt: number) =>
-      env.DB.prepare(
+      shard.d1.prepare(
         `INSERT INTO campaigns (id, account_id, session_id, name, status, message, audience, created_at, updated_at, completed_at, total, skipped)
          VALUES (?, ?, ?, 'c', 'completed', '{"text":"hi"}', ?, ?, ?, ?, 0, 0)`,
       )
@@ -100,15 +101,15 @@ describe("cron: missed campaign completions", () => {
     await insert(bad, JSON.stringify({ contactIds: Array.from({ length: 20_000 }, (_, i) => `con_${String(i).padStart(60, "0")}`) }), now - 3_600_000);
     await insert(good, JSON.stringify({ all: true }), now - 1_800_000);
 
-    await announceMissedCompletions(env, now);
+    await announceMissedCompletions(env, shard, now);
 
-    const state = async (id: string) => (await env.DB.prepare("SELECT completion_event_id AS e FROM campaigns WHERE id = ?").bind(id).first<{ e: string | null }>())!.e;
+    const state = async (id: string) => (await shard.d1.prepare("SELECT completion_event_id AS e FROM campaigns WHERE id = ?").bind(id).first<{ e: string | null }>())!.e;
     expect(await state(bad)).toBe(UNANNOUNCEABLE);
     const eventId = await state(good);
     expect(eventId).toMatch(/^evt_/);
     expect(await count("SELECT count(*) AS n FROM events WHERE id = ? AND type = 'campaign.completed'", eventId)).toBe(1);
     // Announced once: the next tick finds nothing to do.
-    await announceMissedCompletions(env, now + 60_000);
+    await announceMissedCompletions(env, shard, now + 60_000);
     expect(await count("SELECT count(*) AS n FROM events WHERE account_id = ? AND type = 'campaign.completed'", k.accountId)).toBe(1);
   });
 });

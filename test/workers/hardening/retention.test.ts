@@ -11,10 +11,13 @@ import { PURGE_BATCH, retention } from "../../../src/platform/retention.ts";
 
 const DAY = 86_400_000;
 const NOW = Date.now();
-const db = () => getDb(env.DB);
+/** Messaging and events rows go to the second shard: the cron purges every shard, not only the first. */
+const db = () => getDb(env.SHARD_1);
+const directory = () => getDb(env.DB);
 
 async function exists(table: string, id: string): Promise<boolean> {
-  return (await env.DB.prepare(`SELECT 1 AS x FROM ${table} WHERE id = ?`).bind(id).first()) !== null;
+  const d1 = table === "compile_jobs" ? env.DB : env.SHARD_1;
+  return (await d1.prepare(`SELECT 1 AS x FROM ${table} WHERE id = ?`).bind(id).first()) !== null;
 }
 
 function event(at: number, accountId: string) {
@@ -66,7 +69,7 @@ describe("retention", () => {
     const acc = newId("acc");
     const rows = Array.from({ length: PURGE_BATCH + 40 }, (_, i) => event(NOW - 60 * DAY + i * 1000, acc));
     for (let i = 0; i < rows.length; i += 10) await db().insert(events).values(rows.slice(i, i + 10));
-    const left = async () => (await env.DB.prepare("SELECT count(*) AS n FROM events WHERE account_id = ?").bind(acc).first<{ n: number }>())!.n;
+    const left = async () => (await env.SHARD_1.prepare("SELECT count(*) AS n FROM events WHERE account_id = ?").bind(acc).first<{ n: number }>())!.n;
     await purgeExpiredEventRows(env, NOW);
     // Other tests' old events may share the batch; at most PURGE_BATCH went, and the newest stayed.
     expect(await left()).toBeGreaterThanOrEqual(40);
@@ -83,7 +86,7 @@ describe("retention", () => {
     const oldRunning = job(NOW - 8 * DAY, "running");
     const recent = job(NOW - 6 * DAY, "succeeded");
     const oldCancelled = job(NOW - 8 * DAY, "cancelled");
-    await db().insert(compileJobs).values([old, oldRunning, recent, oldCancelled]);
+    await directory().insert(compileJobs).values([old, oldRunning, recent, oldCancelled]);
     for (const j of [old, recent]) {
       await env.FILES.put(jobPdfKey(acc, j.id), "%PDF-1.5");
       await env.FILES.put(jobInputKey(acc, j.id), "{}");

@@ -1,7 +1,7 @@
 import { env } from "cloudflare:workers";
 import { describe, expect, it } from "vitest";
 import type { FetchOutcome } from "../../../src/messaging/media/inbound.ts";
-import { api, createKey } from "../helpers.ts";
+import { api, createKey, shardD1 } from "../helpers.ts";
 import { receivedAt, registerWebhook } from "../webhooks/support.ts";
 import { downloadMedia, eventsOf, fakeMedia, fakeMediaDownloads, graphUrl, json, sandboxSession, toBase64, waitFor, type MessageJson } from "./support.ts";
 import { postHook, webhookOf, whatsappSession } from "./whatsapp-support.ts";
@@ -132,7 +132,7 @@ describe("messaging: inbound media is fetched into storage at once", () => {
     expect(await stub.fetchMedia(image.id, true)).toEqual({ ok: true });
     expect(await stub.fetchMedia(doc.id, true)).toEqual({ ok: true });
     await waitFor(() => eventsOf(k.accountId).filter((e) => e.type.startsWith("message.media_")).length >= 2, 10_000, "events tapped");
-    const recorded = await env.DB.prepare("SELECT type, json_extract(payload, '$.data.id') AS id FROM events WHERE account_id = ? AND type LIKE 'message.media_%' ORDER BY type")
+    const recorded = await (await shardD1(k.accountId)).prepare("SELECT type, json_extract(payload, '$.data.id') AS id FROM events WHERE account_id = ? AND type LIKE 'message.media_%' ORDER BY type")
       .bind(k.accountId)
       .all<{ type: string; id: string }>();
     expect(recorded.results).toEqual([

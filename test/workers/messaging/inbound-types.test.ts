@@ -1,5 +1,5 @@
 import { beforeAll, describe, expect, it } from "vitest";
-import { api, createKey } from "../helpers.ts";
+import { api, createKey, shardD1, firstOnShards } from "../helpers.ts";
 import { eventsOf, json, waitFor, type MessageJson } from "./support.ts";
 import { postHook, postHookUnchecked, webhookOf, whatsappSession } from "./whatsapp-support.ts";
 
@@ -103,8 +103,7 @@ describe("messaging: every inbound Cloud API message type is stored and announce
     expect((await postHook(sessionId, webhookOf(phoneNumberId, CASES.filter((c) => !c.offSpec).map((c) => c.object)))).status).toBe(200);
     expect((await postHookUnchecked(sessionId, webhookOf(phoneNumberId, CASES.filter((c) => c.offSpec).map((c) => c.object)))).status).toBe(200);
     const page = await json<{ data: MessageJson[] }>(await api(`/api/messages/${CHAT}?limit=100&sessionId=${sessionId}`, { key }));
-    const { env } = await import("cloudflare:workers");
-    const rows = await env.DB.prepare("SELECT id, external_id FROM messages WHERE session_id = ?").bind(sessionId).all<{ id: string; external_id: string }>();
+    const rows = await (await shardD1(accountId)).prepare("SELECT id, external_id FROM messages WHERE session_id = ?").bind(sessionId).all<{ id: string; external_id: string }>();
     const byId = new Map(page.data.map((m) => [m.id, m]));
     stored = new Map(rows.results.map((r) => [r.external_id, byId.get(r.id)!]));
   });
@@ -130,8 +129,7 @@ describe("messaging: every inbound Cloud API message type is stored and announce
     const res = await api("/api/messages/send", { method: "POST", key, json: { sessionId, to: `+${FROM}`, text: "our offer" } });
     expect(res.status).toBe(201);
     const sent = await json<MessageJson>(res);
-    const { env } = await import("cloudflare:workers");
-    const wamid = (await env.DB.prepare("SELECT external_id FROM messages WHERE id = ?").bind(sent.id).first<{ external_id: string }>())!.external_id;
+    const wamid = (await firstOnShards<{ external_id: string }>("SELECT external_id FROM messages WHERE id = ?", sent.id))!.external_id;
     await postHook(sessionId, webhookOf(phoneNumberId, [{ ...base("r1"), timestamp: String(NOW + 1), type: "reaction", reaction: { message_id: wamid, emoji: "👍" } }]));
     const history = async () => (await json<{ data: MessageJson[] }>(await api(`/api/messages/${CHAT}?limit=100&sessionId=${sessionId}`, { key }))).data;
     let all = await history();

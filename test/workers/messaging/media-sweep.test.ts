@@ -5,9 +5,10 @@ import { inboundRow } from "../../../src/messaging/store/rows.ts";
 import { insertStatement } from "../../../src/messaging/store/writes.ts";
 import { newId } from "../../../src/platform/ids.ts";
 import { handleScheduled } from "../../../src/scheduled.ts";
-import { createKey } from "../helpers.ts";
+import { createKey, firstOnShards, shardD1 } from "../helpers.ts";
 import { downloadMedia, fakeMedia, fakeMediaDownloads, waitFor } from "./support.ts";
 import { whatsappSession } from "./whatsapp-support.ts";
+import { accountShard } from "../../../src/platform/shards.ts";
 
 const MIN = 60_000;
 const JPEG = Uint8Array.from([0xff, 0xd8, 0xff, 0xe0, 0, 0x10, 0x4a, 0x46, 0x49, 0x46, 0, 1, 2, 3, 4, 5]);
@@ -25,17 +26,17 @@ async function strandedImage(accountId: string, sessionId: string, networkMediaI
     type: "image",
     media: { mimetype: "image/jpeg", filename: null, caption: null, networkMediaId },
   });
-  await insertStatement(env, row);
+  await insertStatement(await accountShard(env, accountId), row);
   return id;
 }
 
 async function mediaOf(id: string): Promise<{ status: string; sweeps?: number; reason?: string }> {
-  const row = await env.DB.prepare("SELECT media FROM messages WHERE id = ?").bind(id).first<{ media: string }>();
+  const row = await firstOnShards<{ media: string }>("SELECT media FROM messages WHERE id = ?", id);
   return JSON.parse(row!.media) as { status: string; sweeps?: number; reason?: string };
 }
 
-const mediaEvents = (accountId: string) =>
-  env.DB.prepare("SELECT type, json_extract(payload, '$.data.id') AS id FROM events WHERE account_id = ? AND type LIKE 'message.media_%'").bind(accountId).all<{ type: string; id: string }>();
+const mediaEvents = async (accountId: string) =>
+  (await shardD1(accountId)).prepare("SELECT type, json_extract(payload, '$.data.id') AS id FROM events WHERE account_id = ? AND type LIKE 'message.media_%'").bind(accountId).all<{ type: string; id: string }>();
 
 /**
  * The budget and cap tests count what the sweep queues without running the fetches (the first
@@ -95,7 +96,7 @@ describe("messaging: the cron sweeps inbound files left pending", () => {
     const ids: string[] = [];
     for (let i = 0; i < SWEEP_CAP + 5; i++) ids.push(await strandedImage(k.accountId, sessionId, "434343", 1_000 + i));
     const swept = async () =>
-      (await env.DB.prepare("SELECT id FROM messages WHERE session_id = ? AND json_extract(media, '$.sweeps') = 1 ORDER BY created_at").bind(sessionId).all<{ id: string }>()).results.map((r) => r.id);
+      (await (await shardD1(k.accountId)).prepare("SELECT id FROM messages WHERE session_id = ? AND json_extract(media, '$.sweeps') = 1 ORDER BY created_at").bind(sessionId).all<{ id: string }>()).results.map((r) => r.id);
     const now = Date.now();
     const first = await sweepPendingMedia(env, now, undefined, record);
     expect(first.requeued).toBe(SWEEP_CAP);

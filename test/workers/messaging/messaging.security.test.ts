@@ -1,13 +1,19 @@
 import { env } from "cloudflare:workers";
 import { describe, expect, it } from "vitest";
-import { api, createKey } from "../helpers.ts";
+import { api, createKey, allShardD1s } from "../helpers.ts";
 import { eventsOf, fakePhone, json, sandboxSession, waitFor, type MessageJson } from "./support.ts";
 
-/** Every row of every table in D1, as one text. */
+/** Every row of every table of every database (the directory and each shard), as one text. */
 async function everyD1Row(): Promise<string> {
-  const { results: tables } = await env.DB.prepare("SELECT name FROM sqlite_master WHERE type = 'table' AND name NOT LIKE 'sqlite_%' AND name NOT LIKE '_cf_%'").all<{ name: string }>();
-  expect(tables.map((t) => t.name)).toEqual(expect.arrayContaining(["messaging_sessions", "events", "messages"]));
-  const dumps = await Promise.all(tables.map(async ({ name }) => JSON.stringify((await env.DB.prepare(`SELECT * FROM "${name}"`).all()).results)));
+  const dumps: string[] = [];
+  for (const d1 of allShardD1s()) {
+    const { results: tables } = await d1.prepare("SELECT name FROM sqlite_master WHERE type = 'table' AND name NOT LIKE 'sqlite_%' AND name NOT LIKE '_cf_%'").all<{ name: string }>();
+    expect(tables.map((t) => t.name)).toEqual(expect.arrayContaining(["messaging_sessions", "events", "messages"]));
+  }
+  for (const d1 of [env.DB, ...allShardD1s()]) {
+    const { results: tables } = await d1.prepare("SELECT name FROM sqlite_master WHERE type = 'table' AND name NOT LIKE 'sqlite_%' AND name NOT LIKE '_cf_%'").all<{ name: string }>();
+    dumps.push(...(await Promise.all(tables.map(async ({ name }) => JSON.stringify((await d1.prepare(`SELECT * FROM "${name}"`).all()).results)))));
+  }
   return dumps.join("\n");
 }
 

@@ -1,5 +1,5 @@
 import { describe, expect, it } from "vitest";
-import { api, createKey } from "../helpers.ts";
+import { api, createKey, allShardD1s } from "../helpers.ts";
 import { fakeRequests, json, sandboxSession, waitFor, type MessageJson } from "./support.ts";
 import { postHook, webhookOf, whatsappSession } from "./whatsapp-support.ts";
 import { action, createCampaign, importContacts, uniquePhone, watch } from "../campaigns/support.ts";
@@ -130,7 +130,7 @@ describe("messaging: richer sends", () => {
     expect(tpl.status).toBe(201);
     expect(await posts()).toBe(1);
     const { env } = await import("cloudflare:workers");
-    await env.DB.prepare("UPDATE messaging_sessions SET send_rate_per_minute = NULL WHERE id = ?").bind(session.id).run();
+    for (const d1 of allShardD1s()) await d1.prepare("UPDATE messaging_sessions SET send_rate_per_minute = NULL WHERE id = ?").bind(session.id).run();
     const bulk = await json<{ batchId: string }>(await api("/api/messages/send-bulk", { method: "POST", key: k.key, json: { sessionId: session.id, messages: [{ to: "+16505551234", text: "a" }, { to: "+16505551234", template: { name: "hello_world", language: "en_US" } }] } }));
     const done = await waitFor(async () => {
       const b = await json<{ done: boolean; failed: number; sent: number }>(await api(`/api/messages/batches/${bulk.batchId}`, { key: k.key }));

@@ -1,6 +1,6 @@
 import { env } from "cloudflare:workers";
 import { describe, expect, it } from "vitest";
-import { api, createKey } from "../helpers.ts";
+import { api, createKey, allShardD1s } from "../helpers.ts";
 import { fakeRequests, fakeStall, json, waitFor, type MessageJson } from "./support.ts";
 import { openWindows, whatsappSession } from "./whatsapp-support.ts";
 
@@ -10,7 +10,7 @@ const TO = "16505551234";
 async function session(key: string) {
   const { phone, session } = await whatsappSession(key);
   await openWindows(session.id, phone.phoneNumberId, [TO]);
-  await env.DB.prepare("UPDATE messaging_sessions SET send_rate_per_minute = NULL WHERE id = ?").bind(session.id).run();
+  for (const d1 of allShardD1s()) await d1.prepare("UPDATE messaging_sessions SET send_rate_per_minute = NULL WHERE id = ?").bind(session.id).run();
   return { phone, session };
 }
 

@@ -1,5 +1,5 @@
 import { describe, expect, it } from "vitest";
-import { api, createKey } from "../helpers.ts";
+import { api, createKey, firstOnShards } from "../helpers.ts";
 import { eventsOf, getMessage, json, waitFor, type MessageJson } from "./support.ts";
 import { openWindows, postHook, webhookOf, webhookWith, whatsappSession } from "./whatsapp-support.ts";
 
@@ -15,8 +15,7 @@ const field = (field: string, value: Record<string, unknown>) => ({ object: "wha
 const history = async (key: string, sessionId: string) => (await json<{ data: MessageJson[] }>(await api(`/api/messages/${CHAT}?limit=100&sessionId=${sessionId}`, { key }))).data;
 
 async function externalIdOf(messageId: string): Promise<string> {
-  const { env } = await import("cloudflare:workers");
-  return (await env.DB.prepare("SELECT external_id FROM messages WHERE id = ?").bind(messageId).first<{ external_id: string }>())!.external_id;
+  return (await firstOnShards<{ external_id: string }>("SELECT external_id FROM messages WHERE id = ?", messageId))!.external_id;
 }
 
 describe("WhatsApp webhook: edits, deletions, referrals, pricing, preferences, other fields", () => {

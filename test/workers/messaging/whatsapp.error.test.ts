@@ -1,7 +1,7 @@
 import { runDurableObjectAlarm, runInDurableObject } from "cloudflare:test";
 import { describe, expect, it } from "vitest";
 import { sessionStub } from "../../../src/messaging/sessions/session-do.ts";
-import { api, createKey } from "../helpers.ts";
+import { api, createKey, allShardD1s } from "../helpers.ts";
 import { openWindows } from "./whatsapp-support.ts";
 import { eventsOf, fakeFail, fakePhone, fakeRequests, json, waitFor, type MessageJson, type SessionJson } from "./support.ts";
 
@@ -66,7 +66,7 @@ describe("messaging: WhatsApp error mapping", () => {
     await fakeFail(phone.phoneNumberId, 130429);
     // An unpaced session, so the test does not wait for pacing.
     const { env } = await import("cloudflare:workers");
-    await env.DB.prepare("UPDATE messaging_sessions SET send_rate_per_minute = NULL WHERE id = ?").bind(session.id).run();
+    for (const d1 of allShardD1s()) await d1.prepare("UPDATE messaging_sessions SET send_rate_per_minute = NULL WHERE id = ?").bind(session.id).run();
     const before = (await fakeRequests(phone.phoneNumberId)).filter((r) => r.method === "POST" && r.body?.type === "text").length;
     const res = await api("/api/messages/send-bulk", { method: "POST", key: k.key, json: { sessionId: session.id, messages: [{ to: "16505551234", text: "a" }] } });
     expect(res.status).toBe(202);

@@ -1,5 +1,5 @@
 import { describe, expect, it } from "vitest";
-import { api, createKey } from "../helpers.ts";
+import { api, createKey, firstOnShards } from "../helpers.ts";
 import { APP_SECRET, openWindows, postHook, statusWebhook, textWebhook, VERIFY, whatsappSession } from "./whatsapp-support.ts";
 import { eventsOf, fakeRequests, getMessage, json, waitFor, type MessageJson } from "./support.ts";
 
@@ -132,7 +132,6 @@ describe("messaging: WhatsApp Cloud API driver (against the fake Graph API)", ()
 });
 
 async function externalIdOf(messageId: string): Promise<string> {
-  const { env } = await import("cloudflare:workers");
-  const row = await env.DB.prepare("SELECT external_id FROM messages WHERE id = ?").bind(messageId).first<{ external_id: string }>();
+  const row = await firstOnShards<{ external_id: string }>("SELECT external_id FROM messages WHERE id = ?", messageId);
   return row!.external_id;
 }

@@ -4,11 +4,12 @@ import { attemptClaimed } from "../../../src/events/delivery.ts";
 import { prepareEvents } from "../../../src/events/emit.ts";
 import { fanOutAndClaim } from "../../../src/events/fanout.ts";
 import { createKey, deliveriesOf, env, receivedAt, registerWebhook } from "./support.ts";
+import { accountShard, type Shard } from "../../../src/platform/shards.ts";
 
-/** `env` whose D1 binding counts the statements of its batches (all attemptClaimed writes with). */
-function countingEnv(): { env: Env; statements: () => number } {
+/** The account's shard with its D1 counting the statements of its batches (all attemptClaimed writes with). */
+function countingShard(shard: Shard): { shard: Shard; statements: () => number } {
   let n = 0;
-  const db = env.DB;
+  const db = shard.d1;
   const counted = {
     prepare: (query: string) => db.prepare(query),
     batch: (statements: D1PreparedStatement[]) => {
@@ -16,7 +17,7 @@ function countingEnv(): { env: Env; statements: () => number } {
       return db.batch(statements);
     },
   } as unknown as D1Database;
-  return { env: { ...env, DB: counted }, statements: () => n };
+  return { shard: { index: shard.index, d1: counted, db: getDb(counted) }, statements: () => n };
 }
 
 describe("webhook deliveries: successful attempts are recorded in a few statements", () => {
@@ -25,13 +26,14 @@ describe("webhook deliveries: successful attempts are recorded in a few statemen
     const hook = await registerWebhook(key);
     // Recorded, never enqueued: this test alone fans them out and attempts them.
     const inputs = Array.from({ length: 20 }, (_, i) => ({ type: "message.sent" as const, accountId: key.accountId, sessionId: null, data: { id: `msg_w${i}` } }));
-    const prepared = prepareEvents(env, inputs);
-    await getDb(env.DB).batch(prepared.statements as [(typeof prepared.statements)[number]]);
-    const fanned = await fanOutAndClaim(env, prepared.events.map((e) => e.id), 50);
+    const shard = await accountShard(env, key.accountId);
+    const prepared = prepareEvents(env, shard, inputs);
+    await shard.db.batch(prepared.statements as [(typeof prepared.statements)[number]]);
+    const fanned = await fanOutAndClaim(shard, prepared.events.map((e) => e.id), 50);
     expect(fanned.claimed).toHaveLength(20);
 
-    const counting = countingEnv();
-    const reports = await attemptClaimed(counting.env, fanned.claimed, fanned.hooks, fanned.payloads, Date.now());
+    const counting = countingShard(shard);
+    const reports = await attemptClaimed(env, counting.shard, fanned.claimed, fanned.hooks, fanned.payloads, Date.now());
     expect([...reports.values()].every((r) => r.attempted && r.outcome.status === "succeeded")).toBe(true);
     expect(counting.statements()).toBe(1); // one UPDATE of the deliveries, their outcomes as one JSON parameter
 
@@ -43,7 +45,7 @@ describe("webhook deliveries: successful attempts are recorded in a few statemen
       expect(d.attempts).toEqual([expect.objectContaining({ attempt: 1, statusCode: 200, error: null, nextAttemptAt: null, responseBody: null })]);
       expect(d.attempts[0]!.durationMs).toBeGreaterThanOrEqual(0);
     }
-    const kept = await env.DB.prepare("SELECT count(*) AS n FROM webhook_attempts WHERE account_id = ?").bind(key.accountId).first<{ n: number }>();
+    const kept = await shard.d1.prepare("SELECT count(*) AS n FROM webhook_attempts WHERE account_id = ?").bind(key.accountId).first<{ n: number }>();
     expect(kept?.n).toBe(0);
   });
 });

@@ -10,8 +10,12 @@ import { newId } from "../../../src/platform/ids.ts";
 import { handleDeadLetters } from "../../../src/queues.ts";
 import { syntheticEventIds } from "../event-tap.ts";
 import { api, createKey, deadUrl, deliveriesOf, emitEvent, env, receivedAt, registerWebhook, waitFor, waitForDeliveries, type DeliveryLog } from "./support.ts";
+import { shardAt } from "../../../src/platform/shards.ts";
 
-const db = () => getDb(env.DB);
+/** Accounts of this file live on the second shard (queue messages must name it), except where a test says. */
+const SHARD = 1;
+const db = () => getDb(env.SHARD_1);
+const shard = () => shardAt(env, SHARD);
 const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
 
 /** Waits until the delivery of `eventId` has left `pending`. */
@@ -30,7 +34,7 @@ async function recordOnly(accountId: string, createdAt = Date.now()): Promise<st
 
 describe("webhook deliveries: faults and retries (WEBHOOK_RETRY_SCHEDULE=1,1,1 in tests)", () => {
   it("a receiver answering 500 twice gets the same webhook-id a third time and the log shows every attempt", async () => {
-    const k = await createKey();
+    const k = await createKey("pro", { shard: SHARD });
     const hook = await registerWebhook(k, { events: ["message.sent"] }, { script: [500, 500] });
     const [ev] = await emitEvent({ accountId: k.accountId, type: "message.sent" });
     const got = await waitForDeliveries(hook.inbox, 3);
@@ -50,7 +54,7 @@ describe("webhook deliveries: faults and retries (WEBHOOK_RETRY_SCHEDULE=1,1,1 i
   });
 
   it("a receiver that times out is retried, and the attempt records the timeout", async () => {
-    const k = await createKey();
+    const k = await createKey("pro", { shard: SHARD });
     const hook = await registerWebhook(k, { events: ["*"] }, { script: ["timeout"], hangMs: 4_000 });
     const [ev] = await emitEvent({ accountId: k.accountId });
     const d = await settled(k, hook.id, ev!.id);
@@ -61,7 +65,7 @@ describe("webhook deliveries: faults and retries (WEBHOOK_RETRY_SCHEDULE=1,1,1 i
   });
 
   it("a receiver that is down: every scheduled attempt is made, then the delivery is failed; a manual retry later succeeds", async () => {
-    const k = await createKey();
+    const k = await createKey("pro", { shard: SHARD });
     const created = await api("/api/webhooks", { method: "POST", key: k.key, json: { url: `${deadUrl()}/hook`, events: ["*"] } });
     const hook = (await created.json()) as { id: string };
     const [ev] = await emitEvent({ accountId: k.accountId });
@@ -76,7 +80,7 @@ describe("webhook deliveries: faults and retries (WEBHOOK_RETRY_SCHEDULE=1,1,1 i
   });
 
   it("manual retry re-sends a failed delivery with the same webhook-id", async () => {
-    const k = await createKey();
+    const k = await createKey("pro", { shard: SHARD });
     const hook = await registerWebhook(k, { events: ["*"] }, { script: [500, 500, 500, 500], then: 200 });
     const [ev] = await emitEvent({ accountId: k.accountId });
     const failed = await settled(k, hook.id, ev!.id, 20_000);
@@ -92,7 +96,7 @@ describe("webhook deliveries: faults and retries (WEBHOOK_RETRY_SCHEDULE=1,1,1 i
   });
 
   it("410 Gone fails the delivery at once and disables the endpoint", async () => {
-    const k = await createKey();
+    const k = await createKey("pro", { shard: SHARD });
     const hook = await registerWebhook(k, { events: ["*"] }, { script: [410] });
     const [ev] = await emitEvent({ accountId: k.accountId });
     const d = await settled(k, hook.id, ev!.id);
@@ -110,7 +114,7 @@ describe("webhook deliveries: faults and retries (WEBHOOK_RETRY_SCHEDULE=1,1,1 i
   });
 
   it("honours the receiver's Retry-After when it asks for longer than the schedule", async () => {
-    const k = await createKey();
+    const k = await createKey("pro", { shard: SHARD });
     const hook = await registerWebhook(k, { events: ["*"] }, { script: [503], retryAfter: "3" });
     const [ev] = await emitEvent({ accountId: k.accountId });
     const got = await waitForDeliveries(hook.inbox, 2, 15_000);
@@ -120,7 +124,7 @@ describe("webhook deliveries: faults and retries (WEBHOOK_RETRY_SCHEDULE=1,1,1 i
   });
 
   it("an endpoint failing continuously for WEBHOOK_DISABLE_AFTER_DAYS (5) is disabled; its pending retry then fails", async () => {
-    const k = await createKey();
+    const k = await createKey("pro", { shard: SHARD });
     const hook = await registerWebhook(k, { events: ["*"] }, { then: 500 });
     await db().update(webhooks).set({ failingSince: Date.now() - 5 * 86400_000 - 60_000 }).where(eq(webhooks.id, hook.id));
     const [ev] = await emitEvent({ accountId: k.accountId });
@@ -133,7 +137,7 @@ describe("webhook deliveries: faults and retries (WEBHOOK_RETRY_SCHEDULE=1,1,1 i
   });
 
   it("a success ends the failure streak", async () => {
-    const k = await createKey();
+    const k = await createKey("pro", { shard: SHARD });
     const hook = await registerWebhook(k, { events: ["*"] }, { script: [500] });
     const [ev] = await emitEvent({ accountId: k.accountId });
     await waitFor(async () => (await db().select().from(webhooks).where(eq(webhooks.id, hook.id)).get())?.failingSince !== null, 5_000, "streak start");
@@ -142,7 +146,7 @@ describe("webhook deliveries: faults and retries (WEBHOOK_RETRY_SCHEDULE=1,1,1 i
   });
 
   it("waits longer than a queue delay allows (12 h) are kept in D1 and enqueued by the cron when due", async () => {
-    const k = await createKey();
+    const k = await createKey("pro", { shard: SHARD });
     const hook = await registerWebhook(k, { events: ["*"] }, { script: [503], retryAfter: "50000" });
     const [ev] = await emitEvent({ accountId: k.accountId });
     const row = await waitFor(async () => {
@@ -165,7 +169,7 @@ describe("webhook deliveries: faults and retries (WEBHOOK_RETRY_SCHEDULE=1,1,1 i
 
 describe("no loss: crashes, lost messages, redeliveries, dead letters", () => {
   it("an event recorded but never queued is enqueued by the cron and delivered", async () => {
-    const k = await createKey();
+    const k = await createKey("pro", { shard: SHARD });
     const hook = await registerWebhook(k, { events: ["message.sent"] });
     // The webhook existed when the event happened (webhooks only get events from after their creation).
     await db().update(webhooks).set({ createdAt: Date.now() - 4 * 60_000 }).where(eq(webhooks.id, hook.id));
@@ -179,12 +183,12 @@ describe("no loss: crashes, lost messages, redeliveries, dead letters", () => {
   });
 
   it("a consumer that crashed after the fan-out: the re-delivered batch attempts the recorded deliveries once", async () => {
-    const k = await createKey();
+    const k = await createKey("pro", { shard: SHARD });
     const h1 = await registerWebhook(k, { events: ["*"] });
     const h2 = await registerWebhook(k, { events: ["message.sent"] });
     const id = await recordOnly(k.accountId);
-    expect(await fanOut(env, [id])).toHaveLength(2); // ...and the consumer died here
-    const batch = () => createMessageBatch("texmsg-events", [{ id: "m1", timestamp: Date.now(), attempts: 2, body: { kind: "event", id } }]);
+    expect(await fanOut(shard(), [id])).toHaveLength(2); // ...and the consumer died here
+    const batch = () => createMessageBatch("texmsg-events", [{ id: "m1", timestamp: Date.now(), attempts: 2, body: { kind: "event", id, shard: SHARD } }]);
     const ctx = createExecutionContext();
     const b1 = batch();
     await handleEventsQueue(b1 as never, env, ctx);
@@ -202,12 +206,12 @@ describe("no loss: crashes, lost messages, redeliveries, dead letters", () => {
   });
 
   it("a batch of 100 (fanned out in parts) delivers every event once and acks every message, a malformed one too", { timeout: 30_000 }, async () => {
-    const k = await createKey();
+    const k = await createKey("pro", { shard: SHARD });
     const hook = await registerWebhook(k, { events: ["message.sent"] });
     const ids: string[] = [];
     for (let i = 0; i < 99; i++) ids.push(await recordOnly(k.accountId));
-    const batch = createMessageBatch<{ kind: string; id?: string }>("texmsg-events", [
-      ...ids.map((id, i) => ({ id: `m${i}`, timestamp: Date.now(), attempts: 1, body: { kind: "event", id } })),
+    const batch = createMessageBatch<{ kind: string; id?: string; shard?: number }>("texmsg-events", [
+      ...ids.map((id, i) => ({ id: `m${i}`, timestamp: Date.now(), attempts: 1, body: { kind: "event", id, shard: SHARD } })),
       { id: "bad", timestamp: Date.now(), attempts: 1, body: { kind: "event" } },
     ]);
     const ctx = createExecutionContext();
@@ -221,10 +225,10 @@ describe("no loss: crashes, lost messages, redeliveries, dead letters", () => {
   });
 
   it("an attempt whose consumer died (lease expired, message gone) is picked up by the cron", async () => {
-    const k = await createKey();
+    const k = await createKey("pro", { shard: SHARD });
     const hook = await registerWebhook(k, { events: ["*"] });
     const id = await recordOnly(k.accountId);
-    await fanOut(env, [id]);
+    await fanOut(shard(), [id]);
     const past = Date.now() - 5 * 60_000;
     await db().update(webhookDeliveries).set({ leaseUntil: past + 60_000, nextAttemptAt: past, queuedAt: past }).where(eq(webhookDeliveries.eventId, id));
     await onCronEvents(env, Date.now());
@@ -233,21 +237,22 @@ describe("no loss: crashes, lost messages, redeliveries, dead letters", () => {
   });
 
   it("a delivery message that dead-letters is recorded and its delivery marked failed", async () => {
-    const k = await createKey();
+    const k = await createKey("pro", { shard: SHARD });
     await registerWebhook(k, { events: ["*"] }, { then: 500 });
     const id = await recordOnly(k.accountId);
-    const [deliveryId] = await fanOut(env, [id]);
-    const batch = createMessageBatch("texmsg-dlq", [{ id: `dlq-${deliveryId}`, timestamp: Date.now(), attempts: 11, body: { kind: "delivery", id: deliveryId } }]);
+    const [deliveryId] = await fanOut(shard(), [id]);
+    const batch = createMessageBatch("texmsg-dlq", [{ id: `dlq-${deliveryId}`, timestamp: Date.now(), attempts: 11, body: { kind: "delivery", id: deliveryId, shard: SHARD } }]);
     await handleDeadLetters(batch, env);
     const row = await db().select().from(webhookDeliveries).where(eq(webhookDeliveries.id, deliveryId!)).get();
     expect(row).toMatchObject({ status: "failed", lastError: "dead-lettered after repeated consumer errors" });
-    const dl = await db().select().from(deadLetters).where(eq(deadLetters.messageId, `dlq-${deliveryId}`)).get();
+    const dl = await getDb(env.DB).select().from(deadLetters).where(eq(deadLetters.messageId, `dlq-${deliveryId}`)).get();
     expect(dl).toMatchObject({ queue: "delivery", attempts: 11 });
   });
 
   it("1,000 events from two accounts: each delivered exactly once to its own account's webhook", { timeout: 60_000 }, async () => {
-    const a = await createKey();
-    const b = await createKey();
+    // One account per shard: the events queue carries both shards' events in its batches.
+    const a = await createKey("pro", { shard: 0 });
+    const b = await createKey("pro", { shard: 1 });
     const ha = await registerWebhook(a, { events: ["*"] });
     const hb = await registerWebhook(b, { events: ["*"] });
     const emitted = await emitEvent(Array.from({ length: 1000 }, (_, i) => ({ accountId: i % 2 ? b.accountId : a.accountId, data: { n: i } })));

@@ -8,6 +8,7 @@ import { and, eq } from "drizzle-orm";
 import { json, sandboxSession, type MessageJson } from "../messaging/support.ts";
 import { api, createKey, env, registerWebhook } from "./support.ts";
 import { about, arrival, delivered, settle } from "./event-types.support.ts";
+import { accountShard } from "../../../src/platform/shards.ts";
 
 describe("webhooks: events never cross accounts or reach webhooks they do not belong to", () => {
   it("a message to the number of another account's sandbox session does not arrive there", async () => {
@@ -48,10 +49,11 @@ describe("webhooks: events never cross accounts or reach webhooks they do not be
     const id = newId("evt", createdAt);
     const payload = JSON.stringify({ type: "contact.created", timestamp: new Date(createdAt).toISOString(), data: { id: "con_late" } });
     // Recorded, its queue message not yet consumed (as when the queue lags).
-    await getDb(env.DB).insert(events).values({ id, accountId: a.accountId, type: "contact.created", sessionId: null, payload, createdAt });
+    const shard = await accountShard(env, a.accountId);
+    await shard.db.insert(events).values({ id, accountId: a.accountId, type: "contact.created", sessionId: null, payload, createdAt });
     const late = await registerWebhook(a, { events: ["*"] });
-    expect(await fanOut(env, [id])).toEqual([]);
-    expect(await getDb(env.DB).select().from(webhookDeliveries).where(eq(webhookDeliveries.eventId, id))).toEqual([]);
+    expect(await fanOut(shard, [id])).toEqual([]);
+    expect(await shard.db.select().from(webhookDeliveries).where(eq(webhookDeliveries.eventId, id))).toEqual([]);
     await settle(500);
     expect(await delivered(late)).toEqual([]);
   });
@@ -64,7 +66,7 @@ describe("webhooks: events never cross accounts or reach webhooks they do not be
     const again = await recordInbound(env, a.accountId, "ses_replay", { ...inbound, text: "replayed" }, { enqueue: (ids) => queued.push(ids) });
     expect(first?.externalId).toBe(inbound.externalId);
     expect(again).toBeNull();
-    const recorded = await getDb(env.DB).select({ id: events.id, type: events.type }).from(events).where(and(eq(events.accountId, a.accountId), eq(events.sessionId, "ses_replay")));
+    const recorded = await (await accountShard(env, a.accountId)).db.select({ id: events.id, type: events.type }).from(events).where(and(eq(events.accountId, a.accountId), eq(events.sessionId, "ses_replay")));
     expect(recorded.map((e) => e.type).sort()).toEqual(["contact.created", "message.received"]);
     // Exactly the recorded events were handed over for the queue, once.
     expect(queued).toHaveLength(1);

@@ -3,6 +3,7 @@ import { and, eq } from "drizzle-orm";
 import { getDb } from "../../../src/db/client.ts";
 import { events } from "../../../src/db/schema/index.ts";
 import { createKey, emitEvent, env, receivedAt, registerWebhook, waitFor } from "./support.ts";
+import { shardDb } from "../helpers.ts";
 
 describe("operational events: no self-delivery, no loops", () => {
   it("two endpoints failing everything hear of each other's given-up delivery once, never of their own, and nothing further", async () => {
@@ -10,7 +11,7 @@ describe("operational events: no self-delivery, no loops", () => {
     const a = await registerWebhook(k, { events: ["*"] }, { then: 500 });
     const b = await registerWebhook(k, { events: ["*"] }, { then: 500 });
     const [ev] = await emitEvent({ accountId: k.accountId });
-    const exhausted = () => getDb(env.DB).select().from(events).where(and(eq(events.accountId, k.accountId), eq(events.type, "webhook.delivery_exhausted"))).all();
+    const exhausted = async () => (await shardDb(k.accountId)).select().from(events).where(and(eq(events.accountId, k.accountId), eq(events.type, "webhook.delivery_exhausted"))).all();
     const announcements = await waitFor(async () => {
       const rows = await exhausted();
       return rows.length >= 2 ? rows : undefined;

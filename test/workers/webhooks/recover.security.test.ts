@@ -5,6 +5,7 @@ import { webhookDeliveries } from "../../../src/db/schema/index.ts";
 import { newId } from "../../../src/platform/ids.ts";
 import { api, configureInbox, createKey, deliveriesOf, env, registerWebhook } from "./support.ts";
 import { failedDeliveries, recover, recoverOk } from "./recover.support.ts";
+import { shardDb } from "../helpers.ts";
 
 describe("webhooks: recover, security", () => {
   it("another account's webhook answers 404 like a missing one, and its failed deliveries stay failed", async () => {
@@ -28,12 +29,12 @@ describe("webhooks: recover, security", () => {
     const since = new Date().toISOString();
     const now = Date.now();
     const forged = newId("dlv", now);
-    await getDb(env.DB).insert(webhookDeliveries).values({
+    await (await shardDb(owner.accountId)).insert(webhookDeliveries).values({
       id: forged, accountId: other.accountId, webhookId: hook.id, eventId: newId("evt", now), eventType: "message.received",
       status: "failed", attempts: 4, nextAttemptAt: null, queuedAt: null, createdAt: now, updatedAt: now,
     });
     expect(await recoverOk(owner, hook.id, { since })).toEqual({ queued: 0, hasMore: false, since });
-    const row = await getDb(env.DB).select().from(webhookDeliveries).where(eq(webhookDeliveries.id, forged)).get();
+    const row = await (await shardDb(owner.accountId)).select().from(webhookDeliveries).where(eq(webhookDeliveries.id, forged)).get();
     expect(row!.status).toBe("failed");
   });
 });

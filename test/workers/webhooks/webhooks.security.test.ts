@@ -4,6 +4,7 @@ import { getDb } from "../../../src/db/client.ts";
 import { webhooks } from "../../../src/db/schema/index.ts";
 import { eq } from "drizzle-orm";
 import { env } from "cloudflare:workers";
+import { shardDb } from "../helpers.ts";
 
 describe("webhooks: security", () => {
   it("another account's webhooks and deliveries answer 404, exactly like missing ones, and are untouched", async () => {
@@ -66,7 +67,7 @@ describe("webhooks: security", () => {
   it("a URL that became unsafe (e.g. written before a rule change) is refused at delivery time, not called", async () => {
     const k = await createKey();
     const hook = await registerWebhook(k, { events: ["*"] });
-    await getDb(env.DB).update(webhooks).set({ url: "https://169.254.169.254/latest/meta-data/" }).where(eq(webhooks.id, hook.id));
+    await (await shardDb(k.accountId)).update(webhooks).set({ url: "https://169.254.169.254/latest/meta-data/" }).where(eq(webhooks.id, hook.id));
     const [ev] = await emitEvent({ accountId: k.accountId });
     const d = await waitFor(async () => (await deliveriesOf(k, hook.id)).find((x) => x.eventId === ev!.id && x.status === "failed"));
     expect(d.attempts).toEqual([expect.objectContaining({ statusCode: null, error: expect.stringMatching(/^URL refused/) })]);
