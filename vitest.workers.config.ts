@@ -55,9 +55,6 @@ export default defineConfig(async () => {
       // Two files at a time, each in its own workerd: vitest's default on 2 cores is one, and most of a
       // file's time is its runtime's start and waits on I/O (queues, retries, the compile server).
       maxWorkers: 2,
-      // One retry: under load workerd can drop a Durable Object's connection mid-test ("Network connection
-      // lost"), which fails whichever test is running. A real failure still fails: it fails twice.
-      retry: 1,
       // One JSON line per request is for production logs; keep test output readable.
       onConsoleLog: (log: string) => !log.includes('"msg":"request"'),
       hookTimeout: 60_000,

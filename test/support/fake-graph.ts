@@ -2,6 +2,7 @@ import { createHash, randomBytes } from "node:crypto";
 import { createServer, type IncomingMessage, type Server } from "node:http";
 import type { AddressInfo } from "node:net";
 import { GraphValidator, type GraphRequest, type Verdict } from "./graph-validator.ts";
+import { keepIdleConnections } from "./idle-connections.ts";
 
 /**
  * A local fake of the Graph API (WhatsApp Cloud API) for tests. Every request it receives is
@@ -192,6 +193,7 @@ export async function startFakeGraph(referenceFile: string): Promise<{ url: stri
       send(500, { error: { message: String(err), type: "FakeError", code: 1 } });
     }
   });
+  keepIdleConnections(server);
   await new Promise<void>((resolve) => server.listen(0, "127.0.0.1", resolve));
   const { port } = server.address() as AddressInfo;
   return { url: `http://127.0.0.1:${port}`, invalid: () => invalid, close: () => new Promise((resolve) => {

@@ -8,6 +8,7 @@
 import { createServer, type IncomingMessage, type Server, type ServerResponse } from "node:http";
 import type { AddressInfo } from "node:net";
 import { Webhook } from "standardwebhooks";
+import { keepIdleConnections } from "./idle-connections.ts";
 
 /** One scripted answer: a status, `timeout` (answer after `hangMs`), or `drop` (destroy the socket). */
 export type Answer = number | "timeout" | "drop";
@@ -150,7 +151,7 @@ export async function startReceiver(port = 0): Promise<RunningReceiver> {
       if (!res.headersSent) json(res, 500, { error: String(err) });
     }
   });
-  server.keepAliveTimeout = 1_000;
+  keepIdleConnections(server);
   await new Promise<void>((resolve) => server.listen(port, "127.0.0.1", resolve));
   const { port: bound } = server.address() as AddressInfo;
   return {

@@ -2,6 +2,7 @@ import http from "node:http";
 import type { AddressInfo } from "node:net";
 import { resolve } from "node:path";
 import type { TestProject } from "vitest/node";
+import { keepIdleConnections } from "../../support/idle-connections.ts";
 import { startAll } from "../../support/setup-scope.ts";
 
 // Node side of the compile tests: the TeX compile server of container/ run in-process on loopback
@@ -16,7 +17,7 @@ type Received = { path: string; headers: Record<string, string>; body: string; a
  * /_received?path= lists them. Also two broken compilers for the 503 tests: `/busy/compile` (the
  * server's own 503 `compiler_busy`) and `/broken/compile` (a proxy's plain-text 502).
  */
-function startReceiver(): Promise<{ url: string; close(): Promise<void> }> {
+export function startReceiver(): Promise<{ url: string; close(): Promise<void> }> {
   const received: Received[] = [];
   const server = http.createServer((req, res) => {
     const url = new URL(req.url ?? "/", "http://x");
@@ -43,6 +44,7 @@ function startReceiver(): Promise<{ url: string; close(): Promise<void> }> {
       res.writeHead(Number(url.searchParams.get("status") ?? 200)).end();
     });
   });
+  keepIdleConnections(server);
   return new Promise((ok) =>
     server.listen(0, "127.0.0.1", () => {
       const { port } = server.address() as AddressInfo;
