@@ -43,7 +43,8 @@ export async function countingReceiver() {
       res.writeHead(200).end("ok");
     });
   });
-  server.keepAliveTimeout = 1_000;
+  // Never close an idle connection: workerd reusing one as it closes loses the attempt (the client closes its own).
+  server.keepAliveTimeout = 0;
   await new Promise<void>((resolve) => server.listen(0, "127.0.0.1", resolve));
   const url = `http://127.0.0.1:${(server.address() as AddressInfo).port}`;
   return {
