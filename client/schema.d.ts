@@ -7437,6 +7437,20 @@ export interface components {
             read: number;
             failed: number;
             skipped: number;
+            /** @description What the network reported it charged for (WhatsApp status `pricing`); zero on networks that report none. */
+            charges: {
+                /** @description Messages the network reported billable. */
+                billable: number;
+                /**
+                 * @description Billable messages per pricing category (`marketing`, `utility`, ...).
+                 * @example {
+                 *       "marketing": 2
+                 *     }
+                 */
+                byCategory: {
+                    [key: string]: number;
+                };
+            };
         };
         Health: {
             /** @enum {string} */

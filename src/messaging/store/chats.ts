@@ -29,17 +29,23 @@ export function moveChatStatements(shard: Shard, accountId: string, sessionId: s
   const { db } = shard;
   return [
     db.update(messages).set({ chatId: to }).where(and(eq(messages.accountId, accountId), eq(messages.sessionId, sessionId), eq(messages.chatId, from))),
-    db.run(sql`
-      INSERT INTO chats (account_id, session_id, chat_id, last_message_id, last_message_at, last_inbound_id, last_inbound_at, unread_count, first_unread_id, read_at)
-      SELECT account_id, session_id, ${to}, last_message_id, last_message_at, last_inbound_id, last_inbound_at, unread_count, first_unread_id, read_at
-      FROM chats WHERE session_id = ${sessionId} AND chat_id = ${from} AND account_id = ${accountId}
-      ON CONFLICT (session_id, chat_id) DO UPDATE SET
-        last_message_id = CASE WHEN excluded.last_message_at >= chats.last_message_at THEN excluded.last_message_id ELSE chats.last_message_id END,
-        last_message_at = max(chats.last_message_at, excluded.last_message_at),
-        last_inbound_id = CASE WHEN excluded.last_inbound_at IS NOT NULL AND excluded.last_inbound_at >= coalesce(chats.last_inbound_at, 0) THEN excluded.last_inbound_id ELSE chats.last_inbound_id END,
-        last_inbound_at = CASE WHEN excluded.last_inbound_at IS NULL THEN chats.last_inbound_at WHEN chats.last_inbound_at IS NULL THEN excluded.last_inbound_at ELSE max(chats.last_inbound_at, excluded.last_inbound_at) END,
-        unread_count = chats.unread_count + excluded.unread_count,
-        first_unread_id = CASE WHEN chats.first_unread_id IS NULL THEN excluded.first_unread_id WHEN excluded.first_unread_id IS NULL THEN chats.first_unread_id ELSE min(chats.first_unread_id, excluded.first_unread_id) END`),
+    db
+      .insert(chats)
+      .select(
+        sql`SELECT account_id, session_id, ${to}, last_message_id, last_message_at, last_inbound_id, last_inbound_at, unread_count, first_unread_id, read_at
+            FROM chats WHERE session_id = ${sessionId} AND chat_id = ${from} AND account_id = ${accountId}`,
+      )
+      .onConflictDoUpdate({
+        target: [chats.sessionId, chats.chatId],
+        set: {
+          lastMessageId: sql`CASE WHEN excluded.last_message_at >= chats.last_message_at THEN excluded.last_message_id ELSE chats.last_message_id END`,
+          lastMessageAt: sql`max(chats.last_message_at, excluded.last_message_at)`,
+          lastInboundId: sql`CASE WHEN excluded.last_inbound_at IS NOT NULL AND excluded.last_inbound_at >= coalesce(chats.last_inbound_at, 0) THEN excluded.last_inbound_id ELSE chats.last_inbound_id END`,
+          lastInboundAt: sql`CASE WHEN excluded.last_inbound_at IS NULL THEN chats.last_inbound_at WHEN chats.last_inbound_at IS NULL THEN excluded.last_inbound_at ELSE max(chats.last_inbound_at, excluded.last_inbound_at) END`,
+          unreadCount: sql`chats.unread_count + excluded.unread_count`,
+          firstUnreadId: sql`CASE WHEN chats.first_unread_id IS NULL THEN excluded.first_unread_id WHEN excluded.first_unread_id IS NULL THEN chats.first_unread_id ELSE min(chats.first_unread_id, excluded.first_unread_id) END`,
+        },
+      }),
     db.delete(chats).where(and(eq(chats.accountId, accountId), eq(chats.sessionId, sessionId), eq(chats.chatId, from))),
   ] as const;
 }
