@@ -7198,6 +7198,11 @@ export interface components {
             billable: boolean;
             /** @example PMP */
             model?: string;
+            /**
+             * @description The pricing type (`regular`, `free_customer_service`, `free_entry_point`).
+             * @example regular
+             */
+            type?: string;
         };
         NetworkError: {
             code: number;

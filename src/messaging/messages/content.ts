@@ -154,6 +154,7 @@ export const Pricing = z
     category: str(64).openapi({ example: "marketing" }),
     billable: z.boolean(),
     model: str(16).optional().openapi({ example: "PMP" }),
+    type: str(32).optional().openapi({ description: "The pricing type (`regular`, `free_customer_service`, `free_entry_point`).", example: "regular" }),
   })
   .openapi("Pricing");
 

@@ -83,7 +83,7 @@ export function referralOf(raw: Raw): Content["referral"] | undefined {
 export function statusDetailOf(raw: Raw): Pick<Content, "pricing" | "networkError"> {
   const out: Pick<Content, "pricing" | "networkError"> = {};
   const p = obj(raw.pricing);
-  const pricing = Pricing.safeParse({ category: str(p.category, 64), billable: p.billable, ...(typeof p.pricing_model === "string" ? { model: p.pricing_model.slice(0, 16) } : {}) });
+  const pricing = Pricing.safeParse({ category: str(p.category, 64), billable: p.billable, ...(typeof p.pricing_model === "string" ? { model: p.pricing_model.slice(0, 16) } : {}), ...(typeof p.type === "string" ? { type: p.type.slice(0, 32) } : {}) });
   if (pricing.success) out.pricing = pricing.data;
   const e = obj(Array.isArray(raw.errors) ? raw.errors[0] : undefined);
   const details = str(obj(e.error_data).details, 1024) ?? str(e.message, 1024);

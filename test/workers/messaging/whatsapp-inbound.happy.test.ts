@@ -1,7 +1,8 @@
 import { describe, expect, it } from "vitest";
 import { api, createKey, firstOnShards } from "../helpers.ts";
 import { eventsOf, getMessage, json, waitFor, type MessageJson } from "./support.ts";
-import { postHook, webhookWith, whatsappSession } from "./whatsapp-support.ts";
+import { openWindows, postHook, webhookWith, whatsappSession } from "./whatsapp-support.ts";
+import { createCampaign, recipients, watch } from "../campaigns/support.ts";
 
 /**
  * Meta's 2026 webhook as a subscribed app receives it: senders named only by their BSUID, system
@@ -143,5 +144,28 @@ describe("WhatsApp 2026 webhook: BSUIDs, system messages, echoes, calls", () => 
     expect(ended.data).toMatchObject({ event: "terminate", status: "COMPLETED", durationSeconds: 55, startedAt: new Date((t + 5) * 1000).toISOString() });
     // Calls are not messages.
     expect(await history(k.key, session.id, `${FROM}@c.us`)).toEqual([]);
+  });
+
+  it("campaign stats sum what statuses report billable, per pricing category", async () => {
+    const k = await createKey("pro");
+    const { phone, session } = await whatsappSession(k.key);
+    const numbers = ["16505550101", "16505550102", "16505550103"];
+    await openWindows(session.id, phone.phoneNumberId, numbers);
+    const c = await createCampaign(k.key, { sessionId: session.id, message: { text: "Spring sale" }, audience: { all: true }, pacing: { perMinute: 6000, jitterPct: 0 } });
+    expect((await api(`/api/campaigns/${c.id}/start`, { method: "POST", key: k.key })).status).toBe(200);
+    await watch(k.key, c.id, (x) => x.status === "completed" && x.stats.sent === 3);
+    const ids = (await recipients(k.key, c.id)).map((r) => r.messageId!);
+    const wamids = await Promise.all(ids.map(async (id) => (await firstOnShards<{ external_id: string }>("SELECT external_id FROM messages WHERE id = ?", id))!.external_id));
+    const t = now();
+    const pricing = [
+      { billable: true, pricing_model: "PMP", category: "marketing", type: "regular" },
+      { billable: true, pricing_model: "PMP", category: "marketing", type: "regular" },
+      { billable: false, pricing_model: "PMP", category: "service", type: "free_customer_service" },
+    ];
+    const statuses = wamids.map((id, i) => ({ id, status: "delivered", timestamp: String(t), recipient_id: numbers[i], pricing: pricing[i] }));
+    expect((await postHook(session.id, webhookWith(phone.phoneNumberId, { statuses }))).status).toBe(200);
+    const { last } = await watch(k.key, c.id, (x) => x.stats.delivered === 3);
+    expect(last.stats.charges).toEqual({ billable: 2, byCategory: { marketing: 2 } });
+    expect(await getMessage(k.key, `${numbers[2]}@c.us`, ids[2]!)).toMatchObject({ pricing: { category: "service", billable: false, model: "PMP", type: "free_customer_service" } });
   });
 });
