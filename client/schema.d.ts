@@ -7877,7 +7877,7 @@ export interface components {
             /** @example ses_0m3x9k2a1b2c3d4e5f6g7h8 */
             sessionId: string;
             /**
-             * @description The recipient: a phone number in E.164 form (`+14155550123`), `<digits>@c.us` or `<digits>@s.whatsapp.net`.
+             * @description The recipient: a phone number in E.164 form (`+14155550123`), `<digits>@c.us` or `<digits>@s.whatsapp.net`. `POST /api/messages/send` also takes a contact's WhatsApp BSUID (`US.13491208655302741918`): the message goes to that contact's number.
              * @example +14155550123
              */
             to: string;
@@ -7888,7 +7888,7 @@ export interface components {
             /** @example ses_0m3x9k2a1b2c3d4e5f6g7h8 */
             sessionId: string;
             /**
-             * @description The recipient: a phone number in E.164 form (`+14155550123`), `<digits>@c.us` or `<digits>@s.whatsapp.net`.
+             * @description The recipient: a phone number in E.164 form (`+14155550123`), `<digits>@c.us` or `<digits>@s.whatsapp.net`. `POST /api/messages/send` also takes a contact's WhatsApp BSUID (`US.13491208655302741918`): the message goes to that contact's number.
              * @example +14155550123
              */
             to: string;
@@ -7899,7 +7899,7 @@ export interface components {
             /** @example ses_0m3x9k2a1b2c3d4e5f6g7h8 */
             sessionId: string;
             /**
-             * @description The recipient: a phone number in E.164 form (`+14155550123`), `<digits>@c.us` or `<digits>@s.whatsapp.net`.
+             * @description The recipient: a phone number in E.164 form (`+14155550123`), `<digits>@c.us` or `<digits>@s.whatsapp.net`. `POST /api/messages/send` also takes a contact's WhatsApp BSUID (`US.13491208655302741918`): the message goes to that contact's number.
              * @example +14155550123
              */
             to: string;
@@ -7911,7 +7911,7 @@ export interface components {
             /** @example ses_0m3x9k2a1b2c3d4e5f6g7h8 */
             sessionId: string;
             /**
-             * @description The recipient: a phone number in E.164 form (`+14155550123`), `<digits>@c.us` or `<digits>@s.whatsapp.net`.
+             * @description The recipient: a phone number in E.164 form (`+14155550123`), `<digits>@c.us` or `<digits>@s.whatsapp.net`. `POST /api/messages/send` also takes a contact's WhatsApp BSUID (`US.13491208655302741918`): the message goes to that contact's number.
              * @example +14155550123
              */
             to: string;
@@ -7922,7 +7922,7 @@ export interface components {
             /** @example ses_0m3x9k2a1b2c3d4e5f6g7h8 */
             sessionId: string;
             /**
-             * @description The recipient: a phone number in E.164 form (`+14155550123`), `<digits>@c.us` or `<digits>@s.whatsapp.net`.
+             * @description The recipient: a phone number in E.164 form (`+14155550123`), `<digits>@c.us` or `<digits>@s.whatsapp.net`. `POST /api/messages/send` also takes a contact's WhatsApp BSUID (`US.13491208655302741918`): the message goes to that contact's number.
              * @example +14155550123
              */
             to: string;
@@ -7932,7 +7932,7 @@ export interface components {
             /** @example ses_0m3x9k2a1b2c3d4e5f6g7h8 */
             sessionId: string;
             /**
-             * @description The recipient: a phone number in E.164 form (`+14155550123`), `<digits>@c.us` or `<digits>@s.whatsapp.net`.
+             * @description The recipient: a phone number in E.164 form (`+14155550123`), `<digits>@c.us` or `<digits>@s.whatsapp.net`. `POST /api/messages/send` also takes a contact's WhatsApp BSUID (`US.13491208655302741918`): the message goes to that contact's number.
              * @example +14155550123
              */
             to: string;
@@ -7951,7 +7951,7 @@ export interface components {
             /** @example ses_0m3x9k2a1b2c3d4e5f6g7h8 */
             sessionId: string;
             /**
-             * @description The recipient: a phone number in E.164 form (`+14155550123`), `<digits>@c.us` or `<digits>@s.whatsapp.net`.
+             * @description The recipient: a phone number in E.164 form (`+14155550123`), `<digits>@c.us` or `<digits>@s.whatsapp.net`. `POST /api/messages/send` also takes a contact's WhatsApp BSUID (`US.13491208655302741918`): the message goes to that contact's number.
              * @example +14155550123
              */
             to: string;

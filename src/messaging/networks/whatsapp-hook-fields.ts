@@ -1,6 +1,7 @@
 import { NetworkError, Pricing, Referral, type Content } from "../messages/content.ts";
 import type { SessionHealth } from "../sessions/schemas.ts";
 import type { ContactIdentity } from "../contacts/schemas.ts";
+import { BSUID } from "../chat-id.ts";
 import type { CallFromNetwork, EchoFromNetwork, IdentityNotice } from "./driver.ts";
 import { inboundBody } from "./whatsapp-inbound.ts";
 
@@ -137,7 +138,6 @@ export interface WebhookContact {
   profile?: { name?: string; username?: string };
 }
 
-const BSUID = /^[A-Z]{2}\.(?:ENT\.)?[A-Za-z0-9]{1,128}$/;
 /** A well-formed BSUID, or undefined. */
 export const bsuidOf = (v: unknown): string | undefined => (typeof v === "string" && BSUID.test(v) ? v : undefined);
 const digitsOf = (v: unknown): string => (typeof v === "string" && v.length <= 64 ? v.replace(/\D/g, "") : "");

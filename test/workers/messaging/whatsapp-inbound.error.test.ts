@@ -30,6 +30,10 @@ describe("WhatsApp webhook: fields and items that cannot be recorded", () => {
     expect((await postHook(session.id, payload)).status).toBe(200);
     expect(await countOnShards("SELECT count(*) AS n FROM messages WHERE account_id = ?", k.accountId)).toBe(0);
     expect(await countOnShards("SELECT count(*) AS n FROM contacts WHERE account_id = ?", k.accountId)).toBe(0);
+    // Nor can a send name it.
+    const send = await api("/api/messages/send", { method: "POST", key: k.key, json: { sessionId: session.id, to: "US.40401208655302741918", text: "x" } });
+    expect(send.status).toBe(400);
+    expect(await json(send)).toMatchObject({ error: { code: "invalid_request" } });
   });
 
   it("malformed system messages, echoes and calls are skipped: 200, nothing stored, no event", async () => {

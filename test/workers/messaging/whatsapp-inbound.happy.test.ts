@@ -49,7 +49,11 @@ describe("WhatsApp 2026 webhook: BSUIDs, system messages, echoes, calls", () => 
     expect(await contacts(k.key)).toEqual([expect.objectContaining({ phone: `+${FROM}`, identity: expect.objectContaining({ userId: USER, username: "@sheena" }) })]);
 
     // A reply's status names the recipient by BSUID only: it still finds its message (by the network's id).
-    const sent = await json<MessageJson>(await api("/api/messages/send", { method: "POST", key: k.key, json: { sessionId: session.id, to: FROM, text: "thanks" } }));
+    // A send may name the recipient by BSUID: it goes to the contact's number and chat.
+    const res = await api("/api/messages/send", { method: "POST", key: k.key, json: { sessionId: session.id, to: USER, text: "thanks" } });
+    expect(res.status).toBe(201);
+    const sent = await json<MessageJson>(res);
+    expect(sent).toMatchObject({ chatId: `${FROM}@c.us`, status: "sent" });
     const wamid = (await firstOnShards<{ external_id: string }>("SELECT external_id FROM messages WHERE id = ?", sent.id))!.external_id;
     await postHook(session.id, webhookWith(phone.phoneNumberId, { statuses: [{ id: wamid, status: "delivered", timestamp: String(now()), recipient_user_id: USER }] }));
     expect(await getMessage(k.key, `${FROM}@c.us`, sent.id)).toMatchObject({ status: "delivered" });
