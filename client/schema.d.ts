@@ -4756,7 +4756,7 @@ export interface paths {
                             /** @example wh_0mh8k2x1qa1b2c3d4e5f6 */
                             id: string;
                             url: string;
-                            events: ("message.received" | "message.sent" | "message.delivered" | "message.read" | "message.media_stored" | "message.media_failed" | "message.edited" | "message.deleted" | "session.connected" | "session.disconnected" | "session.restricted" | "contact.created" | "campaign.completed" | "webhook.disabled" | "webhook.delivery_exhausted" | "*")[];
+                            events: ("message.received" | "message.sent" | "message.delivered" | "message.read" | "message.media_stored" | "message.media_failed" | "message.edited" | "message.deleted" | "session.connected" | "session.disconnected" | "session.restricted" | "contact.created" | "contact.identity_changed" | "call.started" | "call.ended" | "campaign.completed" | "webhook.disabled" | "webhook.delivery_exhausted" | "*")[];
                             description: string | null;
                             sessionId: string | null;
                             enabled: boolean;
@@ -5758,7 +5758,7 @@ export interface paths {
                     /** @description `nextCursor` of the previous page. */
                     cursor?: string;
                     /** @description Only events of this type. */
-                    type?: "message.received" | "message.sent" | "message.delivered" | "message.read" | "message.media_stored" | "message.media_failed" | "message.edited" | "message.deleted" | "session.connected" | "session.disconnected" | "session.restricted" | "contact.created" | "campaign.completed" | "webhook.disabled" | "webhook.delivery_exhausted" | "webhook.test";
+                    type?: "message.received" | "message.sent" | "message.delivered" | "message.read" | "message.media_stored" | "message.media_failed" | "message.edited" | "message.deleted" | "session.connected" | "session.disconnected" | "session.restricted" | "contact.created" | "contact.identity_changed" | "call.started" | "call.ended" | "campaign.completed" | "webhook.disabled" | "webhook.delivery_exhausted" | "webhook.test";
                     /** @description Only events created at or after this instant; default and earliest: the start of the retention window (`RETENTION_EVENTS_DAYS`). */
                     since?: string;
                     /** @description Only events created before this instant. */
@@ -6627,6 +6627,138 @@ export interface webhooks {
         patch?: never;
         trace?: never;
     };
+    "contact.identity_changed": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /** The network said a person's number or BSUID changed (WhatsApp `system` messages): the contact has the new ids; with a new number it and the session's chat (with its history) moved to it. */
+        post: {
+            parameters: {
+                query?: never;
+                header?: never;
+                path?: never;
+                cookie?: never;
+            };
+            requestBody?: {
+                content: {
+                    "application/json": {
+                        /** @enum {string} */
+                        type: "contact.identity_changed";
+                        /** @description When the change happened (ISO 8601). */
+                        timestamp: string;
+                        data: components["schemas"]["IdentityChange"];
+                    };
+                };
+            };
+            responses: {
+                /** @description Any 2xx acknowledges the delivery; anything else is retried. */
+                200: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content?: never;
+                };
+            };
+        };
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "call.started": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /** A call on a session's number is ringing or connecting (WhatsApp `calls`, `connect`). Calls are events only, not messages. */
+        post: {
+            parameters: {
+                query?: never;
+                header?: never;
+                path?: never;
+                cookie?: never;
+            };
+            requestBody?: {
+                content: {
+                    "application/json": {
+                        /** @enum {string} */
+                        type: "call.started";
+                        /** @description When the change happened (ISO 8601). */
+                        timestamp: string;
+                        data: components["schemas"]["Call"];
+                    };
+                };
+            };
+            responses: {
+                /** @description Any 2xx acknowledges the delivery; anything else is retried. */
+                200: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content?: never;
+                };
+            };
+        };
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "call.ended": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /** A call on a session's number ended (`terminate`), with how (`status`) and how long. */
+        post: {
+            parameters: {
+                query?: never;
+                header?: never;
+                path?: never;
+                cookie?: never;
+            };
+            requestBody?: {
+                content: {
+                    "application/json": {
+                        /** @enum {string} */
+                        type: "call.ended";
+                        /** @description When the change happened (ISO 8601). */
+                        timestamp: string;
+                        data: components["schemas"]["Call"];
+                    };
+                };
+            };
+            responses: {
+                /** @description Any 2xx acknowledges the delivery; anything else is retried. */
+                200: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content?: never;
+                };
+            };
+        };
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
     "campaign.completed": {
         parameters: {
             query?: never;
@@ -6837,7 +6969,7 @@ export interface components {
             /** @enum {string} */
             direction: "inbound" | "outbound";
             /** @enum {string} */
-            type: "text" | "template" | "image" | "video" | "audio" | "document" | "sticker" | "location" | "contacts" | "interactive" | "button" | "reaction" | "order" | "unsupported";
+            type: "text" | "template" | "image" | "video" | "audio" | "document" | "sticker" | "location" | "contacts" | "interactive" | "button" | "reaction" | "order" | "unsupported" | "system";
             text?: string;
             template?: components["schemas"]["TemplateSpec"];
             media?: components["schemas"]["MediaInfo"];
@@ -6848,6 +6980,12 @@ export interface components {
             reaction?: components["schemas"]["Reaction"];
             order?: components["schemas"]["Order"];
             unsupported?: components["schemas"]["UnsupportedContent"];
+            system?: components["schemas"]["SystemNotice"];
+            /**
+             * @description Outbound messages sent from the WhatsApp Business app on the session's number (echoes), not through this API.
+             * @enum {string}
+             */
+            source?: "business_app";
             referral?: components["schemas"]["Referral"];
             /** @description When the sender last edited the message (its text or caption is the edited one). */
             editedAt?: string;
@@ -7027,6 +7165,22 @@ export interface components {
                 [key: string]: unknown;
             } | null;
         };
+        SystemNotice: {
+            /**
+             * @description `user_changed_number` or `user_changed_user_id` (others as the network names them).
+             * @example user_changed_number
+             */
+            kind: string;
+            /** @example User Sheena changed from +16505551234 to +16505559999 */
+            body: string;
+            /**
+             * @description user_changed_number: the chat of the new number (this chat moved there).
+             * @example 16505559999@c.us
+             */
+            newChatId?: string;
+            /** @description The person's BSUID after the change. */
+            userId?: string;
+        };
         Referral: {
             sourceId: string;
             /** @example ad */
@@ -7044,6 +7198,11 @@ export interface components {
             billable: boolean;
             /** @example PMP */
             model?: string;
+            /**
+             * @description The pricing type (`regular`, `free_customer_service`, `free_entry_point`).
+             * @example regular
+             */
+            type?: string;
         };
         NetworkError: {
             code: number;
@@ -7146,6 +7305,62 @@ export interface components {
              */
             username?: string;
         } | null;
+        IdentityChange: {
+            /**
+             * @description What changed, as the network names it: `user_changed_number` (a new number, and with it a new BSUID) or `user_changed_user_id` (a new BSUID).
+             * @example user_changed_number
+             */
+            kind: string;
+            /** @description The session the network told it on (the chat that moved is this session's). */
+            sessionId: string;
+            contact: components["schemas"]["Contact"] & (Record<string, never> | null);
+            /** @description The number, chat and ids before the change. */
+            previous: {
+                phone: string | null;
+                chatId: string | null;
+                identity: components["schemas"]["ContactIdentity"];
+            };
+            /**
+             * @description The person's chat on the session now.
+             * @example 16505559999@c.us
+             */
+            chatId: string | null;
+            /** @description The chat (with its history) moved from `previous.chatId` to `chatId`. */
+            chatMoved: boolean;
+        };
+        Call: {
+            /**
+             * @description The network's id of the call.
+             * @example wacid.HBgLMTY1MDM4Nzk0MzkVAgARGBJDQjZCMzlEQUE4OTJBMTE4RTUA
+             */
+            id: string;
+            sessionId: string;
+            /**
+             * @description The other party's chat.
+             * @example 16505551234@c.us
+             */
+            chatId: string;
+            /**
+             * @description `inbound`: the person called the business; `outbound`: the business called.
+             * @enum {string}
+             */
+            direction: "inbound" | "outbound";
+            /**
+             * @description `connect`: the call is ringing or connecting; `terminate`: it ended.
+             * @enum {string}
+             */
+            event: "connect" | "terminate";
+            /**
+             * @description How it ended, as the network says (`COMPLETED`, `FAILED`, ...).
+             * @example COMPLETED
+             */
+            status: string | null;
+            startedAt: string | null;
+            endedAt: string | null;
+            durationSeconds: number | null;
+            /** @description When the network reported this step. */
+            at: string;
+        };
         Campaign: {
             /** @example cmp_0m3x9k2a1b2c3d4e5f6g7h8 */
             id: string;
@@ -7227,6 +7442,20 @@ export interface components {
             read: number;
             failed: number;
             skipped: number;
+            /** @description What the network reported it charged for (WhatsApp status `pricing`); zero on networks that report none. */
+            charges: {
+                /** @description Messages the network reported billable. */
+                billable: number;
+                /**
+                 * @description Billable messages per pricing category (`marketing`, `utility`, ...).
+                 * @example {
+                 *       "marketing": 2
+                 *     }
+                 */
+                byCategory: {
+                    [key: string]: number;
+                };
+            };
         };
         Health: {
             /** @enum {string} */
@@ -7648,7 +7877,7 @@ export interface components {
             /** @example ses_0m3x9k2a1b2c3d4e5f6g7h8 */
             sessionId: string;
             /**
-             * @description The recipient: a phone number in E.164 form (`+14155550123`), `<digits>@c.us` or `<digits>@s.whatsapp.net`.
+             * @description The recipient: a phone number in E.164 form (`+14155550123`), `<digits>@c.us` or `<digits>@s.whatsapp.net`. `POST /api/messages/send` also takes a contact's WhatsApp BSUID (`US.13491208655302741918`): the message goes to that contact's number.
              * @example +14155550123
              */
             to: string;
@@ -7659,7 +7888,7 @@ export interface components {
             /** @example ses_0m3x9k2a1b2c3d4e5f6g7h8 */
             sessionId: string;
             /**
-             * @description The recipient: a phone number in E.164 form (`+14155550123`), `<digits>@c.us` or `<digits>@s.whatsapp.net`.
+             * @description The recipient: a phone number in E.164 form (`+14155550123`), `<digits>@c.us` or `<digits>@s.whatsapp.net`. `POST /api/messages/send` also takes a contact's WhatsApp BSUID (`US.13491208655302741918`): the message goes to that contact's number.
              * @example +14155550123
              */
             to: string;
@@ -7670,7 +7899,7 @@ export interface components {
             /** @example ses_0m3x9k2a1b2c3d4e5f6g7h8 */
             sessionId: string;
             /**
-             * @description The recipient: a phone number in E.164 form (`+14155550123`), `<digits>@c.us` or `<digits>@s.whatsapp.net`.
+             * @description The recipient: a phone number in E.164 form (`+14155550123`), `<digits>@c.us` or `<digits>@s.whatsapp.net`. `POST /api/messages/send` also takes a contact's WhatsApp BSUID (`US.13491208655302741918`): the message goes to that contact's number.
              * @example +14155550123
              */
             to: string;
@@ -7682,7 +7911,7 @@ export interface components {
             /** @example ses_0m3x9k2a1b2c3d4e5f6g7h8 */
             sessionId: string;
             /**
-             * @description The recipient: a phone number in E.164 form (`+14155550123`), `<digits>@c.us` or `<digits>@s.whatsapp.net`.
+             * @description The recipient: a phone number in E.164 form (`+14155550123`), `<digits>@c.us` or `<digits>@s.whatsapp.net`. `POST /api/messages/send` also takes a contact's WhatsApp BSUID (`US.13491208655302741918`): the message goes to that contact's number.
              * @example +14155550123
              */
             to: string;
@@ -7693,7 +7922,7 @@ export interface components {
             /** @example ses_0m3x9k2a1b2c3d4e5f6g7h8 */
             sessionId: string;
             /**
-             * @description The recipient: a phone number in E.164 form (`+14155550123`), `<digits>@c.us` or `<digits>@s.whatsapp.net`.
+             * @description The recipient: a phone number in E.164 form (`+14155550123`), `<digits>@c.us` or `<digits>@s.whatsapp.net`. `POST /api/messages/send` also takes a contact's WhatsApp BSUID (`US.13491208655302741918`): the message goes to that contact's number.
              * @example +14155550123
              */
             to: string;
@@ -7703,7 +7932,7 @@ export interface components {
             /** @example ses_0m3x9k2a1b2c3d4e5f6g7h8 */
             sessionId: string;
             /**
-             * @description The recipient: a phone number in E.164 form (`+14155550123`), `<digits>@c.us` or `<digits>@s.whatsapp.net`.
+             * @description The recipient: a phone number in E.164 form (`+14155550123`), `<digits>@c.us` or `<digits>@s.whatsapp.net`. `POST /api/messages/send` also takes a contact's WhatsApp BSUID (`US.13491208655302741918`): the message goes to that contact's number.
              * @example +14155550123
              */
             to: string;
@@ -7722,7 +7951,7 @@ export interface components {
             /** @example ses_0m3x9k2a1b2c3d4e5f6g7h8 */
             sessionId: string;
             /**
-             * @description The recipient: a phone number in E.164 form (`+14155550123`), `<digits>@c.us` or `<digits>@s.whatsapp.net`.
+             * @description The recipient: a phone number in E.164 form (`+14155550123`), `<digits>@c.us` or `<digits>@s.whatsapp.net`. `POST /api/messages/send` also takes a contact's WhatsApp BSUID (`US.13491208655302741918`): the message goes to that contact's number.
              * @example +14155550123
              */
             to: string;
@@ -7916,7 +8145,7 @@ export interface components {
             /** @example wh_0mh8k2x1qa1b2c3d4e5f6 */
             id: string;
             url: string;
-            events: ("message.received" | "message.sent" | "message.delivered" | "message.read" | "message.media_stored" | "message.media_failed" | "message.edited" | "message.deleted" | "session.connected" | "session.disconnected" | "session.restricted" | "contact.created" | "campaign.completed" | "webhook.disabled" | "webhook.delivery_exhausted" | "*")[];
+            events: ("message.received" | "message.sent" | "message.delivered" | "message.read" | "message.media_stored" | "message.media_failed" | "message.edited" | "message.deleted" | "session.connected" | "session.disconnected" | "session.restricted" | "contact.created" | "contact.identity_changed" | "call.started" | "call.ended" | "campaign.completed" | "webhook.disabled" | "webhook.delivery_exhausted" | "*")[];
             description: string | null;
             sessionId: string | null;
             enabled: boolean;
@@ -7950,7 +8179,7 @@ export interface components {
              *       "message.read"
              *     ]
              */
-            events: ("message.received" | "message.sent" | "message.delivered" | "message.read" | "message.media_stored" | "message.media_failed" | "message.edited" | "message.deleted" | "session.connected" | "session.disconnected" | "session.restricted" | "contact.created" | "campaign.completed" | "webhook.disabled" | "webhook.delivery_exhausted" | "*")[];
+            events: ("message.received" | "message.sent" | "message.delivered" | "message.read" | "message.media_stored" | "message.media_failed" | "message.edited" | "message.deleted" | "session.connected" | "session.disconnected" | "session.restricted" | "contact.created" | "contact.identity_changed" | "call.started" | "call.ended" | "campaign.completed" | "webhook.disabled" | "webhook.delivery_exhausted" | "*")[];
             /** @example Production CRM */
             description?: string | null;
             /** @description Only events of this messaging session; null = every session. */
@@ -7981,7 +8210,7 @@ export interface components {
              *       "message.read"
              *     ]
              */
-            events?: ("message.received" | "message.sent" | "message.delivered" | "message.read" | "message.media_stored" | "message.media_failed" | "message.edited" | "message.deleted" | "session.connected" | "session.disconnected" | "session.restricted" | "contact.created" | "campaign.completed" | "webhook.disabled" | "webhook.delivery_exhausted" | "*")[];
+            events?: ("message.received" | "message.sent" | "message.delivered" | "message.read" | "message.media_stored" | "message.media_failed" | "message.edited" | "message.deleted" | "session.connected" | "session.disconnected" | "session.restricted" | "contact.created" | "contact.identity_changed" | "call.started" | "call.ended" | "campaign.completed" | "webhook.disabled" | "webhook.delivery_exhausted" | "*")[];
             /** @example Production CRM */
             description?: string | null;
             /** @description Only events of this messaging session; null = every session. */

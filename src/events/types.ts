@@ -14,6 +14,9 @@ export const PRODUCT_EVENT_TYPES = [
   "session.disconnected",
   "session.restricted",
   "contact.created",
+  "contact.identity_changed",
+  "call.started",
+  "call.ended",
   "campaign.completed",
 ] as const;
 

@@ -6,6 +6,9 @@ export const ACCEPTED_ADDRESS_FORMS = "a phone number in E.164 form (`+141555501
 
 const DIGITS = /^[1-9][0-9]{6,14}$/;
 
+/** A WhatsApp business-scoped user id (BSUID): country code, optional `ENT.` (a parent id), an alphanumeric id. */
+export const BSUID = /^[A-Z]{2}\.(?:ENT\.)?[A-Za-z0-9]{1,128}$/;
+
 /** Digits of a person's address, or null when it is none of the accepted forms. */
 export function parseAddress(raw: string): string | null {
   const value = raw.trim();

@@ -1,6 +1,7 @@
 import type { EventTypeDescriptions } from "../events/catalog/index.ts";
 import { Campaign } from "./campaigns/schemas.ts";
-import { Contact } from "./contacts/schemas.ts";
+import { Call } from "./calls.ts";
+import { Contact, IdentityChange } from "./contacts/schemas.ts";
 import { Message } from "./messages/schemas.ts";
 import { Session } from "./sessions/schemas.ts";
 
@@ -41,7 +42,7 @@ const session = {
   createdAt: at,
   updatedAt: at,
 };
-const stats = { total: 2, pending: 0, sent: 0, delivered: 1, read: 1, failed: 0, skipped: 0 };
+const stats = { total: 2, pending: 0, sent: 0, delivered: 1, read: 1, failed: 0, skipped: 0, charges: { billable: 2, byCategory: { marketing: 2 } } };
 
 export const MESSAGING_EVENT_TYPES: EventTypeDescriptions = {
   "message.received": { description: "A message arrived on a session (inbound).", data: Message, example: inbound },
@@ -83,6 +84,28 @@ export const MESSAGING_EVENT_TYPES: EventTypeDescriptions = {
     description: "A contact was created, by the API or by the first message from a new number.",
     data: Contact,
     example: { id: "con_0m3x9k2a1b2c3d4e5f6g7h8", phone: "+14155550123", chatId: "14155550123@c.us", name: "Ada", email: null, tags: ["vip"], attributes: {}, optedOut: false, identity: null, createdAt: at, updatedAt: at },
+  },
+  "contact.identity_changed": {
+    description: "The network said a person's number or BSUID changed (WhatsApp `system` messages): the contact has the new ids; with a new number it and the session's chat (with its history) moved to it.",
+    data: IdentityChange,
+    example: {
+      kind: "user_changed_number",
+      sessionId: session.id,
+      contact: { id: "con_0m3x9k2a1b2c3d4e5f6g7h8", phone: "+14155559999", chatId: "14155559999@c.us", name: "Ada", email: null, tags: [], attributes: {}, optedOut: false, identity: { userId: "US.13491208655302741918" }, createdAt: at, updatedAt: at },
+      previous: { phone: "+14155550123", chatId: "14155550123@c.us", identity: { userId: "US.99991208655302741918" } },
+      chatId: "14155559999@c.us",
+      chatMoved: true,
+    },
+  },
+  "call.started": {
+    description: "A call on a session's number is ringing or connecting (WhatsApp `calls`, `connect`). Calls are events only, not messages.",
+    data: Call,
+    example: { id: "wacid.HBgLMTY1MDM4Nzk0MzkVAgARGBJDQjZCMzlEQUE4OTJBMTE4RTUA", sessionId: session.id, chatId: "14155550123@c.us", direction: "inbound", event: "connect", status: null, startedAt: null, endedAt: null, durationSeconds: null, at },
+  },
+  "call.ended": {
+    description: "A call on a session's number ended (`terminate`), with how (`status`) and how long.",
+    data: Call,
+    example: { id: "wacid.HBgLMTY1MDM4Nzk0MzkVAgARGBJDQjZCMzlEQUE4OTJBMTE4RTUA", sessionId: session.id, chatId: "14155550123@c.us", direction: "inbound", event: "terminate", status: "COMPLETED", startedAt: at, endedAt: at, durationSeconds: 42, at },
   },
   "campaign.completed": {
     description: "Every recipient of a campaign was sent or skipped (delivery and read counts keep updating).",

@@ -27,7 +27,7 @@ export const messagingSessions = sqliteTable(
 );
 
 /** Message types, in both directions (messaging/message-types.ts gives their meaning). */
-export const MESSAGE_TYPES = ["text", "template", "image", "video", "audio", "document", "sticker", "location", "contacts", "interactive", "button", "reaction", "order", "unsupported"] as const;
+export const MESSAGE_TYPES = ["text", "template", "image", "video", "audio", "document", "sticker", "location", "contacts", "interactive", "button", "reaction", "order", "unsupported", "system"] as const;
 
 export const messages = sqliteTable(
   "messages",
@@ -95,7 +95,12 @@ export const contacts = sqliteTable(
     identity: text("identity"),
     ...timestamps(),
   },
-  (t) => [uniqueIndex("contacts_account_phone_idx").on(t.accountId, t.phone), accountListIndex("contacts_account_idx", t)],
+  (t) => [
+    uniqueIndex("contacts_account_phone_idx").on(t.accountId, t.phone),
+    accountListIndex("contacts_account_idx", t),
+    // A message that names its sender only by BSUID finds the contact (and so the number) here.
+    index("contacts_account_user_idx").on(t.accountId, sql`json_extract(${t.identity}, '$.userId')`),
+  ],
 );
 
 /**

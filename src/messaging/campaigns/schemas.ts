@@ -95,6 +95,12 @@ export const CampaignStats = z
   .object({
     ...DeliveryCounts,
     skipped: z.number().int(),
+    charges: z
+      .object({
+        billable: z.number().int().openapi({ description: "Messages the network reported billable." }),
+        byCategory: z.record(z.string(), z.number().int()).openapi({ description: "Billable messages per pricing category (`marketing`, `utility`, ...).", example: { marketing: 2 } }),
+      })
+      .openapi({ description: "What the network reported it charged for (WhatsApp status `pricing`); zero on networks that report none." }),
   })
   .openapi("CampaignStats", { description: "Each recipient is in exactly one state: the states add up to `total`. Delivery and read keep updating after completion." });
 export type CampaignStats = z.infer<typeof CampaignStats>;

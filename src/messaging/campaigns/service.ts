@@ -19,7 +19,7 @@ import { allBlocks, enqueueBlocks, remainingBlocks } from "./fanout.ts";
 import { nextStatus, type CampaignAction, type CampaignStatus } from "./lifecycle.ts";
 import { pacingOf, toCampaign, type CampaignRow } from "./mapper.ts";
 import type { Audience, Campaign, CampaignMessage, CreateCampaignBody, Recipient, RecipientStatus, UpdateCampaignBody } from "./schemas.ts";
-import { statsOf } from "./stats.ts";
+import { MAX_CHARGE_CATEGORIES, statsOf } from "./stats.ts";
 import { config } from "../../platform/config.ts";
 import { iso } from "../../platform/time.ts";
 import { accountShard, type Shard } from "../../platform/shards.ts";
@@ -76,7 +76,9 @@ function ensureMessage(env: Env, message: CampaignMessage): CampaignMessage {
 }
 
 /** Stats as large as they can get: the campaign's event is measured at its largest. */
-const LARGEST_STATS = { total: Number.MAX_SAFE_INTEGER, pending: 0, sent: Number.MAX_SAFE_INTEGER, delivered: Number.MAX_SAFE_INTEGER, read: Number.MAX_SAFE_INTEGER, failed: Number.MAX_SAFE_INTEGER, skipped: Number.MAX_SAFE_INTEGER };
+const LARGEST_STATS = { total: Number.MAX_SAFE_INTEGER, pending: 0, sent: Number.MAX_SAFE_INTEGER, delivered: Number.MAX_SAFE_INTEGER, read: Number.MAX_SAFE_INTEGER, failed: Number.MAX_SAFE_INTEGER, skipped: Number.MAX_SAFE_INTEGER,
+  charges: { billable: Number.MAX_SAFE_INTEGER, byCategory: Object.fromEntries(Array.from({ length: MAX_CHARGE_CATEGORIES }, (_, i) => [`${i}`.padEnd(64, "x"), Number.MAX_SAFE_INTEGER])) },
+};
 
 /**
  * A campaign ends by publishing itself in `campaign.completed`. If it could never fit in an event

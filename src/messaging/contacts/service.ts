@@ -8,6 +8,7 @@ import { ACCEPTED_ADDRESS_FORMS, chatIdOf, e164Of, parseAddress } from "../chat-
 import { CreateContactBody, type Contact, type ContactIdentity } from "./schemas.ts";
 import { newContactRow, toContact, type ContactRow as Row } from "./mapper.ts";
 import { itemsPerStatement } from "../../platform/d1.ts";
+import { chunk } from "../../platform/batching.ts";
 import { accountShard, type Shard } from "../../platform/shards.ts";
 
 export interface ContactInput {
@@ -100,6 +101,38 @@ export async function setOptedOutByPhone(env: Env, accountId: string, digits: st
     .update(contacts)
     .set({ optedOut, updatedAt: Date.now() })
     .where(and(eq(contacts.accountId, accountId), eq(contacts.phone, e164Of(digits)), eq(contacts.optedOut, !optedOut)));
+}
+
+/** The account's contacts' numbers (digits) by BSUID, for the ones known: BSUID -> digits. */
+export async function phonesByUserIds(shard: Shard, accountId: string, userIds: string[]): Promise<Map<string, string>> {
+  const out = new Map<string, string>();
+  // The literal path matches the expression index (contacts_account_user_idx).
+  const userId = sql<string>`json_extract(${contacts.identity}, '$.userId')`;
+  for (const part of chunk(userIds, itemsPerStatement(1, 1))) {
+    const rows = await shard.db.select({ phone: contacts.phone, userId }).from(contacts).where(and(eq(contacts.accountId, accountId), inArray(userId, part))).all();
+    for (const r of rows) out.set(r.userId, r.phone.slice(1));
+  }
+  return out;
+}
+
+/** The contact with this number (E.164), or else the one known by this BSUID. */
+export async function contactByPhoneOrUser(shard: Shard, accountId: string, phone: string | null, userId: string | null): Promise<Row | undefined> {
+  const byPhone = phone ? await shard.db.select().from(contacts).where(and(eq(contacts.accountId, accountId), eq(contacts.phone, phone))).get() : undefined;
+  if (byPhone || !userId) return byPhone;
+  return shard.db.select().from(contacts).where(and(eq(contacts.accountId, accountId), sql`json_extract(${contacts.identity}, '$.userId') = ${userId}`)).get();
+}
+
+/**
+ * A contact's new identity, and with `phone` (E.164) its new number, for the caller's batch. The
+ * number moves only when no other contact of the account has it (the statement is then a no-op).
+ */
+export function changeIdentityStatements(shard: Shard, accountId: string, id: string, identity: ContactIdentity | null, phone: string | null, now: number) {
+  const { db } = shard;
+  const own = and(eq(contacts.accountId, accountId), eq(contacts.id, id));
+  return [
+    db.update(contacts).set({ identity: identity && Object.keys(identity).length ? JSON.stringify(identity) : null, updatedAt: now }).where(own),
+    ...(phone ? [db.update(contacts).set({ phone, updatedAt: now }).where(and(own, sql`not exists (select 1 from ${contacts} c where c.account_id = ${accountId} and c.phone = ${phone})`))] : []),
+  ];
 }
 
 export async function deleteContact(env: Env, accountId: string, id: string): Promise<{ id: string; deleted: true }> {

@@ -154,11 +154,22 @@ export const Pricing = z
     category: str(64).openapi({ example: "marketing" }),
     billable: z.boolean(),
     model: str(16).optional().openapi({ example: "PMP" }),
+    type: str(32).optional().openapi({ description: "The pricing type (`regular`, `free_customer_service`, `free_entry_point`).", example: "regular" }),
   })
   .openapi("Pricing");
 
 /** The network's own words for a failure: its numeric code, title and details. */
 export const NetworkError = z.strictObject({ code: z.number().int(), title: str(256).optional(), details: str(1024).optional() }).openapi("NetworkError");
+
+/** A notice from the network about the person (not something they wrote): a changed number or BSUID. */
+export const SystemNotice = z
+  .strictObject({
+    kind: str(64).openapi({ description: "`user_changed_number` or `user_changed_user_id` (others as the network names them).", example: "user_changed_number" }),
+    body: str(1024).openapi({ example: "User Sheena changed from +16505551234 to +16505559999" }),
+    newChatId: str(64).optional().openapi({ description: "user_changed_number: the chat of the new number (this chat moved there).", example: "16505559999@c.us" }),
+    userId: str(160).optional().openapi({ description: "The person's BSUID after the change." }),
+  })
+  .openapi("SystemNotice");
 
 /** Typed bodies of the non-text, non-media types, and what the network tells of any message: what the `content` column holds. */
 export interface Content {
@@ -176,6 +187,9 @@ export interface Content {
   reaction?: z.infer<typeof Reaction>;
   order?: z.infer<typeof Order>;
   unsupported?: z.infer<typeof Unsupported>;
+  system?: z.infer<typeof SystemNotice>;
+  /** Outbound rows not sent through this API: `business_app` (an echo of the WhatsApp Business app on the same number). */
+  source?: "business_app";
 }
 
 /** The Message fields of the typed bodies (spread into the Message schema). */
@@ -187,6 +201,8 @@ export const ContentFields = {
   reaction: Reaction.optional(),
   order: Order.optional(),
   unsupported: Unsupported.optional(),
+  system: SystemNotice.optional(),
+  source: z.enum(["business_app"]).optional().openapi({ description: "Outbound messages sent from the WhatsApp Business app on the session's number (echoes), not through this API." }),
   referral: Referral.optional(),
   editedAt: z.string().optional().openapi({ description: "When the sender last edited the message (its text or caption is the edited one)." }),
   deletedAt: z.string().optional().openapi({ description: "When the sender deleted the message: its text, file and body are gone." }),

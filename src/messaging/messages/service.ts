@@ -4,7 +4,8 @@ import { ApiError, errors } from "../../platform/errors.ts";
 import { newId } from "../../platform/ids.ts";
 import { decodeCursor, IdCursor, toPage } from "../../platform/pagination.ts";
 import { checkTargetUrl } from "../../platform/safe-url.ts";
-import { ACCEPTED_ADDRESS_FORMS, parseAddress } from "../chat-id.ts";
+import { ACCEPTED_ADDRESS_FORMS, BSUID, parseAddress } from "../chat-id.ts";
+import { phonesByUserIds } from "../contacts/service.ts";
 import { base64Size, MEDIA_LIMITS, type MediaType } from "../media/limits.ts";
 import { signedMediaUrl } from "../media/store.ts";
 import { storeUpload } from "../media/upload.ts";
@@ -83,11 +84,24 @@ async function resolveReplyTo(env: Env, accountId: string, sessionId: string, ch
 }
 
 /**
+ * A BSUID names the account's contact that has it: the message goes to their number (the chat is the
+ * number's). Any other address is checked where it is used.
+ */
+async function recipientOf(env: Env, accountId: string, to: string): Promise<string> {
+  const value = to.trim();
+  if (!BSUID.test(value)) return to;
+  const digits = (await phonesByUserIds(await accountShard(env, accountId), accountId, [value])).get(value);
+  if (!digits) throw errors.invalidRequest("`to` names a BSUID no contact of this account has.", [{ path: "to", message: "unknown BSUID" }]);
+  return digits;
+}
+
+/**
  * Sends one message now through the session's Durable Object and answers the stored record.
  * Reused by campaigns with `campaignId`.
  */
 export async function sendMessage(env: Env, accountId: string, input: SendInput, opts: SendOptions = {}): Promise<Message> {
-  const { sessionId, to, replyTo, ...content } = input;
+  const { sessionId, replyTo, ...content } = input;
+  const to = await recipientOf(env, accountId, input.to);
   // Uploads are stored before the send: make sure the session is ours first, not to keep orphans.
   if ("media" in content && "data" in content.media) ensureWorking(await loadSession(env, accountId, sessionId));
   let draft: Draft;

@@ -61,7 +61,51 @@ export interface InboundFromNetwork {
   profileName?: string;
   /** What the network says of the sender beside the number (WhatsApp: BSUIDs, username). */
   identity?: ContactIdentity;
+  /** The sender's BSUID when the network withheld the number (`from` is then empty until the host resolves it). */
+  fromUserId?: string;
   contextExternalId?: string;
+}
+
+/**
+ * The network says a person's identity changed: a new number (`newPhone`: the contact and its chat
+ * move there) or a new BSUID. `from`: the number before (digits; empty when only BSUIDs name them).
+ */
+export interface IdentityNotice {
+  /** The network's id of the message that announced it (a replayed one changes nothing). */
+  externalId: string;
+  kind: string;
+  from: string;
+  fromUserId?: string;
+  newPhone?: string;
+  /** The ids after the change. */
+  identity?: ContactIdentity;
+  previousUserId?: string;
+  at: number;
+}
+
+/** A message the business sent from another client on the same number (WhatsApp Business app echoes). */
+export interface EchoFromNetwork {
+  externalId: string;
+  /** Recipient digits (empty when only `toUserId` names them, until the host resolves it). */
+  to: string;
+  toUserId?: string;
+  timestamp: number;
+  body: InboundBody;
+}
+
+/** A voice call on the session's number, as the network reports each step. */
+export interface CallFromNetwork {
+  id: string;
+  /** The other party's digits (empty when only `peerUserId` names them, until the host resolves it). */
+  peer: string;
+  peerUserId?: string;
+  event: "connect" | "terminate";
+  direction: "inbound" | "outbound";
+  status?: string;
+  startedAt?: number;
+  endedAt?: number;
+  durationSeconds?: number;
+  at: number;
 }
 
 /** A file as a network announces it: bytes are fetched separately (by `networkMediaId`) or carried inline. */
@@ -128,6 +172,14 @@ export interface NetworkHost {
   accountHealth(health: SessionHealth): Promise<void>;
   /** A customer (digits) stopped (`optedOut`) or resumed marketing messages. */
   marketingPreference(from: string, optedOut: boolean): Promise<void>;
+  /** The numbers (digits) of the account's contacts known by these BSUIDs: BSUID -> digits. */
+  phonesOfUsers(userIds: string[]): Promise<Map<string, string>>;
+  /** A person's number or BSUID changed: the contact (and for a number, its chat here) follow; recorded as an event. */
+  identityChanged(notice: IdentityNotice): Promise<void>;
+  /** A message sent from the business's other client on this number: recorded as outbound once per network id. */
+  echoed(echo: EchoFromNetwork): Promise<MessageRow | null>;
+  /** A call on this number: recorded as a call event. */
+  called(call: CallFromNetwork): Promise<void>;
   /** A message of this session by our id or the network's. */
   message(key: { id: string } | { externalId: string }): Promise<MessageRow | undefined>;
   /** This session's messages sent or delivered at or before `cutoff`, in id order after `afterId`. */

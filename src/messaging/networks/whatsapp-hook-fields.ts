@@ -1,6 +1,9 @@
 import { NetworkError, Pricing, Referral, type Content } from "../messages/content.ts";
 import type { SessionHealth } from "../sessions/schemas.ts";
 import type { ContactIdentity } from "../contacts/schemas.ts";
+import { BSUID } from "../chat-id.ts";
+import type { CallFromNetwork, EchoFromNetwork, IdentityNotice } from "./driver.ts";
+import { inboundBody } from "./whatsapp-inbound.ts";
 
 /**
  * The parts of Meta's webhook beyond new messages and plain receipts: edits and deletions of
@@ -17,14 +20,17 @@ export type Amendment = { kind: "edit"; externalId: string; at: number; text?: s
 
 /** A customer's marketing preference (`user_preferences`). */
 export interface Preference {
+  /** Digits; empty when only `fromUserId` names the customer (until resolved). */
   from: string;
+  fromUserId?: string;
   optedOut: boolean;
 }
 
 /**
  * Fields a subscribed app receives that need nothing of a session here: answered 200 and logged, so
- * Meta does not retry them and nothing is stored as what it is not. (Account and template updates
- * concern the business account's other parts; echoes and calls are not messages this API records.)
+ * Meta does not retry them and nothing is stored as what it is not. The template fields are the
+ * hook point for template state (status, quality, category): handle them in `parseWebhook` before
+ * this set is consulted, and take them out of it.
  */
 export const ACKNOWLEDGED_FIELDS = new Set([
   "message_template_status_update",
@@ -34,10 +40,8 @@ export const ACKNOWLEDGED_FIELDS = new Set([
   "phone_number_quality_update",
   "phone_number_name_update",
   "business_capability_update",
-  "smb_message_echoes",
   "smb_app_state_sync",
   "history",
-  "calls",
   "security",
   "flows",
   "group_lifecycle_update",
@@ -80,7 +84,7 @@ export function referralOf(raw: Raw): Content["referral"] | undefined {
 export function statusDetailOf(raw: Raw): Pick<Content, "pricing" | "networkError"> {
   const out: Pick<Content, "pricing" | "networkError"> = {};
   const p = obj(raw.pricing);
-  const pricing = Pricing.safeParse({ category: str(p.category, 64), billable: p.billable, ...(typeof p.pricing_model === "string" ? { model: p.pricing_model.slice(0, 16) } : {}) });
+  const pricing = Pricing.safeParse({ category: str(p.category, 64), billable: p.billable, ...(typeof p.pricing_model === "string" ? { model: p.pricing_model.slice(0, 16) } : {}), ...(typeof p.type === "string" ? { type: p.type.slice(0, 32) } : {}) });
   if (pricing.success) out.pricing = pricing.data;
   const e = obj(Array.isArray(raw.errors) ? raw.errors[0] : undefined);
   const details = str(obj(e.error_data).details, 1024) ?? str(e.message, 1024);
@@ -94,9 +98,10 @@ export function preferencesOf(value: Raw): Preference[] {
   const out: Preference[] = [];
   for (const item of (Array.isArray(value.user_preferences) ? value.user_preferences : []).slice(0, 1000)) {
     const p = obj(item);
-    const from = str(p.wa_id, 64)?.replace(/\D/g, "");
-    if (!from || p.category !== "marketing_messages" || (p.value !== "stop" && p.value !== "resume")) continue;
-    out.push({ from, optedOut: p.value === "stop" });
+    const from = str(p.wa_id, 64)?.replace(/\D/g, "") ?? "";
+    const fromUserId = bsuidOf(p.user_id);
+    if ((!from && !fromUserId) || p.category !== "marketing_messages" || (p.value !== "stop" && p.value !== "resume")) continue;
+    out.push({ from, ...(fromUserId ? { fromUserId } : {}), optedOut: p.value === "stop" });
   }
   return out;
 }
@@ -133,7 +138,81 @@ export interface WebhookContact {
   profile?: { name?: string; username?: string };
 }
 
-const BSUID = /^[A-Z]{2}\.(?:ENT\.)?[A-Za-z0-9]{1,128}$/;
+/** A well-formed BSUID, or undefined. */
+export const bsuidOf = (v: unknown): string | undefined => (typeof v === "string" && BSUID.test(v) ? v : undefined);
+const digitsOf = (v: unknown): string => (typeof v === "string" && v.length <= 64 ? v.replace(/\D/g, "") : "");
+const seconds = (v: unknown): number | undefined => {
+  const n = Number(v);
+  return typeof v !== "boolean" && v !== null && v !== "" && Number.isFinite(n) && n > 0 ? n * 1000 : undefined;
+};
+
+/**
+ * A `system` message's change of identity: `user_changed_number` (system.wa_id: the new number) or
+ * `user_changed_user_id` (a new BSUID only). Null when it names neither a new number nor a new BSUID.
+ */
+export function noticeOf(raw: Raw, externalId: string, from: string, fromUserId: string | undefined, at: number): { notice: IdentityNotice | null; body: string; kind: string } {
+  const s = obj(raw.system);
+  const kind = str(s.type, 64) ?? "";
+  const body = str(s.body, 1024) ?? "";
+  const newPhone = digitsOf(s.wa_id ?? s.new_wa_id);
+  const identity: ContactIdentity = {};
+  const userId = bsuidOf(s.user_id);
+  const parentUserId = bsuidOf(s.parent_user_id);
+  if (userId) identity.userId = userId;
+  if (parentUserId) identity.parentUserId = parentUserId;
+  const previousUserId = bsuidOf(s.previous_user_id) ?? fromUserId;
+  const changesNumber = kind === "user_changed_number" && newPhone.length >= 7 && newPhone.length <= 15 && newPhone !== from;
+  if (!changesNumber && !userId) return { notice: null, body, kind };
+  return {
+    kind,
+    body,
+    notice: {
+      externalId,
+      kind,
+      from,
+      ...(fromUserId ? { fromUserId } : {}),
+      ...(changesNumber ? { newPhone } : {}),
+      ...(userId ? { identity } : {}),
+      ...(previousUserId && previousUserId !== userId ? { previousUserId } : {}),
+      at,
+    },
+  };
+}
+
+/** One item of `smb_message_echoes`: the message as the Business app sent it, or null without id, recipient or type. */
+export function echoOf(raw: Raw): EchoFromNetwork | null {
+  const externalId = str(raw.id, 256);
+  const type = str(raw.type, 64);
+  const to = digitsOf(raw.to);
+  const toUserId = bsuidOf(raw.to_user_id);
+  if (!externalId || raw.id !== externalId || !type || (!to && !toUserId)) return null;
+  return { externalId, to, ...(toUserId ? { toUserId } : {}), timestamp: seconds(raw.timestamp) ?? Date.now(), body: inboundBody(type, raw) };
+}
+
+/** One item of `calls`, or null without id, event or party. */
+export function callOf(raw: Raw): CallFromNetwork | null {
+  const id = str(raw.id, 256);
+  const event = raw.event;
+  if (!id || raw.id !== id || (event !== "connect" && event !== "terminate")) return null;
+  const direction = raw.direction === "BUSINESS_INITIATED" ? "outbound" : "inbound";
+  // The other party is the caller of a user-initiated call and the callee of a business-initiated one.
+  const peer = digitsOf(direction === "inbound" ? raw.from : raw.to);
+  const peerUserId = bsuidOf(direction === "inbound" ? raw.from_user_id : raw.to_user_id);
+  if (!peer && !peerUserId) return null;
+  const duration = Number(raw.duration);
+  return {
+    id,
+    peer,
+    ...(peerUserId ? { peerUserId } : {}),
+    event,
+    direction,
+    ...(typeof raw.status === "string" ? { status: raw.status.slice(0, 32) } : {}),
+    ...(seconds(raw.start_time) ? { startedAt: seconds(raw.start_time) } : {}),
+    ...(seconds(raw.end_time) ? { endedAt: seconds(raw.end_time) } : {}),
+    ...(Number.isInteger(duration) && duration >= 0 && duration < 1e7 ? { durationSeconds: duration } : {}),
+    at: seconds(raw.timestamp) ?? Date.now(),
+  };
+}
 
 /** The sender's business-scoped user ids and username, when the webhook gives them (well-formed ones only). */
 export function identityOf(c: WebhookContact | undefined): ContactIdentity | undefined {

@@ -39,14 +39,15 @@ export async function recordInbound(
   const chatId = chatIdOf(m.from);
   const refs = await referencedIds(shard, sessionId, chatId, [m.contextExternalId, m.reactionToExternalId]);
   const row = inboundRow(newId("msg"), accountId, sessionId, m, refs);
-  const contact = ensureContactStatements(shard, accountId, m.from, m.profileName, isStop(m.text), sessionId, m.identity);
+  // A system message is the network's notice about the person (e.g. a number change), not them writing: it makes no contact.
+  const contact = m.type === "system" ? { statements: [] as const, created: () => null } : ensureContactStatements(shard, accountId, m.from, m.profileName, isStop(m.text), sessionId, m.identity);
   const received = prepareEventAfterChange(shard, { type: "message.received", accountId, sessionId, data: toMessage(row) });
   // A reaction also lands on the message it reacts to (when we have it).
   const target = m.reactionToExternalId ? refs.get(m.reactionToExternalId) : undefined;
   const react = target && m.content?.reaction ? [reactionStatement(shard, target, chatId, m.content.reaction.emoji, row.id)] : [];
   const results = await db.batch([...contact.statements, insertInboundStatement(shard, row), received.statement, ...react]);
   const inserted = results[contact.statements.length] as { id: string }[];
-  const ids = [contact.created(results[0] as { id: string }[]), inserted.length > 0 ? received.event.id : null].filter((id): id is string => id !== null);
+  const ids = [contact.created((results[0] ?? []) as { id: string }[]), inserted.length > 0 ? received.event.id : null].filter((id): id is string => id !== null);
   if (ids.length > 0) {
     if (opts.enqueue) opts.enqueue(ids);
     else await enqueueEvents(env, shard, ids);

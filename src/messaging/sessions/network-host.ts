@@ -1,7 +1,10 @@
 import { config } from "../../platform/config.ts";
 import { chunk } from "../../platform/batching.ts";
 import type { FailureReason, InboundFromNetwork, NetworkHost } from "../networks/driver.ts";
-import { setOptedOutByPhone } from "../contacts/service.ts";
+import { phonesByUserIds, setOptedOutByPhone } from "../contacts/service.ts";
+import { BACKSTOP_DELAY_S, enqueueMediaFetch } from "../media/inbound.ts";
+import { recordCall, recordEcho } from "./echoes-calls.ts";
+import { recordIdentityChange } from "./identity.ts";
 import type { StoredMedia } from "../messages/mapper.ts";
 import { lastInboundSince } from "../store/chats.ts";
 import { addNetworkDetail, editInbound, revokeInbound } from "../store/edits.ts";
@@ -64,6 +67,15 @@ export function networkHost(p: HostParts): NetworkHost {
     statusDetail: async (externalId, detail) => (await p.commit(), addNetworkDetail(await shard(), who().sessionId, externalId, detail)),
     accountHealth: (health) => writeSessionHealth(env, who().accountId, who().sessionId, health),
     marketingPreference: (from, optedOut) => setOptedOutByPhone(env, who().accountId, from, optedOut),
+    phonesOfUsers: async (userIds) => phonesByUserIds(await shard(), who().accountId, userIds),
+    // The chat's recent rows must be in D1 before they move with it.
+    identityChanged: async (notice) => void (await p.commit(), await recordIdentityChange(env, await shard(), who().accountId, who().sessionId, notice, (ids) => p.queueEvents(ids))),
+    echoed: async (echo) =>
+      recordEcho(await shard(), who().accountId, who().sessionId, echo, (ids) => p.queueEvents(ids), async (id) => {
+        await enqueueMediaFetch(env, who().sessionId, [id], BACKSTOP_DELAY_S);
+        p.fetchMediaNow(id);
+      }),
+    called: async (call) => void (await recordCall(env, await shard(), who().accountId, who().sessionId, call, (ids) => p.queueEvents(ids))),
     message: async (key) => {
       await p.commit();
       const row = "id" in key ? await messageById(await shard(), key.id) : await messageByExternalId(await shard(), who().sessionId, key.externalId);

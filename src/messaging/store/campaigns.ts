@@ -77,19 +77,35 @@ export async function campaignBlocksToSend(shard: Shard, campaignId: string, blo
 }
 
 export type FinalCounts = Record<"sent" | "delivered" | "read" | "failed", number>;
+/** What the network charged for a campaign's messages (from their status updates): billable ones, in all and per pricing category. */
+export interface Charges {
+  billable: number;
+  byCategory: Record<string, number>;
+}
 
-/** Per campaign, how many of its messages are past `pending` in each status (index on campaign_id, status). */
-export async function campaignStatusCounts(shard: Shard, campaignIds: string[]): Promise<Map<string, FinalCounts>> {
-  const counts = new Map<string, FinalCounts>();
+/**
+ * Per campaign, how many of its messages are past `pending` in each status (index on campaign_id,
+ * status), and how many the network reported billable, per pricing category.
+ */
+export async function campaignStatusCounts(shard: Shard, campaignIds: string[]): Promise<Map<string, FinalCounts & { charges: Charges }>> {
+  const counts = new Map<string, FinalCounts & { charges: Charges }>();
   for (const part of chunk(campaignIds, ID_CHUNK)) {
     const res = await shard.d1.prepare(
-      `SELECT campaign_id AS id, status, count(*) AS n FROM messages WHERE campaign_id IN (${part.map(() => "?").join(",")}) AND status IN ('sent','delivered','read','failed') GROUP BY campaign_id, status`,
+      `SELECT campaign_id AS id, status, json_extract(content, '$.pricing.category') AS category, count(*) AS n, sum(json_extract(content, '$.pricing.billable') = 1) AS billable
+       FROM messages WHERE campaign_id IN (${part.map(() => "?").join(",")}) AND status IN ('sent','delivered','read','failed') GROUP BY campaign_id, status, category`,
     )
       .bind(...part)
-      .all<{ id: string; status: keyof FinalCounts; n: number }>();
+      .all<{ id: string; status: keyof FinalCounts; category: unknown; n: number; billable: number | null }>();
     for (const r of res.results) {
-      const c = counts.get(r.id) ?? { sent: 0, delivered: 0, read: 0, failed: 0 };
-      c[r.status] = r.n;
+      const c = counts.get(r.id) ?? { sent: 0, delivered: 0, read: 0, failed: 0, charges: { billable: 0, byCategory: {} } };
+      c[r.status] += r.n;
+      const billable = r.billable ?? 0;
+      c.charges.billable += billable;
+      // Categories are Meta's few (marketing, utility, ...): the first 16 are kept, so stats stay small in events.
+      const category = typeof r.category === "string" ? r.category.slice(0, 64) : null;
+      if (billable > 0 && category && (category in c.charges.byCategory || Object.keys(c.charges.byCategory).length < 16)) {
+        c.charges.byCategory[category] = (c.charges.byCategory[category] ?? 0) + billable;
+      }
       counts.set(r.id, c);
     }
   }

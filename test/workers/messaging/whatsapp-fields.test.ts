@@ -171,8 +171,8 @@ describe("WhatsApp webhook: edits, deletions, referrals, pricing, preferences, o
       field("message_template_status_update", { event: "APPROVED", message_template_id: 920070352646140, message_template_name: "order_update", message_template_language: "en_US", reason: null, message_template_category: "UTILITY" }),
       field("message_template_quality_update", { previous_quality_score: "GREEN", new_quality_score: "YELLOW", message_template_id: 920070352646140, message_template_name: "order_update", message_template_language: "en_US" }),
       field("template_category_update", { message_template_id: 920070352646140, message_template_name: "order_update", message_template_language: "en_US", previous_category: "UTILITY", new_category: "MARKETING" }),
-      field("smb_message_echoes", { messaging_product: "whatsapp", metadata: meta, message_echoes: [{ from: "15550783881", to: FROM, id: "wamid.echo", timestamp: String(now()), type: "text", text: { body: "sent from the app" } }] }),
-      field("calls", { messaging_product: "whatsapp", metadata: meta, calls: [{ id: "wacid.1", from: FROM, to: "15550783881", event: "connect", direction: "USER_INITIATED", timestamp: String(now()) }] }),
+      // Another number's echoes are not this session's.
+      field("smb_message_echoes", { messaging_product: "whatsapp", metadata: { ...meta, phone_number_id: "999" }, message_echoes: [{ from: "15550783881", to: FROM, id: "wamid.echo", timestamp: String(now()), type: "text", text: { body: "sent from the app" } }] }),
     ];
     for (const p of payloads) expect((await postHook(session.id, p)).status).toBe(200);
     expect(await history(k.key, session.id)).toEqual([]);
