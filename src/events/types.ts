@@ -15,6 +15,7 @@ export const PRODUCT_EVENT_TYPES = [
   "session.restricted",
   "contact.created",
   "campaign.completed",
+  "template.updated",
 ] as const;
 
 /** What the webhook pipeline itself tells an account about its endpoints (src/events/operational.ts). */
