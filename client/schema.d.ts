@@ -2286,6 +2286,10 @@ export interface paths {
         get: {
             parameters: {
                 query?: {
+                    /** @description Items per page (1-100). */
+                    limit?: number;
+                    /** @description `nextCursor` of the previous page. */
+                    cursor?: string;
                     /** @description `1`: sync from the network first (otherwise only when the session has none cached). */
                     refresh?: "0" | "1" | "true" | "false";
                 };
@@ -8076,6 +8080,9 @@ export interface components {
         };
         TemplateList: {
             data: components["schemas"]["Template"][];
+            /** @description Pass as `cursor` for the next page; null on the last page. */
+            nextCursor: string | null;
+            /** @description When the session's templates were last brought in line with the network; null: never. */
             syncedAt: string | null;
         };
         /** @description One BODY (at most 1024 characters), at most one HEADER (text at most 60) and FOOTER (at most 60), at most one BUTTONS (up to 10; URL at most 2, PHONE_NUMBER 1, COPY_CODE 1; text at most 25). Parameters `{{1}}`, `{{2}}`, ... sequential from 1, each with an example. */

@@ -8,7 +8,7 @@ const CATEGORIES = ["UTILITY", "MARKETING", "AUTHENTICATION"] as const;
 /** A session's message templates (synced from its network) and a form to create one. */
 export function SessionTemplates({ session }: { session: Schemas["Session"] }) {
   const id = session.id;
-  const list = useLoad(() => must(api().GET("/api/sessions/{id}/templates", { params: { path: { id } } })), [id]);
+  const list = useLoad(() => must(api().GET("/api/sessions/{id}/templates", { params: { path: { id }, query: { limit: 100 } } })), [id]);
   const [form, setForm] = useState({ name: "", language: "en_US", category: "UTILITY" as (typeof CATEGORIES)[number], body: "", examples: "", footer: "" });
   const act = useAction();
 
@@ -21,7 +21,7 @@ export function SessionTemplates({ session }: { session: Schemas["Session"] }) {
   }, [id]);
 
   async function refresh() {
-    const fresh = await act.run(() => must(api().GET("/api/sessions/{id}/templates", { params: { path: { id }, query: { refresh: "1" } } })));
+    const fresh = await act.run(() => must(api().GET("/api/sessions/{id}/templates", { params: { path: { id }, query: { refresh: "1", limit: 100 } } })));
     if (fresh) list.setData(fresh);
   }
 

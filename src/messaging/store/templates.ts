@@ -1,4 +1,4 @@
-import { and, asc, eq, lt, sql } from "drizzle-orm";
+import { and, asc, eq, gt, lt, sql } from "drizzle-orm";
 import type { BatchItem } from "drizzle-orm/batch";
 import { messageTemplates } from "../../db/schema/index.ts";
 import { itemsPerStatement } from "../../platform/d1.ts";
@@ -9,16 +9,37 @@ import type { TemplateRow } from "../templates/mapper.ts";
 
 /** The most templates a session keeps (Meta's own cap for a verified business account is 6,000). */
 export const MAX_TEMPLATES = 6000;
-const ROWS_PER_INSERT = itemsPerStatement(13);
+const ROWS_PER_INSERT = itemsPerStatement(14);
 const STATEMENTS_PER_BATCH = 50;
 
-export function sessionTemplates(shard: Shard, accountId: string, sessionId: string): Promise<TemplateRow[]> {
+/** One page of the session's templates in id order (the order they were first seen) after `afterId`. */
+export function sessionTemplates(shard: Shard, accountId: string, sessionId: string, page: { afterId?: string; limit: number }): Promise<TemplateRow[]> {
   return shard.db
     .select()
     .from(messageTemplates)
+    .where(and(eq(messageTemplates.accountId, accountId), eq(messageTemplates.sessionId, sessionId), page.afterId ? gt(messageTemplates.id, page.afterId) : undefined))
+    .orderBy(asc(messageTemplates.id))
+    .limit(page.limit);
+}
+
+/** How many templates the session keeps. */
+export async function templateCount(shard: Shard, accountId: string, sessionId: string): Promise<number> {
+  const row = await shard.db
+    .select({ n: sql<number>`count(*)` })
+    .from(messageTemplates)
     .where(and(eq(messageTemplates.accountId, accountId), eq(messageTemplates.sessionId, sessionId)))
-    .orderBy(asc(messageTemplates.name), asc(messageTemplates.language))
-    .limit(MAX_TEMPLATES);
+    .get();
+  return row?.n ?? 0;
+}
+
+/** When the session's templates were last brought in line with the network (null: never). */
+export async function lastSyncedAt(shard: Shard, accountId: string, sessionId: string): Promise<number | null> {
+  const row = await shard.db
+    .select({ at: sql<number | null>`max(${messageTemplates.syncedAt})` })
+    .from(messageTemplates)
+    .where(and(eq(messageTemplates.accountId, accountId), eq(messageTemplates.sessionId, sessionId)))
+    .get();
+  return row?.at ?? null;
 }
 
 export function templateOf(shard: Shard, accountId: string, sessionId: string, name: string, language: string): Promise<TemplateRow | undefined> {

@@ -1,5 +1,9 @@
 import { z } from "@hono/zod-openapi";
+import { PaginationQuery } from "../../platform/pagination.ts";
 import { Timestamps } from "../schema-fields.ts";
+
+/** A template's components as JSON, at most (they travel in its events). */
+export const MAX_TEMPLATE_COMPONENTS_BYTES = 16 * 1024;
 
 export const TEMPLATE_CATEGORIES = ["MARKETING", "UTILITY", "AUTHENTICATION"] as const;
 
@@ -40,7 +44,11 @@ export const CreateTemplateBody = z
     name: Str(512).min(1).openapi({ description: "Lowercase letters, digits and underscores, at most 512.", example: "order_confirmation" }),
     language: Str(15).min(2).openapi({ example: "en_US" }),
     category: z.enum(TEMPLATE_CATEGORIES),
-    components: z.array(TemplateComponentInput).min(1).max(10),
+    components: z
+      .array(TemplateComponentInput)
+      .min(1)
+      .max(10)
+      .refine((c) => JSON.stringify(c).length <= MAX_TEMPLATE_COMPONENTS_BYTES, `at most ${MAX_TEMPLATE_COMPONENTS_BYTES / 1024} KiB as JSON`),
     allowCategoryChange: z.boolean().optional().openapi({ description: "Let Meta assign another category instead of rejecting the template." }),
   })
   .openapi("CreateTemplate", {
@@ -66,9 +74,15 @@ export const Template = z
   .openapi("Template");
 export type Template = z.infer<typeof Template>;
 
-export const TemplateList = z.object({ data: z.array(Template), syncedAt: z.string().nullable() }).openapi("TemplateList");
+export const TemplateList = z
+  .object({
+    data: z.array(Template),
+    nextCursor: z.string().nullable().openapi({ description: "Pass as `cursor` for the next page; null on the last page." }),
+    syncedAt: z.string().nullable().openapi({ description: "When the session's templates were last brought in line with the network; null: never." }),
+  })
+  .openapi("TemplateList");
 
-export const TemplateListQuery = z.object({
+export const TemplateListQuery = PaginationQuery.extend({
   refresh: z.enum(["0", "1", "true", "false"]).optional().openapi({ description: "`1`: sync from the network first (otherwise only when the session has none cached)." }),
 });
 

@@ -4,7 +4,8 @@ import { accountShard } from "../../platform/shards.ts";
 import type { TemplateSpec } from "../messages/schemas.ts";
 import { loadSession, ownedSessionStub } from "../sessions/service.ts";
 import type { TemplateOp, TemplateOpResult } from "../sessions/templates.ts";
-import { sessionTemplates, templateOf } from "../store/templates.ts";
+import { decodeCursor, IdCursor, toPage } from "../../platform/pagination.ts";
+import { lastSyncedAt, MAX_TEMPLATES, sessionTemplates, templateCount, templateOf } from "../store/templates.ts";
 import { toTemplate, type TemplateRow } from "./mapper.ts";
 import { createIssues, sendIssues, type TemplateComponent } from "./rules.ts";
 import type { CreateTemplateBody, Template } from "./schemas.ts";
@@ -19,19 +20,18 @@ async function runOp(env: Env, accountId: string, sessionId: string, op: Templat
   throw errors.conflict(res.code, res.message);
 }
 
-/** The session's templates from the cache; synced from the network first with `refresh`, or when none are cached. */
-export async function listTemplates(env: Env, accountId: string, sessionId: string, q: { refresh?: string }): Promise<{ data: Template[]; syncedAt: string | null }> {
+/** The session's templates from the cache, in pages; synced from the network first with `refresh`, or when none are cached. */
+export async function listTemplates(env: Env, accountId: string, sessionId: string, q: { refresh?: string; limit: number; cursor?: string }): Promise<{ data: Template[]; nextCursor: string | null; syncedAt: string | null }> {
   const session = await loadSession(env, accountId, sessionId);
+  const cursor = decodeCursor(q.cursor, IdCursor);
   const shard = await accountShard(env, accountId);
-  let rows = await sessionTemplates(shard, accountId, sessionId);
   const refresh = q.refresh === "1" || q.refresh === "true";
-  let syncedAt: number | null = null;
-  if (refresh || (rows.length === 0 && session.status === "WORKING")) {
-    syncedAt = (await runOp(env, accountId, sessionId, { kind: "sync", force: refresh })).syncedAt ?? null;
-    rows = await sessionTemplates(shard, accountId, sessionId);
+  if (refresh || (!cursor && session.status === "WORKING" && (await templateCount(shard, accountId, sessionId)) === 0)) {
+    await runOp(env, accountId, sessionId, { kind: "sync", force: refresh });
   }
-  const latest = syncedAt ?? rows.reduce<number | null>((m, r) => (m === null || r.syncedAt > m ? r.syncedAt : m), null);
-  return { data: rows.map(toTemplate), syncedAt: iso(latest) };
+  const rows = await sessionTemplates(shard, accountId, sessionId, { afterId: cursor?.id, limit: q.limit + 1 });
+  const page = toPage(rows, q.limit, (r) => ({ id: r.id }));
+  return { data: page.data.map(toTemplate), nextCursor: page.nextCursor, syncedAt: iso(await lastSyncedAt(shard, accountId, sessionId)) };
 }
 
 /** Checked against Meta's rules (400 naming each), then created at the network. */
@@ -39,6 +39,9 @@ export async function createTemplate(env: Env, accountId: string, sessionId: str
   const issues = createIssues(body as { name: string; language: string; category: string; components: TemplateComponent[] });
   if (issues.length) throw errors.invalidRequest(`The template breaks the network's rules: ${issues.map((i) => `${i.path}: ${i.message}`).join("; ")}`, issues);
   await loadSession(env, accountId, sessionId);
+  if ((await templateCount(await accountShard(env, accountId), accountId, sessionId)) >= MAX_TEMPLATES) {
+    throw errors.conflict("template_limit", `The session has ${MAX_TEMPLATES} templates, the most it keeps; delete some first.`);
+  }
   const res = await runOp(env, accountId, sessionId, { kind: "create", template: body });
   return res.template!;
 }

@@ -40,10 +40,22 @@ export function createTemplate(key: string, sessionId: string, body: unknown): P
   return api(`/api/sessions/${sessionId}/templates`, { method: "POST", key, json: body });
 }
 
-export async function listTemplates(key: string, sessionId: string, refresh = false): Promise<{ data: TemplateJson[]; syncedAt: string | null }> {
-  const res = await api(`/api/sessions/${sessionId}/templates${refresh ? "?refresh=1" : ""}`, { key });
-  if (res.status !== 200) throw new Error(`list ${res.status}: ${await res.text()}`);
-  return json(res);
+/** Every page of the session's templates (the first with `refresh=1` when asked). */
+export async function listTemplates(key: string, sessionId: string, refresh = false): Promise<{ data: TemplateJson[]; syncedAt: string | null; pages: number }> {
+  const data: TemplateJson[] = [];
+  let cursor: string | null = null;
+  let syncedAt: string | null = null;
+  let pages = 0;
+  do {
+    const query = new URLSearchParams({ limit: "100", ...(refresh && pages === 0 ? { refresh: "1" } : {}), ...(cursor ? { cursor } : {}) });
+    const res = await api(`/api/sessions/${sessionId}/templates?${query}`, { key });
+    if (res.status !== 200) throw new Error(`list ${res.status}: ${await res.text()}`);
+    const page = await json<{ data: TemplateJson[]; nextCursor: string | null; syncedAt: string | null }>(res);
+    data.push(...page.data);
+    ({ nextCursor: cursor, syncedAt } = page);
+    pages++;
+  } while (cursor && pages < 100);
+  return { data, syncedAt, pages };
 }
 
 /** A sandbox template created and then approved by the sandbox's review (its template.updated seen). */

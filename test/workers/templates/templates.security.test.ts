@@ -45,6 +45,8 @@ describe("templates: accounts and sessions are adversaries", () => {
       { ...shippingTemplate("a"), components: [{ type: "BODY", text: "{{1}}", example: { body_text: [Array.from({ length: 101 }, () => "v")] } }] },
       { ...shippingTemplate("a"), components: [{ type: "BODY", text: "x", unknown: { deep: [[[[]]]] } }] },
       { ...shippingTemplate("a"), name: "../../x" },
+      // Each part within its own bound, the whole over 16 KiB.
+      { ...shippingTemplate("a"), components: [{ type: "BODY", text: "b".repeat(1000) }, ...Array.from({ length: 5 }, () => ({ type: "HEADER", text: "h".repeat(4000) }))] },
     ];
     for (const b of bodies) expect((await createTemplate(k.key, s.id, b)).status).toBe(400);
     const longName = await api(`/api/sessions/${s.id}/templates/${"n".repeat(600)}`, { method: "DELETE", key: k.key });
