@@ -30,6 +30,7 @@ export default defineConfig(async () => {
             WEBHOOK_RETRY_SCHEDULE: "1,1,1",
             SANDBOX_DELIVERED_MS: "100",
             SANDBOX_READ_MS: "200",
+            SANDBOX_TEMPLATE_APPROVAL_MS: "300",
             WEBHOOK_TIMEOUT_MS: "1500",
             GRAPH_API_BASE_URL: `${inject<string>("graphUrl") ?? "http://127.0.0.1:9"}/v23.0`,
             // A send the fake never answers ends in 4 s, not 15.

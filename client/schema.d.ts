@@ -2272,6 +2272,361 @@ export interface paths {
         patch?: never;
         trace?: never;
     };
+    "/api/sessions/{id}/templates": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * List the session's message templates (synced from the network)
+         * @description From the cache; `?refresh=1` syncs from the network first (WhatsApp: the business account's templates, every page), as does a first call with none cached.
+         */
+        get: {
+            parameters: {
+                query?: {
+                    /** @description Items per page (1-100). */
+                    limit?: number;
+                    /** @description `nextCursor` of the previous page. */
+                    cursor?: string;
+                    /** @description `1`: sync from the network first (otherwise only when the session has none cached). */
+                    refresh?: "0" | "1" | "true" | "false";
+                };
+                header?: never;
+                path: {
+                    id: string;
+                };
+                cookie?: never;
+            };
+            requestBody?: never;
+            responses: {
+                /** @description The session's templates, by name and language */
+                200: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["TemplateList"];
+                    };
+                };
+                /** @description Invalid request (`invalid_request`, with `details.issues` naming each bad field) */
+                400: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["Error"];
+                    };
+                };
+                /** @description Missing, malformed, unknown or revoked API key */
+                401: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["Error"];
+                    };
+                };
+                /** @description Not found (or owned by another account) */
+                404: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["Error"];
+                    };
+                };
+                /** @description Conflict with the resource's current state */
+                409: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["Error"];
+                    };
+                };
+                /** @description Semantically invalid (e.g. `idempotency_key_reused`) */
+                422: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["Error"];
+                    };
+                };
+                /** @description Rate limited (`Retry-After`) */
+                429: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["Error"];
+                    };
+                };
+                /** @description Internal error */
+                500: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["Error"];
+                    };
+                };
+                /** @description A dependency is unavailable (`Retry-After`) */
+                503: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["Error"];
+                    };
+                };
+            };
+        };
+        put?: never;
+        /**
+         * Create a message template (checked against the network's rules, then submitted for review)
+         * @description Answers 201 with the template, usually `PENDING`; `template.updated` follows when the network reviews it (sandbox: `APPROVED` after `SANDBOX_TEMPLATE_APPROVAL_MS`).
+         */
+        post: {
+            parameters: {
+                query?: never;
+                header?: never;
+                path: {
+                    id: string;
+                };
+                cookie?: never;
+            };
+            requestBody: {
+                content: {
+                    "application/json": components["schemas"]["CreateTemplate"];
+                };
+            };
+            responses: {
+                /** @description The created template */
+                201: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["Template"];
+                    };
+                };
+                /** @description Invalid request (`invalid_request`, with `details.issues` naming each bad field) */
+                400: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["Error"];
+                    };
+                };
+                /** @description Missing, malformed, unknown or revoked API key */
+                401: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["Error"];
+                    };
+                };
+                /** @description Not found (or owned by another account) */
+                404: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["Error"];
+                    };
+                };
+                /** @description Conflict with the resource's current state */
+                409: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["Error"];
+                    };
+                };
+                /** @description Body over the documented limit */
+                413: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["Error"];
+                    };
+                };
+                /** @description Body is not JSON */
+                415: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["Error"];
+                    };
+                };
+                /** @description Semantically invalid (e.g. `idempotency_key_reused`) */
+                422: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["Error"];
+                    };
+                };
+                /** @description Rate limited (`Retry-After`) */
+                429: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["Error"];
+                    };
+                };
+                /** @description Internal error */
+                500: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["Error"];
+                    };
+                };
+                /** @description A dependency is unavailable (`Retry-After`) */
+                503: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["Error"];
+                    };
+                };
+            };
+        };
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/api/sessions/{id}/templates/{name}": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        post?: never;
+        /** Delete a message template (every language, or one with `language` or `hsmId`) */
+        delete: {
+            parameters: {
+                query?: {
+                    /** @description Delete only this language (default: every language of the name). */
+                    language?: string;
+                    /** @description Delete only the template with this network id. */
+                    hsmId?: string;
+                };
+                header?: never;
+                path: {
+                    id: string;
+                    name: string;
+                };
+                cookie?: never;
+            };
+            requestBody?: never;
+            responses: {
+                /** @description How many were deleted */
+                200: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["TemplatesDeleted"];
+                    };
+                };
+                /** @description Invalid request (`invalid_request`, with `details.issues` naming each bad field) */
+                400: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["Error"];
+                    };
+                };
+                /** @description Missing, malformed, unknown or revoked API key */
+                401: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["Error"];
+                    };
+                };
+                /** @description Not found (or owned by another account) */
+                404: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["Error"];
+                    };
+                };
+                /** @description Conflict with the resource's current state */
+                409: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["Error"];
+                    };
+                };
+                /** @description Semantically invalid (e.g. `idempotency_key_reused`) */
+                422: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["Error"];
+                    };
+                };
+                /** @description Rate limited (`Retry-After`) */
+                429: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["Error"];
+                    };
+                };
+                /** @description Internal error */
+                500: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["Error"];
+                    };
+                };
+                /** @description A dependency is unavailable (`Retry-After`) */
+                503: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["Error"];
+                    };
+                };
+            };
+        };
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
     "/api/messages/send": {
         parameters: {
             query?: never;
@@ -4756,7 +5111,7 @@ export interface paths {
                             /** @example wh_0mh8k2x1qa1b2c3d4e5f6 */
                             id: string;
                             url: string;
-                            events: ("message.received" | "message.sent" | "message.delivered" | "message.read" | "message.media_stored" | "message.media_failed" | "message.edited" | "message.deleted" | "session.connected" | "session.disconnected" | "session.restricted" | "contact.created" | "contact.identity_changed" | "call.started" | "call.ended" | "campaign.completed" | "webhook.disabled" | "webhook.delivery_exhausted" | "*")[];
+                            events: ("message.received" | "message.sent" | "message.delivered" | "message.read" | "message.media_stored" | "message.media_failed" | "message.edited" | "message.deleted" | "session.connected" | "session.disconnected" | "session.restricted" | "contact.created" | "contact.identity_changed" | "call.started" | "call.ended" | "campaign.completed" | "template.updated" | "webhook.disabled" | "webhook.delivery_exhausted" | "*")[];
                             description: string | null;
                             sessionId: string | null;
                             enabled: boolean;
@@ -5758,7 +6113,7 @@ export interface paths {
                     /** @description `nextCursor` of the previous page. */
                     cursor?: string;
                     /** @description Only events of this type. */
-                    type?: "message.received" | "message.sent" | "message.delivered" | "message.read" | "message.media_stored" | "message.media_failed" | "message.edited" | "message.deleted" | "session.connected" | "session.disconnected" | "session.restricted" | "contact.created" | "contact.identity_changed" | "call.started" | "call.ended" | "campaign.completed" | "webhook.disabled" | "webhook.delivery_exhausted" | "webhook.test";
+                    type?: "message.received" | "message.sent" | "message.delivered" | "message.read" | "message.media_stored" | "message.media_failed" | "message.edited" | "message.deleted" | "session.connected" | "session.disconnected" | "session.restricted" | "contact.created" | "contact.identity_changed" | "call.started" | "call.ended" | "campaign.completed" | "template.updated" | "webhook.disabled" | "webhook.delivery_exhausted" | "webhook.test";
                     /** @description Only events created at or after this instant; default and earliest: the start of the retention window (`RETENTION_EVENTS_DAYS`). */
                     since?: string;
                     /** @description Only events created before this instant. */
@@ -6759,6 +7114,50 @@ export interface webhooks {
         patch?: never;
         trace?: never;
     };
+    "template.updated": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /** The network changed a message template of a session: its review status (`APPROVED`, `REJECTED` with `rejectedReason`, `PAUSED`, ...), its quality or its category. */
+        post: {
+            parameters: {
+                query?: never;
+                header?: never;
+                path?: never;
+                cookie?: never;
+            };
+            requestBody?: {
+                content: {
+                    "application/json": {
+                        /** @enum {string} */
+                        type: "template.updated";
+                        /** @description When the change happened (ISO 8601). */
+                        timestamp: string;
+                        data: components["schemas"]["Template"];
+                    };
+                };
+            };
+            responses: {
+                /** @description Any 2xx acknowledges the delivery; anything else is retried. */
+                200: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content?: never;
+                };
+            };
+        };
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
     "campaign.completed": {
         parameters: {
             query?: never;
@@ -7361,6 +7760,38 @@ export interface components {
             /** @description When the network reported this step. */
             at: string;
         };
+        Template: {
+            /** @example tpl_0m3x9k2a1b2c3d4e5f6g7h8 */
+            id: string;
+            sessionId: string;
+            /** @example order_confirmation */
+            name: string;
+            /** @example en_US */
+            language: string;
+            /** @description The network's id of the template (Meta's hsm id). */
+            networkId: string | null;
+            /**
+             * @description As the network reports it: `APPROVED`, `PENDING`, `REJECTED`, `PAUSED`, `DISABLED`, ... Only `APPROVED` templates can be sent.
+             * @example APPROVED
+             */
+            status: string;
+            /** @example UTILITY */
+            category: string;
+            /** @description The components as the network defines them. */
+            components: {
+                [key: string]: unknown;
+            }[];
+            /**
+             * @description `GREEN`, `YELLOW`, `RED` or `UNKNOWN`; null until reported.
+             * @example GREEN
+             */
+            quality: string | null;
+            rejectedReason: string | null;
+            /** @description When the row was last brought in line with the network. */
+            syncedAt: string;
+            createdAt: string;
+            updatedAt: string;
+        };
         Campaign: {
             /** @example cmp_0m3x9k2a1b2c3d4e5f6g7h8 */
             id: string;
@@ -7793,6 +8224,11 @@ export interface components {
         WhatsappCredentials: {
             /** @example 106540352242922 */
             phoneNumberId: string;
+            /**
+             * @description The WhatsApp Business Account id (WABA) of the number: needed for message templates.
+             * @example 102290129340398
+             */
+            businessAccountId?: string;
             /** @description A system user access token with `whatsapp_business_messaging`. Never shown again. */
             accessToken: string;
             /** @description The Meta app secret: verifies `X-Hub-Signature-256` of inbound webhooks. Never shown again. */
@@ -7870,6 +8306,57 @@ export interface components {
             /** @example image/png */
             mimetype: string;
             filename?: string;
+        };
+        TemplateList: {
+            data: components["schemas"]["Template"][];
+            /** @description Pass as `cursor` for the next page; null on the last page. */
+            nextCursor: string | null;
+            /** @description When the session's templates were last brought in line with the network; null: never. */
+            syncedAt: string | null;
+        };
+        /** @description One BODY (at most 1024 characters), at most one HEADER (text at most 60) and FOOTER (at most 60), at most one BUTTONS (up to 10; URL at most 2, PHONE_NUMBER 1, COPY_CODE 1; text at most 25). Parameters `{{1}}`, `{{2}}`, ... sequential from 1, each with an example. */
+        CreateTemplate: {
+            /**
+             * @description Lowercase letters, digits and underscores, at most 512.
+             * @example order_confirmation
+             */
+            name: string;
+            /** @example en_US */
+            language: string;
+            /** @enum {string} */
+            category: "MARKETING" | "UTILITY" | "AUTHENTICATION";
+            components: components["schemas"]["TemplateComponentInput"][];
+            /** @description Let Meta assign another category instead of rejecting the template. */
+            allowCategoryChange?: boolean;
+        };
+        TemplateComponentInput: {
+            /** @enum {string} */
+            type: "HEADER" | "BODY" | "FOOTER" | "BUTTONS";
+            /** @enum {string} */
+            format?: "TEXT" | "IMAGE" | "VIDEO" | "DOCUMENT" | "LOCATION";
+            text?: string;
+            /** @description Example values of the component's parameters (Meta requires one per parameter). */
+            example?: {
+                header_text?: string[];
+                header_handle?: string[];
+                body_text?: string[][];
+            };
+            buttons?: {
+                /** @enum {string} */
+                type: "QUICK_REPLY" | "URL" | "PHONE_NUMBER" | "COPY_CODE" | "OTP";
+                text?: string;
+                url?: string;
+                phone_number?: string;
+                example?: string[];
+                /** @enum {string} */
+                otp_type?: "COPY_CODE" | "ONE_TAP" | "ZERO_TAP";
+            }[];
+            add_security_recommendation?: boolean;
+            code_expiration_minutes?: number;
+        };
+        TemplatesDeleted: {
+            name: string;
+            deleted: number;
         };
         /** @description Exactly one of `text`, `template`, `location`, `contacts`, `interactive` (reply buttons or a list) or `reaction`. */
         SendMessage: {
@@ -8145,7 +8632,7 @@ export interface components {
             /** @example wh_0mh8k2x1qa1b2c3d4e5f6 */
             id: string;
             url: string;
-            events: ("message.received" | "message.sent" | "message.delivered" | "message.read" | "message.media_stored" | "message.media_failed" | "message.edited" | "message.deleted" | "session.connected" | "session.disconnected" | "session.restricted" | "contact.created" | "contact.identity_changed" | "call.started" | "call.ended" | "campaign.completed" | "webhook.disabled" | "webhook.delivery_exhausted" | "*")[];
+            events: ("message.received" | "message.sent" | "message.delivered" | "message.read" | "message.media_stored" | "message.media_failed" | "message.edited" | "message.deleted" | "session.connected" | "session.disconnected" | "session.restricted" | "contact.created" | "contact.identity_changed" | "call.started" | "call.ended" | "campaign.completed" | "template.updated" | "webhook.disabled" | "webhook.delivery_exhausted" | "*")[];
             description: string | null;
             sessionId: string | null;
             enabled: boolean;
@@ -8179,7 +8666,7 @@ export interface components {
              *       "message.read"
              *     ]
              */
-            events: ("message.received" | "message.sent" | "message.delivered" | "message.read" | "message.media_stored" | "message.media_failed" | "message.edited" | "message.deleted" | "session.connected" | "session.disconnected" | "session.restricted" | "contact.created" | "contact.identity_changed" | "call.started" | "call.ended" | "campaign.completed" | "webhook.disabled" | "webhook.delivery_exhausted" | "*")[];
+            events: ("message.received" | "message.sent" | "message.delivered" | "message.read" | "message.media_stored" | "message.media_failed" | "message.edited" | "message.deleted" | "session.connected" | "session.disconnected" | "session.restricted" | "contact.created" | "contact.identity_changed" | "call.started" | "call.ended" | "campaign.completed" | "template.updated" | "webhook.disabled" | "webhook.delivery_exhausted" | "*")[];
             /** @example Production CRM */
             description?: string | null;
             /** @description Only events of this messaging session; null = every session. */
@@ -8210,7 +8697,7 @@ export interface components {
              *       "message.read"
              *     ]
              */
-            events?: ("message.received" | "message.sent" | "message.delivered" | "message.read" | "message.media_stored" | "message.media_failed" | "message.edited" | "message.deleted" | "session.connected" | "session.disconnected" | "session.restricted" | "contact.created" | "contact.identity_changed" | "call.started" | "call.ended" | "campaign.completed" | "webhook.disabled" | "webhook.delivery_exhausted" | "*")[];
+            events?: ("message.received" | "message.sent" | "message.delivered" | "message.read" | "message.media_stored" | "message.media_failed" | "message.edited" | "message.deleted" | "session.connected" | "session.disconnected" | "session.restricted" | "contact.created" | "contact.identity_changed" | "call.started" | "call.ended" | "campaign.completed" | "template.updated" | "webhook.disabled" | "webhook.delivery_exhausted" | "*")[];
             /** @example Production CRM */
             description?: string | null;
             /** @description Only events of this messaging session; null = every session. */

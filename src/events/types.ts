@@ -18,6 +18,7 @@ export const PRODUCT_EVENT_TYPES = [
   "call.started",
   "call.ended",
   "campaign.completed",
+  "template.updated",
 ] as const;
 
 /** What the webhook pipeline itself tells an account about its endpoints (src/events/operational.ts). */

@@ -4,6 +4,7 @@ import { Call } from "./calls.ts";
 import { Contact, IdentityChange } from "./contacts/schemas.ts";
 import { Message } from "./messages/schemas.ts";
 import { Session } from "./sessions/schemas.ts";
+import { Template } from "./templates/schemas.ts";
 
 // What each messaging event means and carries: `data` is the resource as the REST API returns it at
 // that moment, so its schema is the resource's own (one source for the API, the catalog and /docs).
@@ -106,6 +107,25 @@ export const MESSAGING_EVENT_TYPES: EventTypeDescriptions = {
     description: "A call on a session's number ended (`terminate`), with how (`status`) and how long.",
     data: Call,
     example: { id: "wacid.HBgLMTY1MDM4Nzk0MzkVAgARGBJDQjZCMzlEQUE4OTJBMTE4RTUA", sessionId: session.id, chatId: "14155550123@c.us", direction: "inbound", event: "terminate", status: "COMPLETED", startedAt: at, endedAt: at, durationSeconds: 42, at },
+  },
+  "template.updated": {
+    description: "The network changed a message template of a session: its review status (`APPROVED`, `REJECTED` with `rejectedReason`, `PAUSED`, ...), its quality or its category.",
+    data: Template,
+    example: {
+      id: "tpl_0m3x9k2a1b2c3d4e5f6g7h8",
+      sessionId: session.id,
+      name: "order_confirmation",
+      language: "en_US",
+      networkId: "1689556908129832",
+      status: "APPROVED",
+      category: "UTILITY",
+      components: [{ type: "BODY", text: "Hi {{1}}, your order {{2}} has shipped.", example: { body_text: [["Ada", "A-1042"]] } }],
+      quality: "UNKNOWN",
+      rejectedReason: null,
+      syncedAt: at,
+      createdAt: at,
+      updatedAt: at,
+    },
   },
   "campaign.completed": {
     description: "Every recipient of a campaign was sent or skipped (delivery and read counts keep updating).",

@@ -3,6 +3,7 @@ import { chatRoutes } from "./chats/router.ts";
 import { contactRoutes } from "./contacts/router.ts";
 import { messageRoutes } from "./messages/router.ts";
 import { sessionRoutes } from "./sessions/router.ts";
+import { templateRoutes } from "./templates/router.ts";
 import { sweepPendingMedia } from "./media/sweep.ts";
 
 export { SessionDO } from "./sessions/session-do.ts";
@@ -11,8 +12,8 @@ export { sendMessage, queueMessages, type SendInput, type SendOptions } from "./
 export { enqueueSendJobs, sendQueueConsumer, type SendJob } from "./queue/send-queue.ts";
 export { runBulkJob, runMediaJob } from "./sessions/jobs.ts";
 
-/** /api/sessions, /api/messages, /api/contacts, /api/chats. */
-export const messagingRoutes = createRouter().route("/", sessionRoutes).route("/", messageRoutes).route("/", contactRoutes).route("/", chatRoutes);
+/** /api/sessions (and their templates), /api/messages, /api/contacts, /api/chats. */
+export const messagingRoutes = createRouter().route("/", sessionRoutes).route("/", templateRoutes).route("/", messageRoutes).route("/", contactRoutes).route("/", chatRoutes);
 
 /** Public, unauthenticated network callbacks under /hooks/ (Meta's webhook, signed media URLs). */
 export { hookRoutes as messagingHookRoutes } from "./hooks/router.ts";

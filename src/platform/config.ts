@@ -64,6 +64,7 @@ const Vars = z.object({
   WEBHOOK_SECRET_GRACE_HOURS: positive(24),
   SANDBOX_DELIVERED_MS: positive(200),
   SANDBOX_READ_MS: positive(1000),
+  SANDBOX_TEMPLATE_APPROVAL_MS: positive(2000),
   GRAPH_API_BASE_URL: text("https://graph.facebook.com/v23.0"),
   GRAPH_API_TIMEOUT_MS: positive(15_000),
   UNAUTH_RATE_LIMIT_PER_MIN: positive(60),
@@ -95,7 +96,8 @@ export interface Config {
   /** Outbound URLs (webhooks, compile callbacks, media to fetch) may point at loopback: dev and tests only. */
   allowLoopbackUrls: boolean;
   webhooks: { retrySchedule: number[]; timeoutMs: number; disableAfterMs: number; secretGraceMs: number };
-  sandbox: { deliveredMs: number; readMs: number };
+  /** templateApprovalMs: how long a sandbox template stays PENDING before it is APPROVED. */
+  sandbox: { deliveredMs: number; readMs: number; templateApprovalMs: number };
   graphApiBaseUrl: string;
   /** How long a Graph API call may take; a send still unanswered then has an unknown outcome. */
   graphApiTimeoutMs: number;
@@ -153,7 +155,7 @@ export function config(env: object): Config {
       disableAfterMs: v.WEBHOOK_DISABLE_AFTER_DAYS * 86400_000,
       secretGraceMs: v.WEBHOOK_SECRET_GRACE_HOURS * 3600_000,
     },
-    sandbox: { deliveredMs: v.SANDBOX_DELIVERED_MS, readMs: v.SANDBOX_READ_MS },
+    sandbox: { deliveredMs: v.SANDBOX_DELIVERED_MS, readMs: v.SANDBOX_READ_MS, templateApprovalMs: v.SANDBOX_TEMPLATE_APPROVAL_MS },
     graphApiBaseUrl: v.GRAPH_API_BASE_URL,
     graphApiTimeoutMs: v.GRAPH_API_TIMEOUT_MS,
     rateLimits: { unauthenticatedPerMinute: v.UNAUTH_RATE_LIMIT_PER_MIN, hooksPerMinute: v.HOOK_RATE_LIMIT_PER_MIN },

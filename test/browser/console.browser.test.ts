@@ -146,6 +146,26 @@ describe("browser console (Chromium against npm run dev)", () => {
     await shot("02-sessions");
   });
 
+  it("lists the session's templates and creates one: a broken rule is shown at its field, then PENDING turns APPROVED live", async () => {
+    await page.getByRole("button", { name: "Templates of browser sandbox" }).click();
+    const panel = page.getByRole("region", { name: "Templates of browser sandbox" });
+    await expect.poll(() => panel.locator("h2").textContent()).toContain("Templates of browser sandbox");
+    await panel.getByLabel("Name (lowercase, digits, _)").fill("Order Shipped");
+    await panel.getByLabel("Body ({{1}}, {{2}}, ... for parameters)").fill(`Hi {{1}}, ${XSS} shipped`);
+    await panel.getByLabel("Body examples (one per parameter, separated by |)").fill("Ada");
+    await panel.getByRole("button", { name: "Create template" }).click();
+    await expect.poll(() => panel.locator(".field-error").first().textContent()).toContain("lowercase letters, digits and underscores");
+    await panel.getByLabel("Name (lowercase, digits, _)").fill("order_shipped");
+    await panel.getByRole("button", { name: "Create template" }).click();
+    const row = panel.locator("tr[data-template=order_shipped]");
+    await expect.poll(() => row.textContent()).toContain("PENDING");
+    await expect.poll(() => row.textContent(), { timeout: 20_000 }).toContain("APPROVED");
+    expect(await row.textContent()).toContain("en_US");
+    expect(await row.textContent()).toContain("UTILITY");
+    await shot("02b-templates");
+    await noXss();
+  });
+
   it("sends a message whose ticks reach read, and shows a simulated inbound message (XSS payload as text)", async () => {
     await page.getByRole("link", { name: "browser sandbox" }).click();
     await page.locator("#chat-open").fill(PHONE);

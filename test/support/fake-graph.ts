@@ -3,6 +3,7 @@ import { createServer, type IncomingMessage, type Server } from "node:http";
 import type { AddressInfo } from "node:net";
 import { GraphValidator, type GraphRequest, type Verdict } from "./graph-validator.ts";
 import { keepIdleConnections } from "./idle-connections.ts";
+import { serveTemplates, templateOperation, type FakeTemplate, type Waba } from "./fake-graph-templates.ts";
 
 /**
  * A local fake of the Graph API (WhatsApp Cloud API) for tests. Every request it receives is
@@ -23,6 +24,7 @@ import { keepIdleConnections } from "./idle-connections.ts";
  *        GET /v23.0/{mediaId} answers its download URL (on /cdn/, Meta's CDN), which needs the
  *        number's token (none with `public: true`); the first `failTimes` downloads answer 500
  *   GET  /__fake/media/:id                                             {downloads} so far
+ *   /__fake/wabas...: business accounts and their message templates (fake-graph-templates.ts)
  */
 interface Phone {
   token: string;
@@ -75,6 +77,7 @@ export async function startFakeGraph(referenceFile: string): Promise<{ url: stri
   const phones = new Map<string, Phone>();
   const invalid: Recorded[] = [];
   const media = new Map<string, MediaFile>();
+  const wabas = new Map<string, Waba>();
 
   const anyFits = (req: GraphRequest): Verdict => {
     const verdicts = validator.match(req.method, req.path).map((m) => validator.validate(req, m.op.operationId));
@@ -112,6 +115,23 @@ export async function startFakeGraph(referenceFile: string): Promise<{ url: stri
           return send(201, { ok: true });
         }
         if (req.method === "GET" && parts[1] === "media" && parts[2]) return send(200, { downloads: media.get(parts[2])?.downloads ?? 0 });
+        if (parts[1] === "wabas") {
+          if (req.method === "POST" && parts.length === 2) {
+            const w = json as { wabaId: string; token: string; templates?: FakeTemplate[] };
+            wabas.set(w.wabaId, { token: w.token, templates: w.templates ?? [], requests: [] });
+            return send(201, { ok: true });
+          }
+          const waba = wabas.get(parts[2] ?? "");
+          if (!waba) return send(404, { error: "no such waba" });
+          if (req.method === "GET" && parts.length === 3) return send(200, waba);
+          if (req.method === "POST" && parts[3] === "templates" && parts[4]) {
+            const change = json as Partial<FakeTemplate> & { language: string };
+            const t = waba.templates.find((x) => x.name === parts[4] && x.language === change.language);
+            if (!t) return send(404, { error: "no such template" });
+            Object.assign(t, change);
+            return send(200, t);
+          }
+        }
         if (req.method === "POST" && parts[1] === "phones" && parts.length === 2) {
           const p = json as { phoneNumberId: string; token: string; displayPhoneNumber: string };
           phones.set(p.phoneNumberId, { token: p.token, displayPhoneNumber: p.displayPhoneNumber, failures: [], stalls: [], requests: [] });
@@ -143,12 +163,14 @@ export async function startFakeGraph(referenceFile: string): Promise<{ url: stri
       const graphReq: GraphRequest = { method, path: url.pathname, query: url.searchParams, headers, body: json };
       const file = method === "GET" && parts.length === 2 ? media.get(parts[1]!) : undefined;
       const phone = phones.get(parts[1] ?? "");
+      const waba = parts[2] === "message_templates" && parts.length === 3 ? wabas.get(parts[1] ?? "") : undefined;
       // The one operation the fake serves for this request, decided by what the id names, as Meta does.
-      const route = file ? "retrieveMediaUrl" : phone && method === "GET" && parts.length === 2 ? "getPhoneNumberById" : phone && method === "POST" && parts[2] === "messages" && parts.length === 3 ? "sendMessage" : undefined;
+      const route = waba ? templateOperation(method) : file ? "retrieveMediaUrl" : phone && method === "GET" && parts.length === 2 ? "getPhoneNumberById" : phone && method === "POST" && parts[2] === "messages" && parts.length === 3 ? "sendMessage" : undefined;
       // An id naming nothing: Meta answers "does not exist" whichever operation was meant, so any one that fits will do.
       const verdict = route ? validator.validate(graphReq, route) : anyFits(graphReq);
       const record: Recorded = { method, path: url.pathname + url.search, authorization: req.headers.authorization ?? null, body: json ?? null, valid: verdict.ok, errors: verdict.errors };
       phone?.requests.push(record);
+      waba?.requests.push({ method, path: record.path, body: record.body });
       const answer = (status: number, body: unknown) => {
         const checked = verdict.operationId ? validator.validateResponse(verdict.operationId, status, body) : { ok: true, errors: [] };
         if (!checked.ok) invalid.push({ ...record, valid: false, errors: [`the fake's own answer: ${checked.errors.join("; ")}`] });
@@ -167,6 +189,13 @@ export async function startFakeGraph(referenceFile: string): Promise<{ url: stri
         const sha256 = createHash("sha256").update(file.bytes).digest("base64");
         // The document has file_size as a string.
         return answer(200, { messaging_product: "whatsapp", url: `http://${req.headers.host}/cdn/${parts[1]}`, mime_type: file.mimetype, sha256, file_size: String(file.bytes.byteLength), id: parts[1] });
+      }
+      if (waba && route) {
+        if (req.headers.authorization !== `Bearer ${waba.token}`) {
+          const e = graphError(190);
+          return answer(e.status, e.body);
+        }
+        return serveTemplates(waba, method, url.searchParams, json, answer, graphError);
       }
       if (!phone || !route) return answer(400, graphError(100, `Unsupported ${method.toLowerCase()} request. Object with ID '${parts[1] ?? ""}' does not exist`).body);
       if (req.headers.authorization !== `Bearer ${phone.token}`) {

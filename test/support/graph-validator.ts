@@ -62,6 +62,19 @@ interface Param {
   schema: Json;
 }
 
+/**
+ * Query parameters the document leaves out of an operation, from Meta's Graph API reference: every
+ * edge pages with `limit` and the cursor `after` and chooses its fields with `fields`
+ * (developers.facebook.com/docs/graph-api/results, .../whats-app-business-account/message_templates/).
+ */
+const QUERY_SUPPLEMENT: Record<string, Param[]> = {
+  getTemplateByNameDefaultFields: [
+    { name: "fields", in: "query", required: false, schema: { type: "string", pattern: "^[a-z_]+(,[a-z_]+)*$" } },
+    { name: "limit", in: "query", required: false, schema: { type: "string", pattern: "^[1-9][0-9]{0,3}$" } },
+    { name: "after", in: "query", required: false, schema: { type: "string", minLength: 1, maxLength: 512 } },
+  ],
+};
+
 interface Operation {
   method: string;
   path: string;
@@ -116,7 +129,10 @@ export class GraphValidator {
           pattern: new RegExp(`^${regex}$`),
           pathNames,
           operationId: String(o.operationId ?? `${method} ${path}`),
-          params: [...merged.values()].map((p) => ({ name: String(p.name), in: p.in as Param["in"], required: p.required === true || p.in === "path", schema: prepare(p.schema ?? {}) as Json })),
+          params: [
+            ...[...merged.values()].map((p) => ({ name: String(p.name), in: p.in as Param["in"], required: p.required === true || p.in === "path", schema: prepare(p.schema ?? {}) as Json })),
+            ...(QUERY_SUPPLEMENT[String(o.operationId)] ?? []),
+          ],
           bodyRef: schema?.$ref ? String(schema.$ref) : undefined,
           bodyRequired: (o.requestBody as Json | undefined)?.required === true,
           responses,

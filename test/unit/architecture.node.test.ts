@@ -82,7 +82,7 @@ const WITHOUT_ROWS = new Set(["events/stream", "events/catalog", "messaging/hook
 describe("architecture: one template per resource", () => {
   it("each resource folder has schemas.ts, routes.ts, router.ts, service.ts and mapper.ts, and no handlers.ts anywhere", () => {
     const folders = resourceFolders(SRC).map((d) => relative(SRC, d));
-    expect(folders).toEqual(expect.arrayContaining(["compile", "events/webhooks", "events/stream", "messaging/campaigns", "messaging/contacts", "messaging/messages", "messaging/sessions", "messaging/hooks", "platform/accounts"]));
+    expect(folders).toEqual(expect.arrayContaining(["compile", "events/webhooks", "events/stream", "messaging/campaigns", "messaging/contacts", "messaging/messages", "messaging/sessions", "messaging/templates", "messaging/hooks", "platform/accounts"]));
     const missing: string[] = [];
     for (const folder of folders) {
       const names = new Set(readdirSync(join(SRC, folder)));
@@ -146,13 +146,13 @@ describe("architecture: owners of tables", () => {
  * sit below the store: they know only their port (networks/driver.ts), which the session implements.
  */
 const MESSAGING = join(SRC, "messaging");
-const MESSAGING_LAYERS: string[][] = [["networks"], ["queue"], ["contacts"], ["store"], ["media"], ["sessions"], ["messages", "chats", "hooks", "campaigns"]];
+const MESSAGING_LAYERS: string[][] = [["networks"], ["queue"], ["contacts"], ["store"], ["media"], ["sessions"], ["templates"], ["messages", "chats", "hooks", "campaigns"]];
 /**
  * The vocabulary every folder may use: the files at the root of src/messaging (but index.ts, which
  * composes them), each resource's schemas and mapper, and a few files of pure types and rules.
  * Vocabulary imports only vocabulary.
  */
-const VOCABULARY_FILES = new Set(["messages/content.ts", "media/limits.ts", "campaigns/lifecycle.ts", "campaigns/template.ts"]);
+const VOCABULARY_FILES = new Set(["messages/content.ts", "media/limits.ts", "campaigns/lifecycle.ts", "campaigns/template.ts", "templates/rules.ts"]);
 
 const isVocabulary = (rel: string) => (!rel.includes("/") && rel !== "index.ts") || rel.endsWith("/schemas.ts") || rel.endsWith("/mapper.ts") || VOCABULARY_FILES.has(rel);
 

@@ -1,6 +1,7 @@
 import { useState } from "preact/hooks";
 import { api, must, type Schemas } from "../api.ts";
 import { DataTable, FieldError, Link, StatusBadge, useAction, useEvents, useLoad, when } from "../ui.tsx";
+import { SessionTemplates } from "./templates.tsx";
 
 export function listSessions() {
   return must(api().GET("/api/sessions", { params: { query: { limit: 100 } } }));
@@ -10,7 +11,8 @@ export function Sessions() {
   const sessions = useLoad(listSessions);
   const [name, setName] = useState("");
   const [network, setNetwork] = useState<"sandbox" | "whatsapp">("sandbox");
-  const [wa, setWa] = useState({ phoneNumberId: "", accessToken: "", appSecret: "", verifyToken: "" });
+  const [wa, setWa] = useState({ phoneNumberId: "", businessAccountId: "", accessToken: "", appSecret: "", verifyToken: "" });
+  const [templatesOf, setTemplatesOf] = useState<string | null>(null);
   const act = useAction();
 
   // Status changes arrive as session events; the row is replaced by the event's copy of the session.
@@ -23,7 +25,8 @@ export function Sessions() {
 
   async function create(e: Event) {
     e.preventDefault();
-    const body: Schemas["CreateSession"] = network === "sandbox" ? { name, network } : { name, network, whatsapp: wa };
+    const { businessAccountId, ...creds } = wa;
+    const body: Schemas["CreateSession"] = network === "sandbox" ? { name, network } : { name, network, whatsapp: { ...creds, ...(businessAccountId ? { businessAccountId } : {}) } };
     const s = await act.run(() => must(api().POST("/api/sessions", { body })));
     if (s) {
       setName("");
@@ -60,14 +63,14 @@ export function Sessions() {
           </label>
         </fieldset>
         {network === "whatsapp" &&
-          (["phoneNumberId", "accessToken", "appSecret", "verifyToken"] as const).map((f) => (
+          (["phoneNumberId", "businessAccountId", "accessToken", "appSecret", "verifyToken"] as const).map((f) => (
             <div key={f}>
               <label for={`wa-${f}`}>{f}</label>
               <input
                 id={`wa-${f}`}
-                {...(f === "phoneNumberId" || f === "verifyToken" ? { type: "text" as const } : { type: "password" as const })}
+                {...(f === "phoneNumberId" || f === "businessAccountId" || f === "verifyToken" ? { type: "text" as const } : { type: "password" as const })}
                 autocomplete="off"
-                required
+                required={f !== "businessAccountId"}
                 value={wa[f]}
                 onInput={(e) => setWa({ ...wa, [f]: e.currentTarget.value })}
               />
@@ -92,6 +95,9 @@ export function Sessions() {
             <td>{s.phoneNumber ?? "—"}</td>
             <td>{when(s.createdAt)}</td>
             <td class="actions">
+              <button type="button" class="secondary" onClick={() => setTemplatesOf(templatesOf === s.id ? null : s.id)} aria-label={`Templates of ${s.name}`} aria-expanded={templatesOf === s.id}>
+                Templates
+              </button>
               {s.status !== "STOPPED" && (
                 <>
                   <button type="button" class="secondary" onClick={() => void restart(s)} aria-label={`Restart ${s.name}`}>
@@ -106,6 +112,7 @@ export function Sessions() {
           </tr>
         ))}
       </DataTable>
+      {templatesOf && sessions.data?.data.find((s) => s.id === templatesOf) && <SessionTemplates session={sessions.data.data.find((s) => s.id === templatesOf)!} />}
     </section>
   );
 }

@@ -127,3 +127,28 @@ export const chats = sqliteTable(
   },
   (t) => [primaryKey({ columns: [t.sessionId, t.chatId] }), index("chats_activity_idx").on(t.accountId, t.sessionId, t.lastMessageAt, t.chatId)],
 );
+
+/**
+ * Message templates of a session's network (WhatsApp: the business account's, synced from Meta; sandbox:
+ * created here), cached per session: sends are checked against them. One row per name and language.
+ */
+export const messageTemplates = sqliteTable(
+  "message_templates",
+  {
+    ...sessionRow(),
+    name: text("name").notNull(),
+    language: text("language").notNull(),
+    /** The network's id of the template (Meta's hsm id). */
+    externalId: text("external_id"),
+    status: text("status").notNull(),
+    category: text("category").notNull(),
+    /** JSON: the components as the network defines them. */
+    components: jsonText("components", "[]"),
+    quality: text("quality"),
+    rejectedReason: text("rejected_reason"),
+    /** When the row was last brought in line with the network (a sync, a create, a webhook). */
+    syncedAt: integer("synced_at").notNull(),
+    ...timestamps(),
+  },
+  (t) => [uniqueIndex("message_templates_session_name_lang").on(t.sessionId, t.name, t.language), index("message_templates_account_idx").on(t.accountId, t.sessionId, t.name)],
+);

@@ -20,6 +20,7 @@ import { nextStatus, type CampaignAction, type CampaignStatus } from "./lifecycl
 import { pacingOf, toCampaign, type CampaignRow } from "./mapper.ts";
 import type { Audience, Campaign, CampaignMessage, CreateCampaignBody, Recipient, RecipientStatus, UpdateCampaignBody } from "./schemas.ts";
 import { MAX_CHARGE_CATEGORIES, statsOf } from "./stats.ts";
+import { checkTemplateSend } from "../templates/service.ts";
 import { config } from "../../platform/config.ts";
 import { iso } from "../../platform/time.ts";
 import { accountShard, type Shard } from "../../platform/shards.ts";
@@ -91,6 +92,11 @@ function ensureAnnounceable(row: CampaignRow): void {
   assertEventFits({ type: "campaign.completed", accountId: row.accountId, sessionId: row.sessionId, data: toCampaign(completed, LARGEST_STATS, now) });
 }
 
+/** A template campaign must fit its session's synced, APPROVED template: at creation and again at start (it may have changed since). */
+async function ensureTemplateSendable(env: Env, accountId: string, sessionId: string, message: CampaignMessage): Promise<void> {
+  if ("template" in message) await checkTemplateSend(env, accountId, sessionId, message.template, "message.template");
+}
+
 export async function createCampaign(env: Env, accountId: string, body: CreateCampaignBody): Promise<Campaign> {
   const message = ensureMessage(env, body.message);
   const now = Date.now();
@@ -119,6 +125,7 @@ export async function createCampaign(env: Env, accountId: string, body: CreateCa
   ensureAnnounceable(values);
   await ensureSessionOwned(env, accountId, body.sessionId);
   await ensureContactsOwned(env, accountId, body.audience);
+  await ensureTemplateSendable(env, accountId, body.sessionId, message);
   const [row] = await (await accountShard(env, accountId)).db.insert(campaigns).values(values).returning();
   return present(env, row!);
 }
@@ -185,6 +192,7 @@ export async function startCampaign(env: Env, accountId: string, id: string): Pr
   const row = await loadRow(env, accountId, id);
   if (row.status === "running") return present(env, row);
   ensureAllowed(row, "start");
+  await ensureTemplateSendable(env, accountId, row.sessionId, JSON.parse(row.message) as CampaignMessage);
   if (row.status === "draft" && row.scheduledAt !== null && row.scheduledAt > Date.now()) {
     await ensureSessionOwned(env, accountId, row.sessionId);
     const [scheduled] = await (await accountShard(env, accountId)).db

@@ -22,6 +22,7 @@ import { reactionStatement } from "../store/writes.ts";
 import type { MessageStatus } from "../status.ts";
 import { BulkItem, type MediaInput, type Message, type TemplateSpec } from "./schemas.ts";
 import { chunk } from "../../platform/batching.ts";
+import { templateChecker } from "../templates/service.ts";
 import { config } from "../../platform/config.ts";
 import { accountShard } from "../../platform/shards.ts";
 
@@ -110,7 +111,11 @@ export async function sendMessage(env: Env, accountId: string, input: SendInput,
     if (!digits) throw errors.invalidRequest(`\`to\` must be ${ACCEPTED_ADDRESS_FORMS}.`, [{ path: "to", message: `must be ${ACCEPTED_ADDRESS_FORMS}` }]);
     const target = await resolveReplyTo(env, accountId, sessionId, digits, content.reaction.messageId, "reaction.messageId");
     draft = { id: newId("msg"), to: digits, type: "reaction", content: { reaction: { messageId: target.replyTo, emoji: content.reaction.emoji } }, reactionToExternalId: target.replyToExternalId };
-  } else draft = await buildDraft(env, accountId, to, content as MessageContent, opts);
+  } else {
+    // A template send must fit the session's synced template before anything is stored or sent.
+    if ("template" in content) await templateChecker(env, accountId, sessionId)(content.template);
+    draft = await buildDraft(env, accountId, to, content as MessageContent, opts);
+  }
   if (replyTo) draft = { ...draft, ...(await resolveReplyTo(env, accountId, sessionId, draft.to, replyTo)) };
   // The session's DO checks ownership and state itself; the lookup (cached per isolate) only keeps unknown ids from creating objects.
   const outcome = await (await ownedSessionStub(env, accountId, sessionId)).send(accountId, draft);
@@ -148,6 +153,7 @@ export async function queueMessages(env: Env, accountId: string, sessionId: stri
   const batchId = opts.batchId ?? newId("bat");
   const rejected: QueuedResult["rejected"] = [];
   const drafts: Draft[] = [];
+  const checkTemplate = templateChecker(env, accountId, sessionId);
   for (let index = 0; index < items.length; index++) {
     const parsed = BulkItem.safeParse(items[index]);
     if (!parsed.success) {
@@ -157,6 +163,7 @@ export async function queueMessages(env: Env, accountId: string, sessionId: stri
     }
     const { to, ...content } = parsed.data;
     try {
+      if ("template" in content) await checkTemplate(content.template, "template");
       drafts.push(await buildDraft(env, accountId, to, content as MessageContent, { ...opts, batchId }));
     } catch (err) {
       if (!(err instanceof ApiError)) throw err;

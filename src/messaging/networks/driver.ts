@@ -138,6 +138,41 @@ export interface HookRequest {
 /** What a network answers for a file it holds: the bytes as a response, or why not. */
 export type NetworkFile = { ok: true; body: ReadableStream<Uint8Array>; mimetype: string | null; size: number | null } | { ok: false; reason: string; transient: boolean };
 
+/** A message template as the network lists it (WhatsApp: `GET /{waba-id}/message_templates`). */
+export interface TemplateFromNetwork {
+  name: string;
+  language: string;
+  externalId: string | null;
+  status: string;
+  category: string;
+  components: Record<string, unknown>[];
+  quality: string | null;
+  rejectedReason: string | null;
+}
+
+/** A template to create, checked against the network's rules already (templates/rules.ts). */
+export interface NewTemplate {
+  name: string;
+  language: string;
+  category: string;
+  components: Record<string, unknown>[];
+  allowCategoryChange?: boolean;
+}
+
+/** What the network reports of a template (a status, quality or category change); absent fields are unchanged. */
+export interface TemplateUpdate {
+  name: string;
+  language: string;
+  externalId?: string | null;
+  status?: string;
+  quality?: string;
+  category?: string;
+  rejectedReason?: string | null;
+}
+
+/** A template call's answer: a network failure is not the session's (templates are the business account's). */
+export type TemplateResult<T> = { ok: true; value: T } | { ok: false; error: FailureReason; transient?: boolean; status?: number };
+
 /** Where a message's status can go (`failed` only from `pending` or `sent`). */
 export type StatusTarget = "sent" | "delivered" | "read" | "failed";
 /** Messages of one session, by our ids or by the network's. */
@@ -196,6 +231,10 @@ export interface NetworkHost {
   outboundBySession(ids: string[]): Promise<{ id: string; sessionId: string; chatId: string }[]>;
   /** A peer session's messages were read here: their status moves at their sender. */
   peerStatusChanged(peerSessionId: string, ids: string[], target: "read", at: number): Promise<void>;
+  /** The network reported a template change: the cached row is updated and `template.updated` emitted (null: no such template cached). */
+  templateUpdated(update: TemplateUpdate): Promise<boolean>;
+  /** This session's templates still PENDING, oldest first (at most `limit`). */
+  pendingTemplates(limit: number): Promise<{ name: string; language: string; createdAt: number }[]>;
   /** The session's durable alarm fires no later than `at`. */
   wakeAt(at: number): Promise<void>;
 }
@@ -227,6 +266,12 @@ export interface NetworkDriver {
   afterAlarm?(): Promise<number | null>;
   /** The session stopped: forget pending work. */
   stop?(): void;
+  /** Templates: one page of the network's list (`after`: the previous page's cursor). Absent: the cache is the network's only copy (sandbox). */
+  listTemplates?(after: string | null): Promise<TemplateResult<{ templates: TemplateFromNetwork[]; after: string | null }>>;
+  /** Creates a template at the network: answers its id, status and category as the network set them (`reviewAt`: the session's alarm is wanted then, for a network that reviews it itself). */
+  createTemplate?(t: NewTemplate): Promise<TemplateResult<{ externalId: string | null; status: string; category: string; reviewAt?: number }>>;
+  /** Deletes a template by name (every language), or one by its network id. */
+  deleteTemplate?(name: string, externalId: string | null): Promise<TemplateResult<null>>;
   /** Inbound test messages (`POST /api/sessions/{id}/sandbox/inbound`) are accepted. */
   readonly simulatesInbound?: boolean;
   /** The network's webhook for this session. */

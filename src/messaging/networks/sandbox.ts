@@ -4,7 +4,7 @@ import type { MessageRow, StoredMedia } from "../messages/mapper.ts";
 import type { Content } from "../messages/content.ts";
 import type { TemplateSpec } from "../messages/schemas.ts";
 import { isSandboxNumber } from "../network-traits.ts";
-import type { ConnectResult, InboundFromNetwork, NetworkDriver, NetworkHost, NetworkSendResult, OutboundMessage } from "./driver.ts";
+import type { ConnectResult, InboundFromNetwork, NetworkDriver, NetworkHost, NetworkSendResult, NewTemplate, OutboundMessage, TemplateResult } from "./driver.ts";
 
 /** Numbers starting with this prefix have no account on the sandbox network (docs/contracts.md §3). */
 export const NO_ACCOUNT_PREFIX = "999";
@@ -39,6 +39,8 @@ export class SandboxDriver implements NetworkDriver {
   private receiptTimerAt = Infinity;
   private receiptsRunning: Promise<void> | null = null;
   private sweptAfterStart = false;
+  /** Whether templates may be waiting for approval (unknown after a restart: the next alarm looks). */
+  private templatesPending = true;
 
   constructor(
     private readonly phoneNumber: string,
@@ -109,7 +111,40 @@ export class SandboxDriver implements NetworkDriver {
   async afterAlarm(): Promise<number | null> {
     await this.runReceipts();
     const last = this.receiptQueues.read.at(-1)?.due;
-    return last !== undefined ? last + RECEIPT_BACKSTOP_MS : null;
+    const templates = await this.approveDueTemplates();
+    const receipts = last !== undefined ? last + RECEIPT_BACKSTOP_MS : null;
+    return receipts === null ? templates : templates === null ? receipts : Math.min(receipts, templates);
+  }
+
+  /**
+   * The sandbox reviews a new template as Meta would, without a reviewer: PENDING, then APPROVED
+   * `sandbox.templateApprovalMs` after its creation (the session's alarm, set by the create).
+   */
+  async createTemplate(t: NewTemplate): Promise<TemplateResult<{ externalId: string; status: string; category: string; reviewAt: number }>> {
+    this.templatesPending = true;
+    const id = crypto.getRandomValues(new Uint32Array(2)).join("").slice(0, 16);
+    return { ok: true, value: { externalId: id, status: "PENDING", category: t.category, reviewAt: Date.now() + this.ctx().config().sandbox.templateApprovalMs } };
+  }
+
+  async deleteTemplate(): Promise<TemplateResult<null>> {
+    return { ok: true, value: null };
+  }
+
+  /** Approves the templates whose review time has come; answers when the next one is due. */
+  private async approveDueTemplates(): Promise<number | null> {
+    if (!this.templatesPending) return null;
+    const host = this.ctx();
+    const delay = host.config().sandbox.templateApprovalMs;
+    const pending = await host.pendingTemplates(100);
+    const now = Date.now();
+    let next: number | null = null;
+    for (const t of pending) {
+      if (t.createdAt + delay <= now) await host.templateUpdated({ name: t.name, language: t.language, status: "APPROVED", quality: "UNKNOWN" });
+      else next = Math.min(next ?? Infinity, t.createdAt + delay);
+    }
+    // A full page may hide more: look again at the next alarm.
+    this.templatesPending = next !== null || pending.length === 100;
+    return pending.length === 100 ? now + 1000 : next;
   }
 
   stop(): void {

@@ -33,10 +33,7 @@ export interface Preference {
  * this set is consulted, and take them out of it.
  */
 export const ACKNOWLEDGED_FIELDS = new Set([
-  "message_template_status_update",
-  "message_template_quality_update",
   "message_template_components_update",
-  "template_category_update",
   "phone_number_quality_update",
   "phone_number_name_update",
   "business_capability_update",

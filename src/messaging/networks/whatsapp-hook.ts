@@ -6,6 +6,8 @@ import type { CallFromNetwork, EchoFromNetwork, FailureReason, HookRequest, Iden
 import { mapGraphError } from "./whatsapp-errors.ts";
 import { ACKNOWLEDGED_FIELDS, amendmentOf, bsuidOf, callOf, echoOf, healthOf, identityOf, noticeOf, type WebhookContact, preferencesOf, referralOf, statusDetailOf, type Amendment, type Preference } from "./whatsapp-hook-fields.ts";
 import { inboundBody } from "./whatsapp-inbound.ts";
+import { TEMPLATE_FIELDS, templateUpdateOf } from "./whatsapp-hook-templates.ts";
+import type { TemplateUpdate } from "./driver.ts";
 
 /** Meta's webhook for one session: the verification handshake (GET) and signed events (POST). */
 export async function handleWhatsappWebhook(host: NetworkHost, creds: WhatsappCredentials, req: HookRequest): Promise<{ status: number; body: string }> {
@@ -21,7 +23,7 @@ export async function handleWhatsappWebhook(host: NetworkHost, creds: WhatsappCr
     return { status: 400, body: "" };
   }
   const { sessionId } = host.identity();
-  const parsed = parseWebhook(payload, creds.phoneNumberId, host.identity().phoneNumber);
+  const parsed = parseWebhook(payload, creds.phoneNumberId, host.identity().phoneNumber, creds.businessAccountId ?? null);
   if (parsed.otherNumber > 0) {
     // Signed by this app but for another of its numbers: most likely the app's callback URL points here for all of them.
     log.warn("whatsapp changes for another phone number skipped", { sessionId, changes: parsed.otherNumber });
@@ -45,6 +47,9 @@ export async function handleWhatsappWebhook(host: NetworkHost, creds: WhatsappCr
   }
   for (const p of parsed.preferences) if (p.from) await host.marketingPreference(p.from, p.optedOut);
   if (parsed.health) await host.accountHealth(parsed.health);
+  for (const t of parsed.templates) {
+    if (!(await host.templateUpdated(t))) log.info("whatsapp template update for a template not cached ignored (the next sync brings it)", { sessionId });
+  }
   // Oldest first: with conditional updates the order does not matter for the end state, but
   // events then come out in the order the network produced them where it can.
   const statuses = parsed.statuses.sort((a, b) => a.timestamp - b.timestamp);
@@ -104,6 +109,8 @@ export interface ParsedWebhook {
   /** Messages sent from the WhatsApp Business app on this number (`smb_message_echoes`). */
   echoes: EchoFromNetwork[];
   calls: CallFromNetwork[];
+  /** Template status, quality and category changes of the business account. */
+  templates: TemplateUpdate[];
   /** The account's standing from the last `account_update` that reports one (for this number, or the whole account). */
   health: SessionHealth | null;
   /** Changes of fields that need nothing of the session (ACKNOWLEDGED_FIELDS), by field; any other unknown field counts under `other`. */
@@ -125,8 +132,8 @@ const list = (v: unknown): Record<string, unknown>[] => (Array.isArray(v) ? v.sl
  * whose `metadata.phone_number_id` is another number's (or missing) is left out, since Meta sends an
  * app's webhook for all of its numbers to the same URL.
  */
-export function parseWebhook(payload: unknown, phoneNumberId: string, phoneNumber: string | null = null): ParsedWebhook {
-  const out: ParsedWebhook = { messages: [], statuses: [], amendments: [], preferences: [], notices: [], echoes: [], calls: [], health: null, acknowledged: {}, skipped: 0, otherNumber: 0 };
+export function parseWebhook(payload: unknown, phoneNumberId: string, phoneNumber: string | null = null, businessAccountId: string | null = null): ParsedWebhook {
+  const out: ParsedWebhook = { messages: [], statuses: [], amendments: [], preferences: [], notices: [], echoes: [], calls: [], templates: [], health: null, acknowledged: {}, skipped: 0, otherNumber: 0 };
   const p = payload as { entry?: { changes?: { field?: string; value?: Record<string, unknown> }[] }[] };
   for (const entry of Array.isArray(p?.entry) ? p.entry.slice(0, MAX_ITEMS) : []) {
     for (const change of Array.isArray(entry?.changes) ? entry.changes.slice(0, MAX_ITEMS) : []) {
@@ -141,6 +148,17 @@ export function parseWebhook(payload: unknown, phoneNumberId: string, phoneNumbe
           const health = healthOf(value, Number((entry as { time?: unknown }).time) * 1000 || Date.now());
           if (health) out.health = health;
           else out.acknowledged.account_update = (out.acknowledged.account_update ?? 0) + 1;
+        }
+        continue;
+      }
+      if (TEMPLATE_FIELDS.has(field)) {
+        // The business account's (entry id): another account's, when the session names its own, is not this session's.
+        const waba = (entry as { id?: unknown }).id;
+        if (businessAccountId && String(waba) !== businessAccountId) out.otherNumber++;
+        else {
+          const update = templateUpdateOf(field, value);
+          if (update) out.templates.push(update);
+          else out.skipped++;
         }
         continue;
       }

@@ -1,7 +1,8 @@
 import { SERVICE_WINDOW_MS } from "../chats/schemas.ts";
 import type { Interactive, InteractiveSend } from "../messages/content.ts";
 import type { WhatsappCredentials } from "../sessions/schemas.ts";
-import type { ConnectResult, FailureReason, HookRequest, NetworkDriver, NetworkFile, NetworkHost, NetworkSendResult, OutboundMessage } from "./driver.ts";
+import type { ConnectResult, FailureReason, HookRequest, NetworkDriver, NetworkFile, NetworkHost, NetworkSendResult, OutboundMessage, TemplateResult } from "./driver.ts";
+import { templateCalls } from "./whatsapp-templates.ts";
 import { mapGraphError } from "./whatsapp-errors.ts";
 import { handleWhatsappWebhook } from "./whatsapp-hook.ts";
 
@@ -41,6 +42,15 @@ export class WhatsappDriver implements NetworkDriver {
   async webhook(req: HookRequest): Promise<{ status: number; body: string }> {
     if (!this.creds || !this.host) return { status: 404, body: "" };
     return handleWhatsappWebhook(this.host, this.creds, req);
+  }
+
+  /** Templates are the business account's (`credentials.businessAccountId`): see whatsapp-templates.ts. */
+  readonly listTemplates = (after: string | null) => this.templates().list(after);
+  readonly createTemplate: NonNullable<NetworkDriver["createTemplate"]> = (t) => this.templates().create(t);
+  readonly deleteTemplate = (name: string, externalId: string | null): Promise<TemplateResult<null>> => this.templates().remove(name, externalId);
+
+  private templates() {
+    return templateCalls(this.creds?.businessAccountId ?? null, (method, path, body) => this.call(method, path, body));
   }
 
   private async call(method: string, path: string, body?: unknown): Promise<{ status: number; json: unknown } | { status: 0; json: null; noAnswer: NoAnswer }> {

@@ -1,10 +1,11 @@
 import { config } from "../../platform/config.ts";
 import { chunk } from "../../platform/batching.ts";
-import type { FailureReason, InboundFromNetwork, NetworkHost } from "../networks/driver.ts";
+import type { FailureReason, InboundFromNetwork, NetworkHost, TemplateUpdate } from "../networks/driver.ts";
 import { phonesByUserIds, setOptedOutByPhone } from "../contacts/service.ts";
 import { BACKSTOP_DELAY_S, enqueueMediaFetch } from "../media/inbound.ts";
 import { recordCall, recordEcho } from "./echoes-calls.ts";
 import { recordIdentityChange } from "./identity.ts";
+import { pendingTemplates } from "../store/templates.ts";
 import type { StoredMedia } from "../messages/mapper.ts";
 import { lastInboundSince } from "../store/chats.ts";
 import { addNetworkDetail, editInbound, revokeInbound } from "../store/edits.ts";
@@ -31,6 +32,8 @@ export interface HostParts {
   advanceBuffered(selector: Selector, target: Target, at: number, error?: FailureReason): Advanced;
   /** The session's numbering of a status event written to D1 directly. */
   order(step: "sent" | "delivered" | "read"): EventOrder;
+  /** A template change the network reported (sessions/templates.ts). */
+  templateUpdated(update: TemplateUpdate): Promise<boolean>;
   /** Commits the write buffer: what reads or updates D1 rows of this session by key needs them there. */
   commit(): Promise<void>;
 }
@@ -96,6 +99,8 @@ export function networkHost(p: HostParts): NetworkHost {
     },
     // The peer's own DO records it: its recent rows live in its write buffer.
     peerStatusChanged: (peerSessionId, ids, target, at) => p.peer(peerSessionId).peerReceipt(ids, target, at),
+    templateUpdated: (update) => p.templateUpdated(update),
+    pendingTemplates: async (limit) => pendingTemplates(await shard(), who().accountId, who().sessionId, limit),
     wakeAt: (at) => p.wakeAt(at),
   };
 }

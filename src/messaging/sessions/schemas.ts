@@ -14,6 +14,7 @@ export const PHONE_NUMBER_ID = /^[0-9]{1,30}$/;
 export const WhatsappCredentials = z
   .strictObject({
     phoneNumberId: z.string().regex(PHONE_NUMBER_ID, "digits only").openapi({ example: "106540352242922" }),
+    businessAccountId: z.string().regex(PHONE_NUMBER_ID, "digits only").optional().openapi({ description: "The WhatsApp Business Account id (WABA) of the number: needed for message templates.", example: "102290129340398" }),
     accessToken: z.string().min(1).max(2048).openapi({ description: "A system user access token with `whatsapp_business_messaging`. Never shown again." }),
     appSecret: z.string().min(1).max(256).openapi({ description: "The Meta app secret: verifies `X-Hub-Signature-256` of inbound webhooks. Never shown again." }),
     verifyToken: z.string().min(1).max(256).openapi({ description: "Your verify token for Meta's webhook subscription (`hub.verify_token`). Never shown again." }),

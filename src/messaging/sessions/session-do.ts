@@ -17,6 +17,7 @@ import { Outbox, type Pacing } from "./outbox.ts";
 import type { SessionStatus } from "./schemas.ts";
 import { GroupCommit } from "./group-commit.ts";
 import { Sender } from "./sender.ts";
+import { SessionTemplates, type TemplateOp, type TemplateOpResult } from "./templates.ts";
 import { writeSessionStatus } from "./state.ts";
 import { statusOrder, WriteBuffer, type Selector, type Target } from "./write-buffer.ts";
 import { EventFlush, type Draft, type MessageOutcome, type RpcResult, type SendOutcome, type SessionConfig } from "./types.ts";
@@ -58,6 +59,8 @@ export class SessionDO extends DurableObject<Env> {
   private readonly commits: GroupCommit;
   /** The account's shard, resolved once per DO (an account never changes shard); a failed look is retried. */
   private shardOf: Promise<Shard> | null = null;
+  /** The session's message templates (its network's, cached in D1). */
+  private readonly templateOps: SessionTemplates;
 
   constructor(ctx: DurableObjectState, env: Env) {
     super(ctx, env);
@@ -82,6 +85,13 @@ export class SessionDO extends DurableObject<Env> {
       driver: () => this.driver(),
       queueEvents: (ids) => this.queueEvents(ids),
       fail: (reason) => this.transition("FAILED", reason),
+    });
+    this.templateOps = new SessionTemplates({
+      env,
+      identity: () => ({ accountId: this.config!.accountId, sessionId: this.config!.sessionId }),
+      shard: () => this.shard(),
+      driver: () => this.driver(),
+      wakeAt: (at) => this.ensureAlarm(at),
     });
     void ctx.blockConcurrencyWhile(async () => {
       this.config = (await ctx.storage.get<SessionConfig>("config")) ?? null;
@@ -156,6 +166,7 @@ export class SessionDO extends DurableObject<Env> {
       },
       order: (step) => statusOrder(this.buffer, step),
       commit: () => this.commits.flush(),
+      templateUpdated: (update) => this.templateOps.updated(update),
     }));
   }
 
@@ -343,6 +354,13 @@ export class SessionDO extends DurableObject<Env> {
     const res = await this.driver().markRead?.(externalId);
     if (!res || res.ok) return { ok: true };
     return { ok: false, code: res.error.code, message: res.error.message, retry: res.retryAfterMs !== undefined };
+  }
+
+  /** The session's templates at its network: sync, create, delete (templates/service.ts); the session must be WORKING. */
+  async templates(accountId: string, op: TemplateOp): Promise<TemplateOpResult> {
+    if (!this.config || this.config.accountId !== accountId) return { ok: false, code: "not_found", message: "No session was found at this address.", status: 404 };
+    if (this.status !== "WORKING") return { ok: false, code: "session_not_working", message: `The session is ${this.status}; it must be WORKING.`, status: 409 };
+    return this.templateOps.run(op);
   }
 
   /** The network's webhook for this session (Meta's, for WhatsApp); 404 where the network has none. */

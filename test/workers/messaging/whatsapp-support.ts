@@ -5,16 +5,30 @@ import { fakePhone, graphUrl, hubSignature, json, type SessionJson } from "./sup
 export const APP_SECRET = "app-secret-for-tests";
 export const VERIFY = "verify-me";
 
-/** A WORKING whatsapp session on a new number of the fake Graph API. */
-export async function whatsappSession(key: string) {
+/** The approved templates every fake business account starts with. */
+export const FAKE_TEMPLATES = [
+  { id: "1192339204654487", name: "hello_world", language: "en_US", status: "APPROVED", category: "UTILITY", components: [{ type: "BODY", text: "Welcome and congratulations!!" }], quality_score: { score: "GREEN" } },
+  { id: "1192339204654488", name: "order_update", language: "en_US", status: "APPROVED", category: "UTILITY", components: [{ type: "BODY", text: "Hi {{1}}, your order has shipped.", example: { body_text: [["Ada"]] } }], quality_score: { score: "GREEN" } },
+];
+
+/** A business account of the fake Graph API with these templates: answers its id. */
+export async function fakeWaba(token: string, templates: unknown[] = FAKE_TEMPLATES): Promise<string> {
+  const wabaId = `1022${Date.now() % 1e8}${Math.floor(Math.random() * 1e4)}`;
+  await fetch(`${graphUrl()}/__fake/wabas`, { method: "POST", body: JSON.stringify({ wabaId, token, templates }) });
+  return wabaId;
+}
+
+/** A WORKING whatsapp session on a new number of the fake Graph API, with its business account (FAKE_TEMPLATES unless given). */
+export async function whatsappSession(key: string, templates?: unknown[]) {
   const phone = await fakePhone("token-abc");
+  const wabaId = await fakeWaba(phone.token, templates);
   const res = await api("/api/sessions", {
     method: "POST",
     key,
-    json: { name: "wa", network: "whatsapp", whatsapp: { phoneNumberId: phone.phoneNumberId, accessToken: phone.token, appSecret: APP_SECRET, verifyToken: VERIFY } },
+    json: { name: "wa", network: "whatsapp", whatsapp: { phoneNumberId: phone.phoneNumberId, businessAccountId: wabaId, accessToken: phone.token, appSecret: APP_SECRET, verifyToken: VERIFY } },
   });
   expect(res.status).toBe(201);
-  return { phone, session: await json<SessionJson>(res) };
+  return { phone, wabaId, session: await json<SessionJson>(res) };
 }
 
 /**
