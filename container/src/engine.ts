@@ -134,9 +134,11 @@ export function engineArgs(engine: Engine, jobDir: string, sandboxed = false, lu
 /**
  * What a document may run without shellEscape (TeX Live's restricted shell escape, with a
  * shorter list than its default): repstopdf, so EPS figures work in pdflatex as with a
- * bare TeX Live. It runs in the job's sandbox like everything else.
+ * bare TeX Live, and kpsewhich, which packages ask for kpathsea's settings (TeX Live 2024's
+ * hardwrap, loaded by the tufte classes, reads max_print_line through it and fails without).
+ * They run in the job's sandbox like everything else.
  */
-export const RESTRICTED_COMMANDS = "repstopdf";
+export const RESTRICTED_COMMANDS = "repstopdf,kpsewhich";
 
 /**
  * The complete environment of an engine or bib process: nothing inherited. When the
@@ -233,7 +235,12 @@ export function spawnLimited(cmd: string, args: string[], o: SpawnOptions): Chil
   let env: Record<string, string>;
   const sub = o.subdir ?? "";
   if (o.sandbox) {
-    const inner = { ...engineEnv(SANDBOX_JOB_DIR, sub, o.shellEscape === true), ...o.env };
+    // LuaTeX 1.18 (TeX Live 2024's Debian) applies openin_any to Lua's io.open too, and luaotfload
+    // opens TeX tree files by absolute path (ScriptExtensions.txt): paranoid mode would refuse them.
+    // Restricted mode reads absolute paths; the sandbox shows only the TeX tree and the job, and
+    // the Lua sandbox limits io.open to them again
+    const lua: Record<string, string> = cmd === "lualatex" && !o.shellEscape ? { openin_any: "r" } : {};
+    const inner = { ...engineEnv(SANDBOX_JOB_DIR, sub, o.shellEscape === true), ...lua, ...o.env };
     const bw = bwrapArgs({
       hostDir: o.cwd,
       env: inner,

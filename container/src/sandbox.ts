@@ -12,6 +12,7 @@ import { execFile } from "node:child_process";
 import { existsSync, promises as fs, readlinkSync } from "node:fs";
 import path from "node:path";
 import { fileURLToPath } from "node:url";
+import { texBinds } from "./texroot.ts";
 import type { UidRange } from "./uids.ts";
 
 /** Where the job directory appears inside the sandbox. */
@@ -42,10 +43,13 @@ export function fontCacheEnv(cfg: { mfCacheDir?: string | undefined; sandbox: bo
  *    time (TEXMFSYSVAR, /var/lib/texmf/luatex-cache);
  *  - /etc/fonts, /var/cache/fontconfig: fontconfig configuration and caches (xelatex);
  *  - /etc/alternatives: symlinks only; Debian's /usr/bin/bibtex points through it;
- *  - /etc/ld.so.cache: the dynamic linker's cache (speed only).
- * Missing ones are skipped (--ro-bind-try); /usr is required.
+ *  - /etc/ld.so.cache: the dynamic linker's cache (speed only);
+ *  - /etc/paperspecs, /etc/papersize: libpaper 2 (trixie's dvipdfmx) knows no paper size, not
+ *    even a4, without its paperspecs.
+ * Missing ones are skipped (--ro-bind-try); /usr is required. With a TeX root filesystem
+ * (texroot.ts) all of them are its own, bound at the same places.
  */
-export const RO_BINDS: readonly string[] = ["/etc/texmf", "/var/lib/texmf", "/etc/fonts", "/var/cache/fontconfig", "/etc/alternatives", "/etc/ld.so.cache"];
+export const RO_BINDS: readonly string[] = ["/etc/texmf", "/var/lib/texmf", "/etc/fonts", "/var/cache/fontconfig", "/etc/alternatives", "/etc/ld.so.cache", "/etc/paperspecs", "/etc/papersize"];
 
 /** Merged-/usr symlinks at the root (Debian bookworm); a real directory is bound instead. */
 const ROOT_LINKS: ReadonlyArray<readonly [string, string]> = [
@@ -104,12 +108,9 @@ export function bwrapArgs(spec: SandboxSpec): string[] {
     "--new-session",
     "--hostname",
     "texpool",
-    "--ro-bind",
-    "/usr",
-    "/usr",
+    ...texBinds(RO_BINDS),
     ...rootLinkArgs(),
   ];
-  for (const p of RO_BINDS) args.push("--ro-bind-try", p, p);
   args.push("--proc", "/proc", "--dev", "/dev", "--perms", "1777", "--size", String(TMP_BYTES), "--tmpfs", "/tmp");
   if (spec.luaSandbox) args.push("--ro-bind", spec.luaSandbox, SANDBOX_LUA);
   if (spec.fmtFile) args.push("--ro-bind", spec.fmtFile, SANDBOX_FMT);
