@@ -51,7 +51,7 @@ function isDebian(): boolean {
 }
 
 const isRoot = process.getuid?.() === 0;
-if ((process.env.TEX_ROOT ?? "").trim() !== "host") ensureRootfs();
+if (!["host", "/"].includes((process.env.TEX_ROOT ?? "").trim())) ensureRootfs();
 const hasDpkg = ok("dpkg-query", ["--version"]);
 const missing = hasDpkg ? missingPackages() : [];
 
@@ -136,9 +136,11 @@ function warmCaches(): void {
 
 /** The trixie root filesystem: built (or found complete), its engines checked; exits. */
 function ensureRootfs(): never {
-  if (!rootfsReady(ROOT)) {
+  // TEX_ROOT=/path builds (or checks) that root filesystem instead of the default one
+  const target = (process.env.TEX_ROOT ?? "").trim() ? path.resolve(process.env.TEX_ROOT!.trim()) : DEFAULT_TEX_ROOT;
+  if (!rootfsReady(ROOT, target)) {
     if (!isRoot || !isDebian()) {
-      console.error(`The TeX root filesystem (${DEFAULT_TEX_ROOT}) is missing or stale. Build it as root on Debian/Ubuntu:\n\n  sudo npm run tex:ensure\n\n(or TEX_ROOT=host npm run tex:ensure for the host's own TeX Live)`);
+      console.error(`The TeX root filesystem (${target}) is missing or stale. Build it as root on Debian/Ubuntu:\n\n  sudo npm run tex:ensure\n\n(or TEX_ROOT=host npm run tex:ensure for the host's own TeX Live)`);
       process.exit(1);
     }
     // the host needs only bubblewrap (and prlimit, util-linux): every TeX program is the rootfs's
@@ -146,7 +148,7 @@ function ensureRootfs(): never {
   }
   let r;
   try {
-    r = buildRootfs(ROOT);
+    r = buildRootfs(ROOT, target);
   } catch (e) {
     console.error(`TeX rootfs: ${(e as Error).message}`);
     process.exit(1);
