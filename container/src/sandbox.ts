@@ -21,6 +21,8 @@ export const SANDBOX_JOB_DIR = "/job";
 export const SANDBOX_FMT = "/opt/texpool/preamble.fmt";
 /** Where the Lua sandbox (src/lua/sandbox.lua) appears inside the sandbox (lualatex only). */
 export const SANDBOX_LUA = "/opt/texpool/sandbox.lua";
+/** Where the server's guards for programs documents may run appear inside the sandbox (read-only; first in PATH). */
+export const SANDBOX_BIN = "/opt/texpool/bin";
 /** Where the generated METAFONT fonts (mf.ts) appear inside the sandbox (read-only). */
 export const SANDBOX_FONT_CACHE = "/opt/texpool/fonts";
 
@@ -74,6 +76,8 @@ export interface SandboxSpec {
   fontCache?: string | undefined;
   /** Host path of a warm driver's folder (the server's) to bind read-only at SANDBOX_DRIVER, if any. */
   driverDir?: string | undefined;
+  /** Host path of the program guards (runtimeBinPath) to bind read-only at SANDBOX_BIN, if any. */
+  binDir?: string | undefined;
 }
 
 /** /tmp inside: a small tmpfs (TMPDIR points at the job directory anyway). */
@@ -116,6 +120,7 @@ export function bwrapArgs(spec: SandboxSpec): string[] {
   if (spec.fmtFile) args.push("--ro-bind", spec.fmtFile, SANDBOX_FMT);
   if (spec.fontCache) args.push("--ro-bind-try", spec.fontCache, SANDBOX_FONT_CACHE);
   if (spec.driverDir) args.push("--ro-bind", spec.driverDir, SANDBOX_DRIVER);
+  if (spec.binDir) args.push("--ro-bind", spec.binDir, SANDBOX_BIN);
   args.push("--bind", spec.hostDir, SANDBOX_JOB_DIR, "--chdir", spec.chdir ?? SANDBOX_JOB_DIR, "--remount-ro", "/", "--clearenv");
   for (const [k, v] of Object.entries(spec.env)) args.push("--setenv", k, v);
   return args;
@@ -128,6 +133,23 @@ export const LUA_SANDBOX_SOURCE = fileURLToPath(new URL("./lua/sandbox.lua", imp
 export function runtimeLuaPath(jobRoot: string): string {
   return path.join(jobRoot, ".runtime", "sandbox.lua");
 }
+
+/** The folder of program guards engines find first in PATH (see stageRuntimeFiles). */
+export function runtimeBinPath(jobRoot: string): string {
+  return path.join(jobRoot, ".runtime", "bin");
+}
+
+/**
+ * kpsewhich as documents run it (restricted shell escape: `\input|"kpsewhich ..."`). Its -mktex
+ * option would run mktextfm/mktexpk, i.e. METAFONT, which jobs never run (MKTEX*=0 in the
+ * environment, which the command line overrides); kpsewhich also takes abbreviations (-mk=tfm).
+ */
+export const KPSEWHICH_GUARD = `#!/bin/sh
+for a in "$@"; do
+  case "$a" in -mk*|--mk*) echo "kpsewhich: -mktex is not allowed here" >&2; exit 1 ;; esac
+done
+exec /usr/bin/kpsewhich "$@"
+`;
 
 /** Paths the engine uid must reach, as TeX sees them when it reads a job's paths unsandboxed. */
 const TEX_SAFE_PATH = /^[A-Za-z0-9_./-]+$/;
@@ -157,6 +179,11 @@ export async function stageRuntimeFiles(cfg: StageConfig, source = LUA_SANDBOX_S
   await fs.chmod(path.dirname(target), 0o755);
   await fs.copyFile(source, target);
   await fs.chmod(target, 0o644);
+  const bin = runtimeBinPath(cfg.jobRoot);
+  await fs.mkdir(bin, { recursive: true, mode: 0o755 });
+  await fs.chmod(bin, 0o755);
+  await fs.writeFile(path.join(bin, "kpsewhich"), KPSEWHICH_GUARD, { mode: 0o755 });
+  await fs.chmod(path.join(bin, "kpsewhich"), 0o755);
   if (!cfg.uids) return target; // engines run as the server's own uid, which made these
   // every job uid has the same rights here (none of its own): one stands for all
   const uid = cfg.uids.base;
