@@ -119,7 +119,10 @@ async function read(engines: readonly Engine[]): Promise<Environment> {
   const [pdftex, pkgs, fams, ...versions] = await Promise.all([run("pdftex", ["--version"]), packages(), fonts(), ...engines.map((e) => run(e, ["--version"]))]);
   const banner = firstLine(pdftex);
   const release = await run("kpsewhich", ["-var-value", "TEXMFROOT"]).then((root) => fs.readFile(texHostPath(path.join(root.trim(), "release-texlive.txt")), "utf8").catch(() => ""));
-  const version = /version (\d{4})/.exec(release)?.[1] ?? /TeX Live (\d{4})/.exec(banner ?? "")?.[1] ?? null;
+  // Debian's release of it first: trixie's is TeX Live 2024 (its engines; package 2024.20250309),
+  // whose tree snapshot's release file and banner already say 2025
+  const debian = /^(\d{4})\./.exec((await run("dpkg-query", ["-W", "-f=${Version}", "texlive-base"])).trim())?.[1];
+  const version = debian ?? /version (\d{4})/.exec(release)?.[1] ?? /TeX Live (\d{4})/.exec(banner ?? "")?.[1] ?? null;
   return {
     texlive: { version, banner },
     engines: engines.map((name, i) => ({ name, version: firstLine(versions[i] ?? "") })),

@@ -73,6 +73,10 @@ describe("the installation", () => {
     const r = await fetch(`${s.url}/environment`);
     const env = (await r.json()) as { texlive: { version: string }; fonts: string[] };
     expect(Number(env.texlive.version), `TEX_ROOT ${resolveTexRoot(process.env) ?? "host"}`).toBeGreaterThanOrEqual(2024);
+    // Debian's release of TeX Live, where dpkg knows it (trixie: 2024.20250309, "TeX Live 2025/dev" in its banner)
+    const root = resolveTexRoot(process.env);
+    const deb = spawnSync("dpkg-query", [...(root ? [`--admindir=${root}/var/lib/dpkg`] : []), "-W", "-f=${Version}", "texlive-base"], { encoding: "utf8" }).stdout;
+    if (/^\d{4}\./.test(deb)) expect(env.texlive.version).toBe(deb.slice(0, 4));
     for (const f of ["Liberation Serif", "Liberation Sans", "TeX Gyre Heros", "TeX Gyre Termes"]) expect(env.fonts).toContain(f);
     // what xelatex's fontspec asks fontconfig for, through the same wrappers the tests run TeX with
     const match = spawnSync("fc-match", ["-f", "%{family[0]}", "Times New Roman"], { encoding: "utf8" }).stdout;
