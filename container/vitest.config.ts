@@ -4,7 +4,14 @@
 // its queue, counters, processes or timing), one at a time: 2-core CI. preamble-corpus runs in the
 // first group with servers of its own: it mostly waits for their dumps, which run at the lowest
 // priority, so the other files' compiles fill the cores meanwhile.
+import path from "node:path";
 import { defineConfig } from "vitest/config";
+import { resolveTexRoot, TEX_ROOT_BIN } from "./src/texroot.ts";
+
+// With a TeX root filesystem (npm run tex:ensure) the servers' jobs run its TeX: what the tests run
+// themselves (bare engines, kpsewhich, pdftotext) must be the same, through its wrappers
+const texRoot = resolveTexRoot(process.env);
+if (texRoot && !process.env.PATH?.startsWith(path.join(texRoot, TEX_ROOT_BIN))) process.env.PATH = `${path.join(texRoot, TEX_ROOT_BIN)}:${process.env.PATH ?? "/usr/bin:/bin"}`;
 
 /** Files that talk to the shared server only (shared-server.ts says what they may not assume). */
 const SHARED = ["compile", "corpus", "packages", "passes", "project", "shell-escape", "tools-untrusted", "project-names", "project-fonts", "project-installed", "projects-corpus", "outputs", "outputs-synctex"].map((n) => `test/${n}.test.ts`);

@@ -1,11 +1,15 @@
-// Makes sure TeX Live (container/tex-packages.txt) is installed on a dev/CI machine.
-//   node scripts/ensure-tex.ts      (npm run tex:ensure)
-// Installed: exit 0. Missing and root on Debian/Ubuntu: apt-get install, then the
-// same cache warm-up as the Dockerfile. Otherwise: exit 1 with the exact command.
+// Makes sure the TeX Live of the image (Debian trixie's, container/tex-packages.txt) is there on a
+// dev/CI machine.   node scripts/ensure-tex.ts      (npm run tex:ensure)
+// Default: a trixie root filesystem in /opt/texpool/trixie (scripts/tex-rootfs.ts; root on a
+// Debian/Ubuntu host; built once, checked in a second after), which the compile server's sandbox
+// binds (container/src/texroot.ts). TEX_ROOT=host: the host's own Debian TeX Live instead
+// (apt-get install of the same list, then the Dockerfile's warm-up), as before.
 import { spawnSync } from "node:child_process";
 import { existsSync, readdirSync, readFileSync } from "node:fs";
 import path from "node:path";
 import { fileURLToPath } from "node:url";
+import { buildRootfs, rootfsReady, SHIM_DIR } from "./tex-rootfs.ts";
+import { DEFAULT_TEX_ROOT } from "../container/src/texroot.ts";
 
 const ROOT = path.resolve(path.dirname(fileURLToPath(import.meta.url)), "..");
 const LIST = path.join(ROOT, "container", "tex-packages.txt");
@@ -47,6 +51,7 @@ function isDebian(): boolean {
 }
 
 const isRoot = process.getuid?.() === 0;
+if (!["host", "/"].includes((process.env.TEX_ROOT ?? "").trim())) ensureRootfs();
 const hasDpkg = ok("dpkg-query", ["--version"]);
 const missing = hasDpkg ? missingPackages() : [];
 
@@ -127,4 +132,33 @@ function warmCaches(): void {
   const r = spawnSync("lualatex", ["-interaction=batchmode", "warmup.tex"], { cwd: dir, stdio: "ignore", env: { ...process.env, TEXMFVAR: "/var/lib/texmf" } });
   spawnSync("rm", ["-rf", dir]);
   if (r.status !== 0) console.error("TeX: font cache warm-up failed (lualatex jobs with CJK fonts will be slow)");
+}
+
+/** The trixie root filesystem: built (or found complete), its engines checked; exits. */
+function ensureRootfs(): never {
+  // TEX_ROOT=/path builds (or checks) that root filesystem instead of the default one
+  const target = (process.env.TEX_ROOT ?? "").trim() ? path.resolve(process.env.TEX_ROOT!.trim()) : DEFAULT_TEX_ROOT;
+  if (!rootfsReady(ROOT, target)) {
+    if (!isRoot || !isDebian()) {
+      console.error(`The TeX root filesystem (${target}) is missing or stale. Build it as root on Debian/Ubuntu:\n\n  sudo npm run tex:ensure\n\n(or TEX_ROOT=host npm run tex:ensure for the host's own TeX Live)`);
+      process.exit(1);
+    }
+    // the host needs only bubblewrap (and prlimit, util-linux): every TeX program is the rootfs's
+    if (!ok("/usr/bin/bwrap", ["--version"])) spawnSync("apt-get", ["install", "-y", "--no-install-recommends", "bubblewrap"], { stdio: "inherit", env: { ...process.env, DEBIAN_FRONTEND: "noninteractive" } });
+  }
+  let r;
+  try {
+    r = buildRootfs(ROOT, target);
+  } catch (e) {
+    console.error(`TeX rootfs: ${(e as Error).message}`);
+    process.exit(1);
+  }
+  const shim = path.join(r.root, SHIM_DIR);
+  const works = ["pdflatex", "xelatex", "lualatex", "bibtex", "biber"].every((c) => ok(path.join(shim, c), ["--version"])) && ok(path.join(shim, "kpsewhich"), ["-must-exist", "pstricks.sty"]);
+  if (!works) {
+    console.error(`TeX rootfs ${r.root}: its engines do not run (rebuild: rm -rf ${r.root} && npm run tex:ensure)`);
+    process.exit(1);
+  }
+  console.log(`TeX: ${r.built ? "built" : "ready"} ${r.root} (Debian trixie, TeX Live 2024) in ${r.seconds} s; its programs on the host: PATH=${shim}:$PATH`);
+  process.exit(0);
 }

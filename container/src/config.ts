@@ -2,6 +2,7 @@
 // Every knob is documented in container/README.md.
 import os from "node:os";
 import path from "node:path";
+import { resolveTexRoot } from "./texroot.ts";
 import type { UidRange } from "./uids.ts";
 
 export type Engine = "pdflatex" | "xelatex" | "lualatex";
@@ -78,6 +79,11 @@ export interface Config {
    * MF_FONT_CACHE, default `<jobRoot>/.runtime/fonts`; "off": never generated).
    */
   mfCacheDir: string | undefined;
+  /**
+   * The TeX root filesystem jobs use (TEX_ROOT; texroot.ts), or undefined for the host's TeX.
+   * Only the sandbox can show it to engines: without the sandbox the host's TeX is used.
+   */
+  texRoot: string | undefined;
 }
 
 function int(env: NodeJS.ProcessEnv, name: string, def: number, min = 0): number {
@@ -165,6 +171,7 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env, overrides: Part
     logRequests: env.LOG_REQUESTS === "1",
     mfCacheDir: env.MF_FONT_CACHE === "off" ? undefined : env.MF_FONT_CACHE || path.join(jobRoot, ".runtime", "fonts"),
     cgroups: (env.COMPILE_CGROUPS ?? "auto").trim().toLowerCase() === "off" ? "off" : "auto",
+    texRoot: sandboxRaw === "on" ? resolveTexRoot(env) : undefined,
   };
   const out: Config = {
     ...cfg,

@@ -10,6 +10,7 @@
 import { execFile } from "node:child_process";
 import { constants, promises as fs } from "node:fs";
 import path from "node:path";
+import { texCommand, texHostPath } from "./texroot.ts";
 
 /** The folder of a job directory the server writes the driver's lean configuration into (dot: no upload or TeX output can name it). */
 export const DRIVER_DIR = ".texpool-driver";
@@ -144,7 +145,8 @@ export class FontMaps {
 
 function kpsewhich(args: string[], env: Record<string, string>): Promise<string[]> {
   return new Promise((resolve) => {
-    execFile("kpsewhich", ["-progname=dvipdfmx", ...args], { env, timeout: 10_000 }, (err, stdout) => resolve(err && !stdout ? [] : stdout.split("\n").filter(Boolean)));
+    const [file, argv] = texCommand("kpsewhich", ["-progname=dvipdfmx", ...args]);
+    execFile(file, argv, { env, timeout: 10_000 }, (err, stdout) => resolve(err && !stdout ? [] : stdout.split("\n").filter(Boolean)));
   });
 }
 
@@ -159,13 +161,13 @@ export function fontMaps(env: Record<string, string>): Promise<FontMaps | undefi
   loaded ??= (async () => {
     const [cfgPath] = await kpsewhich(["-format=other text files", "dvipdfmx.cfg"], env);
     if (!cfgPath) return undefined;
-    const cfgText = await fs.readFile(cfgPath, "latin1");
+    const cfgText = await fs.readFile(texHostPath(cfgPath), "latin1");
     const mapNames = [...cfgText.matchAll(/^\s*f\s+(\S+)/gm)].map((m) => m[1]!);
     if (mapNames.length === 0) return undefined;
     const paths = await kpsewhich(["-format=map", ...mapNames], env);
     if (paths.length !== mapNames.length) return undefined;
     // `i` lines (included configurations) stay in the lean copy and are found on the default path
-    const maps = await Promise.all(paths.map((p) => fs.readFile(p, "latin1")));
+    const maps = await Promise.all(paths.map((p) => fs.readFile(texHostPath(p), "latin1")));
     return new FontMaps(cfgText, maps);
   })().catch(() => undefined);
   return loaded;

@@ -6,7 +6,7 @@ import { promises as fs } from "node:fs";
 import path from "node:path";
 import { fileURLToPath } from "node:url";
 import type { Config, Engine } from "./config.ts";
-import { bwrapArgs, runtimeLuaPath, SANDBOX_FMT, SANDBOX_JOB_DIR, SANDBOX_LUA } from "./sandbox.ts";
+import { bwrapArgs, runtimeBinPath, runtimeLuaPath, SANDBOX_BIN, SANDBOX_FMT, SANDBOX_JOB_DIR, SANDBOX_LUA } from "./sandbox.ts";
 import { jobsDir } from "./workdir.ts";
 import { TEX_SPECIAL_CHAR } from "./names.ts";
 import { closeOf } from "./supervise.ts";
@@ -134,9 +134,11 @@ export function engineArgs(engine: Engine, jobDir: string, sandboxed = false, lu
 /**
  * What a document may run without shellEscape (TeX Live's restricted shell escape, with a
  * shorter list than its default): repstopdf, so EPS figures work in pdflatex as with a
- * bare TeX Live. It runs in the job's sandbox like everything else.
+ * bare TeX Live, and kpsewhich, which packages ask for kpathsea's settings (TeX Live 2024's
+ * hardwrap, loaded by the tufte classes, reads max_print_line through it and fails without).
+ * They run in the job's sandbox like everything else.
  */
-export const RESTRICTED_COMMANDS = "repstopdf";
+export const RESTRICTED_COMMANDS = "repstopdf,kpsewhich";
 
 /**
  * The complete environment of an engine or bib process: nothing inherited. When the
@@ -207,6 +209,8 @@ export interface SpawnOptions {
   fontCache?: string | undefined;
   /** Host path of a warm driver's folder (driver-warm.ts), bound read-only in the sandbox. */
   driverDir?: string | undefined;
+  /** Host path of the program guards (sandbox.ts, runtimeBinPath), first in PATH in the sandbox. */
+  binDir?: string | undefined;
 }
 
 /** The job directory as its processes see it: /job in the sandbox. */
@@ -233,7 +237,13 @@ export function spawnLimited(cmd: string, args: string[], o: SpawnOptions): Chil
   let env: Record<string, string>;
   const sub = o.subdir ?? "";
   if (o.sandbox) {
-    const inner = { ...engineEnv(SANDBOX_JOB_DIR, sub, o.shellEscape === true), ...o.env };
+    // LuaTeX 1.18 (TeX Live 2024's Debian) applies openin_any to Lua's io.open too, and luaotfload
+    // opens TeX tree files by absolute path (ScriptExtensions.txt): paranoid mode would refuse them.
+    // Restricted mode reads absolute paths; the sandbox shows only the TeX tree and the job, and
+    // the Lua sandbox limits io.open to them again
+    const lua: Record<string, string> = cmd === "lualatex" && !o.shellEscape ? { openin_any: "r" } : {};
+    const inner = { ...engineEnv(SANDBOX_JOB_DIR, sub, o.shellEscape === true), ...lua, ...o.env };
+    if (o.binDir) inner.PATH = `${SANDBOX_BIN}:${inner.PATH ?? "/usr/bin:/bin"}`;
     const bw = bwrapArgs({
       hostDir: o.cwd,
       env: inner,
@@ -242,6 +252,7 @@ export function spawnLimited(cmd: string, args: string[], o: SpawnOptions): Chil
       fmtFile: o.fmtFile,
       fontCache: o.fontCache,
       driverDir: o.driverDir,
+      binDir: o.binDir,
     });
     argv = [...limits, o.bwrapPath, ...bw, "--", cmd, ...args];
     env = { PATH: inner.PATH ?? "/usr/bin:/bin", LANG: "C.UTF-8" };
@@ -275,6 +286,7 @@ export function spawnOptions(cfg: Config, cwd: string): SpawnOptions {
     uid: ownerOf(cwd)?.uid,
     gid: ownerOf(cwd)?.gid,
     luaSandbox: runtimeLuaPath(cfg.jobRoot), // the copy engines can read (stageRuntimeFiles)
+    binDir: runtimeBinPath(cfg.jobRoot),
     maxProcesses: cfg.limits.shellEscapeProcesses,
     fontCache: cfg.mfCacheDir,
   };
@@ -312,7 +324,7 @@ export async function checkSandbox(cfg: Config, timeoutMs = 15_000): Promise<San
       `echo "UID $(id -u)"`,
       `echo probe > ${SANDBOX_JOB_DIR}/probe`,
     ].join("\n");
-    const child = spawnLimited("/bin/sh", ["-c", script], { ...spawnOptions(cfg, dir), sandbox: true });
+    const child = spawnLimited("/bin/sh", ["-c", script], { ...spawnOptions(cfg, dir), sandbox: true, binDir: undefined });
     child.stdin!.end();
     let out = "";
     child.stdout!.on("data", (c: Buffer) => (out += c.toString()));

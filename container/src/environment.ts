@@ -7,6 +7,7 @@ import { execFile } from "node:child_process";
 import { promises as fs } from "node:fs";
 import path from "node:path";
 import type { Engine } from "./config.ts";
+import { texCommand, texHostPath } from "./texroot.ts";
 
 export interface PackageInfo {
   name: string;
@@ -33,9 +34,11 @@ const MAX_FONTS = 5_000;
 const READ_CONCURRENCY = 16;
 const RUN_TIMEOUT_MS = 20_000;
 
+/** A tool of the installation (texroot.ts: the TeX root filesystem's when there is one). */
 function run(cmd: string, args: string[]): Promise<string> {
+  const [file, argv] = texCommand(cmd, args);
   return new Promise((resolve) => {
-    execFile(cmd, args, { timeout: RUN_TIMEOUT_MS, maxBuffer: 16 * 1024 * 1024, env: { PATH: "/usr/local/bin:/usr/bin:/bin", LANG: "C.UTF-8" } }, (err, stdout) => resolve(err ? "" : stdout));
+    execFile(file, argv, { timeout: RUN_TIMEOUT_MS, maxBuffer: 16 * 1024 * 1024, env: { PATH: "/usr/local/bin:/usr/bin:/bin", LANG: "C.UTF-8" } }, (err, stdout) => resolve(err ? "" : stdout));
   });
 }
 
@@ -86,7 +89,7 @@ async function packages(): Promise<PackageInfo[]> {
   const roots = (await run("kpsewhich", ["-expand-path", "$TEXMFDBS"])).trim().split(":").filter(Boolean);
   const files = new Map<string, string>();
   for (const root of roots) {
-    const db = await fs.readFile(path.join(root, "ls-R"), "utf8").catch(() => "");
+    const db = await fs.readFile(texHostPath(path.join(root, "ls-R")), "utf8").catch(() => "");
     parseLsR(db, root, files);
   }
   const list = [...files.entries()];
@@ -97,7 +100,7 @@ async function packages(): Promise<PackageInfo[]> {
       const [file, full] = list[i]!;
       const kind = file.endsWith(".cls") ? "class" : "package";
       const name = file.slice(0, -4);
-      out[i] = { name, kind, ...providedInfo(await readHead(full), name, kind) };
+      out[i] = { name, kind, ...providedInfo(await readHead(texHostPath(full)), name, kind) };
     }
   };
   await Promise.all(Array.from({ length: READ_CONCURRENCY }, worker));
@@ -115,8 +118,11 @@ async function read(engines: readonly Engine[]): Promise<Environment> {
   const started = Date.now();
   const [pdftex, pkgs, fams, ...versions] = await Promise.all([run("pdftex", ["--version"]), packages(), fonts(), ...engines.map((e) => run(e, ["--version"]))]);
   const banner = firstLine(pdftex);
-  const release = await run("kpsewhich", ["-var-value", "TEXMFROOT"]).then((root) => fs.readFile(path.join(root.trim(), "release-texlive.txt"), "utf8").catch(() => ""));
-  const version = /version (\d{4})/.exec(release)?.[1] ?? /TeX Live (\d{4})/.exec(banner ?? "")?.[1] ?? null;
+  const release = await run("kpsewhich", ["-var-value", "TEXMFROOT"]).then((root) => fs.readFile(texHostPath(path.join(root.trim(), "release-texlive.txt")), "utf8").catch(() => ""));
+  // Debian's release of it first: trixie's is TeX Live 2024 (its engines; package 2024.20250309),
+  // whose tree snapshot's release file and banner already say 2025
+  const debian = /^(\d{4})\./.exec((await run("dpkg-query", ["-W", "-f=${Version}", "texlive-base"])).trim())?.[1];
+  const version = debian ?? /version (\d{4})/.exec(release)?.[1] ?? /TeX Live (\d{4})/.exec(banner ?? "")?.[1] ?? null;
   return {
     texlive: { version, banner },
     engines: engines.map((name, i) => ({ name, version: firstLine(versions[i] ?? "") })),

@@ -12,8 +12,12 @@ import { inFolder, WorkDir } from "./workdir.ts";
 import { BIBER_GUARD, checkBcf } from "./bcf.ts";
 import { checkXindyRun } from "./xdy.ts";
 
-/** Files LaTeX writes in one pass and reads in the next (and tools' outputs it reads). */
-const TRACKED = /\.(aux|toc|lof|lot|loa|lol|out|nav|snm|thm|bbl|ind|gls|acr|nls)$/;
+/**
+ * Files LaTeX writes in one pass and reads in the next (and tools' outputs it reads). minted 3
+ * (TeX Live 2024) highlights at the end of a pass and reads the result in the next: its
+ * highlight and style files (named by their content's hash, so they settle).
+ */
+const TRACKED = /\.(aux|toc|lof|lot|loa|lol|out|nav|snm|thm|bbl|ind|gls|acr|nls)$|\.(highlight|style)\.minted$/;
 
 export type Snapshot = Map<string, string>; // relative path -> sha1
 

@@ -10,6 +10,7 @@ import { engineArgs, jobDirSeen, MAIN_BASENAME, READY_MARKER, spawnLimited, spaw
 import { killGroup, normaliseExit } from "./supervise.ts";
 import { Fairness, LOW_PRIORITY, renice } from "./fairness.ts";
 import { fontCacheEnv, SANDBOX_FMT } from "./sandbox.ts";
+import { texHostPath } from "./texroot.ts";
 import { jobsDir, removeTree } from "./workdir.ts";
 import { leaseOwner, ownerOf, releaseOwner } from "./uids.ts";
 import { WarmDriver } from "./driver-warm.ts";
@@ -141,7 +142,7 @@ function listSysCache(): Promise<string[]> {
   sysCache ??= (async () => {
     const out: string[] = [];
     const walk = async (rel: string) => {
-      const entries = await fs.readdir(path.join(SYSVAR_CACHE, rel), { withFileTypes: true }).catch(() => []);
+      const entries = await fs.readdir(texHostPath(path.join(SYSVAR_CACHE, rel)), { withFileTypes: true }).catch(() => []);
       for (const e of entries) {
         const r = rel ? `${rel}/${e.name}` : e.name;
         if (e.isDirectory()) await walk(r);

@@ -17,6 +17,7 @@ import { BACKGROUND, LOW_PRIORITY, renice } from "./fairness.ts";
 import { refusal } from "./preamble-refuse.ts";
 import { makeJobDir, prepareLuaCache, removeDir, spawnProcess, type WarmProcess } from "./pool.ts";
 import { SANDBOX_JOB_DIR, SANDBOX_LUA } from "./sandbox.ts";
+import { texCommand, texHostPath } from "./texroot.ts";
 import type { CompileRequest } from "./validate.ts";
 import { inFolder, WorkDir } from "./workdir.ts";
 
@@ -114,14 +115,16 @@ const sha256 = (data: string | Buffer) => createHash("sha256").update(data).dige
 
 const ENGINE_BINARY: Record<Engine, string> = { pdflatex: "pdftex", xelatex: "xetex", lualatex: "luahbtex" };
 
-const run = (cmd: string, args: string[]) =>
-  new Promise<string>((resolve) => execFile(cmd, args, { encoding: "utf8", timeout: 10_000 }, (_err, stdout) => resolve(stdout ?? "")));
+const run = (cmd: string, args: string[]) => {
+  const [file, argv] = texCommand(cmd, args);
+  return new Promise<string>((resolve) => execFile(file, argv, { encoding: "utf8", timeout: 10_000 }, (_err, stdout) => resolve(stdout ?? "")));
+};
 
 /** Identity of the installed TeX: engine version line and the engine's own format file (size, mtime). */
 async function texVersion(engine: Engine): Promise<string> {
   const [v, fmt] = await Promise.all([run(engine, ["--version"]), run("kpsewhich", [`-engine=${ENGINE_BINARY[engine]}`, `${engine}.fmt`])]);
   const fmtPath = fmt.trim();
-  const st = fmtPath ? await fs.stat(fmtPath).catch(() => undefined) : undefined;
+  const st = fmtPath ? await fs.stat(texHostPath(fmtPath)).catch(() => undefined) : undefined;
   return `${v.split("\n")[0]}|${fmtPath}|${st ? `${st.size}:${st.mtimeMs}` : ""}`;
 }
 

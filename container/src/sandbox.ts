@@ -12,6 +12,7 @@ import { execFile } from "node:child_process";
 import { existsSync, promises as fs, readlinkSync } from "node:fs";
 import path from "node:path";
 import { fileURLToPath } from "node:url";
+import { texBinds } from "./texroot.ts";
 import type { UidRange } from "./uids.ts";
 
 /** Where the job directory appears inside the sandbox. */
@@ -20,6 +21,8 @@ export const SANDBOX_JOB_DIR = "/job";
 export const SANDBOX_FMT = "/opt/texpool/preamble.fmt";
 /** Where the Lua sandbox (src/lua/sandbox.lua) appears inside the sandbox (lualatex only). */
 export const SANDBOX_LUA = "/opt/texpool/sandbox.lua";
+/** Where the server's guards for programs documents may run appear inside the sandbox (read-only; first in PATH). */
+export const SANDBOX_BIN = "/opt/texpool/bin";
 /** Where the generated METAFONT fonts (mf.ts) appear inside the sandbox (read-only). */
 export const SANDBOX_FONT_CACHE = "/opt/texpool/fonts";
 
@@ -42,10 +45,13 @@ export function fontCacheEnv(cfg: { mfCacheDir?: string | undefined; sandbox: bo
  *    time (TEXMFSYSVAR, /var/lib/texmf/luatex-cache);
  *  - /etc/fonts, /var/cache/fontconfig: fontconfig configuration and caches (xelatex);
  *  - /etc/alternatives: symlinks only; Debian's /usr/bin/bibtex points through it;
- *  - /etc/ld.so.cache: the dynamic linker's cache (speed only).
- * Missing ones are skipped (--ro-bind-try); /usr is required.
+ *  - /etc/ld.so.cache: the dynamic linker's cache (speed only);
+ *  - /etc/paperspecs, /etc/papersize: libpaper 2 (trixie's dvipdfmx) knows no paper size, not
+ *    even a4, without its paperspecs.
+ * Missing ones are skipped (--ro-bind-try); /usr is required. With a TeX root filesystem
+ * (texroot.ts) all of them are its own, bound at the same places.
  */
-export const RO_BINDS: readonly string[] = ["/etc/texmf", "/var/lib/texmf", "/etc/fonts", "/var/cache/fontconfig", "/etc/alternatives", "/etc/ld.so.cache"];
+export const RO_BINDS: readonly string[] = ["/etc/texmf", "/var/lib/texmf", "/etc/fonts", "/var/cache/fontconfig", "/etc/alternatives", "/etc/ld.so.cache", "/etc/paperspecs", "/etc/papersize"];
 
 /** Merged-/usr symlinks at the root (Debian bookworm); a real directory is bound instead. */
 const ROOT_LINKS: ReadonlyArray<readonly [string, string]> = [
@@ -70,6 +76,8 @@ export interface SandboxSpec {
   fontCache?: string | undefined;
   /** Host path of a warm driver's folder (the server's) to bind read-only at SANDBOX_DRIVER, if any. */
   driverDir?: string | undefined;
+  /** Host path of the program guards (runtimeBinPath) to bind read-only at SANDBOX_BIN, if any. */
+  binDir?: string | undefined;
 }
 
 /** /tmp inside: a small tmpfs (TMPDIR points at the job directory anyway). */
@@ -104,17 +112,15 @@ export function bwrapArgs(spec: SandboxSpec): string[] {
     "--new-session",
     "--hostname",
     "texpool",
-    "--ro-bind",
-    "/usr",
-    "/usr",
+    ...texBinds(RO_BINDS),
     ...rootLinkArgs(),
   ];
-  for (const p of RO_BINDS) args.push("--ro-bind-try", p, p);
   args.push("--proc", "/proc", "--dev", "/dev", "--perms", "1777", "--size", String(TMP_BYTES), "--tmpfs", "/tmp");
   if (spec.luaSandbox) args.push("--ro-bind", spec.luaSandbox, SANDBOX_LUA);
   if (spec.fmtFile) args.push("--ro-bind", spec.fmtFile, SANDBOX_FMT);
   if (spec.fontCache) args.push("--ro-bind-try", spec.fontCache, SANDBOX_FONT_CACHE);
   if (spec.driverDir) args.push("--ro-bind", spec.driverDir, SANDBOX_DRIVER);
+  if (spec.binDir) args.push("--ro-bind", spec.binDir, SANDBOX_BIN);
   args.push("--bind", spec.hostDir, SANDBOX_JOB_DIR, "--chdir", spec.chdir ?? SANDBOX_JOB_DIR, "--remount-ro", "/", "--clearenv");
   for (const [k, v] of Object.entries(spec.env)) args.push("--setenv", k, v);
   return args;
@@ -127,6 +133,23 @@ export const LUA_SANDBOX_SOURCE = fileURLToPath(new URL("./lua/sandbox.lua", imp
 export function runtimeLuaPath(jobRoot: string): string {
   return path.join(jobRoot, ".runtime", "sandbox.lua");
 }
+
+/** The folder of program guards engines find first in PATH (see stageRuntimeFiles). */
+export function runtimeBinPath(jobRoot: string): string {
+  return path.join(jobRoot, ".runtime", "bin");
+}
+
+/**
+ * kpsewhich as documents run it (restricted shell escape: `\input|"kpsewhich ..."`). Its -mktex
+ * option would run mktextfm/mktexpk, i.e. METAFONT, which jobs never run (MKTEX*=0 in the
+ * environment, which the command line overrides); kpsewhich also takes abbreviations (-mk=tfm).
+ */
+export const KPSEWHICH_GUARD = `#!/bin/sh
+for a in "$@"; do
+  case "$a" in -mk*|--mk*) echo "kpsewhich: -mktex is not allowed here" >&2; exit 1 ;; esac
+done
+exec /usr/bin/kpsewhich "$@"
+`;
 
 /** Paths the engine uid must reach, as TeX sees them when it reads a job's paths unsandboxed. */
 const TEX_SAFE_PATH = /^[A-Za-z0-9_./-]+$/;
@@ -156,6 +179,11 @@ export async function stageRuntimeFiles(cfg: StageConfig, source = LUA_SANDBOX_S
   await fs.chmod(path.dirname(target), 0o755);
   await fs.copyFile(source, target);
   await fs.chmod(target, 0o644);
+  const bin = runtimeBinPath(cfg.jobRoot);
+  await fs.mkdir(bin, { recursive: true, mode: 0o755 });
+  await fs.chmod(bin, 0o755);
+  await fs.writeFile(path.join(bin, "kpsewhich"), KPSEWHICH_GUARD, { mode: 0o755 });
+  await fs.chmod(path.join(bin, "kpsewhich"), 0o755);
   if (!cfg.uids) return target; // engines run as the server's own uid, which made these
   // every job uid has the same rights here (none of its own): one stands for all
   const uid = cfg.uids.base;

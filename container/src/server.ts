@@ -17,6 +17,7 @@ import { Pools } from "./pool.ts";
 import { jobsDir } from "./workdir.ts";
 import { Fairness } from "./fairness.ts";
 import { EnvironmentInfo } from "./environment.ts";
+import { useTexRoot } from "./texroot.ts";
 import { Preambles } from "./preamble.ts";
 import { JobRegistry } from "./job-control.ts";
 import { detectCgroups, type Cgroups } from "./cgroup.ts";
@@ -66,7 +67,10 @@ export async function startServer(opts: StartOptions = {}): Promise<RunningServe
   const { env, waitWarm = true, ...overrides } = opts;
   const parsed = loadConfig(env ?? process.env, overrides);
   await prepareJobRoot(parsed);
+  useTexRoot(parsed.texRoot);
   const cfg = await verifySandbox(parsed);
+  // without the sandbox engines run on the host: its own TeX, then, everywhere
+  if (!cfg.sandbox) useTexRoot(undefined);
   await stageRuntimeFiles(cfg).catch(async (e: unknown) => {
     await fs.rm(cfg.jobRoot, { recursive: true, force: true }).catch(() => {});
     throw e;
@@ -168,7 +172,7 @@ async function verifySandbox(cfg: Config): Promise<Config> {
   if (r.ok) return cfg;
   if (cfg.uids) {
     console.warn(safeModeWarning(`the sandbox does not work here (${r.reason})`));
-    return withIsolation({ ...cfg, sandbox: false, safeMode: true });
+    return withIsolation({ ...cfg, sandbox: false, safeMode: true, texRoot: undefined });
   }
   await fs.rm(cfg.jobRoot, { recursive: true, force: true }).catch(() => {});
   throw new SandboxUnavailable(

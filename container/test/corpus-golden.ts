@@ -8,6 +8,7 @@ import { spawnSync } from "node:child_process";
 import { createHash } from "node:crypto";
 import { existsSync, readFileSync, renameSync, writeFileSync } from "node:fs";
 import path from "node:path";
+import { resolveTexRoot } from "../src/texroot.ts";
 import { bare, type Doc, type Outcome } from "./corpus-bare.ts";
 
 export const GOLDEN_FILE = path.join(import.meta.dirname, "corpus-golden.json");
@@ -28,7 +29,8 @@ function packageSet(): string {
     .split("\n")
     .map((l) => l.trim())
     .filter((l) => l && !l.startsWith("#"));
-  const dpkg = spawnSync("dpkg-query", ["-W", "-f=${Package} ${Version} ${Status}\n", ...list], { encoding: "utf8" });
+  const root = resolveTexRoot(process.env);
+  const dpkg = spawnSync("dpkg-query", [...(root ? [`--admindir=${root}/var/lib/dpkg`] : []), "-W", "-f=${Package} ${Version} ${Status}\n", ...list], { encoding: "utf8" });
   if (dpkg.status === 0) return dpkg.stdout.split("\n").sort().join("\n");
   const dist = spawnSync("kpsewhich", ["-var-value", "TEXMFDIST"], { encoding: "utf8" }).stdout.trim();
   const lsR = path.join(dist, "ls-R");

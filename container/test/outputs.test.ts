@@ -7,6 +7,7 @@ import { describe, expect, it } from "vitest";
 import { compile, doc, expectPdf, pdfText, type Result } from "./helpers.ts";
 import { unzip } from "./outputs-zip.ts";
 import { sharedServer } from "./shared-server.ts";
+import { resolveTexRoot, texHostPath } from "../src/texroot.ts";
 
 const s = sharedServer();
 
@@ -178,7 +179,7 @@ describe("GET /environment", () => {
     // geometry's own \ProvidesPackage line, as kpathsea finds the file
     const geometry = env.packages.find((p) => p.name === "geometry" && p.kind === "package");
     const file = spawnSync("kpsewhich", ["geometry.sty"], { encoding: "utf8" }).stdout.trim();
-    const line = spawnSync("grep", ["-A1", "ProvidesPackage{geometry}", file], { encoding: "utf8" }).stdout;
+    const line = spawnSync("grep", ["-A1", "ProvidesPackage{geometry}", texHostPath(file, resolveTexRoot(process.env))], { encoding: "utf8" }).stdout;
     expect(geometry?.date).toMatch(/^\d{4}\/\d{2}\/\d{2}$/);
     expect(line).toContain(geometry!.date!);
     expect(line).toContain(geometry!.version!);

@@ -1,11 +1,13 @@
 // What real projects need installed: fonts no Linux has, asked for by name ("Times New Roman",
 // "Arial", "Helvetica"), set in metric-compatible free substitutes (fontspec families of
-// container/texmf, installed in TEXMFLOCAL); pstricks.
+// container/texmf, installed in TEXMFLOCAL, and fontconfig aliases); pstricks; fontawesome6, which
+// only TeX Live 2025 has (not yet Debian trixie's: the test runs where the installation has it).
 import { spawnSync } from "node:child_process";
 import { mkdtempSync, rmSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import path from "node:path";
 import { describe, expect, it } from "vitest";
+import { resolveTexRoot } from "../src/texroot.ts";
 import { compile, expectPdf, pdfText } from "./helpers.ts";
 import { sharedServer } from "./shared-server.ts";
 
@@ -50,5 +52,34 @@ describe("pstricks", () => {
     const r = await compile(s.url, { engine, source: pst });
     expectPdf(r);
     expect(pdfText(r.body)).toContain("A figure:");
+  });
+});
+
+// Debian trixie's texlive-fonts-extra (2024.20250309) lacks fontawesome6 (CTAN added it after that
+// snapshot; Debian forky has it): run where the installation has it, say so where not
+const hasFa6 = spawnSync("kpsewhich", ["-must-exist", "fontawesome6.sty"], { encoding: "utf8" }).status === 0;
+describe.runIf(hasFa6)("fontawesome6", () => {
+  const fa = "\\documentclass{article}\n\\usepackage{fontawesome6}\n\\begin{document}\nIcons: \\faGithub{} \\faEnvelope{} \\faCalendarDays\n\\end{document}\n";
+  it.each(["pdflatex", "xelatex", "lualatex"] as const)("%s sets its icons in Font Awesome 6", async (engine) => {
+    const r = await compile(s.url, { engine, source: fa });
+    expectPdf(r);
+    expect(pdfText(r.body)).toContain("Icons:");
+    expect(embedded(r.body).toLowerCase()).toMatch(/fontawesome6|font ?awesome ?6/);
+  });
+});
+
+describe("the installation", () => {
+  it("is TeX Live 2024 or later, with the substitutes fontconfig answers the missing names with", async () => {
+    const r = await fetch(`${s.url}/environment`);
+    const env = (await r.json()) as { texlive: { version: string }; fonts: string[] };
+    expect(Number(env.texlive.version), `TEX_ROOT ${resolveTexRoot(process.env) ?? "host"}`).toBeGreaterThanOrEqual(2024);
+    // Debian's release of TeX Live, where dpkg knows it (trixie: 2024.20250309, "TeX Live 2025/dev" in its banner)
+    const root = resolveTexRoot(process.env);
+    const deb = spawnSync("dpkg-query", [...(root ? [`--admindir=${root}/var/lib/dpkg`] : []), "-W", "-f=${Version}", "texlive-base"], { encoding: "utf8" }).stdout;
+    if (/^\d{4}\./.test(deb)) expect(env.texlive.version).toBe(deb.slice(0, 4));
+    for (const f of ["Liberation Serif", "Liberation Sans", "TeX Gyre Heros", "TeX Gyre Termes"]) expect(env.fonts).toContain(f);
+    // what xelatex's fontspec asks fontconfig for, through the same wrappers the tests run TeX with
+    const match = spawnSync("fc-match", ["-f", "%{family[0]}", "Times New Roman"], { encoding: "utf8" }).stdout;
+    expect(match).toBe("Liberation Serif");
   });
 });

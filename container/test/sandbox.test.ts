@@ -14,6 +14,7 @@ import { afterAll, beforeAll, describe, expect, it, vi } from "vitest";
 import { loadConfig } from "../src/config.ts";
 import { checkSandbox } from "../src/engine.ts";
 import { bwrapArgs, SANDBOX_JOB_DIR } from "../src/sandbox.ts";
+import { texHostPath } from "../src/texroot.ts";
 import { SandboxUnavailable, startServer, type RunningServer } from "../src/server.ts";
 import { compile, doc, findJobDir, expectPdf, pdfAllText, pdfText, testServer, type Result } from "./helpers.ts";
 
@@ -194,7 +195,8 @@ describe("sandbox self-check", () => {
     const args = bwrapArgs({ hostDir: "/tmp/jr/abc", env: { PATH: "/usr/bin" } });
     for (const a of ["--unshare-all", "--unshare-user", "--disable-userns", "--die-with-parent", "--new-session", "--clearenv"]) expect(args).toContain(a);
     const sources = args.flatMap((a, i) => (/^--(ro-)?bind(-try)?$/.test(a) ? [args[i + 1]] : []));
-    expect(sources).toContain("/usr");
+    // the TeX installation's /usr: the host's, or the TeX root filesystem's (texroot.ts)
+    expect(sources).toContain(texHostPath("/usr"));
     expect(sources).toContain("/tmp/jr/abc");
     for (const bad of ["/", "/etc", "/home", "/root", "/tmp", "/tmp/jr", "/work", "/proc", "/sys"]) expect(sources).not.toContain(bad);
     expect(args.join(" ")).not.toMatch(/container\/src/);
