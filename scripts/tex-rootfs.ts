@@ -4,7 +4,7 @@
 // packages and apt sources are never touched. Used by scripts/ensure-tex.ts (as root).
 import { spawnSync, type SpawnSyncOptions } from "node:child_process";
 import { createHash } from "node:crypto";
-import { chmodSync, existsSync, mkdirSync, readdirSync, readFileSync, renameSync, rmSync, writeFileSync } from "node:fs";
+import { chmodSync, existsSync, mkdirSync, readdirSync, readFileSync, renameSync, rmSync, statSync, writeFileSync } from "node:fs";
 import path from "node:path";
 import { DEFAULT_TEX_ROOT, TEX_ROOT_BIN, TEX_ROOT_READY } from "../container/src/texroot.ts";
 
@@ -33,6 +33,11 @@ export function recipeHash(repo: string): string {
   for (const f of ["container/warmup.tex", "container/lh-tfm.sh", "container/fontconfig/09-texlive-fonts.conf", "container/fontconfig/10-metric-aliases.conf"]) h.update(readFileSync(path.join(repo, f)));
   const spec = path.join(repo, "container", "texmf", "tex", "latex", "texpool-fonts");
   for (const f of readdirSync(spec).sort()) h.update(f).update(readFileSync(path.join(spec, f)));
+  const fallback = path.join(repo, "container", "texmf-fallback");
+  for (const f of readdirSync(fallback, { recursive: true, encoding: "utf8" }).sort()) {
+    const file = path.join(fallback, f);
+    if (!statSync(file).isDirectory()) h.update(f).update(readFileSync(file));
+  }
   return h.digest("hex");
 }
 
@@ -124,11 +129,14 @@ export function buildRootfs(repo: string, root = DEFAULT_TEX_ROOT): RootfsResult
   const work = path.join(stage, "root", "texpool-warmup");
   mkdirSync(work, { recursive: true });
   must("cp", [path.join(repo, "container", "warmup.tex"), path.join(repo, "container", "lh-tfm.sh"), work]);
+  must("cp", ["-r", path.join(repo, "container", "texmf-fallback"), work]);
   console.log("TeX rootfs: fonts, formats and caches (a few minutes)...");
   inRoot(
     stage,
     [
       "fc-cache -f",
+      // packages Debian leaves out (fontawesome6), only where TeX Live has none of its own
+      "sh /root/texpool-warmup/texmf-fallback/install.sh /root/texpool-warmup/texmf-fallback /usr/local/share/texmf",
       "mktexlsr /usr/local/share/texmf",
       "luaotfload-tool --update --force",
       "cd /root/texpool-warmup",
