@@ -120,7 +120,7 @@ export async function createSession(env: Env, accountId: string, input: z.infer<
       createdAt: now,
       updatedAt: now,
     });
-  await sessionStub(env, id).start({ sessionId: id, accountId, network, phoneNumber, credentials: input.whatsapp ?? null, sendRatePerMinute: rate });
+  await sessionStub(env, id).start({ sessionId: id, accountId, network, phoneNumber, credentials: input.whatsapp ?? null, sendRatePerMinute: rate, ...(input.limits ? { limits: input.limits } : {}) });
   return toSession(await loadSession(env, accountId, id));
 }
 
