@@ -9,7 +9,6 @@
  * Synchronous and free of Worker bindings, so it is unit tested over any SqlStorage.
  */
 import type { SqlLike } from "./outbox.ts";
-import type { Network } from "./schemas.ts";
 
 export interface SendLimits {
   throughputPerSecond: number | null;
@@ -42,14 +41,17 @@ export function resolveLimits(defaults: SendLimits, input: SendLimitsInput | und
 }
 
 /** A session's limits: its own settings over its network's defaults. */
-export function limitsFor(network: Network, input: SendLimitsInput | undefined): SendLimits {
+export function limitsFor(network: "sandbox" | "whatsapp", input: SendLimitsInput | undefined): SendLimits {
   return resolveLimits(network === "whatsapp" ? META_LIMITS : NO_LIMITS, input);
 }
 
 export type Admission = { ok: true } | { ok: false; limit: LimitName; until: number };
 
 export class LimitState {
-  constructor(private readonly sql: SqlLike) {
+  private readonly sql: SqlLike;
+
+  constructor(sql: SqlLike) {
+    this.sql = sql;
     sql.exec("CREATE TABLE IF NOT EXISTS limit_second (id INTEGER PRIMARY KEY CHECK (id = 1), second INTEGER NOT NULL, count INTEGER NOT NULL)");
     sql.exec("CREATE TABLE IF NOT EXISTS limit_pair (recipient TEXT PRIMARY KEY, tokens REAL NOT NULL, at INTEGER NOT NULL)");
     sql.exec("CREATE INDEX IF NOT EXISTS limit_pair_at ON limit_pair (at)");
