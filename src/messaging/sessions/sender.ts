@@ -45,6 +45,8 @@ export interface SenderHost {
 /** The Session DO's sends: one now (API) or the outbox's due ones (alarm), through the session's driver. */
 export class Sender {
   private readonly chats = new KeyedSerial();
+  /** Until when the session's throughput is used up: queued sends are left due and the alarm waits for it. */
+  throttledUntil = 0;
 
   constructor(private readonly host: SenderHost) {}
 
@@ -157,8 +159,12 @@ export class Sender {
   /** A queued send the limits allow now (counted); else it waits in the outbox until they do. */
   private admitQueued(id: string, to: string, outsideWindow: boolean, attempts: number, now: number): boolean {
     const admission = this.host.limitState.admit(this.host.limits(), to, outsideWindow, now);
-    if (!admission.ok) this.host.outbox.retryLater(id, admission.until, attempts);
-    return admission.ok;
+    if (admission.ok) return true;
+    // Over throughput the row stays due (rewriting every row of a large backlog each second would cost
+    // the square of its size); the alarm comes back when the next second begins.
+    if (admission.limit === "throughput") this.throttledUntil = Math.max(this.throttledUntil, admission.until);
+    else this.host.outbox.retryLater(id, admission.until, attempts);
+    return false;
   }
 
   /** Whether a send is business-initiated (counts toward the messaging limit): a template to a closed window. */

@@ -400,12 +400,15 @@ export class SessionDO extends DurableObject<Env> {
     }
     const networkNext = (await driver.afterAlarm?.()) ?? null;
     const next = Math.min(this.outbox.nextDue() ?? Infinity, networkNext ?? Infinity);
-    if (next !== Infinity) await this.ensureAlarm(Math.max(next, Date.now()));
+    // Sends left due for the throughput limit wait for its next second (a network timer may wait with them, < 1 s).
+    const throttled = this.sender.throttledUntil > Date.now() && this.outbox.nextDue() !== null ? this.sender.throttledUntil : 0;
+    if (next !== Infinity) await this.ensureAlarm(Math.max(next, Date.now(), throttled));
   }
 
   private async processOutbox(): Promise<number> {
     const now = Date.now();
     this.outbox.slipLate(now);
+    if (this.sender.throttledUntil > now) return 0;
     const due = this.outbox.due(now, ID_CHUNK);
     if (due.length === 0) return 0;
     for (const r of due) this.inFlight.add(r.message_id);
