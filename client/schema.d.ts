@@ -7084,9 +7084,17 @@ export interface components {
             /** @description whatsapp: the path to give Meta as the webhook callback URL (GET verification, POST events). */
             webhookPath: string | null;
             sendRatePerMinute: number | null;
+            limits: components["schemas"]["SessionLimits"];
             health: components["schemas"]["SessionHealth"];
             createdAt: string;
             updatedAt: string;
+        };
+        /** @description The sending limits the session applies (its own over its network's defaults); null: no limit of that kind. */
+        SessionLimits: {
+            throughputPerSecond: number | null;
+            pairIntervalMs: number | null;
+            pairBurst: number | null;
+            messagingLimit: number | "unlimited";
         };
         /** @description whatsapp: the business account's standing as Meta last reported it (restrictions, bans, violations); null until Meta reports one. */
         SessionHealth: {

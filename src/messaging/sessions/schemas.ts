@@ -88,6 +88,14 @@ export const Session = z
       .openapi({ description: "Whether network credentials are stored. Secrets are never returned." }),
     webhookPath: z.string().nullable().openapi({ description: "whatsapp: the path to give Meta as the webhook callback URL (GET verification, POST events)." }),
     sendRatePerMinute: z.number().int().nullable(),
+    limits: z
+      .object({
+        throughputPerSecond: z.number().int().nullable(),
+        pairIntervalMs: z.number().int().nullable(),
+        pairBurst: z.number().int().nullable(),
+        messagingLimit: z.union([z.number().int(), z.literal("unlimited")]),
+      })
+      .openapi("SessionLimits", { description: "The sending limits the session applies (its own over its network's defaults); null: no limit of that kind." }),
     health: SessionHealth.nullable().openapi({ description: "whatsapp: the business account's standing as Meta last reported it (restrictions, bans, violations); null until Meta reports one." }),
     ...Timestamps,
   })

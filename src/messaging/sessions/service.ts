@@ -117,6 +117,7 @@ export async function createSession(env: Env, accountId: string, input: z.infer<
       phoneNumber,
       credentialsSet: input.whatsapp !== undefined,
       sendRatePerMinute: rate,
+      limits: input.limits ? JSON.stringify(input.limits) : null,
       createdAt: now,
       updatedAt: now,
     });

@@ -34,6 +34,8 @@ describe("sandbox: sending limits", () => {
   it("throughput: no more than N sends in any second; a single send over it is answered pending and sent the next second", async () => {
     const k = await createKey("pro");
     const s = await sandboxSession(k.key, { limits: { throughputPerSecond: 2 } });
+    // The session says what it applies: its own setting, and the sandbox's defaults (none) for the rest.
+    expect(s.limits).toEqual({ throughputPerSecond: 2, pairIntervalMs: null, pairBurst: null, messagingLimit: "unlimited" });
     const numbers = Array.from({ length: 6 }, (_, i) => `+1415555${String(3100 + i)}`);
     const batch = await bulk(k.key, s.id, numbers.map((to) => ({ to, text: "t" })));
     await waitFor(async () => (await batch()).pending === 0, 15_000, "all six sent");

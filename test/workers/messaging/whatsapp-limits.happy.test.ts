@@ -71,6 +71,7 @@ describe("whatsapp: Meta's limits, before Meta's", () => {
   it("messaging limit (250 by default): the 251st new recipient of a template waits 24 h and never reaches Meta meanwhile", { timeout: 120_000 }, async () => {
     const k = await createKey("pro");
     const { phone, session: s } = await session(k.key);
+    expect(s.limits).toEqual({ throughputPerSecond: 80, pairIntervalMs: 6000, pairBurst: 45, messagingLimit: 250 });
     const batch = await bulk(k.key, s.id, Array.from({ length: 251 }, (_, i) => ({ to: `1650666${String(i).padStart(4, "0")}`, template: TEMPLATE })));
     await waitFor(async () => (await batch()).pending === 1, 90_000, "250 sent");
     expect(await batch()).toMatchObject({ total: 251, pending: 1, failed: 0 });
