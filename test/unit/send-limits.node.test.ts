@@ -1,7 +1,8 @@
 // The Session DO's sending limits over node:sqlite: each limit holds a send back until exactly when it allows it.
 import { describe, expect, it } from "vitest";
 import { memorySql } from "./memory-sql.ts";
-import { DAY_MS, LimitState, limitsFor, META_LIMITS, NO_LIMITS, type SendLimits } from "../../src/messaging/sessions/limits.ts";
+import { LimitState } from "../../src/messaging/sessions/limits.ts";
+import { DAY_MS, limitsFor, META_LIMITS, NO_LIMITS, type SendLimits } from "../../src/messaging/send-limits.ts";
 
 const only = (l: Partial<SendLimits>): SendLimits => ({ ...NO_LIMITS, ...l });
 

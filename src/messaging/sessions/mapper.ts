@@ -2,7 +2,7 @@ import type { messagingSessions } from "../../db/schema/index.ts";
 import { chatIdOf, e164Of } from "../chat-id.ts";
 import { NETWORKS } from "../network-traits.ts";
 import type { Session, SessionHealth } from "./schemas.ts";
-import { limitsFor, type SendLimitsInput } from "./limits.ts";
+import { limitsFor, type SendLimitsInput } from "../send-limits.ts";
 
 export type SessionRow = typeof messagingSessions.$inferSelect;
 

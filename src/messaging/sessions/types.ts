@@ -5,7 +5,7 @@ import type { Content } from "../messages/content.ts";
 import type { Message, TemplateSpec } from "../messages/schemas.ts";
 import type { OutboundMessage } from "../networks/driver.ts";
 import type { Network, SessionStatus, WhatsappCredentials } from "./schemas.ts";
-import type { SendLimitsInput } from "./limits.ts";
+import type { SendLimitsInput } from "../send-limits.ts";
 
 /** What the Session DO keeps about its session. Credentials live here only, never in D1. */
 export interface SessionConfig {
