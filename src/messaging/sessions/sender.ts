@@ -86,6 +86,8 @@ export class Sender {
       // Networks over I/O: record first, so a crash after the network accepted still leaves a trace.
       await insertMessage(await accountShard(env, cfg.accountId), outboundRow(base, { status: "pending" }));
       const result = await driver.send(await outboundWithMedia(env, draft));
+      // Meta says the pair rate was hit: the next sends to this recipient wait (or answer 429) for it.
+      if (!result.ok && result.limit === "pair") this.host.limitState.pairExhausted(draft.to, Date.now());
       return { ok: true, message: toMessage(await this.applyResult(draft.id, result, now)) };
     });
   }

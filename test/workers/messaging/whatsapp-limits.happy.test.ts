@@ -68,6 +68,17 @@ describe("whatsapp: Meta's limits, before Meta's", () => {
     expect(await sends(phone.phoneNumberId)).toHaveLength(1);
   });
 
+  it("131056 on a single send: it fails with pair_rate_limited, and the next to that recipient answers 429 before Meta", async () => {
+    const k = await createKey("pro");
+    const { phone, session: s } = await session(k.key);
+    await openWindows(s.id, phone.phoneNumberId, ["16505551234"]);
+    await fakeFail(phone.phoneNumberId, 131056);
+    const send = () => api("/api/messages/send", { method: "POST", key: k.key, json: { sessionId: s.id, to: "16505551234", text: "x" } });
+    expect(await json<MessageJson>(await send())).toMatchObject({ status: "failed", error: { code: "pair_rate_limited" } });
+    expect((await send()).status).toBe(429);
+    expect(await sends(phone.phoneNumberId)).toHaveLength(1);
+  });
+
   it("messaging limit (250 by default): the 251st new recipient of a template waits 24 h and never reaches Meta meanwhile", { timeout: 120_000 }, async () => {
     const k = await createKey("pro");
     const { phone, session: s } = await session(k.key);
