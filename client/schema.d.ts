@@ -7642,9 +7642,17 @@ export interface components {
             /** @description whatsapp: the path to give Meta as the webhook callback URL (GET verification, POST events). */
             webhookPath: string | null;
             sendRatePerMinute: number | null;
+            limits: components["schemas"]["SessionLimits"];
             health: components["schemas"]["SessionHealth"];
             createdAt: string;
             updatedAt: string;
+        };
+        /** @description The sending limits the session applies (its own over its network's defaults); null: no limit of that kind. */
+        SessionLimits: {
+            throughputPerSecond: number | null;
+            pairIntervalMs: number | null;
+            pairBurst: number | null;
+            messagingLimit: number | "unlimited";
         };
         /** @description whatsapp: the business account's standing as Meta last reported it (restrictions, bans, violations); null until Meta reports one. */
         SessionHealth: {
@@ -7809,8 +7817,10 @@ export interface components {
             startedAt: string | null;
             completedAt: string | null;
             cancelledAt: string | null;
-            /** @description Estimated seconds until every recipient is sent (running campaigns). */
+            /** @description Estimated seconds until every recipient is sent (running campaigns): by the pacing and the session's sending limits. */
             etaSeconds: number | null;
+            /** @description When the campaign should finish sending (`etaSeconds` from now); null when not running or unknown. */
+            eta: string | null;
             createdAt: string;
             updatedAt: string;
         };
@@ -8219,6 +8229,7 @@ export interface components {
             whatsapp?: components["schemas"]["WhatsappCredentials"];
             /** @description Pace of bulk sends through this session (messages per minute, with jitter). Default: unpaced for sandbox, 60 for whatsapp. `null` = unpaced. */
             sendRatePerMinute?: number | null;
+            limits?: components["schemas"]["SessionSendLimits"];
         };
         /** @description Required when `network` is `whatsapp`. */
         WhatsappCredentials: {
@@ -8235,6 +8246,17 @@ export interface components {
             appSecret: string;
             /** @description Your verify token for Meta's webhook subscription (`hub.verify_token`). Never shown again. */
             verifyToken: string;
+        };
+        /** @description The network's limits, applied by the session before the network applies them: a send over one waits in the session's queue. Omitted: the network's defaults (sandbox: none). */
+        SessionSendLimits: {
+            /** @description Messages per second through the number. whatsapp default 80 (Meta's; up to 1000 once Meta raises it). */
+            throughputPerSecond?: number;
+            /** @description Pair rate: one message to the same recipient per this many ms, after a burst. whatsapp default 6000. */
+            pairIntervalMs?: number;
+            /** @description Pair rate: messages to one recipient allowed in a burst, then paid back one per `pairIntervalMs`. whatsapp default 45. */
+            pairBurst?: number;
+            /** @description The portfolio's messaging limit: unique recipients of business-initiated messages (templates outside the 24-hour window) per rolling 24 hours. whatsapp: 250 (default), 2000, 10000, 100000 or `unlimited`; sandbox: any number. */
+            messagingLimit?: number | "unlimited";
         };
         SessionPage: {
             data: components["schemas"]["Session"][];

@@ -60,6 +60,9 @@ export const errors = {
   unprocessable: (code: string, message: string, details: Record<string, unknown> = {}) => new ApiError(422, code, message, details),
   rateLimited: (retryAfterSeconds: number) =>
     new ApiError(429, "rate_limited", `Too many requests: retry after ${retryAfterSeconds} seconds.`, { retryAfter: retryAfterSeconds }, { "Retry-After": String(retryAfterSeconds) }),
+  /** Too many messages to one recipient in a short time (WhatsApp's pair rate), said before the network says it. */
+  pairRateLimited: (retryAfterSeconds: number) =>
+    new ApiError(429, "pair_rate_limited", `Too many messages to this recipient in a short time: retry after ${retryAfterSeconds} seconds.`, { retryAfter: retryAfterSeconds }, { "Retry-After": String(retryAfterSeconds) }),
   unavailable: (message: string, retryAfterSeconds = 5) =>
     new ApiError(503, "service_unavailable", message, { retryAfter: retryAfterSeconds }, { "Retry-After": String(retryAfterSeconds) }),
   tooManyStreams: (max: number) =>

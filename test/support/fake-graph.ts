@@ -11,14 +11,19 @@ import { serveTemplates, templateOperation, type FakeTemplate, type Waba } from 
  * parameters, query, headers, body) and recorded; an invalid one is answered with a Graph error
  * (code 100) so the test fails where it looks, and the run fails at teardown
  * (fake-graph-setup.ts). The fake's own answers are checked against the document too. Control routes under /__fake/:
- *   POST /__fake/phones {phoneNumberId, token, displayPhoneNumber}   register a number
+ *   POST /__fake/phones {phoneNumberId, token, displayPhoneNumber, hostile?}   register a number; a hostile one is
+ *        for tests that send invalid requests on purpose: they are recorded (and listed by /__fake/invalid?phones=)
+ *        but do not fail the run
+ *   POST /__fake/phones/:id/answer {status, body}                       the next send is answered with this, as is
+ *        (still checked against the document: a wrong one is recorded as the fake's own invalid answer)
  *   POST /__fake/phones/:id/fail {code, times?}                        next sends fail with a Graph error code
  *   POST /__fake/phones/:id/stall {mode: "hang"|"drop", times?}        next sends are received (and recorded)
  *        but never answered: held open, or the connection closed without an answer
  *   GET  /__fake/phones/:id/requests                                   what was received for this number
- *   GET  /__fake/invalid                                               every request that failed validation, and
- *        every answer of the fake that did not match what the document declares for it
- *   POST /__fake/webhooks <payload>                                    checks a webhook payload a test is about to
+ *   GET  /__fake/invalid[?phones=a,b]                                  every request that failed validation, and
+ *        every answer of the fake that did not match what the document declares for it (with phones=: those of
+ *        these numbers, hostile ones included; a file's teardown asks for its own numbers)
+ *   POST /__fake/webhooks[?hostile=1] <payload>                        checks a webhook payload a test is about to
  *        post against the document's webhook schema (and its supplement); answers the verdict, records a failure
  *   POST /__fake/media {mediaId, phoneNumberId, mimetype, data, failTimes?}   a file a customer sent (base64);
  *        GET /v23.0/{mediaId} answers its download URL (on /cdn/, Meta's CDN), which needs the
@@ -29,7 +34,9 @@ import { serveTemplates, templateOperation, type FakeTemplate, type Waba } from 
 interface Phone {
   token: string;
   displayPhoneNumber: string;
+  hostile: boolean;
   failures: number[];
+  answers: { status: number; body: unknown }[];
   stalls: ("hang" | "drop")[];
   requests: Recorded[];
 }
@@ -45,6 +52,8 @@ interface MediaFile {
 }
 
 export interface Recorded {
+  /** The number the request or webhook was for (the path's id, or the webhook's metadata), if any. */
+  phoneNumberId: string | null;
   method: string;
   path: string;
   authorization: string | null;
@@ -56,6 +65,8 @@ export interface Recorded {
 const GRAPH_ERRORS: Record<number, { status: number; message: string; type: string }> = {
   190: { status: 401, message: "Error validating access token: Session has expired", type: "OAuthException" },
   130429: { status: 400, message: "(#130429) Rate limit hit", type: "OAuthException" },
+  131056: { status: 400, message: "(#131056) (Business Account, Consumer Account) pair rate limit hit", type: "OAuthException" },
+  131049: { status: 400, message: "(#131049) This message was not delivered to maintain healthy ecosystem engagement.", type: "OAuthException" },
   131047: { status: 400, message: "(#131047) Re-engagement message", type: "OAuthException" },
   131026: { status: 400, message: "(#131026) Message Undeliverable", type: "OAuthException" },
   131000: { status: 500, message: "(#131000) Something went wrong", type: "OAuthException" },
@@ -72,17 +83,28 @@ async function readBody(req: IncomingMessage): Promise<string> {
   return Buffer.concat(chunks).toString("utf8");
 }
 
+/**
+ * The operation a request is for: POST /{v}/{id}/messages is a send; GET /{v}/{id} is a media file's URL when the id
+ * names a file, a phone number when it names one; an id naming nothing is a phone number when `fields` is asked for
+ * (the driver's check of its number), else a media id (Meta answers "does not exist" either way).
+ */
+function operationFor(method: string, parts: string[], query: URLSearchParams, isFile: boolean, isPhone: boolean): string | undefined {
+  if (method === "POST" && parts.length === 3 && parts[2] === "messages") return "sendMessage";
+  if (method !== "GET" || parts.length !== 2) return undefined;
+  if (isFile) return "retrieveMediaUrl";
+  if (isPhone || query.has("fields")) return "getPhoneNumberById";
+  return "retrieveMediaUrl";
+}
+
 export async function startFakeGraph(referenceFile: string): Promise<{ url: string; invalid: () => readonly Recorded[]; close: () => Promise<void> }> {
   const validator = new GraphValidator(referenceFile);
   const phones = new Map<string, Phone>();
   const invalid: Recorded[] = [];
+  /** Invalid requests on hostile numbers and hostile webhooks: listed by number, never failing the run. */
+  const expected: Recorded[] = [];
   const media = new Map<string, MediaFile>();
   const wabas = new Map<string, Waba>();
-
-  const anyFits = (req: GraphRequest): Verdict => {
-    const verdicts = validator.match(req.method, req.path).map((m) => validator.validate(req, m.op.operationId));
-    return verdicts.find((v) => v.ok) ?? { ok: false, errors: verdicts.length ? verdicts.flatMap((v) => v.errors) : [`${req.method} ${req.path} matches no operation of the reference document`] };
-  };
+  const reject = (r: Recorded, hostile: boolean) => (hostile ? expected : invalid).push(r);
 
   const server: Server = createServer(async (req, res) => {
     const send = (status: number, body: unknown) => {
@@ -133,8 +155,8 @@ export async function startFakeGraph(referenceFile: string): Promise<{ url: stri
           }
         }
         if (req.method === "POST" && parts[1] === "phones" && parts.length === 2) {
-          const p = json as { phoneNumberId: string; token: string; displayPhoneNumber: string };
-          phones.set(p.phoneNumberId, { token: p.token, displayPhoneNumber: p.displayPhoneNumber, failures: [], stalls: [], requests: [] });
+          const p = json as { phoneNumberId: string; token: string; displayPhoneNumber: string; hostile?: boolean };
+          phones.set(p.phoneNumberId, { token: p.token, displayPhoneNumber: p.displayPhoneNumber, hostile: p.hostile === true, failures: [], answers: [], stalls: [], requests: [] });
           return send(201, { ok: true });
         }
         const phone = phones.get(parts[2] ?? "");
@@ -143,16 +165,27 @@ export async function startFakeGraph(referenceFile: string): Promise<{ url: stri
           for (let i = 0; i < times; i++) phone.failures.push(code);
           return send(200, { ok: true });
         }
+        if (req.method === "POST" && parts[3] === "answer" && phone) {
+          phone.answers.push(json as { status: number; body: unknown });
+          return send(200, { ok: true });
+        }
         if (req.method === "POST" && parts[3] === "stall" && phone) {
           const { mode, times = 1 } = json as { mode: "hang" | "drop"; times?: number };
           for (let i = 0; i < times; i++) phone.stalls.push(mode);
           return send(200, { ok: true });
         }
         if (req.method === "GET" && parts[3] === "requests" && phone) return send(200, phone.requests);
-        if (req.method === "GET" && parts[1] === "invalid") return send(200, invalid);
+        if (req.method === "GET" && parts[1] === "invalid") {
+          const only = url.searchParams.get("phones");
+          if (only === null) return send(200, invalid);
+          const wanted = new Set(only.split(","));
+          return send(200, [...invalid, ...expected].filter((r) => r.phoneNumberId !== null && wanted.has(r.phoneNumberId)));
+        }
         if (req.method === "POST" && parts[1] === "webhooks") {
           const verdict = validator.validateWebhook(json);
-          if (!verdict.ok) invalid.push({ method: "WEBHOOK", path: "/whatsapp/webhooks", authorization: null, body: json ?? null, valid: false, errors: verdict.errors });
+          const value = (json as { entry?: { changes?: { value?: { metadata?: { phone_number_id?: unknown } } }[] }[] } | undefined)?.entry?.[0]?.changes?.[0]?.value;
+          const phoneNumberId = typeof value?.metadata?.phone_number_id === "string" ? value.metadata.phone_number_id : null;
+          if (!verdict.ok) reject({ phoneNumberId, method: "WEBHOOK", path: "/whatsapp/webhooks", authorization: null, body: json ?? null, valid: false, errors: verdict.errors }, url.searchParams.get("hostile") === "1");
           return send(200, verdict);
         }
         return send(404, { error: "unknown control route" });
@@ -164,20 +197,26 @@ export async function startFakeGraph(referenceFile: string): Promise<{ url: stri
       const file = method === "GET" && parts.length === 2 ? media.get(parts[1]!) : undefined;
       const phone = phones.get(parts[1] ?? "");
       const waba = parts[2] === "message_templates" && parts.length === 3 ? wabas.get(parts[1] ?? "") : undefined;
-      // The one operation the fake serves for this request, decided by what the id names, as Meta does.
-      const route = waba ? templateOperation(method) : file ? "retrieveMediaUrl" : phone && method === "GET" && parts.length === 2 ? "getPhoneNumberById" : phone && method === "POST" && parts[2] === "messages" && parts.length === 3 ? "sendMessage" : undefined;
-      // An id naming nothing: Meta answers "does not exist" whichever operation was meant, so any one that fits will do.
-      const verdict = route ? validator.validate(graphReq, route) : anyFits(graphReq);
-      const record: Recorded = { method, path: url.pathname + url.search, authorization: req.headers.authorization ?? null, body: json ?? null, valid: verdict.ok, errors: verdict.errors };
+      // The one operation the fake serves for this request, by method and path shape and what the id names, as
+      // Meta does: a request is checked against that operation only, never against whichever one it happens to fit.
+      const route = waba ? templateOperation(method) : operationFor(method, parts, url.searchParams, !!file, !!phone);
+      const verdict: Verdict = route ? validator.validate(graphReq, route) : { ok: false, errors: [`${method} ${url.pathname} is no operation the fake serves (it serves GET /{Version}/{Phone-Number-ID}, GET /{Version}/{Media-ID}, POST /{Version}/{Phone-Number-ID}/messages and the message_templates of a registered business account)`] };
+      const record: Recorded = { phoneNumberId: phone ? (parts[1] ?? null) : (file?.phoneNumberId ?? null), method, path: url.pathname + url.search, authorization: req.headers.authorization ?? null, body: json ?? null, valid: verdict.ok, errors: verdict.errors };
       phone?.requests.push(record);
       waba?.requests.push({ method, path: record.path, body: record.body });
+      const hostile = phone?.hostile ?? (file ? (phones.get(file.phoneNumberId)?.hostile ?? false) : false);
       const answer = (status: number, body: unknown) => {
         const checked = verdict.operationId ? validator.validateResponse(verdict.operationId, status, body) : { ok: true, errors: [] };
-        if (!checked.ok) invalid.push({ ...record, valid: false, errors: [`the fake's own answer: ${checked.errors.join("; ")}`] });
+        if (!checked.ok) {
+          const bad = { ...record, valid: false, errors: [`the fake's own answer: ${checked.errors.join("; ")}`] };
+          reject(bad, hostile);
+          // The number's record says so too, so a test can see which check failed.
+          if (phone) phone.requests[phone.requests.length - 1] = bad;
+        }
         send(status, body);
       };
       if (!verdict.ok) {
-        invalid.push(record);
+        reject(record, hostile);
         const e = graphError(100, `(#100) Invalid parameter: ${verdict.errors.slice(0, 3).join("; ")}`);
         return send(e.status, e.body);
       }
@@ -210,6 +249,8 @@ export async function startFakeGraph(referenceFile: string): Promise<{ url: stri
       // Meta got the whole request and may have sent it; the caller never learns (closeAllConnections ends a hang).
       if (stall === "hang") return;
       if (stall === "drop") return void req.socket.destroy();
+      const scripted = phone.answers.shift();
+      if (scripted) return answer(scripted.status, scripted.body);
       const failure = phone.failures.shift();
       if (failure !== undefined) {
         const e = graphError(failure);

@@ -3,6 +3,7 @@ import { afterAll, expect } from "vitest";
 import { invalidEvents, syntheticEventIds } from "./event-tap.ts";
 import { shardIndexes } from "../../src/platform/shards.ts";
 import { routeTestLogs } from "./log-routing.ts";
+import { expectNoInvalidGraphTraffic } from "./messaging/graph-traffic.ts";
 
 // The test files' own imports of the logger too (see log-routing.ts).
 routeTestLogs();
@@ -27,3 +28,7 @@ afterAll(() => {
   const invalid = invalidEvents.filter((e) => !syntheticEventIds.has(e.id));
   expect(invalid.map((e) => `${e.type}: ${e.issues}`).join("\n"), "events whose body does not match GET /api/event-types").toBe("");
 });
+
+// Every request this file's fake Graph API numbers received, every answer the fake gave them and every webhook
+// checked for them fits the Cloud API reference (the run's teardown checks all of them again).
+afterAll(() => expectNoInvalidGraphTraffic());

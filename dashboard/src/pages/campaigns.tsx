@@ -125,6 +125,14 @@ function NewCampaign({ onCreated }: { onCreated: (c: Campaign) => void }) {
   );
 }
 
+/** Seconds as the largest sensible unit: a campaign held by the messaging limit can take days. */
+function left(seconds: number): string {
+  if (seconds < 120) return `${seconds} s`;
+  if (seconds < 7200) return `${Math.round(seconds / 60)} min`;
+  if (seconds < 172_800) return `${Math.round(seconds / 3600)} h`;
+  return `${Math.round(seconds / 86_400)} days`;
+}
+
 function Progress({ c }: { c: Campaign }) {
   const s = c.stats;
   const done = s.total - s.pending;
@@ -135,8 +143,13 @@ function Progress({ c }: { c: Campaign }) {
       <span data-testid="campaign-pct">{pct} %</span>
       <p class="muted">
         {s.total} recipients: {s.sent} sent, {s.delivered} delivered, {s.read} read, {s.failed} failed, {s.skipped} skipped, {s.pending} pending
-        {c.etaSeconds !== null && c.status === "running" ? ` · about ${c.etaSeconds} s left` : ""}
+        {c.etaSeconds !== null && c.status === "running" ? ` · about ${left(c.etaSeconds)} left` : ""}
       </p>
+      {c.eta && c.status === "running" ? (
+        <p class="muted" data-testid="campaign-eta">
+          Should finish by {when(c.eta)} (the session's pacing and sending limits)
+        </p>
+      ) : null}
     </div>
   );
 }

@@ -19,6 +19,8 @@ export const messagingSessions = sqliteTable(
     credentialsSet: integer("credentials_set", { mode: "boolean" }).notNull().default(false),
     /** Bulk pacing (messages per minute); null = unpaced. */
     sendRatePerMinute: integer("send_rate_per_minute"),
+    /** JSON: the sending limits the session was created with (SendLimitsInput); null: its network's defaults. */
+    limits: text("limits"),
     /** JSON: the business account's standing as the network last reported it (SessionHealth); null: nothing reported. */
     health: text("health"),
     ...timestamps(),

@@ -120,7 +120,8 @@ export const Campaign = z
     startedAt: z.string().nullable(),
     completedAt: z.string().nullable(),
     cancelledAt: z.string().nullable(),
-    etaSeconds: z.number().int().nullable().openapi({ description: "Estimated seconds until every recipient is sent (running campaigns)." }),
+    etaSeconds: z.number().int().nullable().openapi({ description: "Estimated seconds until every recipient is sent (running campaigns): by the pacing and the session's sending limits." }),
+    eta: z.string().nullable().openapi({ description: "When the campaign should finish sending (`etaSeconds` from now); null when not running or unknown." }),
     ...Timestamps,
   })
   .openapi("Campaign");

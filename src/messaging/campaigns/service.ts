@@ -26,7 +26,13 @@ import { iso } from "../../platform/time.ts";
 import { accountShard, type Shard } from "../../platform/shards.ts";
 
 async function present(env: Env, row: CampaignRow): Promise<Campaign> {
-  return toCampaign(row, (await statsOf(env, [row])).get(row.id)!);
+  return toCampaign(row, (await statsOf(env, [row])).get(row.id)!, Date.now(), await finishOf(env, row));
+}
+
+/** When the session's queue says a running campaign finishes (pacing and limits); null when it cannot say. */
+async function finishOf(env: Env, row: CampaignRow): Promise<number | null> {
+  if (row.status !== "running") return null;
+  return sessionStub(env, row.sessionId).campaignFinish(row.accountId, row.id).catch(() => null);
 }
 
 async function loadRow(env: Env, accountId: string, id: string): Promise<CampaignRow> {
@@ -144,7 +150,8 @@ export async function listCampaigns(env: Env, accountId: string, q: { status?: C
     .limit(q.limit + 1);
   const page = toPage(rows, q.limit, (r) => ({ id: r.id }));
   const stats = await statsOf(env, page.data);
-  return { data: page.data.map((r) => toCampaign(r, stats.get(r.id)!)), nextCursor: page.nextCursor };
+  const finish = await Promise.all(page.data.map((r) => finishOf(env, r)));
+  return { data: page.data.map((r, i) => toCampaign(r, stats.get(r.id)!, Date.now(), finish[i])), nextCursor: page.nextCursor };
 }
 
 export async function updateCampaign(env: Env, accountId: string, id: string, patch: UpdateCampaignBody): Promise<Campaign> {

@@ -131,6 +131,7 @@ export async function sendMessage(env: Env, accountId: string, input: SendInput,
   }
   if (outcome.code === "not_found") throw errors.notFound("session");
   if (outcome.code === "reengagement_window_closed") throw errors.conflict(outcome.code, outcome.reason);
+  if (outcome.code === "pair_rate_limited") throw errors.pairRateLimited(Math.max(1, Math.ceil(outcome.retryAfterMs / 1000)));
   if (outcome.code === "busy") throw errors.unavailable("The session has too many changes waiting to be stored; try again shortly.", 5);
   throw errors.sessionNotWorking(sessionId, outcome.status);
 }

@@ -39,6 +39,10 @@ export type NetworkSendResult =
       error: FailureReason;
       /** Transient (rate limit, network down): a queued send is retried after this long. */
       retryAfterMs?: number;
+      /** Meta's pair rate for this recipient was hit: the session's bucket for it is emptied. */
+      limit?: "pair";
+      /** Attempts in all for this failure (default: the sender's). */
+      maxAttempts?: number;
       /** The failure says the session itself is broken (e.g. the token was revoked). */
       sessionFailure?: string;
     };

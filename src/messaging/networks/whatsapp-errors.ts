@@ -9,8 +9,17 @@ export function mapGraphError(httpStatus: number, code: number | undefined, mess
   if (code === 10 || code === 200 || (code === 100 && httpStatus === 403)) {
     return { error: { code: "permission_denied", message: `The access token lacks permission for this phone number${detail}` }, sessionFailure: "permission_denied" };
   }
-  if (code === 130429 || code === 131056 || code === 4 || code === 80007) {
+  // Meta's throughput limit: try again later, backing off (a queued send waits 1, 2, 4... minutes).
+  if (code === 130429 || code === 4 || code === 80007) {
     return { error: { code: "rate_limited", message: `The WhatsApp Cloud API is rate limiting this number${detail}` }, retryAfterMs: 60_000 };
+  }
+  // Too many messages to this one recipient: its pair bucket is empty; wait the pair interval (and back off).
+  if (code === 131056) {
+    return { error: { code: "pair_rate_limited", message: `Too many messages to this recipient in a short time${detail}` }, retryAfterMs: 6_000, limit: "pair" };
+  }
+  // Meta held back a marketing template for the recipient's sake: wait at least 24 hours, retry once.
+  if (code === 131049) {
+    return { error: { code: "ecosystem_limited", message: `Meta did not deliver the message to maintain healthy ecosystem engagement${detail}` }, retryAfterMs: 24 * 60 * 60 * 1000, maxAttempts: 2 };
   }
   if (code === 131047) {
     return { error: { code: "reengagement_window_closed", message: "More than 24 hours have passed since the recipient last replied; only a template message can be sent." } };

@@ -80,6 +80,17 @@ export class Outbox {
     if (pacing.rate) this.setNextSlot(slot);
   }
 
+  /** Queues sends due at `due`, unpaced (they wait for a limit, not for pacing). */
+  queueAt(ids: readonly string[], due: number, campaignId: string | null): void {
+    for (const id of ids) this.sql.exec("INSERT OR IGNORE INTO outbox (message_id, due, campaign_id, paced) VALUES (?, ?, ?, 0)", id, due, campaignId);
+  }
+
+  /** A campaign's queued sends: how many, and when the last is due (null: none queued). */
+  campaignQueue(campaignId: string): { queued: number; lastDue: number | null } {
+    const r = this.sql.exec<{ n: number; last: number | null }>("SELECT count(*) AS n, max(due) AS last FROM outbox WHERE campaign_id = ?", campaignId).one();
+    return { queued: r.n, lastDue: r.last };
+  }
+
   hold(campaignIds: readonly string[]): void {
     for (const id of campaignIds) this.sql.exec("INSERT OR IGNORE INTO held_campaigns (campaign_id) VALUES (?)", id);
   }

@@ -22,6 +22,21 @@ export const WhatsappCredentials = z
   .openapi("WhatsappCredentials");
 export type WhatsappCredentials = z.infer<typeof WhatsappCredentials>;
 
+/** Meta's messaging-limit tiers: unique users reached outside the customer-service window per rolling 24 hours. */
+export const MESSAGING_TIERS = [250, 2000, 10000, 100000] as const;
+
+export const SendLimitsBody = z
+  .strictObject({
+    throughputPerSecond: z.number().int().min(1).max(1000).optional().openapi({ description: "Messages per second through the number. whatsapp default 80 (Meta's; up to 1000 once Meta raises it)." }),
+    pairIntervalMs: z.number().int().min(1).max(3_600_000).optional().openapi({ description: "Pair rate: one message to the same recipient per this many ms, after a burst. whatsapp default 6000." }),
+    pairBurst: z.number().int().min(1).max(1000).optional().openapi({ description: "Pair rate: messages to one recipient allowed in a burst, then paid back one per `pairIntervalMs`. whatsapp default 45." }),
+    messagingLimit: z
+      .union([z.number().int().min(1).max(1_000_000), z.literal("unlimited")])
+      .optional()
+      .openapi({ description: "The portfolio's messaging limit: unique recipients of business-initiated messages (templates outside the 24-hour window) per rolling 24 hours. whatsapp: 250 (default), 2000, 10000, 100000 or `unlimited`; sandbox: any number." }),
+  })
+  .openapi("SessionSendLimits", { description: "The network's limits, applied by the session before the network applies them: a send over one waits in the session's queue. Omitted: the network's defaults (sandbox: none)." });
+
 export const CreateSessionBody = z
   .strictObject({
     name: z.string().min(1).max(100).optional().openapi({ example: "support line" }),
@@ -35,8 +50,13 @@ export const CreateSessionBody = z
       .nullable()
       .optional()
       .openapi({ description: "Pace of bulk sends through this session (messages per minute, with jitter). Default: unpaced for sandbox, 60 for whatsapp. `null` = unpaced." }),
+    limits: SendLimitsBody.optional(),
   })
   .superRefine((v, ctx) => {
+    const tier = v.limits?.messagingLimit;
+    if (v.network === "whatsapp" && typeof tier === "number" && !(MESSAGING_TIERS as readonly number[]).includes(tier)) {
+      ctx.addIssue({ code: "custom", path: ["limits", "messagingLimit"], message: `one of ${MESSAGING_TIERS.join(", ")} or "unlimited" for whatsapp` });
+    }
     if (v.network === "whatsapp" && !v.whatsapp) ctx.addIssue({ code: "custom", path: ["whatsapp"], message: "required when network is whatsapp" });
     if (v.network === "sandbox" && v.whatsapp) ctx.addIssue({ code: "custom", path: ["whatsapp"], message: "only for network whatsapp" });
   })
@@ -69,6 +89,14 @@ export const Session = z
       .openapi({ description: "Whether network credentials are stored. Secrets are never returned." }),
     webhookPath: z.string().nullable().openapi({ description: "whatsapp: the path to give Meta as the webhook callback URL (GET verification, POST events)." }),
     sendRatePerMinute: z.number().int().nullable(),
+    limits: z
+      .object({
+        throughputPerSecond: z.number().int().nullable(),
+        pairIntervalMs: z.number().int().nullable(),
+        pairBurst: z.number().int().nullable(),
+        messagingLimit: z.union([z.number().int(), z.literal("unlimited")]),
+      })
+      .openapi("SessionLimits", { description: "The sending limits the session applies (its own over its network's defaults); null: no limit of that kind." }),
     health: SessionHealth.nullable().openapi({ description: "whatsapp: the business account's standing as Meta last reported it (restrictions, bans, violations); null until Meta reports one." }),
     ...Timestamps,
   })

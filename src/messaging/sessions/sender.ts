@@ -7,6 +7,8 @@ import { insertMessage, setExternalId } from "../store/writes.ts";
 import { WINDOW_CLOSED, type FailureReason, type NetworkDriver, type NetworkSendResult } from "../networks/driver.ts";
 import { campaignHooks } from "./campaign-hooks.ts";
 import type { DueSend, Outbox } from "./outbox.ts";
+import type { LimitState } from "./limits.ts";
+import type { SendLimits } from "../send-limits.ts";
 import type { SessionStatus } from "./schemas.ts";
 import type { EventOrder } from "../../events/emit.ts";
 import type { WriteBuffer } from "./write-buffer.ts";
@@ -20,6 +22,11 @@ const MAX_ATTEMPTS = 6;
 export interface SenderHost {
   readonly env: Env;
   readonly outbox: Outbox;
+  /** The session's sending limits and their state (the DO's SQLite). */
+  readonly limitState: LimitState;
+  limits(): SendLimits;
+  /** The alarm must fire by `at` (a send queued for a limit). */
+  wakeAt(at: number): Promise<void>;
   /** The session's writes until their group commit (a send is answered once it is there). */
   readonly buffer: WriteBuffer;
   /** `n` changes went into the buffer. */
@@ -39,6 +46,8 @@ export interface SenderHost {
 /** The Session DO's sends: one now (API) or the outbox's due ones (alarm), through the session's driver. */
 export class Sender {
   private readonly chats = new KeyedSerial();
+  /** Until when the session's throughput is used up: queued sends are left due and the alarm waits for it. */
+  throttledUntil = 0;
 
   constructor(private readonly host: SenderHost) {}
 
@@ -52,6 +61,17 @@ export class Sender {
       if (draft.type !== "template" && driver.closedWindows && (await driver.closedWindows([draft.to])).size > 0) return { ok: false, code: "reengagement_window_closed", reason: WINDOW_CLOSED.message };
       const now = Date.now();
       const base: NewOutbound = { ...draft, accountId: cfg.accountId, sessionId: cfg.sessionId, createdAt: now };
+      const admission = this.host.limitState.admit(this.host.limits(), draft.to, await this.outsideWindow(driver, draft), now);
+      if (!admission.ok) {
+        // Over the pair rate a chat send is refused with when to retry (queued, it would arrive out of
+        // turn, minutes late); over throughput or the messaging limit it waits in the outbox.
+        if (admission.limit === "pair") return { ok: false, code: "pair_rate_limited", retryAfterMs: admission.until - now };
+        const row = outboundRow(base, { status: "pending" });
+        await insertMessage(await accountShard(env, cfg.accountId), row);
+        this.host.outbox.queueAt([row.id], admission.until, null);
+        await this.host.wakeAt(admission.until);
+        return { ok: true, message: toMessage(row) };
+      }
       if (driver.sendAtOnce) {
         // The hot path of the API: the row with its final state and its event go into the DO's
         // write buffer (durable in its storage before the answer leaves), and to D1 with the
@@ -66,6 +86,8 @@ export class Sender {
       // Networks over I/O: record first, so a crash after the network accepted still leaves a trace.
       await insertMessage(await accountShard(env, cfg.accountId), outboundRow(base, { status: "pending" }));
       const result = await driver.send(await outboundWithMedia(env, draft));
+      // Meta says the pair rate was hit: the next sends to this recipient wait (or answer 429) for it.
+      if (!result.ok && result.limit === "pair") this.host.limitState.pairExhausted(draft.to, Date.now());
       return { ok: true, message: toMessage(await this.applyResult(draft.id, result, now)) };
     });
   }
@@ -80,14 +102,16 @@ export class Sender {
     if (this.host.status() !== "WORKING") return this.holdOrFail(due, now);
     const rows = await pendingOfSession(shard, cfg.sessionId, ids);
     const driver = this.host.driver();
+    const attempts = new Map(due.map((r) => [r.message_id, r.attempts]));
     if (driver.sendAtOnce) {
       // Their rows are in D1 (queued by the Worker): the buffer takes them over, so the sends,
       // receipts and events go to D1 in group commits.
       const { buffer } = this.host;
-      buffer.remember(rows, now);
+      const admitted = rows.filter((row) => this.admitQueued(row.id, digitsOfChatId(row.chatId), row.type === "template", attempts.get(row.id) ?? 0, now));
+      buffer.remember(admitted, now);
       const ok: string[] = [];
       const failed = new Map<string, { error: FailureReason; ids: string[] }>();
-      for (const row of rows) {
+      for (const row of admitted) {
         const result = driver.sendAtOnce(toOutbound(draftOfRow(row), ""));
         if (result.ok) ok.push(row.id);
         else failed.set(result.error.code, { error: result.error, ids: [...(failed.get(result.error.code)?.ids ?? []), row.id] });
@@ -96,12 +120,14 @@ export class Sender {
       let changes = sent.changed.length + sent.events.length;
       for (const f of failed.values()) changes += buffer.advance({ ids: f.ids }, "failed", now, f.error).changed.length;
       this.host.recorded(changes);
-      outbox.remove(ids);
+      const waiting = new Set(rows.filter((r) => !admitted.includes(r)).map((r) => r.id));
+      outbox.remove(ids.filter((id) => !waiting.has(id)));
       await driver.afterSent?.(sent.changed, now);
       return;
     }
-    const closed = (await driver.closedWindows?.(rows.filter((r) => r.type !== "template").map((r) => digitsOfChatId(r.chatId)))) ?? new Set<string>();
-    const attempts = new Map(due.map((r) => [r.message_id, r.attempts]));
+    // Templates too when the messaging limit counts them: only those outside the window count.
+    const tier = this.host.limits().messagingLimit !== null;
+    const closed = (await driver.closedWindows?.(rows.filter((r) => tier || r.type !== "template").map((r) => digitsOfChatId(r.chatId)))) ?? new Set<string>();
     const pendingIds = new Set(rows.map((r) => r.id));
     outbox.remove(ids.filter((id) => !pendingIds.has(id)));
     for (const row of rows) {
@@ -118,15 +144,36 @@ export class Sender {
         outbox.remove([row.id]);
         continue;
       }
+      const outside = draft.type === "template" && (!driver.closedWindows || closed.has(draft.to));
+      if (!this.admitQueued(row.id, draft.to, outside, attempts.get(row.id) ?? 0, Date.now())) continue;
       const result = await this.chats.run(draft.to, async () => driver.send(await outboundWithMedia(env, draft)));
       const tries = (attempts.get(row.id) ?? 0) + 1;
-      if (!result.ok && result.retryAfterMs && tries < MAX_ATTEMPTS) {
-        outbox.retryLater(row.id, Date.now() + result.retryAfterMs * tries, tries);
+      if (!result.ok && result.retryAfterMs && tries < (result.maxAttempts ?? MAX_ATTEMPTS)) {
+        if (result.limit === "pair") this.host.limitState.pairExhausted(draft.to, Date.now());
+        // Backing off as Meta asks: the wait doubles with each refusal.
+        outbox.retryLater(row.id, Date.now() + result.retryAfterMs * 2 ** (tries - 1), tries);
         continue;
       }
       await this.applyResult(row.id, result, Date.now());
       outbox.remove([row.id]);
     }
+  }
+
+  /** A queued send the limits allow now (counted); else it waits in the outbox until they do. */
+  private admitQueued(id: string, to: string, outsideWindow: boolean, attempts: number, now: number): boolean {
+    const admission = this.host.limitState.admit(this.host.limits(), to, outsideWindow, now);
+    if (admission.ok) return true;
+    // Over throughput the row stays due (rewriting every row of a large backlog each second would cost
+    // the square of its size); the alarm comes back when the next second begins.
+    if (admission.limit === "throughput") this.throttledUntil = Math.max(this.throttledUntil, admission.until);
+    else this.host.outbox.retryLater(id, admission.until, attempts);
+    return false;
+  }
+
+  /** Whether a send is business-initiated (counts toward the messaging limit): a template to a closed window. */
+  private async outsideWindow(driver: NetworkDriver, draft: Draft): Promise<boolean> {
+    if (draft.type !== "template" || this.host.limits().messagingLimit === null) return false;
+    return !driver.closedWindows || (await driver.closedWindows([draft.to])).has(draft.to);
   }
 
   /** Due sends while the session is down: campaign sends wait (their campaigns held and paused with the reason); others fail. */

@@ -117,10 +117,11 @@ export async function createSession(env: Env, accountId: string, input: z.infer<
       phoneNumber,
       credentialsSet: input.whatsapp !== undefined,
       sendRatePerMinute: rate,
+      limits: input.limits ? JSON.stringify(input.limits) : null,
       createdAt: now,
       updatedAt: now,
     });
-  await sessionStub(env, id).start({ sessionId: id, accountId, network, phoneNumber, credentials: input.whatsapp ?? null, sendRatePerMinute: rate });
+  await sessionStub(env, id).start({ sessionId: id, accountId, network, phoneNumber, credentials: input.whatsapp ?? null, sendRatePerMinute: rate, ...(input.limits ? { limits: input.limits } : {}) });
   return toSession(await loadSession(env, accountId, id));
 }
 

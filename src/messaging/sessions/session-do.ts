@@ -14,6 +14,8 @@ import { campaignHooks, type EnqueueOptions } from "./campaign-hooks.ts";
 import { recordInbound } from "./inbound.ts";
 import { networkHost } from "./network-host.ts";
 import { Outbox, type Pacing } from "./outbox.ts";
+import { LimitState } from "./limits.ts";
+import { limitsFor } from "../send-limits.ts";
 import type { SessionStatus } from "./schemas.ts";
 import { GroupCommit } from "./group-commit.ts";
 import { Sender } from "./sender.ts";
@@ -41,6 +43,7 @@ export class SessionDO extends DurableObject<Env> {
   private config: SessionConfig | null = null;
   private status: SessionStatus = "STOPPED";
   private readonly outbox: Outbox;
+  private readonly limitState: LimitState;
   private readonly sender: Sender;
   private net: NetworkDriver | null = null;
   private hostPort: NetworkHost | null = null;
@@ -65,6 +68,7 @@ export class SessionDO extends DurableObject<Env> {
   constructor(ctx: DurableObjectState, env: Env) {
     super(ctx, env);
     this.outbox = new Outbox(ctx.storage.sql);
+    this.limitState = new LimitState(ctx.storage.sql);
     this.buffer = new WriteBuffer(ctx.storage.sql);
     this.commits = new GroupCommit({
       env,
@@ -76,6 +80,9 @@ export class SessionDO extends DurableObject<Env> {
     this.sender = new Sender({
       env,
       outbox: this.outbox,
+      limitState: this.limitState,
+      limits: () => limitsFor(this.config!.network, this.config!.limits),
+      wakeAt: (at) => this.ensureAlarm(at),
       buffer: this.buffer,
       recorded: (n) => this.commits.recorded(n),
       order: (step) => statusOrder(this.buffer, step),
@@ -242,6 +249,18 @@ export class SessionDO extends DurableObject<Env> {
     await this.ensureAlarm(now);
   }
 
+  /**
+   * When a running campaign's queued sends should all be through, by its pacing and the session's
+   * limits (the messaging limit counts every one as a new recipient outside its window: the latest it
+   * can be). Null: none queued here, or the campaign is on hold.
+   */
+  async campaignFinish(accountId: string, campaignId: string): Promise<number | null> {
+    if (!this.config || this.config.accountId !== accountId || this.outbox.isHeld(campaignId)) return null;
+    const { queued, lastDue } = this.outbox.campaignQueue(campaignId);
+    if (queued === 0 || lastDue === null) return null;
+    return this.limitState.finishEstimate(limitsFor(this.config.network, this.config.limits), queued, lastDue, Date.now());
+  }
+
   /** Cancel: forgets the campaign's queued sends; answers those being sent right now (they finish). */
   async dropCampaign(campaignId: string): Promise<{ inFlight: string[] }> {
     this.droppedCampaigns.add(campaignId);
@@ -400,12 +419,15 @@ export class SessionDO extends DurableObject<Env> {
     }
     const networkNext = (await driver.afterAlarm?.()) ?? null;
     const next = Math.min(this.outbox.nextDue() ?? Infinity, networkNext ?? Infinity);
-    if (next !== Infinity) await this.ensureAlarm(Math.max(next, Date.now()));
+    // Sends left due for the throughput limit wait for its next second (a network timer may wait with them, < 1 s).
+    const throttled = this.sender.throttledUntil > Date.now() && this.outbox.nextDue() !== null ? this.sender.throttledUntil : 0;
+    if (next !== Infinity) await this.ensureAlarm(Math.max(next, Date.now(), throttled));
   }
 
   private async processOutbox(): Promise<number> {
     const now = Date.now();
     this.outbox.slipLate(now);
+    if (this.sender.throttledUntil > now) return 0;
     const due = this.outbox.due(now, ID_CHUNK);
     if (due.length === 0) return 0;
     for (const r of due) this.inFlight.add(r.message_id);

@@ -5,6 +5,7 @@ import type { Content } from "../messages/content.ts";
 import type { Message, TemplateSpec } from "../messages/schemas.ts";
 import type { OutboundMessage } from "../networks/driver.ts";
 import type { Network, SessionStatus, WhatsappCredentials } from "./schemas.ts";
+import type { SendLimitsInput } from "../send-limits.ts";
 
 /** What the Session DO keeps about its session. Credentials live here only, never in D1. */
 export interface SessionConfig {
@@ -15,6 +16,8 @@ export interface SessionConfig {
   phoneNumber: string | null;
   credentials: WhatsappCredentials | null;
   sendRatePerMinute: number | null;
+  /** The session's own sending limits (absent: its network's defaults). */
+  limits?: SendLimitsInput;
 }
 
 /** A message ready to send, built by the send service in the Worker. */
@@ -41,7 +44,7 @@ export type MessageOutcome =
   | { ok: false; code: "not_found" };
 
 /** What the Session DO answers to a send: a free-form send into a closed 24-hour window is refused. */
-export type SendOutcome = MessageOutcome | { ok: false; code: "reengagement_window_closed"; reason: string } | { ok: false; code: "busy" };
+export type SendOutcome = MessageOutcome | { ok: false; code: "reengagement_window_closed"; reason: string } | { ok: false; code: "busy" } | { ok: false; code: "pair_rate_limited"; retryAfterMs: number };
 
 export type RpcResult<T> = { ok: true; value: T } | { ok: false; code: string; message: string };
 

@@ -2,6 +2,7 @@ import { expect, inject } from "vitest";
 import type { DomainEvent } from "../../../src/events/types.ts";
 import { seenEvents as seen } from "../event-tap.ts";
 import { api } from "../helpers.ts";
+import { filePhones } from "./graph-traffic.ts";
 
 export function eventsOf(accountId: string, type?: string): DomainEvent[] {
   return seen.filter((e) => e.accountId === accountId && (!type || e.type === type));
@@ -70,11 +71,16 @@ export async function getMessage(key: string, chatId: string, id: string, sessio
 export const graphUrl = () => inject("graphUrl");
 
 let phoneCounter = 0;
-export async function fakePhone(token = "good-token"): Promise<{ phoneNumberId: string; display: string; token: string }> {
+/**
+ * A number of the fake Graph API. Its traffic is checked when the file ends (test/workers/setup.ts); a `hostile`
+ * one is for sending invalid requests on purpose (its traffic is listed but fails nothing by itself).
+ */
+export async function fakePhone(token = "good-token", opts: { hostile?: boolean; phoneNumberId?: string } = {}): Promise<{ phoneNumberId: string; display: string; token: string }> {
   phoneCounter++;
-  const phoneNumberId = `10654${Date.now() % 1e7}${phoneCounter}${Math.floor(Math.random() * 1000)}`;
+  const phoneNumberId = opts.phoneNumberId ?? `10654${Date.now() % 1e7}${phoneCounter}${Math.floor(Math.random() * 1000)}`;
   const display = `1555${String(Math.floor(Math.random() * 1e7)).padStart(7, "0")}`;
-  await fetch(`${graphUrl()}/__fake/phones`, { method: "POST", body: JSON.stringify({ phoneNumberId, token, displayPhoneNumber: `+1 ${display.slice(1, 4)}-${display.slice(4)}` }) });
+  await fetch(`${graphUrl()}/__fake/phones`, { method: "POST", body: JSON.stringify({ phoneNumberId, token, hostile: opts.hostile === true, displayPhoneNumber: `+1 ${display.slice(1, 4)}-${display.slice(4)}` }) });
+  if (!opts.hostile) filePhones.add(phoneNumberId);
   return { phoneNumberId, display, token };
 }
 

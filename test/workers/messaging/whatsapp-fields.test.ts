@@ -100,7 +100,7 @@ describe("WhatsApp webhook: edits, deletions, referrals, pricing, preferences, o
     expect(await getMessage(k.key, CHAT, a.id)).toMatchObject({ status: "delivered", pricing: { category: "utility", billable: true, model: "PMP" } });
     expect(await getMessage(k.key, CHAT, b.id)).toMatchObject({
       status: "failed",
-      error: { code: "network_rejected" },
+      error: { code: "ecosystem_limited" },
       networkError: { code: 131049, title: errors[0]!.title, details: errors[0]!.error_data.details },
     });
   });

@@ -1,0 +1,1 @@
+ALTER TABLE `messaging_sessions` ADD `limits` text;
