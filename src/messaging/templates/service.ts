@@ -1,4 +1,4 @@
-import { errors } from "../../platform/errors.ts";
+import { ApiError, errors } from "../../platform/errors.ts";
 import { iso } from "../../platform/time.ts";
 import { accountShard } from "../../platform/shards.ts";
 import type { TemplateSpec } from "../messages/schemas.ts";
@@ -66,14 +66,23 @@ export function templateChecker(env: Env, accountId: string, sessionId: string) 
     if (!seen.has(key)) seen.set(key, await templateOf(await accountShard(env, accountId), accountId, sessionId, name, language));
     return seen.get(key);
   };
+  // A WhatsApp session created without its business account id cannot list its templates: its
+  // template sends go to Meta unchecked, as before templates were known, rather than all failing.
+  let unknowable = false;
   return async (spec: TemplateSpec, path = "template"): Promise<void> => {
     let row = await read(spec.name, spec.language);
     if (!row && !synced) {
       synced = true;
-      await runOp(env, accountId, sessionId, { kind: "sync", force: false });
+      try {
+        await runOp(env, accountId, sessionId, { kind: "sync", force: false });
+      } catch (err) {
+        if (!(err instanceof ApiError && err.code === "business_account_unknown")) throw err;
+        unknowable = true;
+      }
       seen.clear();
       row = await read(spec.name, spec.language);
     }
+    if (!row && unknowable) return;
     if (!row) {
       throw errors.invalidRequest(`${path}: the session has no template ${spec.name} in ${spec.language} (GET /api/sessions/${sessionId}/templates lists them).`, [{ path: `${path}.name`, message: `no template ${spec.name} in ${spec.language}` }]);
     }

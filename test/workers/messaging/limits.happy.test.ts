@@ -11,6 +11,16 @@ import { json, sandboxSession, waitFor, type MessageJson } from "./support.ts";
 type Batch = { total: number; pending: number; failed: number };
 const TEMPLATE = { name: "order_update", language: "en_US" };
 
+/** The sandbox approves a new template after a short review: TEMPLATE, with no parameters, ready to send. */
+async function approvedTemplate(key: string, sessionId: string): Promise<void> {
+  const res = await api(`/api/sessions/${sessionId}/templates`, { method: "POST", key, json: { ...TEMPLATE, category: "UTILITY", components: [{ type: "BODY", text: "Your order has shipped." }] } });
+  expect(res.status).toBe(201);
+  await waitFor(async () => {
+    const list = await json<{ data: { name: string; status: string }[] }>(await api(`/api/sessions/${sessionId}/templates`, { key }));
+    return list.data.some((t) => t.name === TEMPLATE.name && t.status === "APPROVED");
+  }, 10_000, "the template approved");
+}
+
 async function bulk(key: string, sessionId: string, messages: Record<string, unknown>[]): Promise<() => Promise<Batch>> {
   const res = await api("/api/messages/send-bulk", { method: "POST", key, json: { sessionId, messages } });
   expect(res.status).toBe(202);
@@ -80,6 +90,7 @@ describe("sandbox: sending limits", () => {
   it("messaging limit: templates to new recipients past the limit wait a rolling 24 h; free-form and known recipients do not count", async () => {
     const k = await createKey("pro");
     const s = await sandboxSession(k.key, { limits: { messagingLimit: 2 } });
+    await approvedTemplate(k.key, s.id);
     const batch = await bulk(k.key, s.id, [
       { to: "+14155553400", template: TEMPLATE },
       { to: "+14155553401", template: TEMPLATE },
@@ -101,6 +112,7 @@ describe("sandbox: sending limits", () => {
   it("a campaign over what is left of the messaging limit waits, and its eta says when it will finish", async () => {
     const k = await createKey("pro");
     const s = await sandboxSession(k.key, { limits: { messagingLimit: 2 } });
+    await approvedTemplate(k.key, s.id);
     await importContacts(k.key, Array.from({ length: 5 }, (_, i) => ({ phone: uniquePhone(), name: `C${i}`, tags: ["tier"] })));
     const c = await createCampaign(k.key, { sessionId: s.id, message: { template: TEMPLATE }, audience: { tags: ["tier"] } });
     expect((await action(k.key, c.id, "start")).status).toBe(200);

@@ -55,6 +55,9 @@ describe("templates: Meta's rules are checked before anything reaches the networ
     const res = await api(`/api/sessions/${s.id}/templates?refresh=1`, { key: k.key });
     expect(res.status).toBe(409);
     expect((await errorOf(res)).code).toBe("business_account_unknown");
+    // Its template sends cannot be checked, so they go to Meta as they did before templates were known.
+    const send = await api("/api/messages/send", { method: "POST", key: k.key, json: { sessionId: s.id, to: "+14155550142", template: { name: "anything_meta_has", language: "en_US" } } });
+    expect(send.status).toBe(201);
   });
 
   it("Meta refusing a create is 422 with its reason, nothing cached", async () => {
