@@ -1,17 +1,21 @@
 import { DurableObject } from "cloudflare:workers";
-import { chunk, QUEUE_BATCH_MAX } from "../platform/batching.ts";
-import type { DeliveryQueueMessage } from "./types.ts";
+import { attemptDeliveries } from "./delivery.ts";
+import { MAX_PER_SECOND, MAX_SLOTS_PER_CALL, MIN_PER_SECOND, SEND_NOW_MS } from "./throttle.ts";
+import { shardAt } from "../platform/shards.ts";
 
-/** Bounds of a webhook's `maxPerSecond` (the API validates them; the object clamps again). */
-export const MIN_PER_SECOND = 1;
-export const MAX_PER_SECOND = 1000;
-/** Slots one call may reserve (a consumer asks for at most one chunk of deliveries at a time). */
-export const MAX_SLOTS_PER_CALL = 100;
-/** Slots further ahead than this are kept here and released by the alarm; nearer ones the caller queues itself. */
-export const KEEP_AFTER_MS = 2_000;
-/** The alarm hands a slot to the throttle queue this long before it (its consumer waits out the rest). */
+export { MAX_PER_SECOND, MIN_PER_SECOND };
+/**
+ * Slots further ahead than this are kept here and their attempts made by the alarm, each at its
+ * slot; nearer ones the caller makes at once. A slot handed to a queue is late by the queue's
+ * latency (whole seconds of delay, and later under load), and late slots bunch: the rate then
+ * overshoots within a second and falls short over the burst. Made from here they are on time.
+ */
+export const KEEP_AFTER_MS = SEND_NOW_MS;
+/** The alarm takes the slots this close ahead and waits for each before its attempt. */
 const RELEASE_AHEAD_MS = 1_000;
-/** Deliveries released per alarm, at most (the next alarm follows at once). */
+/** A caller writes the slots it got to D1 within this (the first alarm after a `schedule` waits for it). */
+const WRITE_DOWN_MS = 250;
+/** Deliveries attempted per alarm, at most (the next alarm follows at once). */
 const RELEASE_MAX = 2_000;
 
 /**
@@ -62,7 +66,8 @@ export class WebhookThrottleDO extends DurableObject<Env> {
     this.ctx.storage.sql.exec("INSERT INTO throttle (id, next) VALUES (1, ?) ON CONFLICT (id) DO UPDATE SET next = excluded.next", at);
     if (kept) {
       this.ctx.storage.sql.exec("INSERT INTO shard (id, shard) VALUES (1, ?) ON CONFLICT (id) DO UPDATE SET shard = excluded.shard", Number.isInteger(shard) && shard >= 0 ? shard : 0);
-      await this.armFor(now);
+      // Not before the caller has written the deliveries down as put off (else the alarm finds them still leased).
+      await this.armFor(now + WRITE_DOWN_MS);
     }
     return slots;
   }
@@ -75,7 +80,11 @@ export class WebhookThrottleDO extends DurableObject<Env> {
     await this.ctx.storage.deleteAlarm();
   }
 
-  /** Hands the deliveries whose slot is near to the throttle queue (D1 still says when each is due). */
+  /**
+   * Makes the attempts whose slots are near, each at its slot (`attemptDeliveries` with the held
+   * slots: D1 says when each is due, and its lease keeps a duplicate from sending twice). A failure
+   * throws: the alarm is retried, and what was sent stays sent (receivers deduplicate).
+   */
   override async alarm(): Promise<void> {
     const now = Date.now();
     const due = this.ctx.storage.sql
@@ -83,16 +92,21 @@ export class WebhookThrottleDO extends DurableObject<Env> {
       .toArray()
       .map((r) => r.delivery_id);
     const shard = this.ctx.storage.sql.exec<{ shard: number }>("SELECT shard FROM shard WHERE id = 1").toArray()[0]?.shard ?? 0;
-    for (const part of chunk(due, QUEUE_BATCH_MAX)) {
-      // A failed send throws: the alarm is retried, and what was sent stays sent (receivers deduplicate; leases guard).
-      await this.env.THROTTLE_QUEUE.sendBatch(part.map((id) => ({ body: { kind: "delivery", id, shard } satisfies DeliveryQueueMessage, contentType: "json" as const })));
-      for (const id of part) this.ctx.storage.sql.exec("DELETE FROM waiting WHERE delivery_id = ?", id);
-    }
+    // The next slots' alarm is armed first: a long attempt here does not hold them back.
+    for (const id of due) this.ctx.storage.sql.exec("UPDATE waiting SET slot = -slot WHERE delivery_id = ? AND slot > 0", id);
     await this.armFor(now);
+    try {
+      if (due.length > 0) await attemptDeliveries(this.env, shardAt(this.env, shard), due, now, true);
+    } catch (err) {
+      for (const id of due) this.ctx.storage.sql.exec("UPDATE waiting SET slot = -slot WHERE delivery_id = ? AND slot < 0", id);
+      throw err;
+    }
+    for (const id of due) this.ctx.storage.sql.exec("DELETE FROM waiting WHERE delivery_id = ?", id);
   }
 
   private async armFor(now: number): Promise<void> {
-    const first = this.ctx.storage.sql.exec<{ slot: number | null }>("SELECT min(slot) AS slot FROM waiting").one().slot;
+    // Slots under way in an alarm are stored negated: not taken again meanwhile.
+    const first = this.ctx.storage.sql.exec<{ slot: number | null }>("SELECT min(slot) AS slot FROM waiting WHERE slot > 0").one().slot;
     if (first === null) return;
     const when = Math.max(now, first - RELEASE_AHEAD_MS);
     const current = await this.ctx.storage.getAlarm();
