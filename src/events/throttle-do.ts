@@ -1,6 +1,7 @@
 import { DurableObject } from "cloudflare:workers";
 import { attemptDeliveries } from "./delivery.ts";
 import { MAX_PER_SECOND, MAX_SLOTS_PER_CALL, MIN_PER_SECOND, SEND_NOW_MS } from "./throttle.ts";
+import { log } from "../platform/log.ts";
 import { shardAt } from "../platform/shards.ts";
 
 export { MAX_PER_SECOND, MIN_PER_SECOND };
@@ -13,6 +14,8 @@ export { MAX_PER_SECOND, MIN_PER_SECOND };
 export const KEEP_AFTER_MS = SEND_NOW_MS;
 /** The alarm takes the slots this close ahead and waits for each before its attempt. */
 const RELEASE_AHEAD_MS = 1_000;
+/** Alarms follow each other at least this far apart while slots wait (each takes RELEASE_AHEAD_MS of them). */
+const ALARM_EVERY_MS = 500;
 /** A caller writes the slots it got to D1 within this (the first alarm after a `schedule` waits for it). */
 const WRITE_DOWN_MS = 250;
 /** Deliveries attempted per alarm, at most (the next alarm follows at once). */
@@ -37,6 +40,8 @@ export class WebhookThrottleDO extends DurableObject<Env> {
     // The shard of the webhook's account (it never changes): the queue messages of released deliveries name it.
     ctx.storage.sql.exec("CREATE TABLE IF NOT EXISTS shard (id INTEGER PRIMARY KEY CHECK (id = 1), shard INTEGER NOT NULL)");
     this.next = ctx.storage.sql.exec<{ next: number }>("SELECT next FROM throttle WHERE id = 1").toArray()[0]?.next ?? 0;
+    // Slots taken by an alarm of an earlier instance whose attempts never finished: taken again (leases guard the rest).
+    ctx.storage.sql.exec("UPDATE waiting SET slot = -slot WHERE slot < 0");
   }
 
   /**
@@ -82,33 +87,39 @@ export class WebhookThrottleDO extends DurableObject<Env> {
 
   /**
    * Makes the attempts whose slots are near, each at its slot (`attemptDeliveries` with the held
-   * slots: D1 says when each is due, and its lease keeps a duplicate from sending twice). A failure
-   * throws: the alarm is retried, and what was sent stays sent (receivers deduplicate).
+   * slots: D1 says when each is due, and its lease keeps a duplicate from sending twice). Not
+   * awaited: while they wait for their slots the next alarm (ALARM_EVERY_MS on) takes the next ones,
+   * so a slow round trip never makes the following slots late. Taken slots are stored negated until
+   * their attempts are recorded; a failure (or an object that went away meanwhile: see the
+   * constructor) puts them back for the next alarm.
    */
   override async alarm(): Promise<void> {
     const now = Date.now();
     const due = this.ctx.storage.sql
-      .exec<{ delivery_id: string }>("SELECT delivery_id FROM waiting WHERE slot <= ? ORDER BY slot LIMIT ?", now + RELEASE_AHEAD_MS, RELEASE_MAX)
+      .exec<{ delivery_id: string }>("SELECT delivery_id FROM waiting WHERE slot > 0 AND slot <= ? ORDER BY slot LIMIT ?", now + RELEASE_AHEAD_MS, RELEASE_MAX)
       .toArray()
       .map((r) => r.delivery_id);
     const shard = this.ctx.storage.sql.exec<{ shard: number }>("SELECT shard FROM shard WHERE id = 1").toArray()[0]?.shard ?? 0;
-    // The next slots' alarm is armed first: a long attempt here does not hold them back.
     for (const id of due) this.ctx.storage.sql.exec("UPDATE waiting SET slot = -slot WHERE delivery_id = ? AND slot > 0", id);
-    await this.armFor(now);
-    try {
-      if (due.length > 0) await attemptDeliveries(this.env, shardAt(this.env, shard), due, now, true);
-    } catch (err) {
-      for (const id of due) this.ctx.storage.sql.exec("UPDATE waiting SET slot = -slot WHERE delivery_id = ? AND slot < 0", id);
-      throw err;
-    }
-    for (const id of due) this.ctx.storage.sql.exec("DELETE FROM waiting WHERE delivery_id = ?", id);
+    await this.armFor(now + ALARM_EVERY_MS);
+    if (due.length === 0) return;
+    void attemptDeliveries(this.env, shardAt(this.env, shard), due, now, true).then(
+      () => {
+        for (const id of due) this.ctx.storage.sql.exec("DELETE FROM waiting WHERE delivery_id = ? AND slot < 0", id);
+      },
+      async (err: unknown) => {
+        log.error("throttled attempts failed; retried by the next alarm", { count: due.length, error: String(err) });
+        for (const id of due) this.ctx.storage.sql.exec("UPDATE waiting SET slot = -slot WHERE delivery_id = ? AND slot < 0", id);
+        await this.armFor(Date.now() + ALARM_EVERY_MS).catch(() => {});
+      },
+    );
   }
 
-  private async armFor(now: number): Promise<void> {
+  private async armFor(notBefore: number): Promise<void> {
     // Slots under way in an alarm are stored negated: not taken again meanwhile.
     const first = this.ctx.storage.sql.exec<{ slot: number | null }>("SELECT min(slot) AS slot FROM waiting WHERE slot > 0").one().slot;
     if (first === null) return;
-    const when = Math.max(now, first - RELEASE_AHEAD_MS);
+    const when = Math.max(notBefore, first - RELEASE_AHEAD_MS);
     const current = await this.ctx.storage.getAlarm();
     if (current === null || current > when) await this.ctx.storage.setAlarm(when);
   }

@@ -1,5 +1,6 @@
 import { describe, expect, it } from "vitest";
-import { api, createKey } from "../helpers.ts";
+import { api, createKey, type TestKey } from "../helpers.ts";
+import { allEvents } from "../events/log.support.ts";
 import { getMessage, json, sandboxSession, sendText, waitFor } from "./support.ts";
 
 // Every event of a session carries the session's `sequence` (src/messaging/session-sequence.ts): the
@@ -8,15 +9,8 @@ import { getMessage, json, sandboxSession, sendText, waitFor } from "./support.t
 
 type Logged = { id: string; type: string; sessionId: string | null; payload: { sequence?: number; statusOrdinal?: number; data: { id?: string } } };
 
-async function sessionEvents(key: string, sessionId: string): Promise<Logged[]> {
-  const out: Logged[] = [];
-  let cursor: string | null = null;
-  do {
-    const page: { data: Logged[]; nextCursor: string | null } = await json(await api(`/api/events?sessionId=${sessionId}&limit=100${cursor ? `&cursor=${cursor}` : ""}`, { key }));
-    out.push(...page.data);
-    cursor = page.nextCursor;
-  } while (cursor);
-  return out;
+async function sessionEvents(key: TestKey, sessionId: string): Promise<Logged[]> {
+  return (await allEvents(key, `sessionId=${sessionId}&limit=50`)) as unknown as Logged[];
 }
 
 describe("messaging: every session event carries the session's sequence", () => {
@@ -32,7 +26,7 @@ describe("messaging: every session event carries the session's sequence", () => 
     for (const m of sent) await waitFor(async () => (await getMessage(key.key, m.chatId, m.id, s.id))?.status === "read", 20_000, "read");
     const expected = 1 + 3 * N + 2 * N; // session.connected; sent, delivered, read; received and contact.created
     const events = await waitFor(async () => {
-      const got = await sessionEvents(key.key, s.id);
+      const got = await sessionEvents(key, s.id);
       return got.length >= expected ? got : undefined;
     }, 20_000, `${expected} session events`);
 
