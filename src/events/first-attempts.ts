@@ -64,10 +64,14 @@ async function fanOutClaimed(env: Env, shard: Shard, claimed: (CommittedEvent & 
     // Their rows first: once the events are marked fanned out, nothing else would make them.
     if (queued.length > 0) await shard.db.batch(insertDeliveries(shard, queued) as [BatchItem<"sqlite">, ...BatchItem<"sqlite">[]]);
     const finish = (successes: Success[]) => fannedOut(shard, claimed, inline, successes, now);
+    // Throttled ones take their slots now (the throttle object then makes each attempt at its slot): a
+    // queue hop first would hand out the slots late, leaving gaps in the endpoint's rate.
+    const throttled = (d: DeliveryRow) => hookById.get(d.webhookId)!.enabled && hookById.get(d.webhookId)!.maxPerSecond !== null;
     await Promise.all([
       // The live stream gets the events as soon as they are read here, beside the first attempts.
       publishToStreams(env, claimed),
-      enqueue(env, shard, queued.map((d) => d.id)),
+      enqueue(env, shard, queued.filter((d) => !throttled(d)).map((d) => d.id)),
+      attemptDeliveries(env, shard, queued.filter(throttled).map((d) => d.id), now),
       inline.length > 0 ? attemptClaimed(env, shard, inline, hooks, claimed, now, false, { finish }) : shard.db.batch(finish([]) as [BatchItem<"sqlite">, ...BatchItem<"sqlite">[]]),
     ]);
   } catch (err) {
