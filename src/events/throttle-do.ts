@@ -40,6 +40,7 @@ export class WebhookThrottleDO extends DurableObject<Env> {
     // The shard of the webhook's account (it never changes): the queue messages of released deliveries name it.
     ctx.storage.sql.exec("CREATE TABLE IF NOT EXISTS shard (id INTEGER PRIMARY KEY CHECK (id = 1), shard INTEGER NOT NULL)");
     this.next = ctx.storage.sql.exec<{ next: number }>("SELECT next FROM throttle WHERE id = 1").toArray()[0]?.next ?? 0;
+    ctx.storage.sql.exec("CREATE TABLE IF NOT EXISTS rate (id INTEGER PRIMARY KEY CHECK (id = 1), per_second INTEGER NOT NULL)");
     // Slots taken by an alarm of an earlier instance whose attempts never finished: taken again (leases guard the rest).
     ctx.storage.sql.exec("UPDATE waiting SET slot = -slot WHERE slot < 0");
   }
@@ -69,6 +70,7 @@ export class WebhookThrottleDO extends DurableObject<Env> {
     }
     this.next = at;
     this.ctx.storage.sql.exec("INSERT INTO throttle (id, next) VALUES (1, ?) ON CONFLICT (id) DO UPDATE SET next = excluded.next", at);
+    this.ctx.storage.sql.exec("INSERT INTO rate (id, per_second) VALUES (1, ?) ON CONFLICT (id) DO UPDATE SET per_second = excluded.per_second", rate);
     if (kept) {
       this.ctx.storage.sql.exec("INSERT INTO shard (id, shard) VALUES (1, ?) ON CONFLICT (id) DO UPDATE SET shard = excluded.shard", Number.isInteger(shard) && shard >= 0 ? shard : 0);
       // Not before the caller has written the deliveries down as put off (else the alarm finds them still leased).
@@ -82,6 +84,7 @@ export class WebhookThrottleDO extends DurableObject<Env> {
     this.next = 0;
     this.ctx.storage.sql.exec("DELETE FROM throttle");
     this.ctx.storage.sql.exec("DELETE FROM waiting");
+    this.ctx.storage.sql.exec("DELETE FROM rate");
     await this.ctx.storage.deleteAlarm();
   }
 
@@ -95,8 +98,12 @@ export class WebhookThrottleDO extends DurableObject<Env> {
    */
   override async alarm(): Promise<void> {
     const now = Date.now();
+    // At most the rate's share of the time to the next alarm: slots an alarm finds late (the object was
+    // busy or slow) go out at the rate, spaced (throttle.ts spaceOut), never in one burst.
+    const perSecond = this.ctx.storage.sql.exec<{ per_second: number }>("SELECT per_second FROM rate WHERE id = 1").toArray()[0]?.per_second ?? MAX_PER_SECOND;
+    const take = Math.min(RELEASE_MAX, Math.max(1, Math.ceil((perSecond * ALARM_EVERY_MS) / 1000)));
     const due = this.ctx.storage.sql
-      .exec<{ delivery_id: string }>("SELECT delivery_id FROM waiting WHERE slot > 0 AND slot <= ? ORDER BY slot LIMIT ?", now + RELEASE_AHEAD_MS, RELEASE_MAX)
+      .exec<{ delivery_id: string }>("SELECT delivery_id FROM waiting WHERE slot > 0 AND slot <= ? ORDER BY slot LIMIT ?", now + RELEASE_AHEAD_MS, take)
       .toArray()
       .map((r) => r.delivery_id);
     const shard = this.ctx.storage.sql.exec<{ shard: number }>("SELECT shard FROM shard WHERE id = 1").toArray()[0]?.shard ?? 0;
