@@ -3,11 +3,17 @@
 // count of every table, POST resets the counters. Requests with an `x-bench-observer` header (the
 // bench's own progress polling) run on the uncounted binding, so watching a flow does not add to it.
 // `npm run bench:scale` starts `npm run dev` with WORKER_MAIN pointing here.
-import worker, { EventStreamDO as RealEventStreamDO, RateLimiter, SessionDO as RealSessionDO, TexContainer, WebhookThrottleDO } from "../../src/index.ts";
+import worker, { EventStreamDO as RealEventStreamDO, RateLimiter, SessionDO as RealSessionDO, TexContainer, WebhookThrottleDO as RealWebhookThrottleDO } from "../../src/index.ts";
 import { counts, countedEnv, resetCounts } from "./d1-count.ts";
 
-// The throttle keeps no D1 state: nothing to count.
-export { RateLimiter, TexContainer, WebhookThrottleDO };
+export { RateLimiter, TexContainer };
+
+/** Its alarm makes throttled attempts (D1 reads and writes): counted too. */
+export class WebhookThrottleDO extends RealWebhookThrottleDO {
+  constructor(ctx: DurableObjectState, env: Env) {
+    super(ctx, countedEnv(env));
+  }
+}
 
 export class SessionDO extends RealSessionDO {
   constructor(ctx: DurableObjectState, env: Env) {

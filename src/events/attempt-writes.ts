@@ -1,4 +1,4 @@
-import { and, eq, sql } from "drizzle-orm";
+import { and, eq, getTableColumns, sql } from "drizzle-orm";
 import type { BatchItem } from "drizzle-orm/batch";
 import { webhookDeliveries, webhooks } from "../db/schema/index.ts";
 import { jsonParts } from "../platform/d1.ts";
@@ -39,7 +39,28 @@ export function successWrites(shard: Shard, successes: Success[], failedHooks: R
         .where(sql`${webhookDeliveries.id} = ${field("id")}`),
     );
   }
+  return [...out, ...streakEnds(shard, successes, failedHooks)];
+}
+
+/** Each webhook's failure streak ended by these successes, once, unless the same round had a failure of that webhook. */
+export function streakEnds(shard: Shard, successes: Success[], failedHooks: ReadonlySet<string>): BatchItem<"sqlite">[] {
+  const db = shard.db;
+  const out: BatchItem<"sqlite">[] = [];
   const failing = new Map(successes.filter((s) => s.webhook.failingSince !== null && !failedHooks.has(s.webhook.id)).map((s) => [s.webhook.id, s.webhook]));
   for (const hook of failing.values()) out.push(db.update(webhooks).set({ failingSince: null }).where(and(eq(webhooks.id, hook.id), eq(webhooks.accountId, hook.accountId))));
   return out;
+}
+
+/** The deliveries table's columns in its order (an INSERT ... SELECT names them all). */
+const DELIVERY_COLUMNS = Object.entries(getTableColumns(webhookDeliveries)).map(([key, c]) => ({ key: key as keyof typeof webhookDeliveries.$inferInsert, name: c.name }));
+
+/** New delivery rows as multi-row INSERTs, the rows one JSON parameter each (a few statements however many); an existing (event, webhook) is left alone. */
+export function insertDeliveries(shard: Shard, rows: (typeof webhookDeliveries.$inferInsert)[]): BatchItem<"sqlite">[] {
+  const json = rows.map((d) => Object.fromEntries(DELIVERY_COLUMNS.map((c) => [c.name, d[c.key] ?? null])));
+  return jsonParts(json).map((part) =>
+    shard.db
+      .insert(webhookDeliveries)
+      .select(sql`SELECT ${sql.raw(DELIVERY_COLUMNS.map((c) => `json_extract(j.value, '$.${c.name}')`).join(", "))} FROM json_each(${part}) AS j WHERE true`)
+      .onConflictDoNothing(),
+  );
 }

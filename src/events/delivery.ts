@@ -3,7 +3,7 @@ import type { BatchItem } from "drizzle-orm/batch";
 import { events, webhookAttempts, webhookDeliveries, webhooks } from "../db/schema/index.ts";
 import { checkTargetUrl } from "../platform/safe-url.ts";
 import { newId } from "../platform/ids.ts";
-import { successWrites, type Success } from "./attempt-writes.ts";
+import { insertDeliveries, streakEnds, successWrites, type Success } from "./attempt-writes.ts";
 import { allowLoopback, disableAfterMs, MAX_QUEUE_DELAY_SECONDS, retrySchedule, timeoutMs } from "./config.ts";
 import { decideOutcome, type DeliveryOutcome } from "./retry-policy.ts";
 import { sendAttempt, type SignedPostResult } from "./send-attempt.ts";
@@ -43,6 +43,15 @@ export function activeSecrets(hook: Pick<WebhookRow, "secret" | "previousSecret"
  */
 export async function attemptDelivery(env: Env, shard: Shard, deliveryId: string, now = Date.now()): Promise<AttemptReport> {
   return (await attemptDeliveries(env, shard, [deliveryId], now))[0]!;
+}
+
+/**
+ * `attemptClaimed` of deliveries that have no row yet (the events consumer's first attempts): the
+ * rows of those that do not succeed are inserted with the outcomes, and `finish` adds the caller's
+ * statements (the events' fan-out marks and folded successes) to the same batch.
+ */
+export interface Unwritten {
+  finish(successes: Success[]): BatchItem<"sqlite">[];
 }
 
 /** Deliveries per D1 statement: each id is one bound parameter, with room for the statement's own. */
@@ -98,7 +107,7 @@ async function attemptChunk(env: Env, shard: Shard, ids: string[], now: number, 
  * event payloads, and records every outcome in one D1 round trip. Used after `attemptChunk`'s
  * claim, and by the events consumer, which claims first attempts in its fan-out batch.
  */
-export async function attemptClaimed(env: Env, shard: Shard, claimed: DeliveryRow[], hooks: WebhookRow[], payloads: { id: string; payload: string }[], now: number, waitForSlots = false): Promise<Map<string, AttemptReport>> {
+export async function attemptClaimed(env: Env, shard: Shard, claimed: DeliveryRow[], hooks: WebhookRow[], payloads: { id: string; payload: string }[], now: number, waitForSlots = false, unwritten?: Unwritten): Promise<Map<string, AttemptReport>> {
   const db = shard.db;
   const reports = new Map<string, AttemptReport>();
   const writes: BatchItem<"sqlite">[] = [];
@@ -174,7 +183,15 @@ export async function attemptClaimed(env: Env, shard: Shard, claimed: DeliveryRo
   });
 
   // One round trip records every outcome.
-  writes.push(...successWrites(shard, successes, failedHooks));
+  if (unwritten) {
+    // Rows not in D1 yet: a success stays without one (its outcome goes on its event row), every
+    // other delivery's row is inserted first so the writes above find it.
+    const succeeded = new Set(successes.map((s) => s.deliveryId));
+    writes.unshift(...insertDeliveries(shard, claimed.filter((d) => !succeeded.has(d.id))));
+    writes.push(...streakEnds(shard, successes, failedHooks), ...unwritten.finish(successes));
+  } else {
+    writes.push(...successWrites(shard, successes, failedHooks));
+  }
   if (writes.length > 0) await db.batch(writes as [BatchItem<"sqlite">, ...BatchItem<"sqlite">[]]);
   await enqueueWritten(env, shard, announced);
 

@@ -60,10 +60,10 @@ export function prepareEvents(env: Env, shard: Shard, input: EmitInput | EmitInp
 export function prepareEventAfterChange(shard: Shard, input: EmitInput): { event: DomainEvent; statement: BatchItem<"sqlite"> } {
   const now = Date.now();
   const { event, payload } = buildEvent(input, now);
-  // Columns in the table's order (drizzle names them all): id, account_id, type, session_id, payload, created_at, fanned_out_at, requeues.
+  // Columns in the table's order (drizzle names them all): id, account_id, type, session_id, payload, created_at, fanned_out_at, requeues, fanout_lease_until, delivered.
   const statement = shard.db
     .insert(events)
-    .select(sql`select ${event.id}, ${event.accountId}, ${event.type}, ${event.sessionId}, ${payload}, ${now}, null, 0 where changes() = 1`);
+    .select(sql`select ${event.id}, ${event.accountId}, ${event.type}, ${event.sessionId}, ${payload}, ${now}, null, 0, null, null where changes() = 1`);
   return { event, statement };
 }
 

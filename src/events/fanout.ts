@@ -1,4 +1,4 @@
-import { and, eq, getTableColumns, inArray, isNull, or, lt, sql } from "drizzle-orm";
+import { and, eq, inArray, isNull, or, lt } from "drizzle-orm";
 import type { BatchItem } from "drizzle-orm/batch";
 import { events, webhookDeliveries, webhooks } from "../db/schema/index.ts";
 import { newId } from "../platform/ids.ts";
@@ -7,13 +7,8 @@ import { webhookMatches } from "./matching.ts";
 import { sourceWebhookOf } from "./operational.ts";
 import type { CommittedEvent } from "./stream/publish.ts";
 import type { EventRecord } from "./types.ts";
-import { jsonParts } from "../platform/d1.ts";
+import { insertDeliveries } from "./attempt-writes.ts";
 import type { Shard } from "../platform/shards.ts";
-
-/** The deliveries table's columns in its order (an INSERT ... SELECT names them all). */
-const DELIVERY_COLUMNS = Object.entries(getTableColumns(webhookDeliveries)).map(([key, c]) => ({ key: key as keyof typeof webhookDeliveries.$inferInsert, name: c.name }));
-
-const deliveryJson = (d: typeof webhookDeliveries.$inferInsert) => Object.fromEntries(DELIVERY_COLUMNS.map((c) => [c.name, d[c.key] ?? null]));
 
 /**
  * Creates one delivery per (event, matching enabled webhook of the event's account), idempotently
@@ -49,22 +44,11 @@ export async function fanOutAndClaim(shard: Shard, eventIds: string[], claim: nu
   const { rows, hooks } = await eventsAndHooks(shard, eventIds, carried);
   if (rows.length === 0) return none;
 
-  const deliveries: (typeof webhookDeliveries.$inferInsert)[] = [];
-  for (const ev of rows) {
-    // an event about an endpoint (it was disabled, a delivery to it gave up) is not sent to that endpoint
-    const source = sourceWebhookOf(ev);
-    for (const hook of hooks) {
-      // A webhook registered after the event happened does not get it, however late the fan-out runs.
-      if (hook.accountId !== ev.accountId || hook.createdAt > ev.createdAt || hook.id === source || !webhookMatches(hook, ev)) continue;
-      deliveries.push({ id: newId("dlv", now), accountId: ev.accountId, webhookId: hook.id, eventId: ev.id, eventType: ev.type, status: "pending", attempts: 0, nextAttemptAt: now, queuedAt: now, leaseUntil: null, lastStatusCode: null, lastError: null, createdAt: now, updatedAt: now });
-    }
-  }
+  const deliveries = deliveriesOf(rows, hooks, now);
   const rowIds = rows.map((r) => r.id);
   const statements: BatchItem<"sqlite">[] = [];
   // Multi-row INSERTs with the rows as one JSON parameter each (a few statements however many deliveries).
-  for (const part of jsonParts(deliveries.map(deliveryJson))) {
-    statements.push(db.insert(webhookDeliveries).select(sql`SELECT ${sql.raw(DELIVERY_COLUMNS.map((c) => `json_extract(j.value, '$.${c.name}')`).join(", "))} FROM json_each(${part}) AS j WHERE true`).onConflictDoNothing());
-  }
+  statements.push(...insertDeliveries(shard, deliveries));
   statements.push(db.update(events).set({ fannedOutAt: now }).where(and(inArray(events.id, rowIds), isNull(events.fannedOutAt))));
   // In the same batch (one transaction, in order): the deliveries of these events still waiting
   // for their first attempt, including those an earlier, crashed run created; the first `claim`
@@ -85,6 +69,21 @@ export async function fanOutAndClaim(shard: Shard, eventIds: string[], claim: nu
   const claimed = claim > 0 ? (results[claimIndex] as DeliveryRow[]) : [];
   const waiting = (results[results.length - 1] as { id: string }[]).map((w) => w.id);
   return { claimed, waiting, hooks, payloads: rows.map((r) => ({ id: r.id, payload: r.payload })), events: rows };
+}
+
+/** One delivery (a row as it is first written: pending, due now) per event and matching webhook of its account. */
+export function deliveriesOf(rows: (CommittedEvent & { createdAt: number })[], hooks: WebhookRow[], now: number): DeliveryRow[] {
+  const deliveries: DeliveryRow[] = [];
+  for (const ev of rows) {
+    // an event about an endpoint (it was disabled, a delivery to it gave up) is not sent to that endpoint
+    const source = sourceWebhookOf(ev);
+    for (const hook of hooks) {
+      // A webhook registered after the event happened does not get it, however late the fan-out runs.
+      if (hook.accountId !== ev.accountId || hook.createdAt > ev.createdAt || hook.id === source || !webhookMatches(hook, ev)) continue;
+      deliveries.push({ id: newId("dlv", now), accountId: ev.accountId, webhookId: hook.id, eventId: ev.id, eventType: ev.type, status: "pending", attempts: 0, nextAttemptAt: now, queuedAt: now, leaseUntil: null, slotAt: null, lastStatusCode: null, lastError: null, lastDurationMs: null, createdAt: now, updatedAt: now });
+    }
+  }
+  return deliveries;
 }
 
 /**

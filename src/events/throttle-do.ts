@@ -1,17 +1,24 @@
 import { DurableObject } from "cloudflare:workers";
-import { chunk, QUEUE_BATCH_MAX } from "../platform/batching.ts";
-import type { DeliveryQueueMessage } from "./types.ts";
+import { attemptDeliveries } from "./delivery.ts";
+import { MAX_PER_SECOND, MAX_SLOTS_PER_CALL, MIN_PER_SECOND, SEND_NOW_MS } from "./throttle.ts";
+import { log } from "../platform/log.ts";
+import { shardAt } from "../platform/shards.ts";
 
-/** Bounds of a webhook's `maxPerSecond` (the API validates them; the object clamps again). */
-export const MIN_PER_SECOND = 1;
-export const MAX_PER_SECOND = 1000;
-/** Slots one call may reserve (a consumer asks for at most one chunk of deliveries at a time). */
-export const MAX_SLOTS_PER_CALL = 100;
-/** Slots further ahead than this are kept here and released by the alarm; nearer ones the caller queues itself. */
-export const KEEP_AFTER_MS = 2_000;
-/** The alarm hands a slot to the throttle queue this long before it (its consumer waits out the rest). */
+export { MAX_PER_SECOND, MIN_PER_SECOND };
+/**
+ * Slots further ahead than this are kept here and their attempts made by the alarm, each at its
+ * slot; nearer ones the caller makes at once. A slot handed to a queue is late by the queue's
+ * latency (whole seconds of delay, and later under load), and late slots bunch: the rate then
+ * overshoots within a second and falls short over the burst. Made from here they are on time.
+ */
+export const KEEP_AFTER_MS = SEND_NOW_MS;
+/** The alarm takes the slots this close ahead and waits for each before its attempt. */
 const RELEASE_AHEAD_MS = 1_000;
-/** Deliveries released per alarm, at most (the next alarm follows at once). */
+/** Alarms follow each other at least this far apart while slots wait (each takes RELEASE_AHEAD_MS of them). */
+const ALARM_EVERY_MS = 500;
+/** A caller writes the slots it got to D1 within this (the first alarm after a `schedule` waits for it). */
+const WRITE_DOWN_MS = 250;
+/** Deliveries attempted per alarm, at most (the next alarm follows at once). */
 const RELEASE_MAX = 2_000;
 
 /**
@@ -33,6 +40,9 @@ export class WebhookThrottleDO extends DurableObject<Env> {
     // The shard of the webhook's account (it never changes): the queue messages of released deliveries name it.
     ctx.storage.sql.exec("CREATE TABLE IF NOT EXISTS shard (id INTEGER PRIMARY KEY CHECK (id = 1), shard INTEGER NOT NULL)");
     this.next = ctx.storage.sql.exec<{ next: number }>("SELECT next FROM throttle WHERE id = 1").toArray()[0]?.next ?? 0;
+    ctx.storage.sql.exec("CREATE TABLE IF NOT EXISTS rate (id INTEGER PRIMARY KEY CHECK (id = 1), per_second INTEGER NOT NULL)");
+    // Slots taken by an alarm of an earlier instance whose attempts never finished: taken again (leases guard the rest).
+    ctx.storage.sql.exec("UPDATE waiting SET slot = -slot WHERE slot < 0");
   }
 
   /**
@@ -60,9 +70,11 @@ export class WebhookThrottleDO extends DurableObject<Env> {
     }
     this.next = at;
     this.ctx.storage.sql.exec("INSERT INTO throttle (id, next) VALUES (1, ?) ON CONFLICT (id) DO UPDATE SET next = excluded.next", at);
+    this.ctx.storage.sql.exec("INSERT INTO rate (id, per_second) VALUES (1, ?) ON CONFLICT (id) DO UPDATE SET per_second = excluded.per_second", rate);
     if (kept) {
       this.ctx.storage.sql.exec("INSERT INTO shard (id, shard) VALUES (1, ?) ON CONFLICT (id) DO UPDATE SET shard = excluded.shard", Number.isInteger(shard) && shard >= 0 ? shard : 0);
-      await this.armFor(now);
+      // Not before the caller has written the deliveries down as put off (else the alarm finds them still leased).
+      await this.armFor(now + WRITE_DOWN_MS);
     }
     return slots;
   }
@@ -72,29 +84,49 @@ export class WebhookThrottleDO extends DurableObject<Env> {
     this.next = 0;
     this.ctx.storage.sql.exec("DELETE FROM throttle");
     this.ctx.storage.sql.exec("DELETE FROM waiting");
+    this.ctx.storage.sql.exec("DELETE FROM rate");
     await this.ctx.storage.deleteAlarm();
   }
 
-  /** Hands the deliveries whose slot is near to the throttle queue (D1 still says when each is due). */
+  /**
+   * Makes the attempts whose slots are near, each at its slot (`attemptDeliveries` with the held
+   * slots: D1 says when each is due, and its lease keeps a duplicate from sending twice). Not
+   * awaited: while they wait for their slots the next alarm (ALARM_EVERY_MS on) takes the next ones,
+   * so a slow round trip never makes the following slots late. Taken slots are stored negated until
+   * their attempts are recorded; a failure (or an object that went away meanwhile: see the
+   * constructor) puts them back for the next alarm.
+   */
   override async alarm(): Promise<void> {
     const now = Date.now();
+    // At most the rate's share of the time to the next alarm: slots an alarm finds late (the object was
+    // busy or slow) go out at the rate, spaced (throttle.ts spaceOut), never in one burst.
+    const perSecond = this.ctx.storage.sql.exec<{ per_second: number }>("SELECT per_second FROM rate WHERE id = 1").toArray()[0]?.per_second ?? MAX_PER_SECOND;
+    const take = Math.min(RELEASE_MAX, Math.max(1, Math.ceil((perSecond * ALARM_EVERY_MS) / 1000)));
     const due = this.ctx.storage.sql
-      .exec<{ delivery_id: string }>("SELECT delivery_id FROM waiting WHERE slot <= ? ORDER BY slot LIMIT ?", now + RELEASE_AHEAD_MS, RELEASE_MAX)
+      .exec<{ delivery_id: string }>("SELECT delivery_id FROM waiting WHERE slot > 0 AND slot <= ? ORDER BY slot LIMIT ?", now + RELEASE_AHEAD_MS, take)
       .toArray()
       .map((r) => r.delivery_id);
     const shard = this.ctx.storage.sql.exec<{ shard: number }>("SELECT shard FROM shard WHERE id = 1").toArray()[0]?.shard ?? 0;
-    for (const part of chunk(due, QUEUE_BATCH_MAX)) {
-      // A failed send throws: the alarm is retried, and what was sent stays sent (receivers deduplicate; leases guard).
-      await this.env.THROTTLE_QUEUE.sendBatch(part.map((id) => ({ body: { kind: "delivery", id, shard } satisfies DeliveryQueueMessage, contentType: "json" as const })));
-      for (const id of part) this.ctx.storage.sql.exec("DELETE FROM waiting WHERE delivery_id = ?", id);
-    }
-    await this.armFor(now);
+    for (const id of due) this.ctx.storage.sql.exec("UPDATE waiting SET slot = -slot WHERE delivery_id = ? AND slot > 0", id);
+    await this.armFor(now + ALARM_EVERY_MS);
+    if (due.length === 0) return;
+    void attemptDeliveries(this.env, shardAt(this.env, shard), due, now, true).then(
+      () => {
+        for (const id of due) this.ctx.storage.sql.exec("DELETE FROM waiting WHERE delivery_id = ? AND slot < 0", id);
+      },
+      async (err: unknown) => {
+        log.error("throttled attempts failed; retried by the next alarm", { count: due.length, error: String(err) });
+        for (const id of due) this.ctx.storage.sql.exec("UPDATE waiting SET slot = -slot WHERE delivery_id = ? AND slot < 0", id);
+        await this.armFor(Date.now() + ALARM_EVERY_MS).catch(() => {});
+      },
+    );
   }
 
-  private async armFor(now: number): Promise<void> {
-    const first = this.ctx.storage.sql.exec<{ slot: number | null }>("SELECT min(slot) AS slot FROM waiting").one().slot;
+  private async armFor(notBefore: number): Promise<void> {
+    // Slots under way in an alarm are stored negated: not taken again meanwhile.
+    const first = this.ctx.storage.sql.exec<{ slot: number | null }>("SELECT min(slot) AS slot FROM waiting WHERE slot > 0").one().slot;
     if (first === null) return;
-    const when = Math.max(now, first - RELEASE_AHEAD_MS);
+    const when = Math.max(notBefore, first - RELEASE_AHEAD_MS);
     const current = await this.ctx.storage.getAlarm();
     if (current === null || current > when) await this.ctx.storage.setAlarm(when);
   }

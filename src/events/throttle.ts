@@ -4,7 +4,6 @@ import { webhookDeliveries, type webhooks } from "../db/schema/index.ts";
 import { chunk, QUEUE_BATCH_MAX } from "../platform/batching.ts";
 import { log } from "../platform/log.ts";
 import { MAX_QUEUE_DELAY_SECONDS } from "./config.ts";
-import { MAX_SLOTS_PER_CALL } from "./throttle-do.ts";
 import type { DeliveryQueueMessage } from "./types.ts";
 import { accountShard, type Shard } from "../platform/shards.ts";
 
@@ -15,7 +14,12 @@ import { accountShard, type Shard } from "../platform/shards.ts";
  * no other delivery waits behind a throttled one.
  */
 export const SEND_AHEAD_MS = 1_000;
-const SEND_NOW_MS = 50;
+export const SEND_NOW_MS = 50;
+/** Bounds of a webhook's `maxPerSecond` (the API validates them; the throttle object clamps again). */
+export const MIN_PER_SECOND = 1;
+export const MAX_PER_SECOND = 1000;
+/** Slots one call may reserve (a consumer asks for at most one chunk of deliveries at a time). */
+export const MAX_SLOTS_PER_CALL = 100;
 /** When the throttle cannot be asked, its deliveries try again after this (no attempt is counted). */
 const THROTTLE_UNAVAILABLE_DELAY_MS = 5_000;
 

@@ -1,3 +1,4 @@
+import { sql } from "drizzle-orm";
 import { index, integer, sqliteTable, text, uniqueIndex } from "drizzle-orm/sqlite-core";
 import { accountId, accountRow, counter, createdAt, timestamps } from "./columns.ts";
 
@@ -19,6 +20,14 @@ export const events = sqliteTable(
     fannedOutAt: integer("fanned_out_at"),
     /** How often the cron had to put this event back on the queue (bounded, against poison events). */
     requeues: counter("requeues"),
+    /** The events consumer fanning it out holds it until then (src/events/first-attempts.ts); null = nobody. */
+    fanoutLeaseUntil: integer("fanout_lease_until"),
+    /**
+     * The deliveries its fan-out made at once and that succeeded, as a JSON array of
+     * `{id, w: webhook, c: status code, d: ms, t: when}`: such a delivery has no row of its own
+     * (src/events/folded.ts); null = none.
+     */
+    delivered: text("delivered"),
   },
   (t) => [
     index("events_pending_idx").on(t.fannedOutAt, t.createdAt),
@@ -28,6 +37,8 @@ export const events = sqliteTable(
     index("events_account_id_idx").on(t.accountId, t.id),
     index("events_account_type_idx").on(t.accountId, t.type, t.id),
     index("events_account_session_idx").on(t.accountId, t.sessionId, t.id),
+    // the delivery log and GET /api/events?delivery=succeeded read the successes folded on event rows
+    index("events_account_delivered_idx").on(t.accountId, t.id).where(sql`delivered IS NOT NULL`),
   ],
 );
 

@@ -51,3 +51,18 @@ export function eventPageQuery(f: EventPageFilter): { sql: string; params: (stri
   }
   return { sql: `SELECT id FROM events INDEXED BY ${index} WHERE ${conds.join(" AND ")} ORDER BY id DESC LIMIT ${bind(f.take)}`, params };
 }
+
+/**
+ * GET /api/events?delivery=succeeded reads a second source beside the deliveries: events whose
+ * first attempts succeeded keep those outcomes on their row (events/folded.ts), found through the
+ * partial index events_account_delivered_idx (account_id, id) WHERE delivered IS NOT NULL; `type` /
+ * `sessionId` are checked per row. The service merges both pages by id.
+ */
+export function foldedSuccessPageQuery(f: Omit<EventPageFilter, "delivery">): { sql: string; params: (string | number)[] } {
+  const params: (string | number)[] = [f.accountId, f.fromId, f.beforeId];
+  const bind = (v: string | number) => `?${params.push(v)}`;
+  const conds = ["account_id = ?1", "delivered IS NOT NULL", "id >= ?2", "id < ?3"];
+  if (f.type !== undefined) conds.push(`type = ${bind(f.type)}`);
+  if (f.sessionId !== undefined) conds.push(`session_id = ${bind(f.sessionId)}`);
+  return { sql: `SELECT id FROM events INDEXED BY events_account_delivered_idx WHERE ${conds.join(" AND ")} ORDER BY id DESC LIMIT ${bind(f.take)}`, params };
+}

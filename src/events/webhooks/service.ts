@@ -1,7 +1,9 @@
-import { and, asc, count, desc, eq, inArray, lt } from "drizzle-orm";
+import { and, asc, count, desc, eq, inArray, lt, sql } from "drizzle-orm";
 import { events, webhookAttempts, webhookDeliveries, webhooks } from "../../db/schema/index.ts";
 import { allowLoopback, MAX_WEBHOOKS_PER_ACCOUNT, secretGraceMs } from "../config.ts";
+import { insertDeliveries } from "../attempt-writes.ts";
 import { attemptDelivery } from "../delivery.ts";
+import { eventOfFoldedId, foldedOf, foldedRow } from "../folded.ts";
 import { newWebhookSecret } from "../signing.ts";
 import { resetThrottle } from "../throttle.ts";
 import { TEST_EVENT_TYPE, type DeliveryQueueMessage, type EventPayload } from "../types.ts";
@@ -12,7 +14,7 @@ import type { CreateWebhookInput, DeliveryView, UpdateWebhookInput, WebhookView 
 import { toDeliveryView, toWebhookView } from "./mapper.ts";
 import { itemsPerStatement } from "../../platform/d1.ts";
 import { decodeCursor, IdCursor, toPage, type Page } from "../../platform/pagination.ts";
-import { accountShard } from "../../platform/shards.ts";
+import { accountShard, type Shard } from "../../platform/shards.ts";
 
 type WebhookRow = typeof webhooks.$inferSelect;
 type DeliveryRow = typeof webhookDeliveries.$inferSelect;
@@ -129,10 +131,44 @@ export async function listDeliveries(env: Env, accountId: string, webhookId: str
   const conditions = [eq(webhookDeliveries.accountId, accountId), eq(webhookDeliveries.webhookId, webhookId)];
   if (opts.before) conditions.push(lt(webhookDeliveries.id, opts.before));
   if (opts.status) conditions.push(eq(webhookDeliveries.status, opts.status));
-  const rows = await db.select().from(webhookDeliveries).where(and(...conditions)).orderBy(desc(webhookDeliveries.id)).limit(opts.limit + 1).all();
+  let rows = await db.select().from(webhookDeliveries).where(and(...conditions)).orderBy(desc(webhookDeliveries.id)).limit(opts.limit + 1).all();
+  if (opts.status === undefined || opts.status === "succeeded") {
+    // Successes folded on their event rows (events/folded.ts), merged in by id.
+    const folded = await foldedPage(env, accountId, webhookId, opts.before, opts.limit + 1);
+    rows = [...rows, ...folded].sort((a, b) => (a.id < b.id ? 1 : -1)).slice(0, opts.limit + 1);
+  }
   const attempts = await attemptsOf(env, accountId, rows.slice(0, opts.limit).map((r) => r.id));
   const page = toPage(rows, opts.limit, (r) => ({ id: r.id }));
   return { data: page.data.map((r) => toDeliveryView(r, attempts.get(r.id) ?? [])), nextCursor: page.nextCursor };
+}
+
+/**
+ * The newest `take` folded successes of one webhook below the delivery id `before`: their ids sort
+ * as their events do, so the events are read newest first through the partial index of those with
+ * folded successes, from the event the bound names.
+ */
+async function foldedPage(env: Env, accountId: string, webhookId: string, before: string | undefined, take: number): Promise<DeliveryRow[]> {
+  const { d1 } = await accountShard(env, accountId);
+  const bound = before === undefined ? null : `evt_${before.slice(4, 25)}`;
+  const res = await d1
+    .prepare(
+      `SELECT id, account_id AS accountId, type, delivered FROM events INDEXED BY events_account_delivered_idx WHERE account_id = ?1 AND delivered IS NOT NULL${bound === null ? "" : " AND id <= ?4"} AND EXISTS (SELECT 1 FROM json_each(delivered) j WHERE json_extract(j.value, '$.w') = ?2) ORDER BY id DESC LIMIT ?3`,
+    )
+    .bind(accountId, webhookId, take + 1, ...(bound === null ? [] : [bound]))
+    .all<{ id: string; accountId: string; type: string; delivered: string }>();
+  return res.results
+    .flatMap((e) => foldedOf(e.delivered).filter((f) => f.w === webhookId).map((f) => foldedRow(e, f)))
+    .filter((r) => before === undefined || r.id < before)
+    .slice(0, take);
+}
+
+/** A folded success of this webhook by its id (events/folded.ts), as the row it would have been. */
+async function findFolded(env: Env, accountId: string, webhookId: string, deliveryId: string): Promise<DeliveryRow | null> {
+  const eventId = eventOfFoldedId(deliveryId);
+  if (eventId === null) return null;
+  const row = await (await accountShard(env, accountId)).db.select({ id: events.id, accountId: events.accountId, type: events.type, delivered: events.delivered }).from(events).where(and(eq(events.accountId, accountId), eq(events.id, eventId))).get();
+  const f = row ? foldedOf(row.delivered).find((x) => x.id === deliveryId && x.w === webhookId) : undefined;
+  return row && f ? foldedRow(row, f) : null;
 }
 
 async function attemptsOf(env: Env, accountId: string, deliveryIds: string[]): Promise<Map<string, AttemptRow[]>> {
@@ -166,8 +202,9 @@ async function findDelivery(env: Env, accountId: string, webhookId: string, deli
     .from(webhookDeliveries)
     .where(and(eq(webhookDeliveries.accountId, accountId), eq(webhookDeliveries.webhookId, webhookId), eq(webhookDeliveries.id, deliveryId)))
     .get();
-  if (!row) throw errors.notFound("delivery");
-  return row;
+  const found = row ?? (await findFolded(env, accountId, webhookId, deliveryId));
+  if (!found) throw errors.notFound("delivery");
+  return found;
 }
 
 /**
@@ -183,12 +220,27 @@ export async function retryDelivery(env: Env, accountId: string, webhookId: stri
     throw errors.conflict("delivery_in_progress", "An attempt of this delivery is in progress. Retry when it has finished.");
   }
   const shard = await accountShard(env, accountId);
-  await shard.db
+  const pending = shard.db
     .update(webhookDeliveries)
     .set({ status: "pending", nextAttemptAt: now, queuedAt: now, updatedAt: now })
     .where(and(eq(webhookDeliveries.accountId, accountId), eq(webhookDeliveries.id, row.id)));
+  if (eventOfFoldedId(row.id) !== null && !(await shard.db.select({ id: webhookDeliveries.id }).from(webhookDeliveries).where(and(eq(webhookDeliveries.accountId, accountId), eq(webhookDeliveries.id, row.id))).get())) {
+    // A folded success becomes a row (the same id), and leaves its event row, in one batch.
+    await shard.db.batch([unfold(shard, accountId, row.eventId, row.id), ...insertDeliveries(shard, [row]), pending]);
+  } else {
+    await pending;
+  }
   await env.DELIVERY_QUEUE.send({ kind: "delivery", id: row.id, shard: shard.index } satisfies DeliveryQueueMessage, { contentType: "json" });
   return getDelivery(env, accountId, webhookId, deliveryId);
+}
+
+/** Removes one folded success from its event row (`delivered` becomes null once empty). */
+function unfold(shard: Shard, accountId: string, eventId: string, deliveryId: string) {
+  const rest = sql`(SELECT json_group_array(json(j.value)) FROM json_each(${events.delivered}) AS j WHERE json_extract(j.value, '$.id') <> ${deliveryId})`;
+  return shard.db
+    .update(events)
+    .set({ delivered: sql`CASE WHEN ${rest} = '[]' THEN NULL ELSE ${rest} END` })
+    .where(and(eq(events.accountId, accountId), eq(events.id, eventId)));
 }
 
 /** Sends a signed `webhook.test` now (even to a disabled webhook) and answers what the receiver said. Never retried. */

@@ -7,6 +7,7 @@ import { messagesSql } from "../store/campaigns.ts";
 import { toCampaign } from "./mapper.ts";
 import { statsOf } from "./stats.ts";
 import type { Shard } from "../../platform/shards.ts";
+import { sequencedOne } from "../session-sequence.ts";
 
 /**
  * running -> completed once every recipient is terminal (sent, failed or skipped; read receipts are
@@ -42,7 +43,7 @@ async function announceCompletion(env: Env, shard: Shard, campaignId: string): P
   if (!row || row.completionEventId !== null) return;
   const stats = (await statsOf(env, [row])).get(row.id)!;
   const mark = db.update(campaigns).set({ completionEventId: "pending" }).where(and(eq(campaigns.id, campaignId), isNull(campaigns.completionEventId)));
-  const announce = prepareEventAfterChange(shard, { type: "campaign.completed", accountId: row.accountId, sessionId: row.sessionId, data: toCampaign(row, stats) });
+  const announce = prepareEventAfterChange(shard, await sequencedOne(env, { type: "campaign.completed", accountId: row.accountId, sessionId: row.sessionId, data: toCampaign(row, stats) }));
   const record = db.update(campaigns).set({ completionEventId: announce.event.id }).where(and(eq(campaigns.id, campaignId), eq(campaigns.completionEventId, "pending")));
   const [claimed] = await db.batch([mark, announce.statement, record]);
   if (claimed.meta.changes === 1) await enqueueEvents(env, shard, [announce.event.id]);

@@ -44,14 +44,14 @@ export async function createContact(env: Env, accountId: string, input: ContactI
  * either way. Run them in the caller's batch; `created(result)` then reads, from the first one's
  * result, whether the contact and its event were recorded.
  */
-export function ensureContactStatements(shard: Shard, accountId: string, digits: string, name: string | undefined, optOut: boolean, sessionId: string | null, identity?: ContactIdentity) {
+export function ensureContactStatements(shard: Shard, accountId: string, digits: string, name: string | undefined, optOut: boolean, sessionId: string | null, identity?: ContactIdentity, sequence?: number) {
   const { db } = shard;
   const now = Date.now();
   const phone = e164Of(digits);
   const known = identity && Object.keys(identity).length > 0 ? JSON.stringify(identity) : null;
   const row: Row = { id: newId("con"), accountId, phone, name: name ?? null, email: null, tags: "[]", attributes: "{}", optedOut: optOut, identity: known, createdAt: now, updatedAt: now };
   const insert = db.insert(contacts).values(row).onConflictDoNothing().returning({ id: contacts.id });
-  const announce = prepareEventAfterChange(shard, { type: "contact.created", accountId, sessionId, data: toContact(row) });
+  const announce = prepareEventAfterChange(shard, { type: "contact.created", accountId, sessionId, data: toContact(row), ...(sequence !== undefined ? { order: { sequence } } : {}) });
   const optOutKnown = db.update(contacts).set({ optedOut: true, updatedAt: now }).where(and(eq(contacts.accountId, accountId), eq(contacts.phone, phone), eq(contacts.optedOut, false)));
   // A known contact's identity changes when the network reports a new one (a new BSUID after a number change, a new username).
   const identityKnown = known

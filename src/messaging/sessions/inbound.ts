@@ -10,6 +10,8 @@ import { referencedIds } from "../store/reads.ts";
 import { inboundRow } from "../store/rows.ts";
 import { insertInboundStatement, reactionStatement } from "../store/writes.ts";
 import { accountShard } from "../../platform/shards.ts";
+import { sequenced } from "../session-sequence.ts";
+import type { EmitInput } from "../../events/event-record.ts";
 
 /** A whole-message `STOP` (any case, surrounding spaces ignored) opts the sender out. */
 export function isStop(text: string | undefined): boolean {
@@ -39,9 +41,14 @@ export async function recordInbound(
   const chatId = chatIdOf(m.from);
   const refs = await referencedIds(shard, sessionId, chatId, [m.contextExternalId, m.reactionToExternalId]);
   const row = inboundRow(newId("msg"), accountId, sessionId, m, refs);
+  // Two numbers of the session's sequence: the contact's event (if it is created) comes first.
+  const [contactOrder, receivedInput] = await sequenced<EmitInput>(env, [
+    { type: "contact.created", accountId, sessionId, data: {} },
+    { type: "message.received", accountId, sessionId, data: toMessage(row) },
+  ]);
   // A system message is the network's notice about the person (e.g. a number change), not them writing: it makes no contact.
-  const contact = m.type === "system" ? { statements: [] as const, created: () => null } : ensureContactStatements(shard, accountId, m.from, m.profileName, isStop(m.text), sessionId, m.identity);
-  const received = prepareEventAfterChange(shard, { type: "message.received", accountId, sessionId, data: toMessage(row) });
+  const contact = m.type === "system" ? { statements: [] as const, created: () => null } : ensureContactStatements(shard, accountId, m.from, m.profileName, isStop(m.text), sessionId, m.identity, contactOrder!.order?.sequence);
+  const received = prepareEventAfterChange(shard, receivedInput!);
   // A reaction also lands on the message it reacts to (when we have it).
   const target = m.reactionToExternalId ? refs.get(m.reactionToExternalId) : undefined;
   const react = target && m.content?.reaction ? [reactionStatement(shard, target, chatId, m.content.reaction.emoji, row.id)] : [];

@@ -112,6 +112,11 @@ export class SessionDO extends DurableObject<Env> {
     });
   }
 
+  /** Sequence numbers for `n` events of this session recorded elsewhere (`messaging/sequence.ts`): the first of them. */
+  async sequences(n: number): Promise<number> {
+    return this.buffer.takeSequences(Math.min(1000, Math.max(1, Math.floor(n) || 1)));
+  }
+
   // ---- state machine -------------------------------------------------------------------------
 
   /** First start of a new session (the D1 row exists as STARTING). */

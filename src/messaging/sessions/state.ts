@@ -6,6 +6,7 @@ import { itemsPerStatement } from "../../platform/d1.ts";
 import { toSession, type SessionRow } from "./mapper.ts";
 import type { Network, SessionHealth, SessionStatus } from "./schemas.ts";
 import { accountShard } from "../../platform/shards.ts";
+import { sequencedOne } from "../session-sequence.ts";
 
 /** Phone numbers per `IN (...)` list, with room for the statement's own parameters. */
 const NUMBERS_PER_QUERY = itemsPerStatement(1, 20);
@@ -29,8 +30,8 @@ export async function writeSessionStatus(
     .where(and(eq(messagingSessions.accountId, accountId), eq(messagingSessions.id, sessionId)))
     .returning();
   if (!row) return undefined;
-  if (next === "WORKING" && previous !== "WORKING") await emit(env, { type: "session.connected", accountId, sessionId, data: toSession(row) });
-  if (previous === "WORKING" && next !== "WORKING") await emit(env, { type: "session.disconnected", accountId, sessionId, data: toSession(row) });
+  if (next === "WORKING" && previous !== "WORKING") await emit(env, await sequencedOne(env, { type: "session.connected", accountId, sessionId, data: toSession(row) }));
+  if (previous === "WORKING" && next !== "WORKING") await emit(env, await sequencedOne(env, { type: "session.disconnected", accountId, sessionId, data: toSession(row) }));
   return row;
 }
 
@@ -44,7 +45,7 @@ export async function writeSessionHealth(env: Env, accountId: string, sessionId:
     .set({ health: JSON.stringify(health), updatedAt: Date.now() })
     .where(and(eq(messagingSessions.accountId, accountId), eq(messagingSessions.id, sessionId)))
     .returning();
-  if (row && health.state !== "ok") await emit(env, { type: "session.restricted", accountId, sessionId, data: toSession(row) });
+  if (row && health.state !== "ok") await emit(env, await sequencedOne(env, { type: "session.restricted", accountId, sessionId, data: toSession(row) }));
 }
 
 /** This account's WORKING sessions on `network` among those with the given phone numbers: number -> session id. */

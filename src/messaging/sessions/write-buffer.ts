@@ -71,6 +71,12 @@ export class WriteBuffer {
     return row.v;
   }
 
+  /** The first of `n` consecutive sequence numbers taken at once (for events recorded outside the buffer). */
+  takeSequences(n: number): number {
+    const row = this.sql.exec<{ v: number }>("INSERT INTO wb_meta (k, v) VALUES ('seq', ?) ON CONFLICT (k) DO UPDATE SET v = v + excluded.v RETURNING v", n).one();
+    return row.v - n + 1;
+  }
+
   /** Builds an event with the session's next sequence and keeps it for the next commit. */
   event(input: EmitInput, now: number, statusOrdinal?: number): EventRecord {
     // An event too large throws here, after its number was taken: a gap, never a repeat.

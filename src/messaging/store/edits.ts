@@ -4,6 +4,7 @@ import { prepareEvents } from "../../events/emit.ts";
 import type { Content } from "../messages/content.ts";
 import { toMessage, type MessageRow } from "../messages/mapper.ts";
 import type { Shard } from "../../platform/shards.ts";
+import { sequenced } from "../session-sequence.ts";
 
 /** What a sender does to a message after it was received: edits and deletes; and what the network adds to a sent one. */
 
@@ -15,7 +16,7 @@ const editable = (iso: string) =>
 
 async function announce(env: Env, shard: Shard, rows: MessageRow[], type: "message.edited" | "message.deleted", enqueue: Enqueue): Promise<void> {
   if (rows.length === 0) return;
-  const prepared = prepareEvents(env, shard, rows.map((row) => ({ type, accountId: row.accountId, sessionId: row.sessionId, data: toMessage(row) })));
+  const prepared = prepareEvents(env, shard, await sequenced(env, rows.map((row) => ({ type, accountId: row.accountId, sessionId: row.sessionId, data: toMessage(row) }))));
   await shard.db.batch(prepared.statements as [(typeof prepared.statements)[number], ...(typeof prepared.statements)[number][]]);
   enqueue(prepared.events.map((e) => e.id));
 }

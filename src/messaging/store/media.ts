@@ -5,6 +5,7 @@ import { chunk } from "../../platform/batching.ts";
 import { toMessage, type MessageRow, type StoredMedia } from "../messages/mapper.ts";
 import { ID_CHUNK } from "./reads.ts";
 import type { Shard } from "../../platform/shards.ts";
+import { sequencedOne } from "../session-sequence.ts";
 
 /** The files of inbound messages: settling a pending one, and the cron's sweep of those left pending. */
 
@@ -23,7 +24,7 @@ export async function settlePendingMedia(env: Env, shard: Shard, row: MessageRow
     .set({ media: settled })
     .where(and(eq(messages.id, row.id), eq(messages.accountId, row.accountId), sql`json_extract(${messages.media}, '$.status') = 'pending'`));
   const type = media.status === "stored" ? "message.media_stored" : "message.media_failed";
-  const announce = prepareEventAfterChange(shard, { type, accountId: row.accountId, sessionId: row.sessionId, data: toMessage({ ...row, media: settled }) });
+  const announce = prepareEventAfterChange(shard, await sequencedOne(env, { type, accountId: row.accountId, sessionId: row.sessionId, data: toMessage({ ...row, media: settled }) }));
   const [changed] = await db.batch([update, announce.statement]);
   if (changed.meta.changes !== 1) return false;
   await enqueueEvents(env, shard, [announce.event.id]);

@@ -7,6 +7,7 @@ import { toMessage, type MessageRow } from "../messages/mapper.ts";
 import type { MessageStatus } from "../status.ts";
 import { ID_CHUNK } from "./reads.ts";
 import type { Shard } from "../../platform/shards.ts";
+import { sequenced } from "../session-sequence.ts";
 
 /** Status changes of messages: forward only, one event per step taken. */
 
@@ -74,7 +75,8 @@ export async function advanceStatus(
       }
     }
   }
-  const prepared = prepareEvents(env, shard, events);
+  // Numbered by the caller's `order` when it has one (the Session DO), else by the session (an RPC).
+  const prepared = prepareEvents(env, shard, await sequenced(env, events));
   if (prepared.statements.length > 0) await db.batch(prepared.statements as [(typeof prepared.statements)[number], ...(typeof prepared.statements)[number][]]);
   if (opts.enqueue) opts.enqueue(prepared.events.map((e) => e.id));
   else await prepared.enqueue();

@@ -4,6 +4,8 @@ export interface Envelope {
   id: string;
   type: string;
   timestamp: string;
+  /** The session's sequence, on events of a session. */
+  sequence?: number;
   data: Record<string, unknown>;
 }
 

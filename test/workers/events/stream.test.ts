@@ -22,7 +22,9 @@ describe("event stream: happy paths", () => {
     expect(e.id).toMatch(/^evt_/);
     const row = await (await shardDb(k.accountId)).select().from(events).where(eq(events.id, e.id)).get();
     expect(row!.accountId).toBe(k.accountId);
-    expect({ type: e.type, timestamp: e.timestamp, data: e.data }).toEqual(JSON.parse(row!.payload));
+    // Every event of a session carries the session's sequence (src/messaging/session-sequence.ts).
+    expect(e.sequence).toEqual(expect.any(Number));
+    expect({ type: e.type, timestamp: e.timestamp, sequence: e.sequence, data: e.data }).toEqual(JSON.parse(row!.payload));
     stream.ws.close(1000);
   });
 

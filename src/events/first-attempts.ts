@@ -1,0 +1,129 @@
+import { and, eq, inArray, isNull, lt, or, sql } from "drizzle-orm";
+import type { BatchItem } from "drizzle-orm/batch";
+import { events, webhookDeliveries, webhooks } from "../db/schema/index.ts";
+import { insertDeliveries, type Success } from "./attempt-writes.ts";
+import { attemptClaimed, attemptDeliveries, LEASE_MS, type DeliveryRow } from "./delivery.ts";
+import { deliveriesOf } from "./fanout.ts";
+import { foldedId, type FoldedDelivery } from "./folded.ts";
+import { publishToStreams, type CommittedEvent } from "./stream/publish.ts";
+import type { DeliveryQueueMessage } from "./types.ts";
+import { chunk, QUEUE_BATCH_MAX } from "../platform/batching.ts";
+import { jsonParts } from "../platform/d1.ts";
+import { log } from "../platform/log.ts";
+import type { Shard } from "../platform/shards.ts";
+
+/** First attempts made right here per fan-out (the others wait on the delivery queue, each with its row). */
+const INLINE_MAX = 200;
+
+/**
+ * The events consumer's fan-out: a few statements per queue batch, and a delivery row only where
+ * one is needed.
+ *
+ * 1. One round trip takes the events' fan-out lease (only events not fanned out and not held:
+ *    a duplicate message finds nothing to do) and reads them and their accounts' webhooks.
+ * 2. Deliveries to endpoints that are disabled, throttled or past INLINE_MAX get their rows and go
+ *    to the delivery queue, as before.
+ * 3. The others are attempted at once, without a row: one that succeeds is folded onto its event
+ *    row (`folded.ts`); one that does not gets its row with its outcome. The same batch marks the
+ *    events fanned out and gives up the leases.
+ *
+ * A crash before step 3 commits leaves the events leased and not fanned out: the lease lapses, the
+ * cron puts them back on the queue, and the attempts are made again (same `webhook-id`: receivers
+ * deduplicate). On a failed write the leases are given up and the caller retries its messages.
+ * Events that were already fanned out (a re-delivered message) have their deliveries still
+ * waiting for a first attempt attempted (those of a run that crashed after writing them).
+ */
+export async function fanOutFirstAttempts(env: Env, shard: Shard, eventIds: string[], now = Date.now()): Promise<void> {
+  const ids = [...new Set(eventIds)];
+  if (ids.length === 0) return;
+  const db = shard.db;
+  const inIds = sql`${events.id} IN (SELECT value FROM json_each(${JSON.stringify(ids)}))`;
+  const [claimed, hooks] = await db.batch([
+    db
+      .update(events)
+      .set({ fanoutLeaseUntil: now + LEASE_MS })
+      .where(and(inIds, isNull(events.fannedOutAt), or(isNull(events.fanoutLeaseUntil), lt(events.fanoutLeaseUntil, now))))
+      .returning({ id: events.id, accountId: events.accountId, type: events.type, sessionId: events.sessionId, payload: events.payload, createdAt: events.createdAt }),
+    db.select().from(webhooks).where(inArray(webhooks.accountId, db.select({ accountId: events.accountId }).from(events).where(inIds))),
+  ]);
+  const claimedIds = new Set(claimed.map((e) => e.id));
+  const unclaimed = ids.filter((id) => !claimedIds.has(id));
+  await Promise.all([unclaimed.length > 0 ? attemptLeftOver(env, shard, unclaimed, now) : null, claimed.length > 0 ? fanOutClaimed(env, shard, claimed, hooks, now) : null]);
+}
+
+async function fanOutClaimed(env: Env, shard: Shard, claimed: (CommittedEvent & { createdAt: number })[], hooks: (typeof webhooks.$inferSelect)[], now: number): Promise<void> {
+  const hookById = new Map(hooks.map((h) => [h.id, h]));
+  const inline: DeliveryRow[] = [];
+  const queued: DeliveryRow[] = [];
+  for (const d of deliveriesOf(claimed, hooks, now)) {
+    const hook = hookById.get(d.webhookId)!;
+    if (inline.length < INLINE_MAX && hook.enabled && hook.maxPerSecond === null) inline.push({ ...d, leaseUntil: now + LEASE_MS });
+    else queued.push(d);
+  }
+  try {
+    // Their rows first: once the events are marked fanned out, nothing else would make them.
+    if (queued.length > 0) await shard.db.batch(insertDeliveries(shard, queued) as [BatchItem<"sqlite">, ...BatchItem<"sqlite">[]]);
+    const finish = (successes: Success[]) => fannedOut(shard, claimed, inline, successes, now);
+    // Throttled ones take their slots now (the throttle object then makes each attempt at its slot): a
+    // queue hop first would hand out the slots late, leaving gaps in the endpoint's rate.
+    const throttled = (d: DeliveryRow) => hookById.get(d.webhookId)!.enabled && hookById.get(d.webhookId)!.maxPerSecond !== null;
+    await Promise.all([
+      // The live stream gets the events as soon as they are read here, beside the first attempts.
+      publishToStreams(env, claimed),
+      enqueue(env, shard, queued.filter((d) => !throttled(d)).map((d) => d.id)),
+      attemptDeliveries(env, shard, queued.filter(throttled).map((d) => d.id), now),
+      inline.length > 0 ? attemptClaimed(env, shard, inline, hooks, claimed, now, false, { finish }) : shard.db.batch(finish([]) as [BatchItem<"sqlite">, ...BatchItem<"sqlite">[]]),
+    ]);
+  } catch (err) {
+    await shard.db
+      .update(events)
+      .set({ fanoutLeaseUntil: null })
+      .where(and(sql`${events.id} IN (SELECT value FROM json_each(${JSON.stringify(claimed.map((e) => e.id))}))`, isNull(events.fannedOutAt)))
+      .catch(() => {});
+    throw err;
+  }
+}
+
+/** The events fanned out, each with its successes folded on (`folded.ts`), their leases given up: one statement per JSON part. */
+function fannedOut(shard: Shard, claimed: CommittedEvent[], inline: DeliveryRow[], successes: Success[], now: number): BatchItem<"sqlite">[] {
+  const rowById = new Map(inline.map((d) => [d.id, d]));
+  const ok = new Map<string, FoldedDelivery[]>();
+  for (const s of successes) {
+    const d = rowById.get(s.deliveryId)!;
+    const entry: FoldedDelivery = { id: foldedId(d.eventId, d.webhookId), w: d.webhookId, c: s.result.statusCode, d: s.result.durationMs, t: s.doneAt };
+    ok.set(d.eventId, [...(ok.get(d.eventId) ?? []), entry]);
+  }
+  const field = (k: string) => sql.raw(`json_extract(j.value, '$.${k}')`);
+  return jsonParts(claimed.map((e) => ({ id: e.id, ok: ok.get(e.id) ?? null }))).map((part) =>
+    shard.db
+      .update(events)
+      .set({ fannedOutAt: sql`coalesce(${events.fannedOutAt}, ${now})`, fanoutLeaseUntil: null, delivered: field("ok") })
+      .from(sql`json_each(${part}) AS j`)
+      .where(sql`${events.id} = ${field("id")}`),
+  );
+}
+
+/** Deliveries of already fanned-out events still waiting for a first attempt nobody holds: attempted now. */
+async function attemptLeftOver(env: Env, shard: Shard, eventIds: string[], now: number): Promise<void> {
+  const waiting = await shard.db
+    .select({ id: webhookDeliveries.id })
+    .from(webhookDeliveries)
+    .where(
+      and(
+        sql`${webhookDeliveries.eventId} IN (SELECT value FROM json_each(${JSON.stringify(eventIds)}))`,
+        eq(webhookDeliveries.status, "pending"),
+        eq(webhookDeliveries.attempts, 0),
+        or(isNull(webhookDeliveries.leaseUntil), lt(webhookDeliveries.leaseUntil, now)),
+      ),
+    );
+  if (waiting.length > 0) await attemptDeliveries(env, shard, waiting.map((w) => w.id), now);
+}
+
+async function enqueue(env: Env, shard: Shard, ids: string[]): Promise<void> {
+  for (const part of chunk(ids, QUEUE_BATCH_MAX)) {
+    await env.DELIVERY_QUEUE.sendBatch(part.map((id) => ({ body: { kind: "delivery", id, shard: shard.index } satisfies DeliveryQueueMessage, contentType: "json" as const }))).catch((err: unknown) => {
+      // They are recorded as pending in D1; the cron picks up overdue deliveries.
+      log.error("delivery queue send failed; the cron will enqueue", { error: String(err) });
+    });
+  }
+}
