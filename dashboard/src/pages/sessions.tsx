@@ -7,6 +7,17 @@ export function listSessions() {
   return must(api().GET("/api/sessions", { params: { query: { limit: 100 } } }));
 }
 
+/** What Meta last said of the business account's standing, in a line (live through session.restricted). */
+function healthText(h: NonNullable<Schemas["Session"]["health"]>): string {
+  if (h.state === "restricted") {
+    const until = h.restrictions?.map((r) => (r.expiresAt ? `${r.type} until ${when(r.expiresAt)}` : r.type)).join("; ");
+    return `Restricted by Meta${until ? `: ${until}` : ""}`;
+  }
+  if (h.state === "ban_scheduled") return `Ban scheduled by Meta${h.banDate ? ` for ${h.banDate}` : ""}`;
+  if (h.state === "banned") return "Banned by Meta: the number cannot send";
+  return `Policy violation recorded by Meta${h.violation ? `: ${h.violation}` : ""}`;
+}
+
 export function Sessions() {
   const sessions = useLoad(listSessions);
   const [name, setName] = useState("");
@@ -91,6 +102,11 @@ export function Sessions() {
             <td>
               <StatusBadge status={s.status} />
               {s.statusReason && <span class="muted"> {s.statusReason}</span>}
+              {s.health && s.health.state !== "ok" && (
+                <div class="session-health" data-testid="session-health" title={`${s.health.event}, ${when(s.health.at)}`}>
+                  {healthText(s.health)}
+                </div>
+              )}
             </td>
             <td>{s.phoneNumber ?? "—"}</td>
             <td>{when(s.createdAt)}</td>
