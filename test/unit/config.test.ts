@@ -11,7 +11,7 @@ describe("config(env)", () => {
     expect(c.compile.instances).toBe(4);
     expect(c.rateLimits.unauthenticatedPerMinute).toBe(60);
     expect(c.webhooks.retrySchedule).toEqual(DEFAULT_RETRY_SCHEDULE);
-    expect(c.sandbox).toEqual({ deliveredMs: 200, readMs: 1000 });
+    expect(c.sandbox).toEqual({ deliveredMs: 200, readMs: 1000, templateApprovalMs: 2000 });
   });
 
   it("parses set values into typed ones", () => {

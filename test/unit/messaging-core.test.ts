@@ -120,7 +120,7 @@ describe("WhatsApp Cloud API mapping", () => {
     expect(parsed.statuses).toEqual([{ externalId: "wamid.X", status: "failed", timestamp: 1749416390000, error: expect.objectContaining({ code: "undeliverable" }), detail: { networkError: { code: 131026, title: "x" } } }]);
     expect(parsed.messages[2]).toMatchObject({ externalId: "wamid.C", type: "unsupported" });
     expect(parsed.skipped).toBe(0);
-    expect(parseWebhook(null, "106540352242922")).toEqual({ messages: [], statuses: [], skipped: 0, otherNumber: 0, acknowledged: {}, amendments: [], health: null, preferences: [], notices: [], echoes: [], calls: [] });
+    expect(parseWebhook(null, "106540352242922")).toEqual({ messages: [], statuses: [], skipped: 0, otherNumber: 0, acknowledged: {}, amendments: [], health: null, preferences: [], notices: [], echoes: [], calls: [], templates: [] });
   });
 
   it("leaves out changes for another phone number of the same app, or without one", () => {
