@@ -11,8 +11,8 @@ import { isThrottled, throttle } from "./throttle.ts";
 import { TEST_EVENT_TYPE, type DeliveryQueueMessage } from "./types.ts";
 import { enqueueEvents, prepareEventAfterChange, prepareEvents } from "./emit.ts";
 import { deliveryExhaustedEvent, isOperational, webhookDisabledEvent } from "./operational.ts";
-import { chunk, QUEUE_BATCH_MAX } from "../platform/batching.ts";
-import { log } from "../platform/log.ts";
+import { chunk } from "../platform/batching.ts";
+import { enqueueDeliveries } from "./enqueue-deliveries.ts";
 import { itemsPerStatement } from "../platform/d1.ts";
 import type { Shard } from "../platform/shards.ts";
 
@@ -195,15 +195,7 @@ export async function attemptClaimed(env: Env, shard: Shard, claimed: DeliveryRo
   if (writes.length > 0) await db.batch(writes as [BatchItem<"sqlite">, ...BatchItem<"sqlite">[]]);
   await enqueueWritten(env, shard, announced);
 
-  for (const part of chunk(retries, QUEUE_BATCH_MAX)) {
-    try {
-      await env.DELIVERY_QUEUE.sendBatch(part.map((r) => ({ body: { kind: "delivery", id: r.id, shard: shard.index } satisfies DeliveryQueueMessage, contentType: "json" as const, delaySeconds: r.delaySeconds })));
-    } catch (err) {
-      // Still recorded as due in D1: the cron enqueues them.
-      await db.update(webhookDeliveries).set({ queuedAt: null }).where(inArray(webhookDeliveries.id, part.map((r) => r.id)));
-      log.error("delivery queue send failed; the cron will enqueue", { count: part.length, error: String(err) });
-    }
-  }
+  await enqueueDeliveries(env.DELIVERY_QUEUE, shard, retries, "retry");
   return reports;
 }
 

@@ -1,10 +1,10 @@
-import { and, eq, inArray, isNotNull } from "drizzle-orm";
+import { and, eq, isNotNull } from "drizzle-orm";
 import type { BatchItem } from "drizzle-orm/batch";
 import { webhookDeliveries, type webhooks } from "../db/schema/index.ts";
-import { chunk, QUEUE_BATCH_MAX } from "../platform/batching.ts";
+import { chunk } from "../platform/batching.ts";
 import { log } from "../platform/log.ts";
 import { MAX_QUEUE_DELAY_SECONDS } from "./config.ts";
-import type { DeliveryQueueMessage } from "./types.ts";
+import { enqueueDeliveries } from "./enqueue-deliveries.ts";
 import { accountShard, type Shard } from "../platform/shards.ts";
 
 /**
@@ -140,15 +140,7 @@ async function putOff(env: Env, shard: Shard, later: Later[], now: number): Prom
   // Whole seconds, rounded down: the message arrives within a second before its slot and the
   // consumer waits out the rest (SEND_AHEAD_MS), so a second's slots stay spread over it.
   const messages = later.filter(queueable).map((l) => ({ id: l.d.id, delaySeconds: Math.max(0, Math.floor((l.at - now) / 1000)) }));
-  for (const part of chunk(messages, QUEUE_BATCH_MAX)) {
-    try {
-      await env.THROTTLE_QUEUE.sendBatch(part.map((m) => ({ body: { kind: "delivery", id: m.id, shard: shard.index } satisfies DeliveryQueueMessage, contentType: "json" as const, delaySeconds: m.delaySeconds })));
-    } catch (err) {
-      // Recorded as due in D1: the cron enqueues them.
-      await db.update(webhookDeliveries).set({ queuedAt: null }).where(inArray(webhookDeliveries.id, part.map((m) => m.id)));
-      log.error("delivery queue send failed; the cron will enqueue", { count: part.length, error: String(err) });
-    }
-  }
+  await enqueueDeliveries(env.THROTTLE_QUEUE, shard, messages, "throttle");
 }
 
 /** After an endpoint's rate changed: forget its reserved time and bring its waiting deliveries forward to ask again. */

@@ -1,13 +1,14 @@
 import { and, asc, eq, gte, inArray, ne } from "drizzle-orm";
 import { webhookDeliveries, webhooks } from "../../db/schema/index.ts";
-import { chunk, QUEUE_BATCH_MAX } from "../../platform/batching.ts";
+import { chunk } from "../../platform/batching.ts";
 import { itemsPerStatement } from "../../platform/d1.ts";
 import { errors } from "../../platform/errors.ts";
 import { log } from "../../platform/log.ts";
 import { daysAgo, idAt, retention } from "../../platform/retention.ts";
 import { accountShard, type Shard } from "../../platform/shards.ts";
-import { TEST_EVENT_TYPE, type DeliveryQueueMessage } from "../types.ts";
+import { TEST_EVENT_TYPE } from "../types.ts";
 import type { RecoverInput, RecoverResult } from "./schemas.ts";
+import { enqueueDeliveries } from "../enqueue-deliveries.ts";
 
 /** How far back `since` may reach when delivery retention is off (rows kept forever). */
 export const RECOVER_MAX_DAYS = 30;
@@ -75,16 +76,5 @@ export async function recoverDeliveries(env: Env, accountId: string, webhookId: 
 }
 
 async function enqueueOldestFirst(env: Env, shard: Shard, ids: string[]): Promise<void> {
-  const { db } = shard;
-  for (const part of chunk(ids, QUEUE_BATCH_MAX)) {
-    try {
-      await env.DELIVERY_QUEUE.sendBatch(part.map((id) => ({ body: { kind: "delivery", id, shard: shard.index } satisfies DeliveryQueueMessage, contentType: "json" as const })));
-    } catch (err) {
-      // Still pending and due in D1: with `queuedAt` cleared the cron enqueues them within a minute.
-      for (const ids of chunk(part, IDS_PER_STATEMENT)) {
-        await db.update(webhookDeliveries).set({ queuedAt: null }).where(inArray(webhookDeliveries.id, ids));
-      }
-      log.error("recover: delivery queue send failed; the cron will enqueue", { count: part.length, error: String(err) });
-    }
-  }
+  await enqueueDeliveries(env.DELIVERY_QUEUE, shard, ids.map((id) => ({ id })), "recover");
 }
