@@ -87,7 +87,8 @@ export class JobEvents {
     }
     this.tokens--;
     this.flushSkipped();
-    this.push("log", { line: Array.from(line).slice(0, MAX_LINE_CHARS).join("") });
+    // the first MAX_LINE_CHARS code points lie within twice as many code units: no array of the whole line
+    this.push("log", { line: Array.from(line.slice(0, 2 * MAX_LINE_CHARS)).slice(0, MAX_LINE_CHARS).join("") });
   }
 
   private flushSkipped(): void {
