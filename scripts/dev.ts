@@ -5,7 +5,8 @@
 // Environment (all optional): PORT (Worker, default 8787), COMPILE_PORT (compile server, default 8788),
 // PERSIST_TO (local state directory, default .wrangler/state), SKIP_TEX_CHECK=1, WORKER_MAIN (another entry
 // module than wrangler.toml's main, e.g. bench/scale/worker.ts), COMPILER_URL (use a
-// compile server that is already running instead of starting one).
+// compile server that is already running instead of starting one), DEV_INSPECTOR_PORT (wrangler's
+// inspector port, to profile the Worker with a devtools client).
 import { spawn, spawnSync, type ChildProcess } from "node:child_process";
 import { existsSync, readFileSync } from "node:fs";
 import { randomBytes } from "node:crypto";
@@ -92,6 +93,7 @@ const [cmd, args] = wranglerArgs([
   "--ip", "127.0.0.1",
   "--show-interactive-dev-session=false",
   "--test-scheduled",
+  ...(process.env.DEV_INSPECTOR_PORT ? ["--inspector-port", process.env.DEV_INSPECTOR_PORT] : []),
   ...persistArgs,
   ...Object.entries(vars).flatMap(([k, v]) => ["--var", `${k}:${v}`]),
 ]);

@@ -14,6 +14,7 @@ import { eventRecord, type EmitInput, type EventOrder } from "../../events/event
 import type { EventRecord, EventType } from "../../events/types.ts";
 import { toMessage, type MessageRow } from "../messages/mapper.ts";
 import { canAdvance, statusesBetween, type MessageStatus } from "../status.ts";
+import { jsonParts } from "../../platform/d1.ts";
 import type { SqlLike } from "./outbox.ts";
 
 export type Target = "sent" | "delivered" | "read" | "failed";
@@ -79,11 +80,22 @@ export class WriteBuffer {
 
   /** Builds an event with the session's next sequence and keeps it for the next commit. */
   event(input: EmitInput, now: number, statusOrdinal?: number): EventRecord {
-    // An event too large throws here, after its number was taken: a gap, never a repeat.
-    const sequence = this.nextSequence();
-    const record = eventRecord(input, now, { sequence, ...(statusOrdinal ? { statusOrdinal } : {}) });
-    this.sql.exec("INSERT INTO wb_events (seq, record) VALUES (?, ?)", sequence, JSON.stringify(record));
-    return record;
+    return this.events([{ input, statusOrdinal }], now)[0]!;
+  }
+
+  /**
+   * Events numbered in order and kept for the next commit, in one statement. Every record is built
+   * before anything is written: one too large throws with nothing kept (its numbers are a gap, never
+   * a repeat).
+   */
+  private events(drafts: { input: EmitInput; statusOrdinal?: number }[], now: number): EventRecord[] {
+    if (drafts.length === 0) return [];
+    const first = this.takeSequences(drafts.length);
+    const records = drafts.map((d, i) => eventRecord(d.input, now, { sequence: first + i, ...(d.statusOrdinal ? { statusOrdinal: d.statusOrdinal } : {}) }));
+    for (const part of jsonParts(records.map((r, i) => [first + i, r]))) {
+      this.sql.exec("INSERT INTO wb_events (seq, record) SELECT json_extract(value, '$[0]'), json_extract(value, '$[1]') FROM json_each(?)", part);
+    }
+    return records;
   }
 
   /** A new message (not in D1 yet) and the event of its state, if it has one. */
@@ -97,7 +109,10 @@ export class WriteBuffer {
 
   /** Rows read from D1 (clean), so their receipts are applied here. Rows already known stay as they are. */
   remember(rows: MessageRow[], now: number): void {
-    for (const row of rows) this.sql.exec("INSERT INTO wb_messages (id, external_id, row, dirty, ver, touched) VALUES (?, ?, ?, 0, 0, ?) ON CONFLICT (id) DO NOTHING", row.id, row.externalId, JSON.stringify(row), now);
+    // One statement per part, not one per row: the rows' JSON goes in as one value.
+    for (const part of jsonParts(rows.map((r) => [r.id, r.externalId, r]))) {
+      this.sql.exec("INSERT INTO wb_messages (id, external_id, row, dirty, ver, touched) SELECT json_extract(value, '$[0]'), json_extract(value, '$[1]'), json_extract(value, '$[2]'), 0, 0, ? FROM json_each(?) WHERE true ON CONFLICT (id) DO NOTHING", now, part);
+    }
   }
 
   /** The rows this buffer knows of `ids` (its view is the current one: D1's may lag until the next commit). */
@@ -124,6 +139,7 @@ export class WriteBuffer {
     const found = this.lookup("ids" in selector ? "id" : "external_id", keys);
     const seen = new Set(found.map((r) => ("ids" in selector ? r.id : r.external_id!)));
     const out: Advanced = { changed: [], unknown: [...new Set(keys)].filter((k) => !seen.has(k)), events: [] };
+    const drafts: { input: EmitInput; statusOrdinal?: number }[] = [];
     for (const found1 of found) {
       let row = JSON.parse(found1.row) as MessageRow;
       if (!canAdvance(row.status, target)) continue;
@@ -138,10 +154,18 @@ export class WriteBuffer {
         }
         if (step === "sent" && opts.externalId) row.externalId = opts.externalId;
         const type = EVENT[step];
-        if (type) out.events.push(this.event({ type, accountId: row.accountId, sessionId: row.sessionId, data: toMessage(row) }, at, ORDINAL[step]));
+        if (type) drafts.push({ input: { type, accountId: row.accountId, sessionId: row.sessionId, data: toMessage(row) }, statusOrdinal: ORDINAL[step] });
       }
-      this.sql.exec("UPDATE wb_messages SET row = ?, external_id = ?, dirty = 1, ver = ver + 1, touched = ? WHERE id = ?", JSON.stringify(row), row.externalId, at, row.id);
       out.changed.push(row);
+    }
+    // The events (numbered in the rows' order) and the rows, each in a statement per part.
+    out.events = this.events(drafts, at);
+    for (const part of jsonParts(out.changed.map((r) => [r.id, r.externalId, r]))) {
+      this.sql.exec(
+        "UPDATE wb_messages SET row = j.row, external_id = j.ext, dirty = 1, ver = ver + 1, touched = ? FROM (SELECT json_extract(value, '$[0]') AS id, json_extract(value, '$[1]') AS ext, json_extract(value, '$[2]') AS row FROM json_each(?)) AS j WHERE wb_messages.id = j.id",
+        at,
+        part,
+      );
     }
     return out;
   }
@@ -163,7 +187,9 @@ export class WriteBuffer {
 
   /** `batch` is committed in D1: its rows are clean unless they changed since (a newer version), its events gone. */
   committed(batch: FlushBatch): void {
-    for (const m of batch.messages) this.sql.exec("UPDATE wb_messages SET dirty = 0 WHERE id = ? AND ver = ?", m.row.id, m.ver);
+    for (const part of jsonParts(batch.messages.map((m) => [m.row.id, m.ver]))) {
+      this.sql.exec("UPDATE wb_messages SET dirty = 0 WHERE dirty = 1 AND (id, ver) IN (SELECT json_extract(value, '$[0]'), json_extract(value, '$[1]') FROM json_each(?))", part);
+    }
     // The batch's events are the oldest ones: those up to its last sequence.
     this.sql.exec("DELETE FROM wb_events WHERE seq <= ?", batch.lastSeq);
   }
