@@ -134,7 +134,7 @@ export const Recipient = z
   .object({
     seq: z.number().int().openapi({ description: "Position in send order, from 1." }),
     contactId: z.string(),
-    phone: z.string(),
+    phone: z.string().nullable().openapi({ description: "E.164; null for a contact known only by BSUID (sent to by it)." }),
     chatId: z.string(),
     name: z.string().nullable(),
     status: z.enum(RECIPIENT_STATUSES),

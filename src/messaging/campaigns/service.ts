@@ -6,7 +6,7 @@ import { errors } from "../../platform/errors.ts";
 import { newId } from "../../platform/ids.ts";
 import { decodeCursor, IdCursor, SeqCursor, toPage } from "../../platform/pagination.ts";
 import { checkTargetUrl } from "../../platform/safe-url.ts";
-import { chatIdOf } from "../chat-id.ts";
+import { addressOfContactKey, chatIdOf, phoneOfContactKey } from "../chat-id.ts";
 import { deletePendingOfCampaignStatement, messagesSql, recipientsWithMessages } from "../store/campaigns.ts";
 import { ID_CHUNK } from "../store/reads.ts";
 import { chunk } from "../../platform/batching.ts";
@@ -315,8 +315,8 @@ export async function listRecipients(env: Env, accountId: string, id: string, q:
     data: page.data.map((r) => ({
       seq: r.seq,
       contactId: r.contact_id,
-      phone: r.phone,
-      chatId: chatIdOf(r.phone.slice(1)),
+      phone: phoneOfContactKey(r.phone),
+      chatId: chatIdOf(addressOfContactKey(r.phone)),
       name: r.name,
       status: r.live,
       reason: r.live === "skipped" ? r.reason : r.live === "failed" ? r.error_code : null,

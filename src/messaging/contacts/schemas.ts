@@ -24,8 +24,8 @@ export type ContactIdentity = z.infer<typeof ContactIdentity>;
 export const Contact = z
   .object({
     id: z.string().openapi({ example: "con_0m3x9k2a1b2c3d4e5f6g7h8" }),
-    phone: z.string().openapi({ example: "+14155550123" }),
-    chatId: z.string().openapi({ example: "14155550123@c.us" }),
+    phone: z.string().nullable().openapi({ description: "E.164; null for a person the network named only by BSUID (`identity.userId`) so far.", example: "+14155550123" }),
+    chatId: z.string().openapi({ description: "The person's chat: `<digits>@c.us`, or `<BSUID>@bsuid` while no number is known.", example: "14155550123@c.us" }),
     name: z.string().nullable(),
     email: z.string().nullable(),
     tags: z.array(z.string()),
