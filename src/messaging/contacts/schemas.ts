@@ -40,7 +40,7 @@ export type Contact = z.infer<typeof Contact>;
 /** `contact.identity_changed`: what the network said changed of a person, and where their chat is now. */
 export const IdentityChange = z
   .object({
-    kind: z.string().openapi({ description: "What changed, as the network names it: `user_changed_number` (a new number, and with it a new BSUID) or `user_changed_user_id` (a new BSUID).", example: "user_changed_number" }),
+    kind: z.string().openapi({ description: "What changed, as the network names it: `user_changed_number` (a new number, and with it a new BSUID) or `user_changed_user_id` (a new BSUID); or `user_number_known`: a person known so far only by BSUID was named with a number, which their contact and chat took.", example: "user_changed_number" }),
     sessionId: z.string().openapi({ description: "The session the network told it on (the chat that moved is this session's)." }),
     contact: Contact.nullable().openapi({ description: "The contact after the change (its new number, unless another contact already had it); null when the person was no contact." }),
     previous: z.object({ phone: z.string().nullable(), chatId: z.string().nullable(), identity: ContactIdentity.nullable() }).openapi({ description: "The number, chat and ids before the change." }),
