@@ -121,12 +121,17 @@ describe("WhatsApp: people known only by BSUID", () => {
     expect(byText.get("three")).toMatchObject({ recipient: ANON });
     expect((await history(k.key, session.id, CHAT)).filter((m) => m.direction === "outbound")).toHaveLength(2);
 
+    // A campaign's audience by BSUID (in that order), and by contact id: each person once.
     const anon = (await contacts(k.key)).find((c) => c.phone === null)!;
-    const c = await createCampaign(k.key, { sessionId: session.id, message: { text: "Hi {{name}}, {{phone|no number}}" }, audience: { contactIds: [anon.id] }, pacing: { perMinute: 6000, jitterPct: 0 } });
+    const c = await createCampaign(k.key, { sessionId: session.id, message: { text: "Hi {{name}}, {{phone|no number}}" }, audience: { userIds: [ANON, KNOWN], contactIds: [anon.id] }, pacing: { perMinute: 6000, jitterPct: 0 } });
     expect((await api(`/api/campaigns/${c.id}/start`, { method: "POST", key: k.key })).status).toBe(200);
-    await watch(k.key, c.id, (x) => x.status === "completed" && x.stats.sent === 1);
-    expect(await recipients(k.key, c.id)).toEqual([expect.objectContaining({ phone: null, chatId: CHAT, status: "sent" })]);
-    expect((await sends(phone.phoneNumberId)).at(-1)!.body).toMatchObject({ recipient: ANON, text: { body: "Hi Anon, no number", preview_url: false } });
+    await watch(k.key, c.id, (x) => x.status === "completed" && x.stats.sent === 2);
+    expect(await recipients(k.key, c.id)).toEqual([
+      expect.objectContaining({ phone: null, chatId: CHAT, status: "sent" }),
+      expect.objectContaining({ phone: `+${NUM}`, chatId: `${NUM}@c.us`, status: "sent" }),
+    ]);
+    const last = (await sends(phone.phoneNumberId)).slice(-2).map((r) => r.body);
+    expect(last).toEqual([expect.objectContaining({ recipient: ANON, text: { body: "Hi Anon, no number", preview_url: false } }), expect.objectContaining({ to: NUM, text: { body: `Hi Known, +${NUM}`, preview_url: false } })]);
   });
 
   it("a number change moves the person's reactions with their chat", async () => {
