@@ -105,6 +105,39 @@ describe("WhatsApp: people known only by BSUID", () => {
     expect(eventsOf(k.accountId, "contact.identity_changed")).toHaveLength(1);
   });
 
+  it("named with a number another contact already has: that contact is the person's (it takes the BSUID), the number-less one goes", async () => {
+    const k = await createKey("pro");
+    const { phone, session } = await whatsappSession(k.key);
+    const made = await json<{ id: string }>(await api("/api/contacts", { method: "POST", key: k.key, json: { phone: `+${NUM}`, name: "Known as a number", tags: ["vip"] } }));
+    await postHook(session.id, fromAnon(phone.phoneNumberId, "wamid.m1"));
+    expect(await contacts(k.key)).toHaveLength(2);
+    const withNumber = webhookWith(phone.phoneNumberId, { contacts: [{ profile: { name: "Anon" }, wa_id: NUM, user_id: ANON }], messages: [{ from: NUM, from_user_id: ANON, id: "wamid.m2", timestamp: String(now()), type: "text", text: { body: "it's me" } }] });
+    expect((await postHook(session.id, withNumber)).status).toBe(200);
+    expect(await contacts(k.key)).toEqual([expect.objectContaining({ id: made.id, phone: `+${NUM}`, name: "Known as a number", identity: expect.objectContaining({ userId: ANON }) })]);
+    expect((await history(k.key, session.id, `${NUM}@c.us`)).map((m) => m.text)).toEqual(["it's me", "hello, no number"]);
+    expect(await chats(k.key, session.id)).toEqual([expect.objectContaining({ id: `${NUM}@c.us` })]);
+  });
+
+  it("a person known only by BSUID who gets a new BSUID moves to the new BSUID's chat; once", async () => {
+    const k = await createKey("pro");
+    const { phone, session } = await whatsappSession(k.key);
+    const NEWU = "US.70701208655302741918";
+    await postHook(session.id, fromAnon(phone.phoneNumberId, "wamid.c1"));
+    const change = webhookWith(phone.phoneNumberId, { messages: [{ from_user_id: ANON, id: "wamid.c2", timestamp: String(now()), type: "system", system: { body: "User changed their user id", type: "user_changed_user_id", user_id: NEWU, previous_user_id: ANON } }] });
+    expect((await postHook(session.id, change)).status).toBe(200);
+    expect((await postHook(session.id, change)).status).toBe(200);
+    expect(await history(k.key, session.id, CHAT)).toEqual([]);
+    expect((await history(k.key, session.id, `${NEWU}@bsuid`)).map((m) => m.type)).toEqual(["system", "text"]);
+    expect(await contacts(k.key)).toEqual([expect.objectContaining({ phone: null, chatId: `${NEWU}@bsuid`, identity: { userId: NEWU, username: "@anon" } })]);
+    const event = await waitFor(() => eventsOf(k.accountId, "contact.identity_changed")[0], 10_000, "contact.identity_changed");
+    expect(event.data).toMatchObject({ kind: "user_changed_user_id", chatMoved: true, chatId: `${NEWU}@bsuid`, previous: { phone: null, chatId: CHAT } });
+    // A reply by the new BSUID goes to it.
+    expect(await json(await api("/api/messages/send", { method: "POST", key: k.key, json: { sessionId: session.id, to: NEWU, text: "ok" } }))).toMatchObject({ chatId: `${NEWU}@bsuid` });
+    expect((await sends(phone.phoneNumberId)).at(-1)!.body).toMatchObject({ recipient: NEWU });
+    await new Promise((r) => setTimeout(r, 300));
+    expect(eventsOf(k.accountId, "contact.identity_changed")).toHaveLength(1);
+  });
+
   it("bulk sends and campaigns take BSUIDs: a contact's goes to its number, a number-less one's to the BSUID", async () => {
     const k = await createKey("pro");
     const { phone, session } = await whatsappSession(k.key);
