@@ -3192,7 +3192,7 @@ export interface paths {
                 };
                 header?: never;
                 path: {
-                    /** @description `<digits>@c.us` or `<digits>@s.whatsapp.net` (or E.164). */
+                    /** @description `<digits>@c.us` or `<digits>@s.whatsapp.net` (or E.164); `<BSUID>@bsuid` for a person known only by their WhatsApp BSUID. */
                     chatId: string;
                 };
                 cookie?: never;
@@ -3895,7 +3895,7 @@ export interface paths {
                 query?: never;
                 header?: never;
                 path: {
-                    /** @description `<digits>@c.us` or `<digits>@s.whatsapp.net` (or E.164). */
+                    /** @description `<digits>@c.us` or `<digits>@s.whatsapp.net` (or E.164); `<BSUID>@bsuid` for a person known only by their WhatsApp BSUID. */
                     chatId: string;
                 };
                 cookie?: never;
@@ -6991,7 +6991,7 @@ export interface webhooks {
         };
         get?: never;
         put?: never;
-        /** The network said a person's number or BSUID changed (WhatsApp `system` messages): the contact has the new ids; with a new number it and the session's chat (with its history) moved to it. */
+        /** The network said a person's number or BSUID changed (WhatsApp `system` messages), or named the number of a person known so far only by BSUID: the contact has the new ids; with a new number it and the session's chat (with its history) moved to it. */
         post: {
             parameters: {
                 query?: never;
@@ -7678,9 +7678,15 @@ export interface components {
         Contact: {
             /** @example con_0m3x9k2a1b2c3d4e5f6g7h8 */
             id: string;
-            /** @example +14155550123 */
-            phone: string;
-            /** @example 14155550123@c.us */
+            /**
+             * @description E.164; null for a person the network named only by BSUID (`identity.userId`) so far.
+             * @example +14155550123
+             */
+            phone: string | null;
+            /**
+             * @description The person's chat: `<digits>@c.us`, or `<BSUID>@bsuid` while no number is known.
+             * @example 14155550123@c.us
+             */
             chatId: string;
             name: string | null;
             email: string | null;
@@ -7714,7 +7720,7 @@ export interface components {
         } | null;
         IdentityChange: {
             /**
-             * @description What changed, as the network names it: `user_changed_number` (a new number, and with it a new BSUID) or `user_changed_user_id` (a new BSUID).
+             * @description What changed, as the network names it: `user_changed_number` (a new number, and with it a new BSUID) or `user_changed_user_id` (a new BSUID); or `user_number_known`: a person known so far only by BSUID was named with a number, which their contact and chat took.
              * @example user_changed_number
              */
             kind: string;
@@ -7855,6 +7861,13 @@ export interface components {
         CampaignAudience: {
             /** @description Contacts by id, in send order. */
             contactIds?: string[];
+            /**
+             * @description Contacts by WhatsApp BSUID (`identity.userId`), in send order after `contactIds`; each must be a contact's. A contact with no number is sent to by its BSUID.
+             * @example [
+             *       "US.13491208655302741918"
+             *     ]
+             */
+            userIds?: string[];
             /** @description Every contact with any of these tags. */
             tags?: string[];
             /**
@@ -8386,7 +8399,7 @@ export interface components {
             /** @example ses_0m3x9k2a1b2c3d4e5f6g7h8 */
             sessionId: string;
             /**
-             * @description The recipient: a phone number in E.164 form (`+14155550123`), `<digits>@c.us` or `<digits>@s.whatsapp.net`. `POST /api/messages/send` also takes a contact's WhatsApp BSUID (`US.13491208655302741918`): the message goes to that contact's number.
+             * @description The recipient: a phone number in E.164 form (`+14155550123`), `<digits>@c.us` or `<digits>@s.whatsapp.net`. `POST /api/messages/send` and `/api/messages/send-bulk` also take a contact's WhatsApp BSUID (`US.13491208655302741918`, or its chat id `<BSUID>@bsuid`): the message goes to that contact's number, or to the BSUID while the contact has no number; a BSUID no contact of the account has is a 400 naming it.
              * @example +14155550123
              */
             to: string;
@@ -8397,7 +8410,7 @@ export interface components {
             /** @example ses_0m3x9k2a1b2c3d4e5f6g7h8 */
             sessionId: string;
             /**
-             * @description The recipient: a phone number in E.164 form (`+14155550123`), `<digits>@c.us` or `<digits>@s.whatsapp.net`. `POST /api/messages/send` also takes a contact's WhatsApp BSUID (`US.13491208655302741918`): the message goes to that contact's number.
+             * @description The recipient: a phone number in E.164 form (`+14155550123`), `<digits>@c.us` or `<digits>@s.whatsapp.net`. `POST /api/messages/send` and `/api/messages/send-bulk` also take a contact's WhatsApp BSUID (`US.13491208655302741918`, or its chat id `<BSUID>@bsuid`): the message goes to that contact's number, or to the BSUID while the contact has no number; a BSUID no contact of the account has is a 400 naming it.
              * @example +14155550123
              */
             to: string;
@@ -8408,7 +8421,7 @@ export interface components {
             /** @example ses_0m3x9k2a1b2c3d4e5f6g7h8 */
             sessionId: string;
             /**
-             * @description The recipient: a phone number in E.164 form (`+14155550123`), `<digits>@c.us` or `<digits>@s.whatsapp.net`. `POST /api/messages/send` also takes a contact's WhatsApp BSUID (`US.13491208655302741918`): the message goes to that contact's number.
+             * @description The recipient: a phone number in E.164 form (`+14155550123`), `<digits>@c.us` or `<digits>@s.whatsapp.net`. `POST /api/messages/send` and `/api/messages/send-bulk` also take a contact's WhatsApp BSUID (`US.13491208655302741918`, or its chat id `<BSUID>@bsuid`): the message goes to that contact's number, or to the BSUID while the contact has no number; a BSUID no contact of the account has is a 400 naming it.
              * @example +14155550123
              */
             to: string;
@@ -8420,7 +8433,7 @@ export interface components {
             /** @example ses_0m3x9k2a1b2c3d4e5f6g7h8 */
             sessionId: string;
             /**
-             * @description The recipient: a phone number in E.164 form (`+14155550123`), `<digits>@c.us` or `<digits>@s.whatsapp.net`. `POST /api/messages/send` also takes a contact's WhatsApp BSUID (`US.13491208655302741918`): the message goes to that contact's number.
+             * @description The recipient: a phone number in E.164 form (`+14155550123`), `<digits>@c.us` or `<digits>@s.whatsapp.net`. `POST /api/messages/send` and `/api/messages/send-bulk` also take a contact's WhatsApp BSUID (`US.13491208655302741918`, or its chat id `<BSUID>@bsuid`): the message goes to that contact's number, or to the BSUID while the contact has no number; a BSUID no contact of the account has is a 400 naming it.
              * @example +14155550123
              */
             to: string;
@@ -8431,7 +8444,7 @@ export interface components {
             /** @example ses_0m3x9k2a1b2c3d4e5f6g7h8 */
             sessionId: string;
             /**
-             * @description The recipient: a phone number in E.164 form (`+14155550123`), `<digits>@c.us` or `<digits>@s.whatsapp.net`. `POST /api/messages/send` also takes a contact's WhatsApp BSUID (`US.13491208655302741918`): the message goes to that contact's number.
+             * @description The recipient: a phone number in E.164 form (`+14155550123`), `<digits>@c.us` or `<digits>@s.whatsapp.net`. `POST /api/messages/send` and `/api/messages/send-bulk` also take a contact's WhatsApp BSUID (`US.13491208655302741918`, or its chat id `<BSUID>@bsuid`): the message goes to that contact's number, or to the BSUID while the contact has no number; a BSUID no contact of the account has is a 400 naming it.
              * @example +14155550123
              */
             to: string;
@@ -8441,7 +8454,7 @@ export interface components {
             /** @example ses_0m3x9k2a1b2c3d4e5f6g7h8 */
             sessionId: string;
             /**
-             * @description The recipient: a phone number in E.164 form (`+14155550123`), `<digits>@c.us` or `<digits>@s.whatsapp.net`. `POST /api/messages/send` also takes a contact's WhatsApp BSUID (`US.13491208655302741918`): the message goes to that contact's number.
+             * @description The recipient: a phone number in E.164 form (`+14155550123`), `<digits>@c.us` or `<digits>@s.whatsapp.net`. `POST /api/messages/send` and `/api/messages/send-bulk` also take a contact's WhatsApp BSUID (`US.13491208655302741918`, or its chat id `<BSUID>@bsuid`): the message goes to that contact's number, or to the BSUID while the contact has no number; a BSUID no contact of the account has is a 400 naming it.
              * @example +14155550123
              */
             to: string;
@@ -8460,7 +8473,7 @@ export interface components {
             /** @example ses_0m3x9k2a1b2c3d4e5f6g7h8 */
             sessionId: string;
             /**
-             * @description The recipient: a phone number in E.164 form (`+14155550123`), `<digits>@c.us` or `<digits>@s.whatsapp.net`. `POST /api/messages/send` also takes a contact's WhatsApp BSUID (`US.13491208655302741918`): the message goes to that contact's number.
+             * @description The recipient: a phone number in E.164 form (`+14155550123`), `<digits>@c.us` or `<digits>@s.whatsapp.net`. `POST /api/messages/send` and `/api/messages/send-bulk` also take a contact's WhatsApp BSUID (`US.13491208655302741918`, or its chat id `<BSUID>@bsuid`): the message goes to that contact's number, or to the BSUID while the contact has no number; a BSUID no contact of the account has is a 400 naming it.
              * @example +14155550123
              */
             to: string;
@@ -8627,7 +8640,8 @@ export interface components {
             /** @description Position in send order, from 1. */
             seq: number;
             contactId: string;
-            phone: string;
+            /** @description E.164; null for a contact known only by BSUID (sent to by it). */
+            phone: string | null;
             chatId: string;
             name: string | null;
             /** @enum {string} */

@@ -88,7 +88,7 @@ export const MESSAGING_EVENT_TYPES: EventTypeDescriptions = {
     example: { id: "con_0m3x9k2a1b2c3d4e5f6g7h8", phone: "+14155550123", chatId: "14155550123@c.us", name: "Ada", email: null, tags: ["vip"], attributes: {}, optedOut: false, identity: null, createdAt: at, updatedAt: at },
   },
   "contact.identity_changed": {
-    description: "The network said a person's number or BSUID changed (WhatsApp `system` messages): the contact has the new ids; with a new number it and the session's chat (with its history) moved to it.",
+    description: "The network said a person's number or BSUID changed (WhatsApp `system` messages), or named the number of a person known so far only by BSUID: the contact has the new ids; with a new number it and the session's chat (with its history) moved to it.",
     data: IdentityChange,
     example: {
       kind: "user_changed_number",

@@ -244,7 +244,7 @@ export async function startFakeGraph(referenceFile: string): Promise<{ url: stri
       if (route === "getPhoneNumberById") {
         return answer(200, { id: parts[1], display_phone_number: phone.displayPhoneNumber, verified_name: "Fake Business", quality_rating: "GREEN" });
       }
-      const body = json as { status?: string; to?: string };
+      const body = json as { status?: string; to?: string; recipient?: string };
       const stall = body.status === "read" ? undefined : phone.stalls.shift();
       // Meta got the whole request and may have sent it; the caller never learns (closeAllConnections ends a hang).
       if (stall === "hang") return;
@@ -257,8 +257,9 @@ export async function startFakeGraph(referenceFile: string): Promise<{ url: stri
         return answer(e.status, e.body);
       }
       if (body.status === "read") return answer(200, { success: true });
-      const to = String(body.to);
-      return answer(200, { messaging_product: "whatsapp", contacts: [{ input: to, wa_id: to }], messages: [{ id: `wamid.${randomBytes(12).toString("hex")}` }] });
+      const to = String(body.to ?? body.recipient);
+      const contact = body.to === undefined ? { input: to, user_id: to } : { input: to, wa_id: to };
+      return answer(200, { messaging_product: "whatsapp", contacts: [contact], messages: [{ id: `wamid.${randomBytes(12).toString("hex")}` }] });
     } catch (err) {
       send(500, { error: { message: String(err), type: "FakeError", code: 1 } });
     }

@@ -221,6 +221,14 @@ export class GraphValidator {
     // Marking a message read is a POST to the send path (Meta's documentation); the document defines
     // its body (`MarkMessageRequestPayload`) without attaching it to the operation.
     const ref = op.operationId === "sendMessage" && body && typeof body === "object" && "status" in body ? "graph#/components/schemas/MarkMessageRequestPayload" : op.bodyRef;
+    // A send to a business-scoped user id names it in `recipient` instead of `to` (Meta's BSUID guide;
+    // the v23 document predates it): a well-formed BSUID there, and the rest as the document's send.
+    if (op.operationId === "sendMessage" && body && typeof body === "object" && "recipient" in body) {
+      const { recipient, ...rest } = body as Json;
+      if ("to" in rest) return [`${op.operationId}: give \`to\` or \`recipient\`, not both`];
+      if (typeof recipient !== "string" || !/^[A-Z]{2}\.(?:ENT\.)?[A-Za-z0-9]{1,128}$/.test(recipient)) return [`${op.operationId}: recipient must be a BSUID`];
+      return this.checkBody(op, { ...rest, to: recipient });
+    }
     if (ref) return this.check(ref, { $ref: ref }, body).map((e) => `${op.operationId}: ${e}`);
     const inline = this.compiled.get(`body:${op.operationId}`);
     if (!inline) return [`${op.operationId} takes no body`];

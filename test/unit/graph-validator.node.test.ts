@@ -50,6 +50,15 @@ describe("fake Graph API: requests are checked against the one operation they ar
     expect(v.validate(req("POST", "/v23.0/106540352242922/messages", { ...AUTH, "content-type": "application/json" }, bad), "sendMessage").ok).toBe(false);
   });
 
+  it("a send to a BSUID names it in `recipient` instead of `to`: a well-formed one, never both, the rest as the document's send", () => {
+    const { to: _to, ...rest } = text;
+    const send = (body: unknown) => v.validate(req("POST", "/v23.0/106540352242922/messages", { ...AUTH, "content-type": "application/json" }, body), "sendMessage");
+    expect(send({ ...rest, recipient: "US.13491208655302741918" })).toMatchObject({ ok: true });
+    expect(send({ ...rest, recipient: "US.13491208655302741918", to: "16505551234" }).ok).toBe(false);
+    expect(send({ ...rest, recipient: "16505551234" }).ok).toBe(false);
+    expect(send({ ...rest, recipient: "US.13491208655302741918", text: { body: "hi", extra: 1 } }).ok).toBe(false);
+  });
+
   it("the fake's answers are checked: the document has a media's file_size as a string, an error as GraphAPIError", () => {
     expect(v.validateResponse("retrieveMediaUrl", 200, { url: "http://x/cdn/1", file_size: 20 }).ok).toBe(false);
     expect(v.validateResponse("retrieveMediaUrl", 200, { url: "http://x/cdn/1", file_size: "20" }).ok).toBe(true);

@@ -30,6 +30,19 @@ describe("send limits", () => {
     expect(s.admit(limits, "b", false, 3_000)).toEqual({ ok: false, limit: "pair", until: 8_000 });
   });
 
+  it("a person's move (new number, number now known) takes their pair bucket and messaging-limit count with them", () => {
+    const s = new LimitState(memorySql());
+    const limits = only({ pairIntervalMs: 6_000, pairBurst: 1, messagingLimit: 2 });
+    expect(s.admit(limits, "US.5050", true, 0).ok).toBe(true);
+    expect(s.admit(limits, "b", true, 0).ok).toBe(true);
+    s.renameRecipient("US.5050", "16505554321");
+    expect(s.reached()).toBe(2);
+    // The same person under the new address: not a third recipient, and their bucket is still empty.
+    expect(s.admit(limits, "16505554321", true, 1_000)).toEqual({ ok: false, limit: "pair", until: 6_000 });
+    expect(s.admit(limits, "16505554321", true, 6_000).ok).toBe(true);
+    expect(s.admit(limits, "US.5050", true, 12_000)).toMatchObject({ ok: false, limit: "messaging" });
+  });
+
   it("messaging limit: unique recipients outside the window per rolling 24 h; a known one and in-window sends are free", () => {
     const s = new LimitState(memorySql());
     const limits = only({ messagingLimit: 2 });

@@ -103,7 +103,7 @@ function NewCampaign({ onCreated }: { onCreated: (c: Campaign) => void }) {
         <select id="cp-preview-for" value={contact?.id ?? ""} onChange={(e) => setPreviewFor(e.currentTarget.value)}>
           {contacts.data?.data.map((c) => (
             <option key={c.id} value={c.id}>
-              {c.name ?? c.phone} ({c.phone})
+              {c.name ?? c.phone ?? c.chatId} ({c.phone ?? c.chatId})
             </option>
           ))}
         </select>
@@ -238,7 +238,7 @@ function CampaignDetail({ id, onChanged }: { id: string; onChanged: () => void }
           <tr key={r.seq}>
             <td>{r.seq}</td>
             <td>{r.name ?? "—"}</td>
-            <td>{r.phone}</td>
+            <td>{r.phone ?? r.chatId}</td>
             <td>
               <StatusBadge status={r.status} />
             </td>

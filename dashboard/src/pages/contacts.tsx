@@ -24,7 +24,7 @@ function EditContact({ c, onSaved, onCancel }: { c: Contact; onSaved: () => void
     if (ok) onSaved();
   }
   return (
-    <form class="stack card" onSubmit={save} aria-label={`Edit ${c.phone}`}>
+    <form class="stack card" onSubmit={save} aria-label={`Edit ${c.phone ?? c.chatId}`}>
       <label for={`ed-name-${c.id}`}>Name</label>
       <input id={`ed-name-${c.id}`} value={name} maxLength={200} onInput={(e) => setName(e.currentTarget.value)} />
       <FieldError error={act.error} path="name" id={`ed-name-err-${c.id}`} />
@@ -76,7 +76,7 @@ export function Contacts() {
   }
 
   async function remove(c: Contact) {
-    if (!confirm(`Delete the contact ${c.phone}?`)) return;
+    if (!confirm(`Delete the contact ${c.phone ?? c.chatId}?`)) return;
     await act.run(() => must(api().DELETE("/api/contacts/{id}", { params: { path: { id: c.id } } })));
     contacts.reload();
   }
@@ -170,7 +170,7 @@ export function Contacts() {
           ) : (
             <tr key={c.id} data-contact={c.id}>
               <td class="contact-name">{c.name ?? "—"}</td>
-              <td>{c.phone}</td>
+              <td>{c.phone ?? c.chatId}</td>
               <td>{c.email ?? "—"}</td>
               <td>
                 {c.tags.map((t) => (
@@ -181,15 +181,15 @@ export function Contacts() {
               </td>
               <td>
                 <label class="check">
-                  <input type="checkbox" checked={c.optedOut} onChange={() => void toggleOptOut(c)} /> <span class="sr-only">Opted out: {c.phone}</span>
+                  <input type="checkbox" checked={c.optedOut} onChange={() => void toggleOptOut(c)} /> <span class="sr-only">Opted out: {c.phone ?? c.chatId}</span>
                   {c.optedOut ? "yes" : "no"}
                 </label>
               </td>
               <td class="actions">
-                <button type="button" class="secondary" onClick={() => setEditing(c.id)} aria-label={`Edit ${c.phone}`}>
+                <button type="button" class="secondary" onClick={() => setEditing(c.id)} aria-label={`Edit ${c.phone ?? c.chatId}`}>
                   Edit
                 </button>
-                <button type="button" class="danger" onClick={() => void remove(c)} aria-label={`Delete ${c.phone}`}>
+                <button type="button" class="danger" onClick={() => void remove(c)} aria-label={`Delete ${c.phone ?? c.chatId}`}>
                   Delete
                 </button>
               </td>

@@ -5,8 +5,8 @@ import type { Shard } from "../../platform/shards.ts";
 
 /**
  * Resolves the audience into recipient rows in one SQL statement (no row limit, no bound-parameter
- * limit: ids and tags travel as one JSON parameter each). Order: the listed contact ids in their
- * order, then tag / all matches by contact id. The first entry of a phone number is the recipient;
+ * limit: ids, BSUIDs and tags travel as one JSON parameter each). Order: the listed contact ids in
+ * their order, then the listed BSUIDs' contacts in theirs, then tag / all matches by contact id. The first entry of a phone number is the recipient;
  * later ones are `skipped: duplicate`; opted-out contacts are `skipped: opted_out`.
  */
 const RESOLVE_SQL = `
@@ -20,11 +20,16 @@ FROM (
     SELECT c.id, c.phone, c.name, c.email, c.attributes, c.opted_out, 0 AS grp, printf('%010d', j.key) AS ord
       FROM json_each(?3) j JOIN contacts c ON c.account_id = ?2 AND c.id = j.value
     UNION ALL
-    SELECT c.id, c.phone, c.name, c.email, c.attributes, c.opted_out, 1 AS grp, c.id AS ord
+    SELECT c.id, c.phone, c.name, c.email, c.attributes, c.opted_out, 1 AS grp, printf('%010d', j.key) AS ord
+      FROM json_each(?7) j JOIN contacts c ON c.account_id = ?2 AND json_extract(c.identity, '$.userId') = j.value
+     WHERE c.id NOT IN (SELECT value FROM json_each(?3))
+    UNION ALL
+    SELECT c.id, c.phone, c.name, c.email, c.attributes, c.opted_out, 2 AS grp, c.id AS ord
       FROM contacts c
      WHERE c.account_id = ?2
        AND (?4 = 1 OR EXISTS (SELECT 1 FROM json_each(c.tags) t WHERE t.value IN (SELECT value FROM json_each(?5))))
        AND c.id NOT IN (SELECT value FROM json_each(?3))
+       AND coalesce(json_extract(c.identity, '$.userId'), '') NOT IN (SELECT value FROM json_each(?7))
   ) p
 )
 WHERE EXISTS (SELECT 1 FROM campaigns WHERE id = ?1 AND start_token = ?6)`;
@@ -47,7 +52,7 @@ export async function launch(shard: Shard, c: CampaignRow, now = Date.now()): Pr
     d1.prepare(
       "UPDATE campaigns SET status = 'running', status_reason = NULL, start_token = ?1, started_at = ?2, kicked_at = ?2, updated_at = ?2 WHERE id = ?3 AND account_id = ?4 AND status IN ('draft', 'scheduled')",
     ).bind(token, now, c.id, c.accountId),
-    d1.prepare(RESOLVE_SQL).bind(c.id, c.accountId, JSON.stringify(audience.contactIds ?? []), audience.all ? 1 : 0, JSON.stringify(audience.tags ?? []), token),
+    d1.prepare(RESOLVE_SQL).bind(c.id, c.accountId, JSON.stringify(audience.contactIds ?? []), audience.all ? 1 : 0, JSON.stringify(audience.tags ?? []), token, JSON.stringify(audience.userIds ?? [])),
     d1.prepare(
       `UPDATE campaigns SET total = (SELECT count(*) FROM campaign_recipients WHERE campaign_id = ?1),
                             skipped = (SELECT count(*) FROM campaign_recipients WHERE campaign_id = ?1 AND status = 'skipped')

@@ -1,3 +1,4 @@
+import { phoneOfContactKey } from "../chat-id.ts";
 import { newId } from "../../platform/ids.ts";
 import { enqueueSendJobs, type JobOf } from "../queue/send-queue.ts";
 import { sessionStub } from "../sessions/session-do.ts";
@@ -43,7 +44,7 @@ interface PendingRecipient {
 }
 
 function contentOf(message: CampaignMessage, r: PendingRecipient): { text: string | null; media: StoredMedia | null } {
-  const contact = { name: r.name, phone: r.phone, email: r.email, attributes: JSON.parse(r.attributes) as Record<string, unknown> };
+  const contact = { name: r.name, phone: phoneOfContactKey(r.phone), email: r.email, attributes: JSON.parse(r.attributes) as Record<string, unknown> };
   if ("text" in message) return { text: renderTemplate(message.text, contact), media: null };
   if ("media" in message) {
     const media: StoredMedia = {

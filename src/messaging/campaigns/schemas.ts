@@ -1,3 +1,4 @@
+import { BSUID } from "../chat-id.ts";
 import { z } from "@hono/zod-openapi";
 import { idParam } from "../../platform/openapi.ts";
 import { PaginationQuery } from "../../platform/pagination.ts";
@@ -50,10 +51,16 @@ export type CampaignMessage = z.infer<typeof CampaignMessage>;
 export const Audience = z
   .strictObject({
     contactIds: z.array(z.string().min(1).max(64)).min(1).max(MAX_CONTACT_IDS).optional().openapi({ description: "Contacts by id, in send order." }),
+    userIds: z
+      .array(z.string().regex(BSUID, "must be a WhatsApp BSUID"))
+      .min(1)
+      .max(MAX_CONTACT_IDS)
+      .optional()
+      .openapi({ description: "Contacts by WhatsApp BSUID (`identity.userId`), in send order after `contactIds`; each must be a contact's. A contact with no number is sent to by its BSUID.", example: ["US.13491208655302741918"] }),
     tags: z.array(z.string().min(1).max(64)).min(1).max(50).optional().openapi({ description: "Every contact with any of these tags." }),
     all: z.literal(true).optional().openapi({ description: "Every contact of the account." }),
   })
-  .refine((a) => a.contactIds || a.tags || a.all, { message: "give contactIds, tags or all: true" })
+  .refine((a) => a.contactIds || a.userIds || a.tags || a.all, { message: "give contactIds, userIds, tags or all: true" })
   .openapi("CampaignAudience", { description: "Resolved when the campaign starts: opted-out contacts and duplicates are `skipped`." });
 export type Audience = z.infer<typeof Audience>;
 
@@ -134,7 +141,7 @@ export const Recipient = z
   .object({
     seq: z.number().int().openapi({ description: "Position in send order, from 1." }),
     contactId: z.string(),
-    phone: z.string(),
+    phone: z.string().nullable().openapi({ description: "E.164; null for a contact known only by BSUID (sent to by it)." }),
     chatId: z.string(),
     name: z.string().nullable(),
     status: z.enum(RECIPIENT_STATUSES),

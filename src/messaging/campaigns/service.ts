@@ -6,7 +6,8 @@ import { errors } from "../../platform/errors.ts";
 import { newId } from "../../platform/ids.ts";
 import { decodeCursor, IdCursor, SeqCursor, toPage } from "../../platform/pagination.ts";
 import { checkTargetUrl } from "../../platform/safe-url.ts";
-import { chatIdOf } from "../chat-id.ts";
+import { addressOfContactKey, chatIdOf, phoneOfContactKey } from "../chat-id.ts";
+import { phonesByUserIds } from "../contacts/service.ts";
 import { deletePendingOfCampaignStatement, messagesSql, recipientsWithMessages } from "../store/campaigns.ts";
 import { ID_CHUNK } from "../store/reads.ts";
 import { chunk } from "../../platform/batching.ts";
@@ -59,8 +60,16 @@ async function ensureSessionWorking(env: Env, accountId: string, sessionId: stri
   }
 }
 
-/** Contact ids must be this account's: unknown ones are a 400 naming them (at most 10). */
+/** Contact ids and BSUIDs must be this account's contacts': unknown ones are a 400 naming them (at most 10). */
 async function ensureContactsOwned(env: Env, accountId: string, audience: Audience): Promise<void> {
+  const users = [...new Set(audience.userIds ?? [])];
+  if (users.length > 0) {
+    const found = await phonesByUserIds(await accountShard(env, accountId), accountId, users);
+    const unknown = users.filter((u) => !found.has(u));
+    if (unknown.length) {
+      throw errors.invalidRequest(`audience.userIds has ${unknown.length} BSUID(s) no contact has: ${unknown.slice(0, 10).join(", ")}.`, unknown.slice(0, 10).map((u) => ({ path: "audience.userIds", message: `unknown BSUID ${u}` })));
+    }
+  }
   const ids = [...new Set(audience.contactIds ?? [])];
   if (ids.length === 0) return;
   const found = new Set<string>();
@@ -315,8 +324,8 @@ export async function listRecipients(env: Env, accountId: string, id: string, q:
     data: page.data.map((r) => ({
       seq: r.seq,
       contactId: r.contact_id,
-      phone: r.phone,
-      chatId: chatIdOf(r.phone.slice(1)),
+      phone: phoneOfContactKey(r.phone),
+      chatId: chatIdOf(addressOfContactKey(r.phone)),
       name: r.name,
       status: r.live,
       reason: r.live === "skipped" ? r.reason : r.live === "failed" ? r.error_code : null,

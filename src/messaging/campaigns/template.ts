@@ -5,7 +5,8 @@
  */
 export interface TemplateContact {
   name: string | null;
-  phone: string;
+  /** E.164; null for a person known only by BSUID. */
+  phone: string | null;
   email?: string | null;
   attributes: Record<string, unknown>;
 }

@@ -31,9 +31,9 @@ export const ChatListQuery = PaginationQuery.extend({
 });
 
 export const ChatIdParam = z.object({
-  chatId: z.string().max(64).openapi({ param: { name: "chatId", in: "path" }, example: "14155550123@c.us", description: "`<digits>@c.us` or `<digits>@s.whatsapp.net` (or E.164)." }),
+  chatId: z.string().max(160).openapi({ param: { name: "chatId", in: "path" }, example: "14155550123@c.us", description: "`<digits>@c.us` or `<digits>@s.whatsapp.net` (or E.164); `<BSUID>@bsuid` for a person known only by their WhatsApp BSUID." }),
 });
 
 export const MarkReadBody = z.strictObject({ sessionId: SessionIdField }).openapi("MarkChatRead");
 
-export const ChatCursor = z.strictObject({ at: z.number().int().min(0).max(Number.MAX_SAFE_INTEGER), chatId: z.string().min(1).max(64) });
+export const ChatCursor = z.strictObject({ at: z.number().int().min(0).max(Number.MAX_SAFE_INTEGER), chatId: z.string().min(1).max(160) });

@@ -2,7 +2,7 @@ import { and, desc, eq, lt, or, sql } from "drizzle-orm";
 import { chats } from "../../db/schema/index.ts";
 import { ApiError, errors } from "../../platform/errors.ts";
 import { decodeCursor, toPage } from "../../platform/pagination.ts";
-import { ACCEPTED_ADDRESS_FORMS, chatIdOf, digitsOfChatId, e164Of, parseAddress } from "../chat-id.ts";
+import { ACCEPTED_CHAT_FORMS, chatIdOf, contactKeyOf, digitsOfChatId, parseChatAddress } from "../chat-id.ts";
 import { toContact } from "../contacts/mapper.ts";
 import { contactsByPhonesQuery } from "../contacts/service.ts";
 import { toMessage } from "../messages/mapper.ts";
@@ -21,12 +21,12 @@ async function withDetails(env: Env, accountId: string, rows: ChatRow[]): Promis
   const { db } = shard;
   const [lastMessages, people] = await db.batch([
     messagesByIdsQuery(shard, accountId, rows.map((r) => r.lastMessageId)),
-    contactsByPhonesQuery(shard, accountId, [...new Set(rows.map((r) => e164Of(digitsOfChatId(r.chatId))))]),
+    contactsByPhonesQuery(shard, accountId, [...new Set(rows.map((r) => contactKeyOf(digitsOfChatId(r.chatId))))]),
   ]);
   const byId = new Map(lastMessages.map((m) => [m.id, toMessage(m)]));
   const byPhone = new Map(people.map((p) => [p.phone, toContact(p)]));
   const now = Date.now();
-  return rows.map((r) => toChat(r, byId.get(r.lastMessageId) ?? null, byPhone.get(e164Of(digitsOfChatId(r.chatId))) ?? null, now));
+  return rows.map((r) => toChat(r, byId.get(r.lastMessageId) ?? null, byPhone.get(contactKeyOf(digitsOfChatId(r.chatId))) ?? null, now));
 }
 
 export async function listChats(env: Env, accountId: string, q: { sessionId: string; limit: number; cursor?: string }) {
@@ -55,8 +55,8 @@ export async function listChats(env: Env, accountId: string, q: { sessionId: str
  * nothing is written and the error is answered.
  */
 export async function markChatRead(env: Env, accountId: string, rawChatId: string, sessionId: string): Promise<Chat> {
-  const digits = parseAddress(rawChatId);
-  if (!digits) throw errors.invalidRequest(`The chat id must be ${ACCEPTED_ADDRESS_FORMS}.`, [{ path: "chatId", message: "not a valid chat id" }]);
+  const digits = parseChatAddress(rawChatId);
+  if (!digits) throw errors.invalidRequest(`The chat id must be ${ACCEPTED_CHAT_FORMS}.`, [{ path: "chatId", message: "not a valid chat id" }]);
   const session = await loadSession(env, accountId, sessionId);
   const shard = await accountShard(env, accountId);
   const { db } = shard;

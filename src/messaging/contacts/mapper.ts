@@ -1,16 +1,15 @@
 import type { contacts } from "../../db/schema/index.ts";
 import { iso } from "../../platform/time.ts";
-import { chatIdOf } from "../chat-id.ts";
+import { addressOfContactKey, chatIdOf, phoneOfContactKey } from "../chat-id.ts";
 import type { Contact, ContactIdentity } from "./schemas.ts";
 
 export type ContactRow = typeof contacts.$inferSelect;
 
 export function toContact(row: ContactRow): Contact {
-  const digits = row.phone.slice(1);
   return {
     id: row.id,
-    phone: row.phone,
-    chatId: chatIdOf(digits),
+    phone: phoneOfContactKey(row.phone),
+    chatId: chatIdOf(addressOfContactKey(row.phone)),
     name: row.name,
     email: row.email,
     tags: JSON.parse(row.tags) as string[],

@@ -24,8 +24,8 @@ export type ContactIdentity = z.infer<typeof ContactIdentity>;
 export const Contact = z
   .object({
     id: z.string().openapi({ example: "con_0m3x9k2a1b2c3d4e5f6g7h8" }),
-    phone: z.string().openapi({ example: "+14155550123" }),
-    chatId: z.string().openapi({ example: "14155550123@c.us" }),
+    phone: z.string().nullable().openapi({ description: "E.164; null for a person the network named only by BSUID (`identity.userId`) so far.", example: "+14155550123" }),
+    chatId: z.string().openapi({ description: "The person's chat: `<digits>@c.us`, or `<BSUID>@bsuid` while no number is known.", example: "14155550123@c.us" }),
     name: z.string().nullable(),
     email: z.string().nullable(),
     tags: z.array(z.string()),
@@ -40,7 +40,7 @@ export type Contact = z.infer<typeof Contact>;
 /** `contact.identity_changed`: what the network said changed of a person, and where their chat is now. */
 export const IdentityChange = z
   .object({
-    kind: z.string().openapi({ description: "What changed, as the network names it: `user_changed_number` (a new number, and with it a new BSUID) or `user_changed_user_id` (a new BSUID).", example: "user_changed_number" }),
+    kind: z.string().openapi({ description: "What changed, as the network names it: `user_changed_number` (a new number, and with it a new BSUID) or `user_changed_user_id` (a new BSUID); or `user_number_known`: a person known so far only by BSUID was named with a number, which their contact and chat took.", example: "user_changed_number" }),
     sessionId: z.string().openapi({ description: "The session the network told it on (the chat that moved is this session's)." }),
     contact: Contact.nullable().openapi({ description: "The contact after the change (its new number, unless another contact already had it); null when the person was no contact." }),
     previous: z.object({ phone: z.string().nullable(), chatId: z.string().nullable(), identity: ContactIdentity.nullable() }).openapi({ description: "The number, chat and ids before the change." }),

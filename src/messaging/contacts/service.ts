@@ -4,7 +4,7 @@ import { assertEventFits, emit, enqueueEvents, prepareEventAfterChange } from ".
 import { ApiError, errors } from "../../platform/errors.ts";
 import { newId } from "../../platform/ids.ts";
 import { decodeCursor, IdCursor, toPage } from "../../platform/pagination.ts";
-import { ACCEPTED_ADDRESS_FORMS, chatIdOf, e164Of, parseAddress } from "../chat-id.ts";
+import { ACCEPTED_ADDRESS_FORMS, addressOfContactKey, contactKeyOf, e164Of, parseAddress } from "../chat-id.ts";
 import { CreateContactBody, type Contact, type ContactIdentity } from "./schemas.ts";
 import { newContactRow, toContact, type ContactRow as Row } from "./mapper.ts";
 import { itemsPerStatement } from "../../platform/d1.ts";
@@ -44,10 +44,11 @@ export async function createContact(env: Env, accountId: string, input: ContactI
  * either way. Run them in the caller's batch; `created(result)` then reads, from the first one's
  * result, whether the contact and its event were recorded.
  */
-export function ensureContactStatements(shard: Shard, accountId: string, digits: string, name: string | undefined, optOut: boolean, sessionId: string | null, identity?: ContactIdentity, sequence?: number) {
+export function ensureContactStatements(shard: Shard, accountId: string, address: string, name: string | undefined, optOut: boolean, sessionId: string | null, identity?: ContactIdentity, sequence?: number) {
   const { db } = shard;
   const now = Date.now();
-  const phone = e164Of(digits);
+  // A person known only by BSUID is keyed by it (contactKeyOf), so a replay finds the same contact.
+  const phone = contactKeyOf(address);
   const known = identity && Object.keys(identity).length > 0 ? JSON.stringify(identity) : null;
   const row: Row = { id: newId("con"), accountId, phone, name: name ?? null, email: null, tags: "[]", attributes: "{}", optedOut: optOut, identity: known, createdAt: now, updatedAt: now };
   const insert = db.insert(contacts).values(row).onConflictDoNothing().returning({ id: contacts.id });
@@ -96,21 +97,21 @@ export async function updateContact(
  * A customer's marketing preference as the network reports it (WhatsApp's "stop promotions"):
  * opts the contact with this number out of (or back into) campaigns. No contact: nothing to change.
  */
-export async function setOptedOutByPhone(env: Env, accountId: string, digits: string, optedOut: boolean): Promise<void> {
+export async function setOptedOutByPhone(env: Env, accountId: string, address: string, optedOut: boolean): Promise<void> {
   await (await accountShard(env, accountId)).db
     .update(contacts)
     .set({ optedOut, updatedAt: Date.now() })
-    .where(and(eq(contacts.accountId, accountId), eq(contacts.phone, e164Of(digits)), eq(contacts.optedOut, !optedOut)));
+    .where(and(eq(contacts.accountId, accountId), eq(contacts.phone, contactKeyOf(address)), eq(contacts.optedOut, !optedOut)));
 }
 
-/** The account's contacts' numbers (digits) by BSUID, for the ones known: BSUID -> digits. */
+/** The account's contacts' addresses by BSUID, for the ones known: BSUID -> digits (or the BSUID itself while no number is known). */
 export async function phonesByUserIds(shard: Shard, accountId: string, userIds: string[]): Promise<Map<string, string>> {
   const out = new Map<string, string>();
   // The literal path matches the expression index (contacts_account_user_idx).
   const userId = sql<string>`json_extract(${contacts.identity}, '$.userId')`;
   for (const part of chunk(userIds, itemsPerStatement(1, 1))) {
     const rows = await shard.db.select({ phone: contacts.phone, userId }).from(contacts).where(and(eq(contacts.accountId, accountId), inArray(userId, part))).all();
-    for (const r of rows) out.set(r.userId, r.phone.slice(1));
+    for (const r of rows) out.set(r.userId, addressOfContactKey(r.phone));
   }
   return out;
 }
@@ -133,6 +134,11 @@ export function changeIdentityStatements(shard: Shard, accountId: string, id: st
     db.update(contacts).set({ identity: identity && Object.keys(identity).length ? JSON.stringify(identity) : null, updatedAt: now }).where(own),
     ...(phone ? [db.update(contacts).set({ phone, updatedAt: now }).where(and(own, sql`not exists (select 1 from ${contacts} c where c.account_id = ${accountId} and c.phone = ${phone})`))] : []),
   ];
+}
+
+/** Deletes a contact of the account, for the caller's batch. */
+export function deleteContactStatement(shard: Shard, accountId: string, id: string) {
+  return shard.db.delete(contacts).where(and(eq(contacts.accountId, accountId), eq(contacts.id, id)));
 }
 
 export async function deleteContact(env: Env, accountId: string, id: string): Promise<{ id: string; deleted: true }> {

@@ -8,7 +8,7 @@ const route = routeGroup({ tags: ["Messages"], errors: AUTHED_ERRORS });
 /** The errors every send can answer besides the group's. */
 const SEND_ERRORS = [404, 409, 413, 415, 422] as const;
 const ChatIdPath = z.object({
-  chatId: z.string().max(64).openapi({ param: { name: "chatId", in: "path" }, example: "14155550123@c.us", description: "`<digits>@c.us` or `<digits>@s.whatsapp.net` (or E.164)." }),
+  chatId: z.string().max(160).openapi({ param: { name: "chatId", in: "path" }, example: "14155550123@c.us", description: "`<digits>@c.us` or `<digits>@s.whatsapp.net` (or E.164); `<BSUID>@bsuid` for a person known only by their WhatsApp BSUID." }),
 });
 
 export const sendRoute = route("post", "/api/messages/send", "Send a text or template message", {

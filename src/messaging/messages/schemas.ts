@@ -12,7 +12,7 @@ export const MAX_TEXT = 4096;
 /** Template components travel in the message's events (and a campaign's): bounded as a whole. */
 export const MAX_COMPONENTS_BYTES = 16 * 1024;
 
-const To = z.string().min(1).max(160).openapi({ description: `The recipient: ${ACCEPTED_ADDRESS_FORMS}. \`POST /api/messages/send\` also takes a contact's WhatsApp BSUID (\`US.13491208655302741918\`): the message goes to that contact's number.`, example: "+14155550123" });
+const To = z.string().min(1).max(160).openapi({ description: `The recipient: ${ACCEPTED_ADDRESS_FORMS}. \`POST /api/messages/send\` and \`/api/messages/send-bulk\` also take a contact's WhatsApp BSUID (\`US.13491208655302741918\`, or its chat id \`<BSUID>@bsuid\`): the message goes to that contact's number, or to the BSUID while the contact has no number; a BSUID no contact of the account has is a 400 naming it.`, example: "+14155550123" });
 const SessionIdField = z.string().min(1).max(64).openapi({ example: "ses_0m3x9k2a1b2c3d4e5f6g7h8" });
 const Text = z.string().min(1).max(MAX_TEXT);
 const ReplyTo = z.string().min(1).max(64).optional().openapi({ description: "Id of a message of this chat to quote." });

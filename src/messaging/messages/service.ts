@@ -4,7 +4,7 @@ import { ApiError, errors } from "../../platform/errors.ts";
 import { newId } from "../../platform/ids.ts";
 import { decodeCursor, IdCursor, toPage } from "../../platform/pagination.ts";
 import { checkTargetUrl } from "../../platform/safe-url.ts";
-import { ACCEPTED_ADDRESS_FORMS, BSUID, parseAddress } from "../chat-id.ts";
+import { ACCEPTED_ADDRESS_FORMS, ACCEPTED_CHAT_FORMS, USER_CHAT_DOMAIN, isUserAddress, parseChatAddress } from "../chat-id.ts";
 import { phonesByUserIds } from "../contacts/service.ts";
 import { base64Size, MEDIA_LIMITS, type MediaType } from "../media/limits.ts";
 import { signedMediaUrl } from "../media/store.ts";
@@ -55,7 +55,7 @@ export { BASE64 } from "../media/upload.ts";
 
 /** Validates the address and content of one message and stores uploaded media. Throws ApiError. */
 async function buildDraft(env: Env, accountId: string, to: string, content: MessageContent, opts: SendOptions, prefix = ""): Promise<Draft> {
-  const digits = parseAddress(to);
+  const digits = addressOf(to);
   if (!digits) throw errors.invalidRequest(`\`to\` must be ${ACCEPTED_ADDRESS_FORMS}.`, [{ path: `${prefix}to`, message: `must be ${ACCEPTED_ADDRESS_FORMS}` }]);
   const draft: Draft = { id: newId("msg"), to: digits, type: "text", campaignId: opts.campaignId ?? null, batchId: opts.batchId ?? null };
   if ("text" in content) return { ...draft, type: "text", text: content.text };
@@ -84,16 +84,38 @@ async function resolveReplyTo(env: Env, accountId: string, sessionId: string, ch
   return { replyTo: row.id, replyToExternalId: row.externalId };
 }
 
+/** A resolved recipient (`recipientOf`): a number's digits, or the BSUID of a person known only by it. */
+function addressOf(to: string): string | null {
+  const value = to.trim();
+  return isUserAddress(value) ? value : parseChatAddress(value);
+}
+
+/** The BSUID a `to` names (bare, or as its chat id `<BSUID>@bsuid`), if it names one. */
+function userIdOf(to: string): string | null {
+  const value = to.trim();
+  const user = value.endsWith(`@${USER_CHAT_DOMAIN}`) ? value.slice(0, -USER_CHAT_DOMAIN.length - 1) : value;
+  return isUserAddress(user) ? user : null;
+}
+
 /**
  * A BSUID names the account's contact that has it: the message goes to their number (the chat is the
- * number's). Any other address is checked where it is used.
+ * number's), or, for a person known only by BSUID, to the BSUID (their chat `<BSUID>@bsuid`). A BSUID
+ * no contact of the account has is a 400 naming it (at most 10). Other addresses are checked where used.
  */
+async function recipientsOf(env: Env, accountId: string, tos: { to: string; path: string }[]): Promise<Map<string, string>> {
+  const users = [...new Set(tos.flatMap((t) => userIdOf(t.to) ?? []))];
+  if (users.length === 0) return new Map();
+  const found = await phonesByUserIds(await accountShard(env, accountId), accountId, users);
+  const unknown = tos.filter((t) => { const u = userIdOf(t.to); return u !== null && !found.has(u); });
+  if (unknown.length > 0) {
+    const named = [...new Set(unknown.map((t) => userIdOf(t.to)!))].slice(0, 10);
+    throw errors.invalidRequest(`\`to\` names ${named.length === 1 ? "a BSUID" : "BSUIDs"} no contact of this account has: ${named.join(", ")}.`, unknown.slice(0, 10).map((t) => ({ path: t.path, message: `unknown BSUID ${userIdOf(t.to)}` })));
+  }
+  return new Map(tos.flatMap((t) => { const u = userIdOf(t.to); return u ? [[t.to, found.get(u)!] as [string, string]] : []; }));
+}
+
 async function recipientOf(env: Env, accountId: string, to: string): Promise<string> {
-  const value = to.trim();
-  if (!BSUID.test(value)) return to;
-  const digits = (await phonesByUserIds(await accountShard(env, accountId), accountId, [value])).get(value);
-  if (!digits) throw errors.invalidRequest("`to` names a BSUID no contact of this account has.", [{ path: "to", message: "unknown BSUID" }]);
-  return digits;
+  return (await recipientsOf(env, accountId, [{ to, path: "to" }])).get(to) ?? to;
 }
 
 /**
@@ -107,7 +129,7 @@ export async function sendMessage(env: Env, accountId: string, input: SendInput,
   if ("media" in content && "data" in content.media) ensureWorking(await loadSession(env, accountId, sessionId));
   let draft: Draft;
   if ("reaction" in content) {
-    const digits = parseAddress(to);
+    const digits = addressOf(to);
     if (!digits) throw errors.invalidRequest(`\`to\` must be ${ACCEPTED_ADDRESS_FORMS}.`, [{ path: "to", message: `must be ${ACCEPTED_ADDRESS_FORMS}` }]);
     const target = await resolveReplyTo(env, accountId, sessionId, digits, content.reaction.messageId, "reaction.messageId");
     draft = { id: newId("msg"), to: digits, type: "reaction", content: { reaction: { messageId: target.replyTo, emoji: content.reaction.emoji } }, reactionToExternalId: target.replyToExternalId };
@@ -155,6 +177,12 @@ export async function queueMessages(env: Env, accountId: string, sessionId: stri
   const rejected: QueuedResult["rejected"] = [];
   const drafts: Draft[] = [];
   const checkTemplate = templateChecker(env, accountId, sessionId);
+  // Every BSUID of the request in one look-up: one no contact has fails the whole request, naming it.
+  const tos = items.flatMap((item, index) => {
+    const to = item && typeof item === "object" ? (item as { to?: unknown }).to : undefined;
+    return typeof to === "string" && to.length <= 160 ? [{ to, path: `messages.${index}.to` }] : [];
+  });
+  const resolved = await recipientsOf(env, accountId, tos);
   for (let index = 0; index < items.length; index++) {
     const parsed = BulkItem.safeParse(items[index]);
     if (!parsed.success) {
@@ -165,7 +193,7 @@ export async function queueMessages(env: Env, accountId: string, sessionId: stri
     const { to, ...content } = parsed.data;
     try {
       if ("template" in content) await checkTemplate(content.template, "template");
-      drafts.push(await buildDraft(env, accountId, to, content as MessageContent, { ...opts, batchId }));
+      drafts.push(await buildDraft(env, accountId, resolved.get(to) ?? to, content as MessageContent, { ...opts, batchId }));
     } catch (err) {
       if (!(err instanceof ApiError)) throw err;
       rejected.push({ index, error: { code: err.code, message: err.message } });
@@ -215,8 +243,8 @@ export async function getBatch(env: Env, accountId: string, batchId: string) {
 }
 
 export async function chatHistory(env: Env, accountId: string, chatId: string, q: { sessionId?: string; limit: number; cursor?: string }) {
-  const digits = parseAddress(chatId);
-  if (!digits) throw errors.invalidRequest(`The chat id must be ${ACCEPTED_ADDRESS_FORMS}.`, [{ path: "chatId", message: "not a valid chat id" }]);
+  const digits = parseChatAddress(chatId);
+  if (!digits) throw errors.invalidRequest(`The chat id must be ${ACCEPTED_CHAT_FORMS}.`, [{ path: "chatId", message: "not a valid chat id" }]);
   if (q.sessionId) await loadSession(env, accountId, q.sessionId);
   await commitSessionWrites(env, accountId, q.sessionId);
   const cursor = decodeCursor(q.cursor, IdCursor);

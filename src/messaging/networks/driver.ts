@@ -65,7 +65,7 @@ export interface InboundFromNetwork {
   profileName?: string;
   /** What the network says of the sender beside the number (WhatsApp: BSUIDs, username). */
   identity?: ContactIdentity;
-  /** The sender's BSUID when the network withheld the number (`from` is then empty until the host resolves it). */
+  /** The sender's BSUID when the network gives one (with the number withheld, `from` is empty until the host resolves it: to the number, or the BSUID itself). */
   fromUserId?: string;
   contextExternalId?: string;
 }
@@ -211,8 +211,10 @@ export interface NetworkHost {
   accountHealth(health: SessionHealth): Promise<void>;
   /** A customer (digits) stopped (`optedOut`) or resumed marketing messages. */
   marketingPreference(from: string, optedOut: boolean): Promise<void>;
-  /** The numbers (digits) of the account's contacts known by these BSUIDs: BSUID -> digits. */
+  /** The addresses of the account's contacts known by these BSUIDs: BSUID -> digits, or the BSUID itself for a contact with no number yet. */
   phonesOfUsers(userIds: string[]): Promise<Map<string, string>>;
+  /** The network named the number (digits) of a person known so far only by this BSUID: the contact and its chat here take it. */
+  numberKnown(userId: string, digits: string): Promise<void>;
   /** A person's number or BSUID changed: the contact (and for a number, its chat here) follow; recorded as an event. */
   identityChanged(notice: IdentityNotice): Promise<void>;
   /** A message sent from the business's other client on this number: recorded as outbound once per network id. */

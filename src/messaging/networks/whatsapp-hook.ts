@@ -33,7 +33,7 @@ export async function handleWhatsappWebhook(host: NetworkHost, creds: WhatsappCr
   if (unsupported > 0) log.info("whatsapp messages of unsupported types stored", { sessionId, unsupported });
   if (Object.keys(parsed.acknowledged).length > 0) log.info("whatsapp webhook fields acknowledged without effect", { sessionId, fields: parsed.acknowledged });
   const unknownUsers = await resolveUsers(host, parsed);
-  if (unknownUsers > 0) log.warn("whatsapp items naming only a BSUID no contact has skipped", { sessionId, items: unknownUsers });
+  if (unknownUsers > 0) log.info("whatsapp items naming only a BSUID no contact has: recorded under the BSUID", { sessionId, items: unknownUsers });
   const stored = new Set<string>();
   for (const m of parsed.messages) if (m.from && (await host.received(m))) stored.add(m.externalId);
   // After the system message that announces it is stored in the chat it moves; a replayed one changes nothing.
@@ -61,25 +61,38 @@ export async function handleWhatsappWebhook(host: NetworkHost, creds: WhatsappCr
 }
 
 /**
- * Items that name the person only by BSUID (the number withheld) get the number of the contact that
- * BSUID belongs to; answers how many name a BSUID no contact has (those stay without a number and
- * are skipped: nothing can be stored for a chat without a number).
+ * Items that name the person only by BSUID (the number withheld) get the address of the contact that
+ * BSUID belongs to: its number, or the BSUID itself for a person known only by it; a BSUID no contact
+ * has is such a person too (their chat is `<BSUID>@bsuid` and their first message makes the contact).
+ * An item that names both a number and the BSUID of a contact with no number yet gives that contact
+ * the number first (`numberKnown`), so the same person keeps one contact and one chat. Answers how
+ * many items named a BSUID no contact had.
  */
 async function resolveUsers(host: NetworkHost, parsed: ParsedWebhook): Promise<number> {
-  const items: { userId?: string; number: () => string; set: (digits: string) => void }[] = [
+  const items: { userId?: string; number: () => string; set: (address: string) => void }[] = [
     ...parsed.messages.map((m) => ({ userId: m.fromUserId, number: () => m.from, set: (d: string) => (m.from = d) })),
     ...parsed.notices.map((n) => ({ userId: n.fromUserId, number: () => n.from, set: (d: string) => (n.from = d) })),
     ...parsed.preferences.map((p) => ({ userId: p.fromUserId, number: () => p.from, set: (d: string) => (p.from = d) })),
     ...parsed.echoes.map((e) => ({ userId: e.toUserId, number: () => e.to, set: (d: string) => (e.to = d) })),
     ...parsed.calls.map((c) => ({ userId: c.peerUserId, number: () => c.peer, set: (d: string) => (c.peer = d) })),
-  ].filter((i) => !i.number() && i.userId);
+  ].filter((i) => i.userId);
   if (items.length === 0) return 0;
-  const phones = await host.phonesOfUsers([...new Set(items.map((i) => i.userId!))]);
+  const addresses = await host.phonesOfUsers([...new Set(items.map((i) => i.userId!))]);
+  const known = new Map<string, string>();
+  for (const i of items) {
+    const number = i.number();
+    if (number && addresses.get(i.userId!) === i.userId) known.set(i.userId!, number);
+  }
+  for (const [userId, digits] of known) {
+    await host.numberKnown(userId, digits);
+    addresses.set(userId, digits);
+  }
   let unknown = 0;
   for (const i of items) {
-    const digits = phones.get(i.userId!);
-    if (digits) i.set(digits);
-    else unknown++;
+    if (i.number()) continue;
+    const address = addresses.get(i.userId!);
+    if (!address) unknown++;
+    i.set(address ?? i.userId!);
   }
   return unknown;
 }

@@ -5,6 +5,7 @@ import type { ConnectResult, FailureReason, HookRequest, NetworkDriver, NetworkF
 import { templateCalls } from "./whatsapp-templates.ts";
 import { mapGraphError } from "./whatsapp-errors.ts";
 import { handleWhatsappWebhook } from "./whatsapp-hook.ts";
+import { isUserAddress } from "../chat-id.ts";
 
 /**
  * A send the Cloud API may have accepted without our hearing of it: it timed out, or the connection
@@ -154,7 +155,8 @@ export function graphReadBody(externalId: string): Record<string, unknown> {
 
 /** The Cloud API request body (schema `Message` of the reference OpenAPI document). */
 export function graphMessageBody(m: OutboundMessage): Record<string, unknown> {
-  const body: Record<string, unknown> = { messaging_product: "whatsapp", recipient_type: "individual", to: m.to, type: m.type };
+  // A person known only by BSUID is sent to by it, in `recipient` (the Cloud API takes it instead of `to`).
+  const body: Record<string, unknown> = { messaging_product: "whatsapp", recipient_type: "individual", ...(isUserAddress(m.to) ? { recipient: m.to } : { to: m.to }), type: m.type };
   if (m.replyToExternalId && m.type !== "reaction") body.context = { message_id: m.replyToExternalId };
   const c = m.content ?? {};
   if (m.type === "text") body.text = { body: m.text, preview_url: false };

@@ -51,6 +51,18 @@ export class LimitState {
     return { ok: true };
   }
 
+  /**
+   * The person at `from` is now at `to` (a number change, or their number became known): the pair
+   * bucket and the messaging limit's count go with them, so they are not counted as a new recipient.
+   */
+  renameRecipient(from: string, to: string): void {
+    for (const table of ["limit_pair", "limit_reach"]) {
+      // The person's row under the new address, if any, is the later one: the old one goes.
+      this.sql.exec(`UPDATE OR IGNORE ${table} SET recipient = ? WHERE recipient = ?`, to, from);
+      this.sql.exec(`DELETE FROM ${table} WHERE recipient = ?`, from);
+    }
+  }
+
   /** Meta refused a send for the pair rate (131056): this recipient's bucket is empty from now. */
   pairExhausted(to: string, now: number): void {
     this.setPair(to, 0, now);

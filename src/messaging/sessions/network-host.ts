@@ -4,7 +4,8 @@ import type { FailureReason, InboundFromNetwork, NetworkHost, TemplateUpdate } f
 import { phonesByUserIds, setOptedOutByPhone } from "../contacts/service.ts";
 import { BACKSTOP_DELAY_S, enqueueMediaFetch } from "../media/inbound.ts";
 import { recordCall, recordEcho } from "./echoes-calls.ts";
-import { recordIdentityChange } from "./identity.ts";
+import type { SeenKeys } from "./seen-keys.ts";
+import { recordIdentityChange, recordNumberKnown } from "./identity.ts";
 import { pendingTemplates } from "../store/templates.ts";
 import type { StoredMedia } from "../messages/mapper.ts";
 import { lastInboundSince } from "../store/chats.ts";
@@ -36,6 +37,10 @@ export interface HostParts {
   templateUpdated(update: TemplateUpdate): Promise<boolean>;
   /** Commits the write buffer: what reads or updates D1 rows of this session by key needs them there. */
   commit(): Promise<void>;
+  /** A person's address changed (number change, number now known): the session's counters keyed by it follow. */
+  recipientMoved(from: string, to: string): void;
+  /** Notices already acted on (a replayed call). */
+  readonly seen: Pick<SeenKeys, "claim" | "release">;
 }
 
 /** The Session DO's side of the driver port: what drivers report is recorded here, what they ask is read here. */
@@ -72,13 +77,24 @@ export function networkHost(p: HostParts): NetworkHost {
     marketingPreference: (from, optedOut) => setOptedOutByPhone(env, who().accountId, from, optedOut),
     phonesOfUsers: async (userIds) => phonesByUserIds(await shard(), who().accountId, userIds),
     // The chat's recent rows must be in D1 before they move with it.
-    identityChanged: async (notice) => void (await p.commit(), await recordIdentityChange(env, await shard(), who().accountId, who().sessionId, notice, (ids) => p.queueEvents(ids))),
+    identityChanged: async (notice) => void (await p.commit(), await recordIdentityChange(env, await shard(), who().accountId, who().sessionId, notice, (ids) => p.queueEvents(ids), p.recipientMoved)),
+    numberKnown: async (userId, digits) => void (await p.commit(), await recordNumberKnown(env, await shard(), who().accountId, who().sessionId, userId, digits, (ids) => p.queueEvents(ids), p.recipientMoved)),
     echoed: async (echo) =>
       recordEcho(await shard(), who().accountId, who().sessionId, echo, (ids) => p.queueEvents(ids), async (id) => {
         await enqueueMediaFetch(env, who().sessionId, [id], BACKSTOP_DELAY_S);
         p.fetchMediaNow(id);
       }),
-    called: async (call) => void (await recordCall(env, await shard(), who().accountId, who().sessionId, call, (ids) => p.queueEvents(ids))),
+    called: async (call) => {
+      // Meta may deliver a calls webhook again: each call's connect and terminate are announced once.
+      const key = `call:${call.event}:${call.id}`;
+      if (!p.seen.claim(key)) return;
+      try {
+        await recordCall(env, await shard(), who().accountId, who().sessionId, call, (ids) => p.queueEvents(ids));
+      } catch (err) {
+        p.seen.release(key);
+        throw err;
+      }
+    },
     message: async (key) => {
       await p.commit();
       const row = "id" in key ? await messageById(await shard(), key.id) : await messageByExternalId(await shard(), who().sessionId, key.externalId);

@@ -15,6 +15,7 @@ import { recordInbound } from "./inbound.ts";
 import { networkHost } from "./network-host.ts";
 import { Outbox, type Pacing } from "./outbox.ts";
 import { LimitState } from "./limits.ts";
+import { SeenKeys } from "./seen-keys.ts";
 import { limitsFor } from "../send-limits.ts";
 import type { SessionStatus } from "./schemas.ts";
 import { GroupCommit } from "./group-commit.ts";
@@ -44,6 +45,7 @@ export class SessionDO extends DurableObject<Env> {
   private status: SessionStatus = "STOPPED";
   private readonly outbox: Outbox;
   private readonly limitState: LimitState;
+  private readonly seen: SeenKeys;
   private readonly sender: Sender;
   private net: NetworkDriver | null = null;
   private hostPort: NetworkHost | null = null;
@@ -69,6 +71,7 @@ export class SessionDO extends DurableObject<Env> {
     super(ctx, env);
     this.outbox = new Outbox(ctx.storage.sql);
     this.limitState = new LimitState(ctx.storage.sql);
+    this.seen = new SeenKeys(ctx.storage.sql);
     this.buffer = new WriteBuffer(ctx.storage.sql);
     this.commits = new GroupCommit({
       env,
@@ -178,6 +181,8 @@ export class SessionDO extends DurableObject<Env> {
       },
       order: (step) => statusOrder(this.buffer, step),
       commit: () => this.commits.flush(),
+      recipientMoved: (from, to) => this.limitState.renameRecipient(from, to),
+      seen: this.seen,
       templateUpdated: (update) => this.templateOps.updated(update),
     }));
   }

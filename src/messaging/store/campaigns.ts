@@ -42,7 +42,7 @@ export function claimCampaignMessagesStatements(shard: Shard, c: CampaignClaim, 
     statements.push(
       shard.d1.prepare(
         `INSERT INTO messages (id, account_id, session_id, chat_id, direction, type, text, template, media, content, status, campaign_id, created_at)
-         SELECT ${idExpr}, ?2, ?3, substr(r.phone, 2) || '@c.us', 'outbound', ?4, v.column2, ?5, v.column3, ?8, 'pending', ?6, ?7
+         SELECT ${idExpr}, ?2, ?3, CASE WHEN r.phone LIKE '+%' THEN substr(r.phone, 2) || '@c.us' ELSE r.phone || '@bsuid' END, 'outbound', ?4, v.column2, ?5, v.column3, ?8, 'pending', ?6, ?7
            FROM (VALUES ${values.join(", ")}) v
            JOIN campaign_recipients r ON r.campaign_id = ?6 AND r.seq = v.column1 AND r.status = 'pending'`,
       ).bind(...params),

@@ -22,13 +22,22 @@ export async function lastInboundSince(shard: Shard, sessionId: string, recipien
 }
 
 /**
- * Moves a chat of a session to another chat id (the person changed their number): its messages and
- * its summary row, merged into the new chat's when that one exists already. For the caller's batch.
+ * Moves a chat of a session to another chat id (the person changed their number, or their number
+ * became known): its messages, the person's reactions on them (keyed by chat id) and its summary
+ * row, merged into the new chat's when that one exists already. For the caller's batch.
  */
 export function moveChatStatements(shard: Shard, accountId: string, sessionId: string, from: string, to: string) {
   const { db } = shard;
+  // Chat ids are digits or a BSUID (letters, digits, dots) before "@": safe inside a quoted JSON path label.
+  const fromPath = `$."${from}"`;
+  const toPath = `$."${to}"`;
   return [
     db.update(messages).set({ chatId: to }).where(and(eq(messages.accountId, accountId), eq(messages.sessionId, sessionId), eq(messages.chatId, from))),
+    // A reaction the person made under the new id (after a merge) is their latest: it stays.
+    db
+      .update(messages)
+      .set({ reactions: sql`json_remove(json_set(${messages.reactions}, ${toPath}, coalesce(json_extract(${messages.reactions}, ${toPath}), json_extract(${messages.reactions}, ${fromPath}))), ${fromPath})` })
+      .where(and(eq(messages.accountId, accountId), eq(messages.sessionId, sessionId), eq(messages.chatId, to), sql`json_extract(${messages.reactions}, ${fromPath}) is not null`)),
     db
       .insert(chats)
       .select(

@@ -20,20 +20,38 @@ describe("WhatsApp webhook: fields and items that cannot be recorded", () => {
     expect(await countOnShards("SELECT count(*) AS n FROM events WHERE account_id = ? AND type <> 'session.connected'", k.accountId)).toBe(0);
   });
 
-  it("a message naming only a BSUID no contact has is skipped (no number to store it under): 200, no contact", async () => {
+  it("sends naming a BSUID no contact has are a 400 naming it: single, bulk (nothing queued) and a campaign's audience", async () => {
     const k = await createKey("pro");
-    const { phone, session } = await whatsappSession(k.key);
-    const payload = webhookWith(phone.phoneNumberId, {
-      contacts: [{ profile: { name: "Anon", username: "@anon" }, user_id: "US.40401208655302741918" }],
-      messages: [{ from_user_id: "US.40401208655302741918", id: "wamid.anon", timestamp: String(now()), type: "text", text: { body: "hi" } }],
-    });
-    expect((await postHook(session.id, payload)).status).toBe(200);
+    const { session } = await whatsappSession(k.key);
+    const UNKNOWN = "US.40401208655302741918";
+    for (const to of [UNKNOWN, `${UNKNOWN}@bsuid`]) {
+      const send = await api("/api/messages/send", { method: "POST", key: k.key, json: { sessionId: session.id, to, text: "x" } });
+      expect(send.status).toBe(400);
+      expect(await json(send)).toMatchObject({ error: { code: "invalid_request", message: expect.stringContaining(UNKNOWN) } });
+    }
+    const bulk = await api("/api/messages/send-bulk", { method: "POST", key: k.key, json: { sessionId: session.id, messages: [{ to: `+${FROM}`, text: "fine" }, { to: UNKNOWN, text: "x" }, { to: "GB.777", text: "y" }] } });
+    expect(bulk.status).toBe(400);
+    const body = await json<{ error: { message: string; details: unknown } }>(bulk);
+    expect(body.error.message).toContain(UNKNOWN);
+    expect(body.error.message).toContain("GB.777");
+    expect(JSON.stringify(body.error)).toContain("messages.1.to");
     expect(await countOnShards("SELECT count(*) AS n FROM messages WHERE account_id = ?", k.accountId)).toBe(0);
-    expect(await countOnShards("SELECT count(*) AS n FROM contacts WHERE account_id = ?", k.accountId)).toBe(0);
-    // Nor can a send name it.
-    const send = await api("/api/messages/send", { method: "POST", key: k.key, json: { sessionId: session.id, to: "US.40401208655302741918", text: "x" } });
-    expect(send.status).toBe(400);
-    expect(await json(send)).toMatchObject({ error: { code: "invalid_request" } });
+    const campaign = await api("/api/campaigns", { method: "POST", key: k.key, json: { sessionId: session.id, name: "c", message: { text: "x" }, audience: { userIds: [UNKNOWN] } } });
+    expect(campaign.status).toBe(400);
+    expect(await json(campaign)).toMatchObject({ error: { code: "invalid_request", message: expect.stringContaining(UNKNOWN) } });
+    const malformed = await api("/api/campaigns", { method: "POST", key: k.key, json: { sessionId: session.id, name: "c", message: { text: "x" }, audience: { userIds: ["not-a-bsuid"] } } });
+    expect(malformed.status).toBe(400);
+  });
+
+  it("chat ids that are neither a number's nor <BSUID>@bsuid are a 400, never a 5xx", async () => {
+    const k = await createKey("pro");
+    const { session } = await whatsappSession(k.key);
+    for (const chatId of ["us.123@bsuid", "US.@bsuid", "@bsuid", "US.1@bsuid@bsuid", "US.1%22%5D@bsuid", `US.${"1".repeat(129)}@bsuid`, "US.123@c.us", "16505551234@BSUID"]) {
+      const res = await api(`/api/messages/${chatId}?sessionId=${session.id}`, { key: k.key });
+      expect(res.status, chatId).toBe(400);
+      const read = await api(`/api/chats/${chatId}/read`, { method: "POST", key: k.key, json: { sessionId: session.id } });
+      expect(read.status, chatId).toBe(400);
+    }
   });
 
   it("malformed system messages, echoes and calls are skipped: 200, nothing stored, no event", async () => {
