@@ -4,6 +4,8 @@
  * free of Worker bindings, so it is unit tested over any SqlStorage.
  */
 
+import { jsonParts } from "../../platform/d1.ts";
+
 /** The part of the DO's SqlStorage the outbox uses (a test can stand in for it). */
 type SqlValue = ArrayBuffer | string | number | null;
 export interface SqlLike {
@@ -75,14 +77,34 @@ export class Outbox {
 
   /** Queues sends, paced from the next free slot. Ids already queued are ignored and take no slot. */
   enqueue(ids: readonly string[], pacing: Pacing, campaignId: string | null, now: number): void {
-    const paced = pacing.rate ? 1 : 0;
-    const slot = paceSlots(ids, pacing, now, this.nextSlot(now), (id, due) => this.sql.exec("INSERT OR IGNORE INTO outbox (message_id, due, campaign_id, paced) VALUES (?, ?, ?, ?)", id, due, campaignId, paced).rowsWritten > 0);
+    // Ids already queued (or repeated) take no slot. A statement per part, not per id: a large
+    // backlog is enqueued at the cost of a few statements.
+    const queued = this.queuedOf(ids);
+    const fresh = [...new Set(ids)].filter((id) => !queued.has(id));
+    const rows: [string, number][] = [];
+    const slot = paceSlots(fresh, pacing, now, this.nextSlot(now), (id, due) => rows.push([id, due]) > 0);
+    this.insert(rows, campaignId, pacing.rate ? 1 : 0);
     if (pacing.rate) this.setNextSlot(slot);
   }
 
   /** Queues sends due at `due`, unpaced (they wait for a limit, not for pacing). */
   queueAt(ids: readonly string[], due: number, campaignId: string | null): void {
-    for (const id of ids) this.sql.exec("INSERT OR IGNORE INTO outbox (message_id, due, campaign_id, paced) VALUES (?, ?, ?, 0)", id, due, campaignId);
+    this.insert(ids.map((id) => [id, due]), campaignId, 0);
+  }
+
+  private insert(rows: readonly [string, number][], campaignId: string | null, paced: 0 | 1): void {
+    for (const part of jsonParts(rows)) {
+      this.sql.exec("INSERT OR IGNORE INTO outbox (message_id, due, campaign_id, paced) SELECT json_extract(value, '$[0]'), json_extract(value, '$[1]'), ?, ? FROM json_each(?) WHERE true", campaignId, paced, part);
+    }
+  }
+
+  /** Which of `ids` are queued already. */
+  private queuedOf(ids: readonly string[]): Set<string> {
+    const out = new Set<string>();
+    for (const part of jsonParts(ids)) {
+      for (const r of this.sql.exec<{ message_id: string }>("SELECT message_id FROM outbox WHERE message_id IN (SELECT value FROM json_each(?))", part).toArray()) out.add(r.message_id);
+    }
+    return out;
   }
 
   /** A campaign's queued sends: how many, and when the last is due (null: none queued). */
@@ -169,7 +191,7 @@ export class Outbox {
   }
 
   remove(messageIds: readonly string[]): void {
-    for (const id of messageIds) this.sql.exec("DELETE FROM outbox WHERE message_id = ?", id);
+    for (const part of jsonParts(messageIds)) this.sql.exec("DELETE FROM outbox WHERE message_id IN (SELECT value FROM json_each(?))", part);
   }
 
   queuedIds(): string[] {
