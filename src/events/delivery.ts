@@ -87,7 +87,8 @@ async function attemptChunk(env: Env, shard: Shard, ids: string[], now: number, 
       .where(
         and(
           inArray(webhookDeliveries.id, ids),
-          eq(webhookDeliveries.status, "pending"),
+          // `+`: by id, never the scan of every due delivery (a backlog's) per batch.
+          eq(sql`+${webhookDeliveries.status}`, "pending"),
           or(isNull(webhookDeliveries.leaseUntil), lt(webhookDeliveries.leaseUntil, now)),
           lte(webhookDeliveries.nextAttemptAt, now + EARLY_SLACK_MS),
         ),

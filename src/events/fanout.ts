@@ -1,4 +1,4 @@
-import { and, eq, inArray, isNull, or, lt } from "drizzle-orm";
+import { and, eq, inArray, isNull, or, lt, sql } from "drizzle-orm";
 import type { BatchItem } from "drizzle-orm/batch";
 import { events, webhookDeliveries, webhooks } from "../db/schema/index.ts";
 import { newId } from "../platform/ids.ts";
@@ -49,11 +49,12 @@ export async function fanOutAndClaim(shard: Shard, eventIds: string[], claim: nu
   const statements: BatchItem<"sqlite">[] = [];
   // Multi-row INSERTs with the rows as one JSON parameter each (a few statements however many deliveries).
   statements.push(...insertDeliveries(shard, deliveries));
-  statements.push(db.update(events).set({ fannedOutAt: now }).where(and(inArray(events.id, rowIds), isNull(events.fannedOutAt))));
+  statements.push(db.update(events).set({ fannedOutAt: now }).where(and(inArray(events.id, rowIds), isNull(sql`+${events.fannedOutAt}`))));
   // In the same batch (one transaction, in order): the deliveries of these events still waiting
   // for their first attempt, including those an earlier, crashed run created; the first `claim`
   // of them leased here, the others listed.
-  const waitingOf = and(inArray(webhookDeliveries.eventId, rowIds), eq(webhookDeliveries.status, "pending"), eq(webhookDeliveries.attempts, 0), or(isNull(webhookDeliveries.leaseUntil), lt(webhookDeliveries.leaseUntil, now)));
+  // `+`: by event id (its unique index), never the scan of every pending delivery.
+  const waitingOf = and(inArray(webhookDeliveries.eventId, rowIds), eq(sql`+${webhookDeliveries.status}`, "pending"), eq(webhookDeliveries.attempts, 0), or(isNull(webhookDeliveries.leaseUntil), lt(webhookDeliveries.leaseUntil, now)));
   const claimIndex = statements.length;
   if (claim > 0) {
     statements.push(

@@ -42,7 +42,9 @@ export async function fanOutFirstAttempts(env: Env, shard: Shard, eventIds: stri
     db
       .update(events)
       .set({ fanoutLeaseUntil: now + LEASE_MS })
-      .where(and(inIds, isNull(events.fannedOutAt), or(isNull(events.fanoutLeaseUntil), lt(events.fanoutLeaseUntil, now))))
+      // `+` keeps SQLite on the primary key: on the index of events not fanned out yet it read the
+      // whole backlog for each batch (a large send's events: a cost growing with its square).
+      .where(and(inIds, isNull(sql`+${events.fannedOutAt}`), or(isNull(events.fanoutLeaseUntil), lt(events.fanoutLeaseUntil, now))))
       .returning({ id: events.id, accountId: events.accountId, type: events.type, sessionId: events.sessionId, payload: events.payload, createdAt: events.createdAt }),
     db.select().from(webhooks).where(inArray(webhooks.accountId, db.select({ accountId: events.accountId }).from(events).where(inIds))),
   ]);
@@ -78,7 +80,7 @@ async function fanOutClaimed(env: Env, shard: Shard, claimed: (CommittedEvent & 
     await shard.db
       .update(events)
       .set({ fanoutLeaseUntil: null })
-      .where(and(sql`${events.id} IN (SELECT value FROM json_each(${JSON.stringify(claimed.map((e) => e.id))}))`, isNull(events.fannedOutAt)))
+      .where(and(sql`${events.id} IN (SELECT value FROM json_each(${JSON.stringify(claimed.map((e) => e.id))}))`, isNull(sql`+${events.fannedOutAt}`)))
       .catch(() => {});
     throw err;
   }
@@ -111,7 +113,8 @@ async function attemptLeftOver(env: Env, shard: Shard, eventIds: string[], now: 
     .where(
       and(
         sql`${webhookDeliveries.eventId} IN (SELECT value FROM json_each(${JSON.stringify(eventIds)}))`,
-        eq(webhookDeliveries.status, "pending"),
+        // `+`: by event id (its unique index), never the scan of every pending delivery.
+        eq(sql`+${webhookDeliveries.status}`, "pending"),
         eq(webhookDeliveries.attempts, 0),
         or(isNull(webhookDeliveries.leaseUntil), lt(webhookDeliveries.leaseUntil, now)),
       ),

@@ -1,4 +1,4 @@
-import { and, count, desc, eq, gt, inArray, isNull, lt, lte, or } from "drizzle-orm";
+import { and, count, desc, eq, gt, inArray, isNull, lt, lte, or, sql } from "drizzle-orm";
 import { messages } from "../../db/schema/index.ts";
 import { itemsPerStatement } from "../../platform/d1.ts";
 import { chatIdOf } from "../chat-id.ts";
@@ -51,7 +51,9 @@ export async function pendingOfSession(shard: Shard, sessionId: string, ids: str
   return shard.db
     .select()
     .from(messages)
-    .where(and(eq(messages.sessionId, sessionId), inArray(messages.id, ids), eq(messages.status, "pending")))
+    // `+`: by id, never a scan of the session's (pending) messages per chunk (a large bulk's or
+    // campaign's backlog: a cost growing with its square).
+    .where(and(eq(sql`+${messages.sessionId}`, sessionId), inArray(messages.id, ids), eq(sql`+${messages.status}`, "pending")))
     .all();
 }
 
