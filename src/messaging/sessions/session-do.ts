@@ -15,14 +15,15 @@ import { recordInbound } from "./inbound.ts";
 import { networkHost } from "./network-host.ts";
 import { Outbox, type Pacing } from "./outbox.ts";
 import { LimitState } from "./limits.ts";
-import { limitsFor } from "../send-limits.ts";
+import { limitsFor, type SendLimitsInput } from "../send-limits.ts";
 import type { SessionStatus } from "./schemas.ts";
 import { GroupCommit } from "./group-commit.ts";
 import { Sender } from "./sender.ts";
 import { SessionTemplates, type TemplateOp, type TemplateOpResult } from "./templates.ts";
 import { writeSessionStatus } from "./state.ts";
 import { statusOrder, WriteBuffer, type Selector, type Target } from "./write-buffer.ts";
-import { EventFlush, type Draft, type MessageOutcome, type RpcResult, type SendOutcome, type SessionConfig } from "./types.ts";
+import { portfolioStub, type PortfolioDO } from "./portfolio-do.ts";
+import { EventFlush, portfolioOf, type Draft, type MessageOutcome, type RpcResult, type SendOutcome, type SessionConfig } from "./types.ts";
 
 /** How long one alarm may work before yielding to a fresh alarm. */
 const ALARM_BUDGET_MS = 20_000;
@@ -82,6 +83,7 @@ export class SessionDO extends DurableObject<Env> {
       outbox: this.outbox,
       limitState: this.limitState,
       limits: () => limitsFor(this.config!.network, this.config!.limits),
+      portfolio: () => this.portfolio(),
       wakeAt: (at) => this.ensureAlarm(at),
       buffer: this.buffer,
       recorded: (n) => this.commits.recorded(n),
@@ -149,6 +151,28 @@ export class SessionDO extends DurableObject<Env> {
     this.outbox.clear();
     await this.ctx.storage.deleteAlarm();
     this.alarmAt = null;
+  }
+
+  /**
+   * PATCH /api/sessions/:id: the session's limits from now (the service validated and merged them). Queued
+   * sends are admitted against them as they come due, so a lower throughput slows what is already queued.
+   */
+  async setLimits(accountId: string, limits: SendLimitsInput): Promise<boolean> {
+    if (!this.config || this.config.accountId !== accountId) return false;
+    // Not setConfig: the driver (and the timers it holds) stays; only the limits change.
+    this.config = { ...this.config, limits };
+    await this.ctx.storage.put("config", this.config);
+    // Sends held back for the old throughput are looked at again under the new one.
+    this.sender.throttledUntil = 0;
+    await this.ensureAlarm(Date.now());
+    return true;
+  }
+
+  /** The portfolio object whose window this session shares (its account's, by `businessAccountId`), or null. */
+  private portfolio(): DurableObjectStub<PortfolioDO> | null {
+    const cfg = this.config;
+    const id = cfg ? portfolioOf(cfg) : null;
+    return cfg && id ? portfolioStub(this.env, cfg.accountId, id) : null;
   }
 
   private async setConfig(config: SessionConfig): Promise<void> {
@@ -263,7 +287,10 @@ export class SessionDO extends DurableObject<Env> {
     if (!this.config || this.config.accountId !== accountId || this.outbox.isHeld(campaignId)) return null;
     const { queued, lastDue } = this.outbox.campaignQueue(campaignId);
     if (queued === 0 || lastDue === null) return null;
-    return this.limitState.finishEstimate(limitsFor(this.config.network, this.config.limits), queued, lastDue, Date.now());
+    const limits = limitsFor(this.config.network, this.config.limits);
+    // A shared portfolio window: what its other sessions reached counts against this campaign too.
+    const portfolio = limits.messagingLimit === null ? null : this.portfolio();
+    return this.limitState.finishEstimate(limits, queued, lastDue, Date.now(), portfolio ? await portfolio.state() : undefined);
   }
 
   /** Cancel: forgets the campaign's queued sends; answers those being sent right now (they finish). */
