@@ -20,7 +20,7 @@ import type { SessionStatus } from "./schemas.ts";
 import { GroupCommit } from "./group-commit.ts";
 import { Sender } from "./sender.ts";
 import { SessionTemplates, type TemplateOp, type TemplateOpResult } from "./templates.ts";
-import { writeSessionStatus } from "./state.ts";
+import { writeSessionLimits, writeSessionStatus } from "./state.ts";
 import { statusOrder, WriteBuffer, type Selector, type Target } from "./write-buffer.ts";
 import { portfolioStub, type PortfolioDO } from "./portfolio-do.ts";
 import { EventFlush, portfolioOf, type Draft, type MessageOutcome, type RpcResult, type SendOutcome, type SessionConfig } from "./types.ts";
@@ -157,15 +157,18 @@ export class SessionDO extends DurableObject<Env> {
    * PATCH /api/sessions/:id: the session's limits from now (the service validated and merged them). Queued
    * sends are admitted against them as they come due, so a lower throughput slows what is already queued.
    */
-  async setLimits(accountId: string, limits: SendLimitsInput): Promise<boolean> {
-    if (!this.config || this.config.accountId !== accountId) return false;
+  async setLimits(accountId: string, patch: SendLimitsInput): Promise<SendLimitsInput | null> {
+    if (!this.config || this.config.accountId !== accountId || this.status === "STOPPED") return null;
+    // Merged here, where sends read them, so two updates at once cannot undo each other's fields.
+    const limits = { ...this.config.limits, ...patch };
     // Not setConfig: the driver (and the timers it holds) stays; only the limits change.
     this.config = { ...this.config, limits };
     await this.ctx.storage.put("config", this.config);
+    await writeSessionLimits(this.env, accountId, this.config.sessionId, limits);
     // Sends held back for the old throughput are looked at again under the new one.
     this.sender.throttledUntil = 0;
     await this.ensureAlarm(Date.now());
-    return true;
+    return limits;
   }
 
   /** The portfolio object whose window this session shares (its account's, by `businessAccountId`), or null. */

@@ -7,6 +7,7 @@ import { toSession, type SessionRow } from "./mapper.ts";
 import type { Network, SessionHealth, SessionStatus } from "./schemas.ts";
 import { accountShard } from "../../platform/shards.ts";
 import { sequencedOne } from "../session-sequence.ts";
+import type { SendLimitsInput } from "../send-limits.ts";
 
 /** Phone numbers per `IN (...)` list, with room for the statement's own parameters. */
 const NUMBERS_PER_QUERY = itemsPerStatement(1, 20);
@@ -46,6 +47,17 @@ export async function writeSessionHealth(env: Env, accountId: string, sessionId:
     .where(and(eq(messagingSessions.accountId, accountId), eq(messagingSessions.id, sessionId)))
     .returning();
   if (row && health.state !== "ok") await emit(env, await sequencedOne(env, { type: "session.restricted", accountId, sessionId, data: toSession(row) }));
+}
+
+/** Records a session's new limits (its own settings, merged by its object) and emits `session.updated`. */
+export async function writeSessionLimits(env: Env, accountId: string, sessionId: string, limits: SendLimitsInput): Promise<SessionRow | undefined> {
+  const [row] = await (await accountShard(env, accountId)).db
+    .update(messagingSessions)
+    .set({ limits: JSON.stringify(limits), updatedAt: Date.now() })
+    .where(and(eq(messagingSessions.accountId, accountId), eq(messagingSessions.id, sessionId)))
+    .returning();
+  if (row) await emit(env, await sequencedOne(env, { type: "session.updated", accountId, sessionId, data: toSession(row) }));
+  return row;
 }
 
 /** This account's WORKING sessions on `network` among those with the given phone numbers: number -> session id. */
