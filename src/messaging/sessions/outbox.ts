@@ -58,6 +58,10 @@ export class Outbox {
       sql.exec("ALTER TABLE outbox ADD COLUMN paced INTEGER NOT NULL DEFAULT 0");
     }
     sql.exec("CREATE INDEX IF NOT EXISTS outbox_paced_due ON outbox (due) WHERE paced = 1");
+    // Sends waiting for the messaging limit (added later): a raised limit wakes them at once.
+    if (!sql.exec<{ name: string }>("PRAGMA table_info(outbox)").toArray().some((c) => c.name === "limit_wait")) {
+      sql.exec("ALTER TABLE outbox ADD COLUMN limit_wait INTEGER NOT NULL DEFAULT 0");
+    }
     sql.exec("CREATE TABLE IF NOT EXISTS held_campaigns (campaign_id TEXT PRIMARY KEY)");
     sql.exec("CREATE TABLE IF NOT EXISTS campaign_timers (campaign_id TEXT PRIMARY KEY, due INTEGER NOT NULL)");
     sql.exec("CREATE TABLE IF NOT EXISTS outbox_pacing (id INTEGER PRIMARY KEY CHECK (id = 1), next_slot INTEGER NOT NULL)");
@@ -81,8 +85,13 @@ export class Outbox {
   }
 
   /** Queues sends due at `due`, unpaced (they wait for a limit, not for pacing). */
-  queueAt(ids: readonly string[], due: number, campaignId: string | null): void {
-    for (const id of ids) this.sql.exec("INSERT OR IGNORE INTO outbox (message_id, due, campaign_id, paced) VALUES (?, ?, ?, 0)", id, due, campaignId);
+  queueAt(ids: readonly string[], due: number, campaignId: string | null, limitWait = false): void {
+    for (const id of ids) this.sql.exec("INSERT OR IGNORE INTO outbox (message_id, due, campaign_id, paced, limit_wait) VALUES (?, ?, ?, 0, ?)", id, due, campaignId, limitWait ? 1 : 0);
+  }
+
+  /** The session's limits changed: sends waiting for the messaging limit are due now, to be admitted again (or wait again). */
+  wakeLimitWaits(now: number): number {
+    return this.sql.exec("UPDATE outbox SET due = ?, limit_wait = 0 WHERE limit_wait = 1 AND due > ?", now, now).rowsWritten;
   }
 
   /** A campaign's queued sends: how many, and when the last is due (null: none queued). */
@@ -164,8 +173,8 @@ export class Outbox {
     return next === Infinity ? null : next;
   }
 
-  retryLater(messageId: string, due: number, attempts: number): void {
-    this.sql.exec("UPDATE outbox SET due = ?, attempts = ? WHERE message_id = ?", due, attempts, messageId);
+  retryLater(messageId: string, due: number, attempts: number, limitWait = false): void {
+    this.sql.exec("UPDATE outbox SET due = ?, attempts = ?, limit_wait = ? WHERE message_id = ?", due, attempts, limitWait ? 1 : 0, messageId);
   }
 
   remove(messageIds: readonly string[]): void {

@@ -73,7 +73,7 @@ export class Sender {
         if (admission.limit === "pair") return { ok: false, code: "pair_rate_limited", retryAfterMs: admission.until - now };
         const row = outboundRow(base, { status: "pending" });
         await insertMessage(await accountShard(env, cfg.accountId), row);
-        this.host.outbox.queueAt([row.id], admission.until, null);
+        this.host.outbox.queueAt([row.id], admission.until, null, admission.limit === "messaging");
         await this.host.wakeAt(admission.until);
         return { ok: true, message: toMessage(row) };
       }
@@ -174,7 +174,7 @@ export class Sender {
     // Over throughput the row stays due (rewriting every row of a large backlog each second would cost
     // the square of its size); the alarm comes back when the next second begins.
     if (admission.limit === "throughput") this.throttledUntil = Math.max(this.throttledUntil, admission.until);
-    else this.host.outbox.retryLater(id, admission.until, attempts);
+    else this.host.outbox.retryLater(id, admission.until, attempts, admission.limit === "messaging");
     return false;
   }
 

@@ -165,8 +165,9 @@ export class SessionDO extends DurableObject<Env> {
     this.config = { ...this.config, limits };
     await this.ctx.storage.put("config", this.config);
     await writeSessionLimits(this.env, accountId, this.config.sessionId, limits);
-    // Sends held back for the old throughput are looked at again under the new one.
+    // Sends held back under the old limits are looked at again under the new ones (those still over wait again).
     this.sender.throttledUntil = 0;
+    this.outbox.wakeLimitWaits(Date.now());
     await this.ensureAlarm(Date.now());
     return limits;
   }
