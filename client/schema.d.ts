@@ -2393,7 +2393,7 @@ export interface paths {
         put?: never;
         /**
          * Make a sandbox session hear of a change of its standing (restricted, banned, violation, ok)
-         * @description As WhatsApp's `account_update` webhook does: the session's `health` changes and, unless `ok`, `session.restricted` is emitted.
+         * @description As WhatsApp's `account_update` webhook does: the session's `health` changes and `session.restricted` is emitted (`session.updated` for `ok`).
          */
         post: {
             parameters: {
@@ -7174,7 +7174,7 @@ export interface webhooks {
         };
         get?: never;
         put?: never;
-        /** A session's settings were changed (`PATCH /api/sessions/{id}`: its `limits`). */
+        /** A session's settings were changed (`PATCH /api/sessions/{id}`: its `limits`), or its business account is back in good standing (`health.state` `ok`). */
         post: {
             parameters: {
                 query?: never;

@@ -36,6 +36,6 @@ export const sandboxInboundRoute = route("post", "/api/sessions/{id}/sandbox/inb
 });
 
 export const sandboxHealthRoute = route("post", "/api/sessions/{id}/sandbox/health", "Make a sandbox session hear of a change of its standing (restricted, banned, violation, ok)", {
-  description: "As WhatsApp's `account_update` webhook does: the session's `health` changes and, unless `ok`, `session.restricted` is emitted.",
+  description: "As WhatsApp's `account_update` webhook does: the session's `health` changes and `session.restricted` is emitted (`session.updated` for `ok`).",
   request: { ...byId, body: jsonBody(SandboxHealthBody) }, responses: { 200: jsonResponse(Session, "The session with its new health") }, errors: [404, 413, 415, 422],
 });

@@ -38,7 +38,8 @@ export async function writeSessionStatus(
 
 /**
  * Records the business account's standing on the session; `session.restricted` when it moves to a
- * state that limits sending (restricted, ban scheduled, banned, a violation), with the session as data.
+ * state that limits sending (restricted, ban scheduled, banned, a violation), with the session as data;
+ * `session.updated` when it is back to `ok` (so a view of the session drops its warning).
  */
 export async function writeSessionHealth(env: Env, accountId: string, sessionId: string, health: SessionHealth): Promise<void> {
   const [row] = await (await accountShard(env, accountId)).db
@@ -46,7 +47,7 @@ export async function writeSessionHealth(env: Env, accountId: string, sessionId:
     .set({ health: JSON.stringify(health), updatedAt: Date.now() })
     .where(and(eq(messagingSessions.accountId, accountId), eq(messagingSessions.id, sessionId)))
     .returning();
-  if (row && health.state !== "ok") await emit(env, await sequencedOne(env, { type: "session.restricted", accountId, sessionId, data: toSession(row) }));
+  if (row) await emit(env, await sequencedOne(env, { type: health.state === "ok" ? "session.updated" : "session.restricted", accountId, sessionId, data: toSession(row) }));
 }
 
 /** Records a session's new limits (its own settings, merged by its object) and emits `session.updated`. */

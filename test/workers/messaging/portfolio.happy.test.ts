@@ -150,6 +150,7 @@ describe("sandbox: simulated standing (as Meta's account_update)", () => {
     expect((event.data as typeof restricted).health.state).toBe("restricted");
     const ok = await json<SessionJson & { health: { state: string } }>(await api(`/api/sessions/${s.id}/sandbox/health`, { method: "POST", key: k.key, json: { state: "ok" } }));
     expect(ok.health.state).toBe("ok");
+    await waitFor(() => eventsOf(k.accountId, "session.updated")[0], 10_000, "session.updated for ok");
     expect((await json<SessionJson & { health: { state: string } }>(await api(`/api/sessions/${s.id}`, { key: k.key }))).health.state).toBe("ok");
   });
 });
