@@ -25,7 +25,10 @@ export interface WindowState {
 }
 
 export class PortfolioWindow {
-  constructor(private readonly sql: SqlLike) {
+  private readonly sql: SqlLike;
+
+  constructor(sql: SqlLike) {
+    this.sql = sql;
     sql.exec("CREATE TABLE IF NOT EXISTS portfolio_reach (recipient TEXT PRIMARY KEY, at INTEGER NOT NULL)");
     sql.exec("CREATE INDEX IF NOT EXISTS portfolio_reach_at ON portfolio_reach (at)");
   }

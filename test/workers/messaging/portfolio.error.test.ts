@@ -5,13 +5,14 @@ import { api, createKey, errorOf } from "../helpers.ts";
 import { APP_SECRET, VERIFY } from "./whatsapp-support.ts";
 import { fakePhone, json, sandboxSession, type SessionJson } from "./support.ts";
 
+type Limited = SessionJson & { limits: { throughputPerSecond: number | null; messagingLimit: number | "unlimited" } };
 const patch = (key: string, id: string, body: unknown) => api(`/api/sessions/${id}`, { method: "PATCH", key, json: body });
 
 async function whatsapp(key: string, messagingLimit?: number | "unlimited") {
   const phone = await fakePhone("token-abc");
   const res = await api("/api/sessions", { method: "POST", key, json: { network: "whatsapp", ...(messagingLimit ? { limits: { messagingLimit } } : {}), whatsapp: { phoneNumberId: phone.phoneNumberId, accessToken: phone.token, appSecret: APP_SECRET, verifyToken: VERIFY } } });
   expect(res.status).toBe(201);
-  return json<SessionJson>(res);
+  return json<Limited>(res);
 }
 
 describe("PATCH /api/sessions/:id: bad input", () => {
@@ -30,7 +31,7 @@ describe("PATCH /api/sessions/:id: bad input", () => {
     expect(res.status).toBe(400);
     const issues = (await json<{ error: { details: { issues: { path: string }[] } } }>(res)).error.details.issues;
     expect(issues.some((i) => i.path.startsWith(path))).toBe(true);
-    expect((await json<SessionJson>(await api(`/api/sessions/${s.id}`, { key: k.key }))).limits.throughputPerSecond).toBe(5);
+    expect((await json<Limited>(await api(`/api/sessions/${s.id}`, { key: k.key }))).limits.throughputPerSecond).toBe(5);
   });
 
   it("not JSON: 415; no such session: 404; a stopped session: 409 session_stopped", async () => {
@@ -58,7 +59,7 @@ describe("PATCH /api/sessions/:id: bad input", () => {
     expect((await patch(k.key, s.id, { limits: { messagingLimit: 10000 } })).status).toBe(200);
     const down = await patch(k.key, s.id, { limits: { messagingLimit: 250 } });
     expect(down.status).toBe(200);
-    expect((await json<SessionJson>(down)).limits.messagingLimit).toBe(250);
+    expect((await json<Limited>(down)).limits.messagingLimit).toBe(250);
     const top = await whatsapp(k.key, 100000);
     expect((await patch(k.key, top.id, { limits: { messagingLimit: "unlimited" } })).status).toBe(200);
   });
@@ -85,7 +86,7 @@ describe("the sandbox's portfolio and standing: bad input", () => {
     const k = await createKey("pro");
     const s = await sandboxSession(k.key);
     expect((await api(`/api/sessions/${s.id}/sandbox/health`, { method: "POST", key: k.key, json: body })).status).toBe(400);
-    expect((await json<SessionJson & { health: unknown }>(await api(`/api/sessions/${s.id}`, { key: k.key }))).health).toBeNull();
+    expect((await json<Limited & { health: unknown }>(await api(`/api/sessions/${s.id}`, { key: k.key }))).health).toBeNull();
   });
 
   it("health of a whatsapp session (Meta says it, not the API) or of no session: 404", async () => {

@@ -4,6 +4,7 @@ import { describe, expect, it } from "vitest";
 import { api, createKey } from "../helpers.ts";
 import { eventsOf, json, sandboxSession, waitFor, type MessageJson, type SessionJson } from "./support.ts";
 
+type Limited = SessionJson & { limits: { throughputPerSecond: number | null; messagingLimit: number | "unlimited" } };
 const TEMPLATE = { name: "order_update", language: "en_US" };
 
 async function approvedTemplate(key: string, sessionId: string): Promise<void> {
@@ -32,7 +33,7 @@ describe("portfolios and limits across accounts", () => {
     const v = await sandboxSession(victim.key, { limits: { throughputPerSecond: 10 } });
     expect((await api(`/api/sessions/${v.id}`, { method: "PATCH", key: mallory.key, json: { limits: { throughputPerSecond: 1 } } })).status).toBe(404);
     expect((await api(`/api/sessions/${v.id}/sandbox/health`, { method: "POST", key: mallory.key, json: { state: "banned" } })).status).toBe(404);
-    const after = await json<SessionJson & { health: unknown }>(await api(`/api/sessions/${v.id}`, { key: victim.key }));
+    const after = await json<Limited & { health: unknown }>(await api(`/api/sessions/${v.id}`, { key: victim.key }));
     expect(after.limits.throughputPerSecond).toBe(10);
     expect(after.health).toBeNull();
     // The victim's own change is seen by the victim only.
