@@ -23,7 +23,7 @@ import { SessionTemplates, type TemplateOp, type TemplateOpResult } from "./temp
 import { writeSessionLimits, writeSessionStatus } from "./state.ts";
 import { statusOrder, WriteBuffer, type Selector, type Target } from "./write-buffer.ts";
 import { portfolioStub, type PortfolioDO } from "./portfolio-do.ts";
-import { EventFlush, portfolioOf, type Draft, type MessageOutcome, type RpcResult, type SendOutcome, type SessionConfig } from "./types.ts";
+import { EventFlush, KeyedSerial, portfolioOf, type Draft, type MessageOutcome, type RpcResult, type SendOutcome, type SessionConfig } from "./types.ts";
 
 /** How long one alarm may work before yielding to a fresh alarm. */
 const ALARM_BUDGET_MS = 20_000;
@@ -63,6 +63,8 @@ export class SessionDO extends DurableObject<Env> {
   private readonly commits: GroupCommit;
   /** The account's shard, resolved once per DO (an account never changes shard); a failed look is retried. */
   private shardOf: Promise<Shard> | null = null;
+  /** Limit changes one after another, so D1's copy is written in the order the object merged them. */
+  private readonly limitChanges = new KeyedSerial();
   /** The session's message templates (its network's, cached in D1). */
   private readonly templateOps: SessionTemplates;
 
@@ -157,7 +159,11 @@ export class SessionDO extends DurableObject<Env> {
    * PATCH /api/sessions/:id: the session's limits from now (the service validated and merged them). Queued
    * sends are admitted against them as they come due, so a lower throughput slows what is already queued.
    */
-  async setLimits(accountId: string, patch: SendLimitsInput): Promise<SendLimitsInput | null> {
+  setLimits(accountId: string, patch: SendLimitsInput): Promise<SendLimitsInput | null> {
+    return this.limitChanges.run("limits", () => this.changeLimits(accountId, patch));
+  }
+
+  private async changeLimits(accountId: string, patch: SendLimitsInput): Promise<SendLimitsInput | null> {
     if (!this.config || this.config.accountId !== accountId || this.status === "STOPPED") return null;
     // Merged here, where sends read them, so two updates at once cannot undo each other's fields.
     const limits = { ...this.config.limits, ...patch };
