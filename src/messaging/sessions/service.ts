@@ -161,8 +161,24 @@ export async function updateSession(env: Env, accountId: string, id: string, bod
       throw errors.unprocessable("tier_skip", `Meta raises the messaging limit one tier at a time: from ${current} the next is ${TIER_STEPS[from + 1]}.`, { details: { from: current, next: TIER_STEPS[from + 1] } });
     }
   }
-  if (!(await sessionStub(env, id).setLimits(accountId, patch))) throw errors.conflict("session_stopped", "The session was deleted; create a new one.");
+  const stub = sessionStub(env, id);
+  if (!(await stub.setLimits(accountId, patch))) throw errors.conflict("session_stopped", "The session was deleted; create a new one.");
+  if (tier !== undefined) await tierToPortfolio(env, accountId, id, (await stub.portfolioId(accountId)) ?? null, tier);
   return toSession(await loadSession(env, accountId, id));
+}
+
+/**
+ * Meta's tier is the portfolio's, so a messaging limit set on one session is set on the account's other
+ * sessions of its portfolio (each checks it is in it; a session that fails is logged, the change stands).
+ */
+async function tierToPortfolio(env: Env, accountId: string, sessionId: string, portfolio: string | null, tier: number | "unlimited"): Promise<void> {
+  if (!portfolio) return;
+  const others = await (await accountShard(env, accountId)).db
+    .select({ id: messagingSessions.id })
+    .from(messagingSessions)
+    .where(and(eq(messagingSessions.accountId, accountId), ne(messagingSessions.status, "STOPPED"), ne(messagingSessions.id, sessionId)))
+    .limit(MAX_SESSIONS_COMMITTED);
+  await Promise.all(others.map(({ id }) => sessionStub(env, id).portfolioTier(accountId, portfolio, tier).catch((err: unknown) => log.error("portfolio tier to a session failed", { sessionId: id, error: String(err) }))));
 }
 
 /** POST /api/sessions/:id/sandbox/health: the sandbox's stand-in for Meta's `account_update` webhook. */

@@ -16,7 +16,7 @@ import { networkHost } from "./network-host.ts";
 import { Outbox, type Pacing } from "./outbox.ts";
 import { LimitState } from "./limits.ts";
 import { limitsFor, type SendLimitsInput } from "../send-limits.ts";
-import type { SessionStatus } from "./schemas.ts";
+import { MESSAGING_TIERS, type SessionStatus } from "./schemas.ts";
 import { GroupCommit } from "./group-commit.ts";
 import { Sender } from "./sender.ts";
 import { SessionTemplates, type TemplateOp, type TemplateOpResult } from "./templates.ts";
@@ -161,6 +161,22 @@ export class SessionDO extends DurableObject<Env> {
    */
   setLimits(accountId: string, patch: SendLimitsInput): Promise<SendLimitsInput | null> {
     return this.limitChanges.run("limits", () => this.changeLimits(accountId, patch));
+  }
+
+  /** The business portfolio this session shares its messaging limit with (null: none), if it is the account's. */
+  async portfolioId(accountId: string): Promise<string | null> {
+    return this.config && this.config.accountId === accountId ? portfolioOf(this.config) : null;
+  }
+
+  /**
+   * Meta's tier is the portfolio's: a tier set on another session of the portfolio is this one's too
+   * (ignored unless this session is the account's, in that portfolio, and not stopped).
+   */
+  async portfolioTier(accountId: string, portfolio: string, messagingLimit: number | "unlimited"): Promise<boolean> {
+    if (!this.config || portfolioOf(this.config) !== portfolio) return false;
+    // A sandbox session's limit may be any number; a WhatsApp number's is one of Meta's tiers.
+    if (this.config.network === "whatsapp" && typeof messagingLimit === "number" && !(MESSAGING_TIERS as readonly number[]).includes(messagingLimit)) return false;
+    return (await this.setLimits(accountId, { messagingLimit })) !== null;
   }
 
   private async changeLimits(accountId: string, patch: SendLimitsInput): Promise<SendLimitsInput | null> {

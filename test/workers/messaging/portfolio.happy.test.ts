@@ -50,6 +50,14 @@ describe("sandbox: the messaging limit per business portfolio", () => {
     expect((await json<MessageJson>(await api("/api/messages/send", { method: "POST", key: k.key, json: { sessionId: b.id, to: "+14155553503", text: "hi" } }))).status).toBe("sent");
     expect((await template(k.key, solo.id, "+14155553502")).status).toBe("sent");
     expect((await template(k.key, solo.id, "+14155553503")).status).toBe("sent");
+
+    // The tier is the portfolio's: raised on a, b has it too and its waiting send goes; solo keeps its own.
+    expect((await patch(k.key, a.id, { messagingLimit: 3 })).status).toBe(200);
+    const limitOf = async (id: string) => (await json<SessionJson & { limits: { messagingLimit: unknown } }>(await api(`/api/sessions/${id}`, { key: k.key }))).limits.messagingLimit;
+    expect(await limitOf(b.id)).toBe(3);
+    expect(await limitOf(solo.id)).toBe(2);
+    await waitFor(async () => (await outboxDue(b.id)).length === 0, 10_000, "b's waiting send sent");
+    expect((await template(k.key, a.id, "+14155553504")).status).toBe("pending");
   });
 
   it("queued sends: one chunk of a bulk takes what is left of the shared window, the rest waits", async () => {

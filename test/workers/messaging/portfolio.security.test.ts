@@ -25,6 +25,10 @@ describe("portfolios and limits across accounts", () => {
     expect((await template(mallory.key, m.id, "+14155553701")).status).toBe("pending");
     // The victim's window is its own.
     expect((await template(victim.key, v.id, "+14155553702")).status).toBe("sent");
+    // And so is its tier: Mallory raising "the" portfolio's changes only Mallory's sessions.
+    expect((await api(`/api/sessions/${m.id}`, { method: "PATCH", key: mallory.key, json: { limits: { messagingLimit: 50 } } })).status).toBe(200);
+    expect((await json<Limited>(await api(`/api/sessions/${v.id}`, { key: victim.key }))).limits.messagingLimit).toBe(1);
+    expect(eventsOf(victim.accountId, "session.updated")).toHaveLength(0);
   });
 
   it("another account's session: PATCH and simulated standing are 404 and change nothing; no event reaches the other account", async () => {

@@ -61,6 +61,10 @@ describe("whatsapp: the messaging limit is the portfolio's", () => {
     expect(raised.status).toBe(200);
     expect((await json<SessionJson>(raised)).limits).toMatchObject({ messagingLimit: 2000, throughputPerSecond: 80 });
     await waitFor(async () => (await sends(a.phone.phoneNumberId)).length === 2, 10_000, "the waiting send reached Meta");
+    // The tier is the portfolio's: the other number of the WABA has it too; the number of no WABA does not.
+    const limitOf = async (id: string) => (await json<SessionJson & { limits: { messagingLimit: unknown } }>(await api(`/api/sessions/${id}`, { key: k.key }))).limits.messagingLimit;
+    expect(await limitOf(b.session.id)).toBe(2000);
+    expect(await limitOf(solo.session.id)).toBe(250);
     const page = await json<{ data: MessageJson[] }>(await api(`/api/messages/16507770003@c.us?sessionId=${a.session.id}`, { key: k.key }));
     expect(page.data[0]!.status).not.toBe("pending");
   });
