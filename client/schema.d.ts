@@ -2054,7 +2054,117 @@ export interface paths {
         };
         options?: never;
         head?: never;
-        patch?: never;
+        /**
+         * Change a session's sending limits
+         * @description Takes effect at once, for queued sends too. Emits `session.updated`.
+         */
+        patch: {
+            parameters: {
+                query?: never;
+                header?: never;
+                path: {
+                    id: string;
+                };
+                cookie?: never;
+            };
+            requestBody: {
+                content: {
+                    "application/json": components["schemas"]["UpdateSession"];
+                };
+            };
+            responses: {
+                /** @description The updated session */
+                200: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["Session"];
+                    };
+                };
+                /** @description Invalid request (`invalid_request`, with `details.issues` naming each bad field) */
+                400: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["Error"];
+                    };
+                };
+                /** @description Missing, malformed, unknown or revoked API key */
+                401: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["Error"];
+                    };
+                };
+                /** @description Not found (or owned by another account) */
+                404: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["Error"];
+                    };
+                };
+                /** @description Conflict with the resource's current state */
+                409: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["Error"];
+                    };
+                };
+                /** @description Body over the documented limit */
+                413: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["Error"];
+                    };
+                };
+                /** @description Body is not JSON */
+                415: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["Error"];
+                    };
+                };
+                /** @description Semantically invalid (e.g. `idempotency_key_reused`) */
+                422: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["Error"];
+                    };
+                };
+                /** @description Rate limited (`Retry-After`) */
+                429: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["Error"];
+                    };
+                };
+                /** @description Internal error */
+                500: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["Error"];
+                    };
+                };
+            };
+        };
         trace?: never;
     };
     "/api/sessions/{id}/restart": {
@@ -2212,6 +2322,123 @@ export interface paths {
                 };
                 /** @description Conflict with the resource's current state */
                 409: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["Error"];
+                    };
+                };
+                /** @description Body over the documented limit */
+                413: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["Error"];
+                    };
+                };
+                /** @description Body is not JSON */
+                415: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["Error"];
+                    };
+                };
+                /** @description Semantically invalid (e.g. `idempotency_key_reused`) */
+                422: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["Error"];
+                    };
+                };
+                /** @description Rate limited (`Retry-After`) */
+                429: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["Error"];
+                    };
+                };
+                /** @description Internal error */
+                500: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["Error"];
+                    };
+                };
+            };
+        };
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/api/sessions/{id}/sandbox/health": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * Make a sandbox session hear of a change of its standing (restricted, banned, violation, ok)
+         * @description As WhatsApp's `account_update` webhook does: the session's `health` changes and `session.restricted` is emitted (`session.updated` for `ok`).
+         */
+        post: {
+            parameters: {
+                query?: never;
+                header?: never;
+                path: {
+                    id: string;
+                };
+                cookie?: never;
+            };
+            requestBody: {
+                content: {
+                    "application/json": components["schemas"]["SandboxHealth"];
+                };
+            };
+            responses: {
+                /** @description The session with its new health */
+                200: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["Session"];
+                    };
+                };
+                /** @description Invalid request (`invalid_request`, with `details.issues` naming each bad field) */
+                400: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["Error"];
+                    };
+                };
+                /** @description Missing, malformed, unknown or revoked API key */
+                401: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["Error"];
+                    };
+                };
+                /** @description Not found (or owned by another account) */
+                404: {
                     headers: {
                         [name: string]: unknown;
                     };
@@ -5111,7 +5338,7 @@ export interface paths {
                             /** @example wh_0mh8k2x1qa1b2c3d4e5f6 */
                             id: string;
                             url: string;
-                            events: ("message.received" | "message.sent" | "message.delivered" | "message.read" | "message.media_stored" | "message.media_failed" | "message.edited" | "message.deleted" | "session.connected" | "session.disconnected" | "session.restricted" | "contact.created" | "contact.identity_changed" | "call.started" | "call.ended" | "campaign.completed" | "template.updated" | "webhook.disabled" | "webhook.delivery_exhausted" | "*")[];
+                            events: ("message.received" | "message.sent" | "message.delivered" | "message.read" | "message.media_stored" | "message.media_failed" | "message.edited" | "message.deleted" | "session.connected" | "session.disconnected" | "session.restricted" | "session.updated" | "contact.created" | "contact.identity_changed" | "call.started" | "call.ended" | "campaign.completed" | "template.updated" | "webhook.disabled" | "webhook.delivery_exhausted" | "*")[];
                             description: string | null;
                             sessionId: string | null;
                             enabled: boolean;
@@ -6113,7 +6340,7 @@ export interface paths {
                     /** @description `nextCursor` of the previous page. */
                     cursor?: string;
                     /** @description Only events of this type. */
-                    type?: "message.received" | "message.sent" | "message.delivered" | "message.read" | "message.media_stored" | "message.media_failed" | "message.edited" | "message.deleted" | "session.connected" | "session.disconnected" | "session.restricted" | "contact.created" | "contact.identity_changed" | "call.started" | "call.ended" | "campaign.completed" | "template.updated" | "webhook.disabled" | "webhook.delivery_exhausted" | "webhook.test";
+                    type?: "message.received" | "message.sent" | "message.delivered" | "message.read" | "message.media_stored" | "message.media_failed" | "message.edited" | "message.deleted" | "session.connected" | "session.disconnected" | "session.restricted" | "session.updated" | "contact.created" | "contact.identity_changed" | "call.started" | "call.ended" | "campaign.completed" | "template.updated" | "webhook.disabled" | "webhook.delivery_exhausted" | "webhook.test";
                     /** @description Only events created at or after this instant; default and earliest: the start of the retention window (`RETENTION_EVENTS_DAYS`). */
                     since?: string;
                     /** @description Only events created before this instant. */
@@ -6916,6 +7143,50 @@ export interface webhooks {
                     "application/json": {
                         /** @enum {string} */
                         type: "session.restricted";
+                        /** @description When the change happened (ISO 8601). */
+                        timestamp: string;
+                        data: components["schemas"]["Session"];
+                    };
+                };
+            };
+            responses: {
+                /** @description Any 2xx acknowledges the delivery; anything else is retried. */
+                200: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content?: never;
+                };
+            };
+        };
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "session.updated": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /** A session's settings were changed (`PATCH /api/sessions/{id}`: its `limits`), or its business account is back in good standing (`health.state` `ok`). */
+        post: {
+            parameters: {
+                query?: never;
+                header?: never;
+                path?: never;
+                cookie?: never;
+            };
+            requestBody?: {
+                content: {
+                    "application/json": {
+                        /** @enum {string} */
+                        type: "session.updated";
                         /** @description When the change happened (ISO 8601). */
                         timestamp: string;
                         data: components["schemas"]["Session"];
@@ -8243,6 +8514,14 @@ export interface components {
             /** @description Pace of bulk sends through this session (messages per minute, with jitter). Default: unpaced for sandbox, 60 for whatsapp. `null` = unpaced. */
             sendRatePerMinute?: number | null;
             limits?: components["schemas"]["SessionSendLimits"];
+            /** @description sandbox only. */
+            sandbox?: {
+                /**
+                 * @description The business portfolio this sandbox session plays: sessions of the account with the same one share one messaging-limit window, as WhatsApp numbers of one portfolio do.
+                 * @example 102290129340398
+                 */
+                businessAccountId?: string;
+            };
         };
         /** @description Required when `network` is `whatsapp`. */
         WhatsappCredentials: {
@@ -8275,6 +8554,9 @@ export interface components {
             data: components["schemas"]["Session"][];
             /** @description Pass as `cursor` for the next page; null on the last page. */
             nextCursor: string | null;
+        };
+        UpdateSession: {
+            limits: components["schemas"]["SessionSendLimits"] & unknown;
         };
         /** @description `from` and exactly one of `text`, `location`, `contacts`, `interactive` (a reply), `button`, `reaction`, `order`, `unsupported`, or `type` + `media`. */
         SandboxInbound: {
@@ -8341,6 +8623,19 @@ export interface components {
             /** @example image/png */
             mimetype: string;
             filename?: string;
+        };
+        /** @description The standing to simulate; `restrictions` for `restricted`, `violation` for `violation`, `banDate` for `ban_scheduled`. */
+        SandboxHealth: {
+            /** @enum {string} */
+            state: "ok" | "restricted" | "ban_scheduled" | "banned" | "violation";
+            restrictions?: {
+                type: string;
+                /** Format: date-time */
+                expiresAt: string | null;
+            }[];
+            violation?: string;
+            /** Format: date-time */
+            banDate?: string;
         };
         TemplateList: {
             data: components["schemas"]["Template"][];
@@ -8668,7 +8963,7 @@ export interface components {
             /** @example wh_0mh8k2x1qa1b2c3d4e5f6 */
             id: string;
             url: string;
-            events: ("message.received" | "message.sent" | "message.delivered" | "message.read" | "message.media_stored" | "message.media_failed" | "message.edited" | "message.deleted" | "session.connected" | "session.disconnected" | "session.restricted" | "contact.created" | "contact.identity_changed" | "call.started" | "call.ended" | "campaign.completed" | "template.updated" | "webhook.disabled" | "webhook.delivery_exhausted" | "*")[];
+            events: ("message.received" | "message.sent" | "message.delivered" | "message.read" | "message.media_stored" | "message.media_failed" | "message.edited" | "message.deleted" | "session.connected" | "session.disconnected" | "session.restricted" | "session.updated" | "contact.created" | "contact.identity_changed" | "call.started" | "call.ended" | "campaign.completed" | "template.updated" | "webhook.disabled" | "webhook.delivery_exhausted" | "*")[];
             description: string | null;
             sessionId: string | null;
             enabled: boolean;
@@ -8702,7 +8997,7 @@ export interface components {
              *       "message.read"
              *     ]
              */
-            events: ("message.received" | "message.sent" | "message.delivered" | "message.read" | "message.media_stored" | "message.media_failed" | "message.edited" | "message.deleted" | "session.connected" | "session.disconnected" | "session.restricted" | "contact.created" | "contact.identity_changed" | "call.started" | "call.ended" | "campaign.completed" | "template.updated" | "webhook.disabled" | "webhook.delivery_exhausted" | "*")[];
+            events: ("message.received" | "message.sent" | "message.delivered" | "message.read" | "message.media_stored" | "message.media_failed" | "message.edited" | "message.deleted" | "session.connected" | "session.disconnected" | "session.restricted" | "session.updated" | "contact.created" | "contact.identity_changed" | "call.started" | "call.ended" | "campaign.completed" | "template.updated" | "webhook.disabled" | "webhook.delivery_exhausted" | "*")[];
             /** @example Production CRM */
             description?: string | null;
             /** @description Only events of this messaging session; null = every session. */
@@ -8733,7 +9028,7 @@ export interface components {
              *       "message.read"
              *     ]
              */
-            events?: ("message.received" | "message.sent" | "message.delivered" | "message.read" | "message.media_stored" | "message.media_failed" | "message.edited" | "message.deleted" | "session.connected" | "session.disconnected" | "session.restricted" | "contact.created" | "contact.identity_changed" | "call.started" | "call.ended" | "campaign.completed" | "template.updated" | "webhook.disabled" | "webhook.delivery_exhausted" | "*")[];
+            events?: ("message.received" | "message.sent" | "message.delivered" | "message.read" | "message.media_stored" | "message.media_failed" | "message.edited" | "message.deleted" | "session.connected" | "session.disconnected" | "session.restricted" | "session.updated" | "contact.created" | "contact.identity_changed" | "call.started" | "call.ended" | "campaign.completed" | "template.updated" | "webhook.disabled" | "webhook.delivery_exhausted" | "*")[];
             /** @example Production CRM */
             description?: string | null;
             /** @description Only events of this messaging session; null = every session. */

@@ -8,7 +8,7 @@ export { RateLimiter } from "./platform/rate-limiter.ts";
 export { TexContainer } from "./compile/index.ts";
 export { EventStreamDO, WebhookThrottleDO } from "./events/index.ts";
 
-export { SessionDO } from "./messaging/index.ts";
+export { PortfolioDO, SessionDO } from "./messaging/index.ts";
 
 // The Session DO tells campaigns when a session goes down, its campaign sends progress, or a scheduled
 // start is due: wired here, not by importing campaigns for a side effect (the DO throws if it is not).

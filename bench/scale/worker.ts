@@ -7,6 +7,7 @@ import worker, { EventStreamDO as RealEventStreamDO, RateLimiter, SessionDO as R
 import { counts, countedEnv, resetCounts } from "./d1-count.ts";
 
 export { RateLimiter, TexContainer };
+export { PortfolioDO } from "../../src/index.ts";
 
 /** Its alarm makes throttled attempts (D1 reads and writes): counted too. */
 export class WebhookThrottleDO extends RealWebhookThrottleDO {

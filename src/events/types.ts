@@ -13,6 +13,7 @@ export const PRODUCT_EVENT_TYPES = [
   "session.connected",
   "session.disconnected",
   "session.restricted",
+  "session.updated",
   "contact.created",
   "contact.identity_changed",
   "call.started",

@@ -82,6 +82,11 @@ export const MESSAGING_EVENT_TYPES: EventTypeDescriptions = {
     data: Session,
     example: { ...session, health: { state: "restricted", event: "ACCOUNT_RESTRICTION", restrictions: [{ type: "RESTRICTED_ADD_PHONE_NUMBER_ACTION", expiresAt: "2026-01-22T09:30:00.000Z" }], at } },
   },
+  "session.updated": {
+    description: "A session's settings were changed (`PATCH /api/sessions/{id}`: its `limits`), or its business account is back in good standing (`health.state` `ok`).",
+    data: Session,
+    example: { ...session, limits: { ...session.limits, messagingLimit: 2000 } },
+  },
   "contact.created": {
     description: "A contact was created, by the API or by the first message from a new number.",
     data: Contact,

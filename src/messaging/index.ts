@@ -7,6 +7,7 @@ import { templateRoutes } from "./templates/router.ts";
 import { sweepPendingMedia } from "./media/sweep.ts";
 
 export { SessionDO } from "./sessions/session-do.ts";
+export { PortfolioDO } from "./sessions/portfolio-do.ts";
 export { wireCampaignHooks } from "./sessions/campaign-hooks.ts";
 export { sendMessage, queueMessages, type SendInput, type SendOptions } from "./messages/service.ts";
 export { enqueueSendJobs, sendQueueConsumer, type SendJob } from "./queue/send-queue.ts";

@@ -146,6 +146,22 @@ describe("browser console (Chromium against npm run dev)", () => {
     await shot("02-sessions");
   });
 
+  it("shows a session's standing live: the sandbox is told it is restricted, then banned, then reinstated", async () => {
+    const row = page.locator("tr", { hasText: "browser sandbox" });
+    const id = (await row.getAttribute("data-session"))!;
+    const health = (body: unknown) => call(`/api/sessions/${id}/sandbox/health`, { method: "POST", key, json: body }).then((r) => expect(r.status).toBe(200));
+    expect(await row.getByTestId("session-health").count()).toBe(0);
+    await health({ state: "restricted", restrictions: [{ type: "RESTRICTED_BIZ_INITIATED_MESSAGING", expiresAt: "2030-01-02T03:04:05.000Z" }] });
+    // No reload: the row follows the session's events.
+    await expect.poll(() => row.getByTestId("session-health").textContent()).toContain("Restricted by Meta: RESTRICTED_BIZ_INITIATED_MESSAGING until");
+    await shot("02a-session-restricted");
+    await health({ state: "banned" });
+    await expect.poll(() => row.getByTestId("session-health").textContent()).toBe("Banned by Meta: the number cannot send");
+    expect(await row.textContent()).toContain("WORKING");
+    await health({ state: "ok" });
+    await expect.poll(() => row.getByTestId("session-health").count()).toBe(0);
+  });
+
   it("lists the session's templates and creates one: a broken rule is shown at its field, then PENDING turns APPROVED live", async () => {
     await page.getByRole("button", { name: "Templates of browser sandbox" }).click();
     const panel = page.getByRole("region", { name: "Templates of browser sandbox" });

@@ -132,3 +132,21 @@ describe("Outbox over SQLite", () => {
     expect(dues(o, 3100)).toEqual(expect.arrayContaining(["p1", "p2"]));
   });
 });
+
+describe("outbox: sends waiting for the messaging limit", () => {
+  it("a change of limits wakes only them: paced, pair-rate and backed-off sends keep their times", () => {
+    const o = new Outbox(memorySql());
+    o.queueAt(["tier"], 86_400_000, null, true);
+    o.queueAt(["pair"], 6_000, null);
+    o.enqueue(["paced"], { rate: 1, jitter: 0 }, null, 60_000);
+    o.queueAt(["retried"], 1_000, null);
+    o.retryLater("retried", 86_400_000, 1);
+    o.queueAt(["tier2"], 1_000, null);
+    o.retryLater("tier2", 86_400_000, 0, true);
+    expect(o.wakeLimitWaits(100)).toBe(2);
+    expect(dues(o, 100).sort()).toEqual(["tier", "tier2"]);
+    // Woken once: a second change finds none, and a send deferred again for another limit is not marked.
+    expect(o.wakeLimitWaits(200)).toBe(0);
+    expect(dues(o).sort()).toEqual(["paced", "pair", "retried", "tier", "tier2"]);
+  });
+});

@@ -7,6 +7,6 @@ import { routeTestLogs } from "./log-routing.ts";
 routeTestLogs();
 
 /** The Worker under test: the real one, its events consumer tapped so tests can see every event queued. */
-export { EventStreamDO, RateLimiter, SessionDO, TexContainer, WebhookThrottleDO } from "../../src/index.ts";
+export { EventStreamDO, PortfolioDO, RateLimiter, SessionDO, TexContainer, WebhookThrottleDO } from "../../src/index.ts";
 
 export default createWorker({ ...QUEUE_CONSUMERS, "texmsg-events": tapEvents(QUEUE_CONSUMERS["texmsg-events"]) });

@@ -13,6 +13,16 @@ import { DAY_MS, type LimitName, type SendLimits } from "../send-limits.ts";
 
 export type Admission = { ok: true } | { ok: false; limit: LimitName; until: number };
 
+/**
+ * A portfolio's say on the messaging limit (portfolio.ts), asked before `admit`: the recipients its
+ * shared window took, and when the others may try again. With one, the session's own window only
+ * remembers whom the portfolio admitted (so a repeat costs no call) and counts nothing itself.
+ */
+export interface SharedWindow {
+  admitted: ReadonlySet<string>;
+  until: number;
+}
+
 export class LimitState {
   private readonly sql: SqlLike;
 
@@ -29,7 +39,7 @@ export class LimitState {
    * One send to `to` now, if every limit allows it (and then it is counted); else the first limit in
    * the way and when to try again. `outsideWindow`: the send is business-initiated (counts toward the tier).
    */
-  admit(limits: SendLimits, to: string, outsideWindow: boolean, now: number): Admission {
+  admit(limits: SendLimits, to: string, outsideWindow: boolean, now: number, shared?: SharedWindow): Admission {
     const second = Math.floor(now / 1000);
     if (limits.throughputPerSecond) {
       const row = this.sql.exec<{ second: number; count: number }>("SELECT second, count FROM limit_second WHERE id = 1").toArray()[0];
@@ -41,7 +51,8 @@ export class LimitState {
     if (counted) {
       this.sql.exec("DELETE FROM limit_reach WHERE at <= ?", now - DAY_MS);
       const known = this.sql.exec("SELECT 1 FROM limit_reach WHERE recipient = ?", to).toArray().length > 0;
-      if (!known && this.reached() >= limits.messagingLimit!) return { ok: false, limit: "messaging", until: this.oldestReach()! + DAY_MS };
+      if (!known && shared && !shared.admitted.has(to)) return { ok: false, limit: "messaging", until: shared.until };
+      if (!known && !shared && this.reached() >= limits.messagingLimit!) return { ok: false, limit: "messaging", until: this.oldestReach()! + DAY_MS };
       if (!known) this.sql.exec("INSERT INTO limit_reach (recipient, at) VALUES (?, ?)", to, now);
     }
     if (limits.throughputPerSecond) {
@@ -63,6 +74,12 @@ export class LimitState {
     }
   }
 
+  /** Whether `to` was counted in the window this rolling 24 h (a send to it counts no new recipient). */
+  knows(to: string, now: number): boolean {
+    this.sql.exec("DELETE FROM limit_reach WHERE at <= ?", now - DAY_MS);
+    return this.sql.exec("SELECT 1 FROM limit_reach WHERE recipient = ?", to).toArray().length > 0;
+  }
+
   /** Meta refused a send for the pair rate (131056): this recipient's bucket is empty from now. */
   pairExhausted(to: string, now: number): void {
     this.setPair(to, 0, now);
@@ -81,15 +98,17 @@ export class LimitState {
    * When `queued` more sends, each to a new recipient outside its window (the worst case), would be
    * through: the later of what throughput and what the messaging limit allow, never before `lastDue`.
    */
-  finishEstimate(limits: SendLimits, queued: number, lastDue: number, now: number): number {
+  finishEstimate(limits: SendLimits, queued: number, lastDue: number, now: number, shared?: { reached: number; oldest: number | null }): number {
     let eta = Math.max(lastDue, now);
     if (limits.throughputPerSecond) eta = Math.max(eta, now + Math.ceil((queued * 1000) / limits.throughputPerSecond));
     if (limits.messagingLimit !== null) {
-      this.sql.exec("DELETE FROM limit_reach WHERE at <= ?", now - DAY_MS);
-      const left = Math.max(0, limits.messagingLimit - this.reached());
+      // A portfolio's window is shared: what the other sessions of the portfolio reached is used up too.
+      if (!shared) this.sql.exec("DELETE FROM limit_reach WHERE at <= ?", now - DAY_MS);
+      const window = shared ?? { reached: this.reached(), oldest: this.oldestReach() };
+      const left = Math.max(0, limits.messagingLimit - window.reached);
       if (queued > left) {
         const days = Math.ceil((queued - left) / limits.messagingLimit);
-        eta = Math.max(eta, (this.oldestReach() ?? now) + days * DAY_MS);
+        eta = Math.max(eta, (window.oldest ?? now) + days * DAY_MS);
       }
     }
     return eta;

@@ -60,6 +60,10 @@ export class Outbox {
       sql.exec("ALTER TABLE outbox ADD COLUMN paced INTEGER NOT NULL DEFAULT 0");
     }
     sql.exec("CREATE INDEX IF NOT EXISTS outbox_paced_due ON outbox (due) WHERE paced = 1");
+    // Sends waiting for the messaging limit (added later): a raised limit wakes them at once.
+    if (!sql.exec<{ name: string }>("PRAGMA table_info(outbox)").toArray().some((c) => c.name === "limit_wait")) {
+      sql.exec("ALTER TABLE outbox ADD COLUMN limit_wait INTEGER NOT NULL DEFAULT 0");
+    }
     sql.exec("CREATE TABLE IF NOT EXISTS held_campaigns (campaign_id TEXT PRIMARY KEY)");
     sql.exec("CREATE TABLE IF NOT EXISTS campaign_timers (campaign_id TEXT PRIMARY KEY, due INTEGER NOT NULL)");
     sql.exec("CREATE TABLE IF NOT EXISTS outbox_pacing (id INTEGER PRIMARY KEY CHECK (id = 1), next_slot INTEGER NOT NULL)");
@@ -88,13 +92,13 @@ export class Outbox {
   }
 
   /** Queues sends due at `due`, unpaced (they wait for a limit, not for pacing). */
-  queueAt(ids: readonly string[], due: number, campaignId: string | null): void {
-    this.insert(ids.map((id) => [id, due]), campaignId, 0);
+  queueAt(ids: readonly string[], due: number, campaignId: string | null, limitWait = false): void {
+    this.insert(ids.map((id) => [id, due]), campaignId, 0, limitWait ? 1 : 0);
   }
 
-  private insert(rows: readonly [string, number][], campaignId: string | null, paced: 0 | 1): void {
+  private insert(rows: readonly [string, number][], campaignId: string | null, paced: 0 | 1, limitWait: 0 | 1 = 0): void {
     for (const part of jsonParts(rows)) {
-      this.sql.exec("INSERT OR IGNORE INTO outbox (message_id, due, campaign_id, paced) SELECT json_extract(value, '$[0]'), json_extract(value, '$[1]'), ?, ? FROM json_each(?) WHERE true", campaignId, paced, part);
+      this.sql.exec("INSERT OR IGNORE INTO outbox (message_id, due, campaign_id, paced, limit_wait) SELECT json_extract(value, '$[0]'), json_extract(value, '$[1]'), ?, ?, ? FROM json_each(?) WHERE true", campaignId, paced, limitWait, part);
     }
   }
 
@@ -105,6 +109,11 @@ export class Outbox {
       for (const r of this.sql.exec<{ message_id: string }>("SELECT message_id FROM outbox WHERE message_id IN (SELECT value FROM json_each(?))", part).toArray()) out.add(r.message_id);
     }
     return out;
+  }
+
+  /** The session's limits changed: sends waiting for the messaging limit are due now, to be admitted again (or wait again). */
+  wakeLimitWaits(now: number): number {
+    return this.sql.exec("UPDATE outbox SET due = ?, limit_wait = 0 WHERE limit_wait = 1 AND due > ?", now, now).rowsWritten;
   }
 
   /** A campaign's queued sends: how many, and when the last is due (null: none queued). */
@@ -186,8 +195,8 @@ export class Outbox {
     return next === Infinity ? null : next;
   }
 
-  retryLater(messageId: string, due: number, attempts: number): void {
-    this.sql.exec("UPDATE outbox SET due = ?, attempts = ? WHERE message_id = ?", due, attempts, messageId);
+  retryLater(messageId: string, due: number, attempts: number, limitWait = false): void {
+    this.sql.exec("UPDATE outbox SET due = ?, attempts = ?, limit_wait = ? WHERE message_id = ?", due, attempts, limitWait ? 1 : 0, messageId);
   }
 
   remove(messageIds: readonly string[]): void {

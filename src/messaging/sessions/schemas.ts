@@ -51,6 +51,12 @@ export const CreateSessionBody = z
       .optional()
       .openapi({ description: "Pace of bulk sends through this session (messages per minute, with jitter). Default: unpaced for sandbox, 60 for whatsapp. `null` = unpaced." }),
     limits: SendLimitsBody.optional(),
+    sandbox: z
+      .strictObject({
+        businessAccountId: z.string().regex(PHONE_NUMBER_ID, "digits only").optional().openapi({ description: "The business portfolio this sandbox session plays: sessions of the account with the same one share one messaging-limit window, as WhatsApp numbers of one portfolio do.", example: "102290129340398" }),
+      })
+      .optional()
+      .openapi({ description: "sandbox only." }),
   })
   .superRefine((v, ctx) => {
     const tier = v.limits?.messagingLimit;
@@ -59,8 +65,27 @@ export const CreateSessionBody = z
     }
     if (v.network === "whatsapp" && !v.whatsapp) ctx.addIssue({ code: "custom", path: ["whatsapp"], message: "required when network is whatsapp" });
     if (v.network === "sandbox" && v.whatsapp) ctx.addIssue({ code: "custom", path: ["whatsapp"], message: "only for network whatsapp" });
+    if (v.network !== "sandbox" && v.sandbox) ctx.addIssue({ code: "custom", path: ["sandbox"], message: "only for network sandbox" });
   })
   .openapi("CreateSession");
+
+export const UpdateSessionBody = z
+  .strictObject({
+    limits: SendLimitsBody.openapi({ description: "The fields given replace the session's; the others stay. whatsapp: the messaging limit moves up one tier at a time (as Meta raises it) and may move down to any tier." }),
+  })
+  .openapi("UpdateSession");
+export type UpdateSessionBody = z.infer<typeof UpdateSessionBody>;
+
+/** What a sandbox session can be made to hear from its network about its standing (as Meta's `account_update`). */
+export const SandboxHealthBody = z
+  .strictObject({
+    state: z.enum(["ok", "restricted", "ban_scheduled", "banned", "violation"]),
+    restrictions: z.array(z.strictObject({ type: z.string().min(1).max(128), expiresAt: z.iso.datetime().nullable() })).max(20).optional(),
+    violation: z.string().min(1).max(128).optional(),
+    banDate: z.iso.datetime().optional(),
+  })
+  .openapi("SandboxHealth", { description: "The standing to simulate; `restrictions` for `restricted`, `violation` for `violation`, `banDate` for `ban_scheduled`." });
+export type SandboxHealthBody = z.infer<typeof SandboxHealthBody>;
 
 /** The business account's standing as the network reports it (WhatsApp's `account_update` webhook). */
 export const SessionHealth = z

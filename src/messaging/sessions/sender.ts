@@ -7,7 +7,8 @@ import { insertMessage, setExternalId } from "../store/writes.ts";
 import { WINDOW_CLOSED, type FailureReason, type NetworkDriver, type NetworkSendResult } from "../networks/driver.ts";
 import { campaignHooks } from "./campaign-hooks.ts";
 import type { DueSend, Outbox } from "./outbox.ts";
-import type { LimitState } from "./limits.ts";
+import type { LimitState, SharedWindow } from "./limits.ts";
+import type { PortfolioAnswer } from "./portfolio.ts";
 import type { SendLimits } from "../send-limits.ts";
 import type { SessionStatus } from "./schemas.ts";
 import type { EventOrder } from "../../events/emit.ts";
@@ -25,6 +26,8 @@ export interface SenderHost {
   /** The session's sending limits and their state (the DO's SQLite). */
   readonly limitState: LimitState;
   limits(): SendLimits;
+  /** The business portfolio whose messaging-limit window the session shares (null: its own window). */
+  portfolio(): { admit(recipients: string[], limit: number): Promise<PortfolioAnswer> } | null;
   /** The alarm must fire by `at` (a send queued for a limit). */
   wakeAt(at: number): Promise<void>;
   /** The session's writes until their group commit (a send is answered once it is there). */
@@ -61,14 +64,16 @@ export class Sender {
       if (draft.type !== "template" && driver.closedWindows && (await driver.closedWindows([draft.to])).size > 0) return { ok: false, code: "reengagement_window_closed", reason: WINDOW_CLOSED.message };
       const now = Date.now();
       const base: NewOutbound = { ...draft, accountId: cfg.accountId, sessionId: cfg.sessionId, createdAt: now };
-      const admission = this.host.limitState.admit(this.host.limits(), draft.to, await this.outsideWindow(driver, draft), now);
+      const limits = this.host.limits();
+      const outside = await this.outsideWindow(driver, draft);
+      const admission = this.host.limitState.admit(limits, draft.to, outside, now, await this.sharedWindow(limits, outside ? [draft.to] : [], now));
       if (!admission.ok) {
         // Over the pair rate a chat send is refused with when to retry (queued, it would arrive out of
         // turn, minutes late); over throughput or the messaging limit it waits in the outbox.
         if (admission.limit === "pair") return { ok: false, code: "pair_rate_limited", retryAfterMs: admission.until - now };
         const row = outboundRow(base, { status: "pending" });
         await insertMessage(await accountShard(env, cfg.accountId), row);
-        this.host.outbox.queueAt([row.id], admission.until, null);
+        this.host.outbox.queueAt([row.id], admission.until, null, admission.limit === "messaging");
         await this.host.wakeAt(admission.until);
         return { ok: true, message: toMessage(row) };
       }
@@ -107,7 +112,8 @@ export class Sender {
       // Their rows are in D1 (queued by the Worker): the buffer takes them over, so the sends,
       // receipts and events go to D1 in group commits.
       const { buffer } = this.host;
-      const admitted = rows.filter((row) => this.admitQueued(row.id, digitsOfChatId(row.chatId), row.type === "template", attempts.get(row.id) ?? 0, now));
+      const shared = await this.sharedWindow(this.host.limits(), rows.filter((r) => r.type === "template").map((r) => digitsOfChatId(r.chatId)), now);
+      const admitted = rows.filter((row) => this.admitQueued(row.id, digitsOfChatId(row.chatId), row.type === "template", attempts.get(row.id) ?? 0, now, shared));
       buffer.remember(admitted, now);
       const ok: string[] = [];
       const failed = new Map<string, { error: FailureReason; ids: string[] }>();
@@ -128,6 +134,9 @@ export class Sender {
     // Templates too when the messaging limit counts them: only those outside the window count.
     const tier = this.host.limits().messagingLimit !== null;
     const closed = (await driver.closedWindows?.(rows.filter((r) => tier || r.type !== "template").map((r) => digitsOfChatId(r.chatId)))) ?? new Set<string>();
+    const isOutside = (row: (typeof rows)[number]) => row.type === "template" && (!driver.closedWindows || closed.has(digitsOfChatId(row.chatId)));
+    // One ask of the portfolio for the whole chunk's new recipients, not one per message.
+    const shared = await this.sharedWindow(this.host.limits(), rows.filter(isOutside).map((r) => digitsOfChatId(r.chatId)), now);
     const pendingIds = new Set(rows.map((r) => r.id));
     outbox.remove(ids.filter((id) => !pendingIds.has(id)));
     for (const row of rows) {
@@ -144,8 +153,7 @@ export class Sender {
         outbox.remove([row.id]);
         continue;
       }
-      const outside = draft.type === "template" && (!driver.closedWindows || closed.has(draft.to));
-      if (!this.admitQueued(row.id, draft.to, outside, attempts.get(row.id) ?? 0, Date.now())) continue;
+      if (!this.admitQueued(row.id, draft.to, isOutside(row), attempts.get(row.id) ?? 0, Date.now(), shared)) continue;
       const result = await this.chats.run(draft.to, async () => driver.send(await outboundWithMedia(env, draft)));
       const tries = (attempts.get(row.id) ?? 0) + 1;
       if (!result.ok && result.retryAfterMs && tries < (result.maxAttempts ?? MAX_ATTEMPTS)) {
@@ -160,14 +168,27 @@ export class Sender {
   }
 
   /** A queued send the limits allow now (counted); else it waits in the outbox until they do. */
-  private admitQueued(id: string, to: string, outsideWindow: boolean, attempts: number, now: number): boolean {
-    const admission = this.host.limitState.admit(this.host.limits(), to, outsideWindow, now);
+  private admitQueued(id: string, to: string, outsideWindow: boolean, attempts: number, now: number, shared: SharedWindow | undefined): boolean {
+    const admission = this.host.limitState.admit(this.host.limits(), to, outsideWindow, now, shared);
     if (admission.ok) return true;
     // Over throughput the row stays due (rewriting every row of a large backlog each second would cost
     // the square of its size); the alarm comes back when the next second begins.
     if (admission.limit === "throughput") this.throttledUntil = Math.max(this.throttledUntil, admission.until);
-    else this.host.outbox.retryLater(id, admission.until, attempts);
+    else this.host.outbox.retryLater(id, admission.until, attempts, admission.limit === "messaging");
     return false;
+  }
+
+  /**
+   * The portfolio's answer for these business-initiated recipients, asked only for those this session
+   * has not reached in the window (undefined: the session keeps its own window, or has no limit).
+   */
+  private async sharedWindow(limits: SendLimits, recipients: string[], now: number): Promise<SharedWindow | undefined> {
+    const portfolio = limits.messagingLimit === null ? null : this.host.portfolio();
+    if (!portfolio) return undefined;
+    const unknown = [...new Set(recipients)].filter((to) => !this.host.limitState.knows(to, now));
+    if (unknown.length === 0) return { admitted: new Set(), until: now };
+    const answer = await portfolio.admit(unknown, limits.messagingLimit!);
+    return { admitted: new Set(answer.admitted), until: answer.until };
   }
 
   /** Whether a send is business-initiated (counts toward the messaging limit): a template to a closed window. */

@@ -13,7 +13,9 @@ import type { Message } from "../messages/schemas.ts";
 import type { InboundBody } from "../networks/driver.ts";
 import { NETWORKS } from "../network-traits.ts";
 import { toSession, type SessionRow } from "./mapper.ts";
-import type { CreateSessionBody, Network, SandboxInboundBody, Session } from "./schemas.ts";
+import { MESSAGING_TIERS, type CreateSessionBody, type Network, type SandboxHealthBody, type SandboxInboundBody, type Session, type UpdateSessionBody } from "./schemas.ts";
+import { writeSessionHealth } from "./state.ts";
+import { limitsFor, type SendLimitsInput } from "../send-limits.ts";
 import { sessionStub, type SessionDO } from "./session-do.ts";
 import { accountShard, directoryDb } from "../../platform/shards.ts";
 
@@ -121,7 +123,7 @@ export async function createSession(env: Env, accountId: string, input: z.infer<
       createdAt: now,
       updatedAt: now,
     });
-  await sessionStub(env, id).start({ sessionId: id, accountId, network, phoneNumber, credentials: input.whatsapp ?? null, sendRatePerMinute: rate, ...(input.limits ? { limits: input.limits } : {}) });
+  await sessionStub(env, id).start({ sessionId: id, accountId, network, phoneNumber, credentials: input.whatsapp ?? null, sendRatePerMinute: rate, ...(input.limits ? { limits: input.limits } : {}), ...(input.sandbox?.businessAccountId ? { businessAccountId: input.sandbox.businessAccountId } : {}) });
   return toSession(await loadSession(env, accountId, id));
 }
 
@@ -139,6 +141,60 @@ export async function listSessions(env: Env, accountId: string, q: { limit: numb
     .limit(q.limit + 1);
   const page = toPage(rows, q.limit, (r) => ({ id: r.id }));
   return { data: page.data.map((r) => toSession(r)), nextCursor: page.nextCursor };
+}
+
+/** Meta's tiers in order; a number's limit is raised one step at a time (and lowered to any). */
+const TIER_STEPS: readonly (number | "unlimited")[] = [...MESSAGING_TIERS, "unlimited"];
+
+/** PATCH /api/sessions/:id: new limits from now, queued sends included; `session.updated`. */
+export async function updateSession(env: Env, accountId: string, id: string, body: UpdateSessionBody): Promise<Session> {
+  const row = await loadSession(env, accountId, id);
+  if (row.status === "STOPPED") throw errors.conflict("session_stopped", "The session was deleted; create a new one.");
+  const patch = body.limits as SendLimitsInput;
+  const tier = patch.messagingLimit;
+  if (row.network === "whatsapp" && tier !== undefined) {
+    const to = TIER_STEPS.indexOf(tier);
+    if (to < 0) throw errors.invalidRequest(`limits.messagingLimit must be one of ${MESSAGING_TIERS.join(", ")} or "unlimited" for whatsapp.`, [{ path: "limits.messagingLimit", message: "not one of Meta's tiers" }]);
+    const current = limitsFor("whatsapp", row.limits ? (JSON.parse(row.limits) as SendLimitsInput) : undefined).messagingLimit ?? "unlimited";
+    const from = TIER_STEPS.indexOf(current);
+    if (from >= 0 && to > from + 1) {
+      throw errors.unprocessable("tier_skip", `Meta raises the messaging limit one tier at a time: from ${current} the next is ${TIER_STEPS[from + 1]}.`, { details: { from: current, next: TIER_STEPS[from + 1] } });
+    }
+  }
+  const stub = sessionStub(env, id);
+  if (!(await stub.setLimits(accountId, patch))) throw errors.conflict("session_stopped", "The session was deleted; create a new one.");
+  if (tier !== undefined) await tierToPortfolio(env, accountId, id, (await stub.portfolioId(accountId)) ?? null, tier);
+  return toSession(await loadSession(env, accountId, id));
+}
+
+/**
+ * Meta's tier is the portfolio's, so a messaging limit set on one session is set on the account's other
+ * sessions of its portfolio (each checks it is in it; a session that fails is logged, the change stands).
+ */
+async function tierToPortfolio(env: Env, accountId: string, sessionId: string, portfolio: string | null, tier: number | "unlimited"): Promise<void> {
+  if (!portfolio) return;
+  const others = await (await accountShard(env, accountId)).db
+    .select({ id: messagingSessions.id })
+    .from(messagingSessions)
+    .where(and(eq(messagingSessions.accountId, accountId), ne(messagingSessions.status, "STOPPED"), ne(messagingSessions.id, sessionId)))
+    .limit(MAX_SESSIONS_COMMITTED);
+  await Promise.all(others.map(({ id }) => sessionStub(env, id).portfolioTier(accountId, portfolio, tier).catch((err: unknown) => log.error("portfolio tier to a session failed", { sessionId: id, error: String(err) }))));
+}
+
+/** POST /api/sessions/:id/sandbox/health: the sandbox's stand-in for Meta's `account_update` webhook. */
+export async function simulateSandboxHealth(env: Env, accountId: string, id: string, body: SandboxHealthBody): Promise<Session> {
+  const row = await loadSession(env, accountId, id);
+  if (row.network !== "sandbox") throw errors.notFound("sandbox session");
+  const events = { ok: "ACCOUNT_UPDATE", restricted: "ACCOUNT_RESTRICTION", ban_scheduled: "DISABLED_UPDATE", banned: "DISABLED_UPDATE", violation: "ACCOUNT_VIOLATION" } as const;
+  await writeSessionHealth(env, accountId, id, {
+    state: body.state,
+    event: events[body.state],
+    ...(body.restrictions ? { restrictions: body.restrictions } : {}),
+    ...(body.violation ? { violation: body.violation } : {}),
+    ...(body.banDate ? { banDate: body.banDate } : {}),
+    at: new Date().toISOString(),
+  });
+  return toSession(await loadSession(env, accountId, id));
 }
 
 export async function restartSession(env: Env, accountId: string, id: string): Promise<Session> {

@@ -16,14 +16,15 @@ import { networkHost } from "./network-host.ts";
 import { Outbox, type Pacing } from "./outbox.ts";
 import { LimitState } from "./limits.ts";
 import { SeenKeys } from "./seen-keys.ts";
-import { limitsFor } from "../send-limits.ts";
-import type { SessionStatus } from "./schemas.ts";
+import { limitsFor, type SendLimitsInput } from "../send-limits.ts";
+import { MESSAGING_TIERS, type SessionStatus } from "./schemas.ts";
 import { GroupCommit } from "./group-commit.ts";
 import { Sender } from "./sender.ts";
 import { SessionTemplates, type TemplateOp, type TemplateOpResult } from "./templates.ts";
-import { writeSessionStatus } from "./state.ts";
+import { writeSessionLimits, writeSessionStatus } from "./state.ts";
 import { statusOrder, WriteBuffer, type Selector, type Target } from "./write-buffer.ts";
-import { EventFlush, type Draft, type MessageOutcome, type RpcResult, type SendOutcome, type SessionConfig } from "./types.ts";
+import { portfolioStub, type PortfolioDO } from "./portfolio-do.ts";
+import { EventFlush, KeyedSerial, portfolioOf, type Draft, type MessageOutcome, type RpcResult, type SendOutcome, type SessionConfig } from "./types.ts";
 
 /** How long one alarm may work before yielding to a fresh alarm. */
 const ALARM_BUDGET_MS = 20_000;
@@ -64,6 +65,8 @@ export class SessionDO extends DurableObject<Env> {
   private readonly commits: GroupCommit;
   /** The account's shard, resolved once per DO (an account never changes shard); a failed look is retried. */
   private shardOf: Promise<Shard> | null = null;
+  /** Limit changes one after another, so D1's copy is written in the order the object merged them. */
+  private readonly limitChanges = new KeyedSerial();
   /** The session's message templates (its network's, cached in D1). */
   private readonly templateOps: SessionTemplates;
 
@@ -85,6 +88,7 @@ export class SessionDO extends DurableObject<Env> {
       outbox: this.outbox,
       limitState: this.limitState,
       limits: () => limitsFor(this.config!.network, this.config!.limits),
+      portfolio: () => this.portfolio(),
       wakeAt: (at) => this.ensureAlarm(at),
       buffer: this.buffer,
       recorded: (n) => this.commits.recorded(n),
@@ -152,6 +156,52 @@ export class SessionDO extends DurableObject<Env> {
     this.outbox.clear();
     await this.ctx.storage.deleteAlarm();
     this.alarmAt = null;
+  }
+
+  /**
+   * PATCH /api/sessions/:id: the session's limits from now (the service validated and merged them). Queued
+   * sends are admitted against them as they come due, so a lower throughput slows what is already queued.
+   */
+  setLimits(accountId: string, patch: SendLimitsInput): Promise<SendLimitsInput | null> {
+    return this.limitChanges.run("limits", () => this.changeLimits(accountId, patch));
+  }
+
+  /** The business portfolio this session shares its messaging limit with (null: none), if it is the account's. */
+  async portfolioId(accountId: string): Promise<string | null> {
+    return this.config && this.config.accountId === accountId ? portfolioOf(this.config) : null;
+  }
+
+  /**
+   * Meta's tier is the portfolio's: a tier set on another session of the portfolio is this one's too
+   * (ignored unless this session is the account's, in that portfolio, and not stopped).
+   */
+  async portfolioTier(accountId: string, portfolio: string, messagingLimit: number | "unlimited"): Promise<boolean> {
+    if (!this.config || portfolioOf(this.config) !== portfolio) return false;
+    // A sandbox session's limit may be any number; a WhatsApp number's is one of Meta's tiers.
+    if (this.config.network === "whatsapp" && typeof messagingLimit === "number" && !(MESSAGING_TIERS as readonly number[]).includes(messagingLimit)) return false;
+    return (await this.setLimits(accountId, { messagingLimit })) !== null;
+  }
+
+  private async changeLimits(accountId: string, patch: SendLimitsInput): Promise<SendLimitsInput | null> {
+    if (!this.config || this.config.accountId !== accountId || this.status === "STOPPED") return null;
+    // Merged here, where sends read them, so two updates at once cannot undo each other's fields.
+    const limits = { ...this.config.limits, ...patch };
+    // Not setConfig: the driver (and the timers it holds) stays; only the limits change.
+    this.config = { ...this.config, limits };
+    await this.ctx.storage.put("config", this.config);
+    await writeSessionLimits(this.env, accountId, this.config.sessionId, limits);
+    // Sends held back under the old limits are looked at again under the new ones (those still over wait again).
+    this.sender.throttledUntil = 0;
+    this.outbox.wakeLimitWaits(Date.now());
+    await this.ensureAlarm(Date.now());
+    return limits;
+  }
+
+  /** The portfolio object whose window this session shares (its account's, by `businessAccountId`), or null. */
+  private portfolio(): DurableObjectStub<PortfolioDO> | null {
+    const cfg = this.config;
+    const id = cfg ? portfolioOf(cfg) : null;
+    return cfg && id ? portfolioStub(this.env, cfg.accountId, id) : null;
   }
 
   private async setConfig(config: SessionConfig): Promise<void> {
@@ -268,7 +318,10 @@ export class SessionDO extends DurableObject<Env> {
     if (!this.config || this.config.accountId !== accountId || this.outbox.isHeld(campaignId)) return null;
     const { queued, lastDue } = this.outbox.campaignQueue(campaignId);
     if (queued === 0 || lastDue === null) return null;
-    return this.limitState.finishEstimate(limitsFor(this.config.network, this.config.limits), queued, lastDue, Date.now());
+    const limits = limitsFor(this.config.network, this.config.limits);
+    // A shared portfolio window: what its other sessions reached counts against this campaign too.
+    const portfolio = limits.messagingLimit === null ? null : this.portfolio();
+    return this.limitState.finishEstimate(limits, queued, lastDue, Date.now(), portfolio ? await portfolio.state() : undefined);
   }
 
   /** Cancel: forgets the campaign's queued sends; answers those being sent right now (they finish). */

@@ -7,6 +7,7 @@ import { toSession, type SessionRow } from "./mapper.ts";
 import type { Network, SessionHealth, SessionStatus } from "./schemas.ts";
 import { accountShard } from "../../platform/shards.ts";
 import { sequencedOne } from "../session-sequence.ts";
+import type { SendLimitsInput } from "../send-limits.ts";
 
 /** Phone numbers per `IN (...)` list, with room for the statement's own parameters. */
 const NUMBERS_PER_QUERY = itemsPerStatement(1, 20);
@@ -37,7 +38,8 @@ export async function writeSessionStatus(
 
 /**
  * Records the business account's standing on the session; `session.restricted` when it moves to a
- * state that limits sending (restricted, ban scheduled, banned, a violation), with the session as data.
+ * state that limits sending (restricted, ban scheduled, banned, a violation), with the session as data;
+ * `session.updated` when it is back to `ok` (so a view of the session drops its warning).
  */
 export async function writeSessionHealth(env: Env, accountId: string, sessionId: string, health: SessionHealth): Promise<void> {
   const [row] = await (await accountShard(env, accountId)).db
@@ -45,7 +47,18 @@ export async function writeSessionHealth(env: Env, accountId: string, sessionId:
     .set({ health: JSON.stringify(health), updatedAt: Date.now() })
     .where(and(eq(messagingSessions.accountId, accountId), eq(messagingSessions.id, sessionId)))
     .returning();
-  if (row && health.state !== "ok") await emit(env, await sequencedOne(env, { type: "session.restricted", accountId, sessionId, data: toSession(row) }));
+  if (row) await emit(env, await sequencedOne(env, { type: health.state === "ok" ? "session.updated" : "session.restricted", accountId, sessionId, data: toSession(row) }));
+}
+
+/** Records a session's new limits (its own settings, merged by its object) and emits `session.updated`. */
+export async function writeSessionLimits(env: Env, accountId: string, sessionId: string, limits: SendLimitsInput): Promise<SessionRow | undefined> {
+  const [row] = await (await accountShard(env, accountId)).db
+    .update(messagingSessions)
+    .set({ limits: JSON.stringify(limits), updatedAt: Date.now() })
+    .where(and(eq(messagingSessions.accountId, accountId), eq(messagingSessions.id, sessionId)))
+    .returning();
+  if (row) await emit(env, await sequencedOne(env, { type: "session.updated", accountId, sessionId, data: toSession(row) }));
+  return row;
 }
 
 /** This account's WORKING sessions on `network` among those with the given phone numbers: number -> session id. */

@@ -18,6 +18,13 @@ export interface SessionConfig {
   sendRatePerMinute: number | null;
   /** The session's own sending limits (absent: its network's defaults). */
   limits?: SendLimitsInput;
+  /** sandbox: the business portfolio it plays (whatsapp's is in its credentials); its messaging-limit window is shared. */
+  businessAccountId?: string;
+}
+
+/** The portfolio whose messaging-limit window the session shares, if any. */
+export function portfolioOf(cfg: SessionConfig): string | null {
+  return cfg.credentials?.businessAccountId ?? cfg.businessAccountId ?? null;
 }
 
 /** A message ready to send, built by the send service in the Worker. */
