@@ -8,6 +8,8 @@ import { allowLoopback, disableAfterMs, MAX_QUEUE_DELAY_SECONDS, retrySchedule, 
 import { decideOutcome, type DeliveryOutcome } from "./retry-policy.ts";
 import { sendAttempt, type SignedPostResult } from "./send-attempt.ts";
 import { isThrottled, throttle } from "./throttle.ts";
+import type { Gate } from "./send-gate.ts";
+import { log } from "../platform/log.ts";
 import { TEST_EVENT_TYPE, type DeliveryQueueMessage } from "./types.ts";
 import { enqueueEvents, prepareEventAfterChange, prepareEvents } from "./emit.ts";
 import { deliveryExhaustedEvent, isOperational, webhookDisabledEvent } from "./operational.ts";
@@ -65,17 +67,18 @@ const SEND_CONCURRENCY = 50;
 /**
  * `attemptDelivery` for many deliveries at once, in two D1 round trips per up to 80 of them (take
  * the leases and read what the attempts need; record every outcome), the receivers called
- * concurrently in between. Answers one report per id, in order.
+ * concurrently in between. Answers one report per id, in order. `gate`: the throttle object's own
+ * (its alarm makes these attempts); elsewhere a throttled attempt asks its endpoint's object for its turn.
  */
-export async function attemptDeliveries(env: Env, shard: Shard, deliveryIds: string[], now = Date.now(), waitForSlots = false): Promise<AttemptReport[]> {
+export async function attemptDeliveries(env: Env, shard: Shard, deliveryIds: string[], now = Date.now(), waitForSlots = false, gate?: Gate): Promise<AttemptReport[]> {
   const reports = new Map<string, AttemptReport>();
   for (let i = 0; i < deliveryIds.length; i += IDS_PER_STATEMENT) {
-    for (const [id, report] of await attemptChunk(env, shard, [...new Set(deliveryIds.slice(i, i + IDS_PER_STATEMENT))], now, waitForSlots)) reports.set(id, report);
+    for (const [id, report] of await attemptChunk(env, shard, [...new Set(deliveryIds.slice(i, i + IDS_PER_STATEMENT))], now, waitForSlots, gate)) reports.set(id, report);
   }
   return deliveryIds.map((id) => reports.get(id) ?? { attempted: false, reason: "missing" });
 }
 
-async function attemptChunk(env: Env, shard: Shard, ids: string[], now: number, waitForSlots: boolean): Promise<Map<string, AttemptReport>> {
+async function attemptChunk(env: Env, shard: Shard, ids: string[], now: number, waitForSlots: boolean, gate?: Gate): Promise<Map<string, AttemptReport>> {
   const db = shard.db;
   const reports = new Map<string, AttemptReport>();
   const ofDeliveries = (col: typeof webhookDeliveries.webhookId | typeof webhookDeliveries.eventId) => db.select({ id: col }).from(webhookDeliveries).where(inArray(webhookDeliveries.id, ids));
@@ -97,8 +100,10 @@ async function attemptChunk(env: Env, shard: Shard, ids: string[], now: number, 
     db.select({ id: events.id, payload: events.payload }).from(events).where(inArray(events.id, ofDeliveries(webhookDeliveries.eventId))),
   ]);
   const claimedIds = new Set(claimed.map((d) => d.id));
-  for (const id of ids) if (!claimedIds.has(id)) reports.set(id, await explainUnclaimed(env, shard, id, now, waitForSlots));
-  for (const [id, report] of await attemptClaimed(env, shard, claimed, hooks, payloads, now, waitForSlots)) reports.set(id, report);
+  gate?.release(ids.filter((id) => !claimedIds.has(id)));
+  // The throttle object looks again at one still busy itself (next alarm); the throttle queue's consumer through that queue.
+  for (const id of ids) if (!claimedIds.has(id)) reports.set(id, await explainUnclaimed(env, shard, id, now, waitForSlots && !gate));
+  for (const [id, report] of await attemptClaimed(env, shard, claimed, hooks, payloads, now, waitForSlots, undefined, gate)) reports.set(id, report);
   return reports;
 }
 
@@ -107,7 +112,7 @@ async function attemptChunk(env: Env, shard: Shard, ids: string[], now: number, 
  * event payloads, and records every outcome in one D1 round trip. Used after `attemptChunk`'s
  * claim, and by the events consumer, which claims first attempts in its fan-out batch.
  */
-export async function attemptClaimed(env: Env, shard: Shard, claimed: DeliveryRow[], hooks: WebhookRow[], payloads: { id: string; payload: string }[], now: number, waitForSlots = false, unwritten?: Unwritten): Promise<Map<string, AttemptReport>> {
+export async function attemptClaimed(env: Env, shard: Shard, claimed: DeliveryRow[], hooks: WebhookRow[], payloads: { id: string; payload: string }[], now: number, waitForSlots = false, unwritten?: Unwritten, gate?: Gate): Promise<Map<string, AttemptReport>> {
   const db = shard.db;
   const reports = new Map<string, AttemptReport>();
   const writes: BatchItem<"sqlite">[] = [];
@@ -135,8 +140,11 @@ export async function attemptClaimed(env: Env, shard: Shard, claimed: DeliveryRo
 
   // Endpoints with a rate: attempts wait for their slots, those far ahead are put off (throttle.ts).
   const timed: ((typeof toSend)[number] & { notBefore?: number })[] = toSend.some(isThrottled) ? await throttle(env, shard, toSend, now, waitForSlots) : toSend;
+  const gated = new Set(timed.filter(isThrottled).map((t) => t.d.id));
+  gate?.release(claimed.filter((d) => !gated.has(d.id)).map((d) => d.id));
   await pool(timed, SEND_CONCURRENCY, async ({ d, hook, payload, isTest, notBefore = 0 }) => {
-    if (notBefore > Date.now()) await new Promise((r) => setTimeout(r, notBefore - Date.now()));
+    if (gated.has(d.id)) await turnAt(env, gate, d.id, hook, notBefore);
+    else if (notBefore > Date.now()) await new Promise((r) => setTimeout(r, notBefore - Date.now()));
     const attempt = d.attempts + 1;
     // The URL was checked at registration; check again in case the rules (or the dev flag) changed.
     const urlCheck = checkTargetUrl(hook.url, { allowLoopback: allowLoopback(env) });
@@ -217,6 +225,20 @@ export async function releaseLeases(shard: Shard, deliveryIds: string[]): Promis
   const db = shard.db;
   for (const part of chunk(deliveryIds, IDS_PER_STATEMENT)) {
     await db.update(webhookDeliveries).set({ leaseUntil: null }).where(and(inArray(webhookDeliveries.id, part), eq(webhookDeliveries.status, "pending")));
+  }
+}
+
+/**
+ * Waits for a throttled attempt's turn at its endpoint's gate (send-gate.ts): the object's own, or
+ * by RPC. An object that cannot be asked leaves the attempt to its slot alone (logged): late rather than lost.
+ */
+async function turnAt(env: Env, gate: Gate | undefined, deliveryId: string, hook: WebhookRow, notBefore: number): Promise<void> {
+  if (gate) return gate.wait(deliveryId, notBefore);
+  try {
+    await env.WEBHOOK_THROTTLES.get(env.WEBHOOK_THROTTLES.idFromName(hook.id)).admit(hook.maxPerSecond!, notBefore);
+  } catch (err) {
+    log.error("webhook throttle gate unavailable; attempt made at its slot", { webhookId: hook.id, error: String(err) });
+    if (notBefore > Date.now()) await new Promise((r) => setTimeout(r, notBefore - Date.now()));
   }
 }
 
