@@ -67,13 +67,16 @@ const SEND_CONCURRENCY = 50;
 /**
  * `attemptDelivery` for many deliveries at once, in two D1 round trips per up to 80 of them (take
  * the leases and read what the attempts need; record every outcome), the receivers called
- * concurrently in between. Answers one report per id, in order. `gate`: the throttle object's own
+ * concurrently in between. Answers one report per id, in order. Times (leases, when an attempt is due,
+ * when the next one is) run from `now`, not the machine's clock, so a test can drive them. `gate`: the throttle object's own
  * (its alarm makes these attempts); elsewhere a throttled attempt asks its endpoint's object for its turn.
  */
 export async function attemptDeliveries(env: Env, shard: Shard, deliveryIds: string[], now = Date.now(), waitForSlots = false, gate?: Gate): Promise<AttemptReport[]> {
   const reports = new Map<string, AttemptReport>();
+  const skew = now - Date.now();
   for (let i = 0; i < deliveryIds.length; i += IDS_PER_STATEMENT) {
-    for (const [id, report] of await attemptChunk(env, shard, [...new Set(deliveryIds.slice(i, i + IDS_PER_STATEMENT))], now, waitForSlots, gate)) reports.set(id, report);
+    // Each chunk at its own time (a chunk waits for the one before it), on the caller's clock.
+    for (const [id, report] of await attemptChunk(env, shard, [...new Set(deliveryIds.slice(i, i + IDS_PER_STATEMENT))], Date.now() + skew, waitForSlots, gate)) reports.set(id, report);
   }
   return deliveryIds.map((id) => reports.get(id) ?? { attempted: false, reason: "missing" });
 }
@@ -114,6 +117,8 @@ async function attemptChunk(env: Env, shard: Shard, ids: string[], now: number, 
  */
 export async function attemptClaimed(env: Env, shard: Shard, claimed: DeliveryRow[], hooks: WebhookRow[], payloads: { id: string; payload: string }[], now: number, waitForSlots = false, unwritten?: Unwritten, gate?: Gate): Promise<Map<string, AttemptReport>> {
   const db = shard.db;
+  // The caller's clock: `now` plus the time this call has taken (the next attempt is timed from the outcome).
+  const skew = now - Date.now();
   const reports = new Map<string, AttemptReport>();
   const writes: BatchItem<"sqlite">[] = [];
   const retries: { id: string; delaySeconds: number }[] = [];
@@ -152,7 +157,7 @@ export async function attemptClaimed(env: Env, shard: Shard, claimed: DeliveryRo
       ? await sendAttempt({ url: hook.url, secrets: activeSecrets(hook, now), messageId: d.eventId, body: payload, timeoutMs: timeoutMs(env) })
       : { statusCode: null, durationMs: 0, error: `URL refused: ${urlCheck.reason}`, responseBody: null, retryAfter: null };
     const outcome: DeliveryOutcome = urlCheck.ok ? decideOutcome(attempt, result, retrySchedule(env), isTest) : { status: "failed", gone: false };
-    const doneAt = Date.now();
+    const doneAt = Date.now() + skew;
     const nextAttemptAt = outcome.status === "pending" ? doneAt + outcome.delaySeconds * 1000 : null;
     const queueable = outcome.status === "pending" && outcome.delaySeconds <= MAX_QUEUE_DELAY_SECONDS;
     reports.set(d.id, { attempted: true, attempt, result, outcome });

@@ -96,7 +96,7 @@ export interface DeliveryLog {
   nextAttemptAt: string | null;
   lastStatusCode: number | null;
   lastError: string | null;
-  attempts: { attempt: number; statusCode: number | null; durationMs: number; error: string | null; nextAttemptAt: string | null }[];
+  attempts: { attempt: number; statusCode: number | null; durationMs: number; error: string | null; nextAttemptAt: string | null; createdAt: string }[];
 }
 
 export async function deliveriesOf(key: TestKey, webhookId: string, query = ""): Promise<DeliveryLog[]> {
