@@ -159,7 +159,9 @@ export async function attemptClaimed(env: Env, shard: Shard, claimed: DeliveryRo
     const outcome: DeliveryOutcome = urlCheck.ok ? decideOutcome(attempt, result, retrySchedule(env), isTest) : { status: "failed", gone: false };
     const doneAt = Date.now() + skew;
     const nextAttemptAt = outcome.status === "pending" ? doneAt + outcome.delaySeconds * 1000 : null;
-    const queueable = outcome.status === "pending" && outcome.delaySeconds <= MAX_QUEUE_DELAY_SECONDS;
+    // A queue's delay runs on the machine's clock: a next attempt further off than its longest delay is kept in D1 for the cron.
+    const queueDelay = nextAttemptAt === null ? null : Math.max(0, Math.ceil((nextAttemptAt - Date.now()) / 1000));
+    const queueable = queueDelay !== null && queueDelay <= MAX_QUEUE_DELAY_SECONDS;
     reports.set(d.id, { attempted: true, attempt, result, outcome });
     if (outcome.status === "succeeded" && !isTest) {
       // Recorded together after the pool (attempt-writes.ts): a few statements for all of them.
@@ -192,7 +194,7 @@ export async function attemptClaimed(env: Env, shard: Shard, claimed: DeliveryRo
       writes.push(...ev.statements);
       announced.push(...ev.events.map((e) => e.id));
     }
-    if (queueable) retries.push({ id: d.id, delaySeconds: outcome.delaySeconds });
+    if (queueable) retries.push({ id: d.id, delaySeconds: queueDelay });
   });
 
   // One round trip records every outcome.
@@ -300,7 +302,8 @@ async function explainUnclaimed(env: Env, shard: Shard, deliveryId: string, now:
     if (throttleQueue) await env.THROTTLE_QUEUE.send({ kind: "delivery", id: d.id, shard: shard.index } satisfies DeliveryQueueMessage, { contentType: "json", delaySeconds: 1 });
     return { attempted: false, reason: "busy" };
   }
-  const waitSeconds = Math.ceil(((d.nextAttemptAt ?? now) - now) / 1000);
+  // On the machine's clock, like the queue's delay (the same as `now`'s but in a test driving time).
+  const waitSeconds = Math.ceil(((d.nextAttemptAt ?? now) - Date.now()) / 1000);
   if (waitSeconds <= MAX_QUEUE_DELAY_SECONDS) {
     await env.DELIVERY_QUEUE.send({ kind: "delivery", id: d.id, shard: shard.index } satisfies DeliveryQueueMessage, { contentType: "json", delaySeconds: Math.max(1, waitSeconds) });
   }

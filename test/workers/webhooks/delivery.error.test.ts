@@ -4,13 +4,12 @@ import { describe, expect, it } from "vitest";
 import { getDb } from "../../../src/db/client.ts";
 import { deadLetters, events, webhookDeliveries, webhooks } from "../../../src/db/schema/index.ts";
 import { onCronEvents } from "../../../src/events/cron.ts";
-import { attemptDelivery, type AttemptReport } from "../../../src/events/delivery.ts";
 import { handleEventsQueue } from "../../../src/events/consumers.ts";
 import { fanOut } from "../../../src/events/fanout.ts";
 import { newId } from "../../../src/platform/ids.ts";
 import { handleDeadLetters } from "../../../src/queues.ts";
 import { syntheticEventIds } from "../event-tap.ts";
-import { api, createKey, deadUrl, deliveriesOf, emitEvent, env, receivedAt, registerWebhook, waitFor, waitForDeliveries, type DeliveryLog } from "./support.ts";
+import { api, createKey, deadUrl, deliveriesOf, driveAttempts as driveAttemptsOn, emitEvent, env, receivedAt, registerWebhook, waitFor, waitForDeliveries, type DeliveryLog } from "./support.ts";
 import { shardAt } from "../../../src/platform/shards.ts";
 
 /** Accounts of this file live on the second shard (queue messages must name it), except where a test says. */
@@ -33,14 +32,6 @@ async function recordOnly(accountId: string, createdAt = Date.now()): Promise<st
   return id;
 }
 
-/**
- * Virtual time for retries: attempts are made by the test, each at the `now` its delivery is due, so
- * no test sleeps through the schedule. The clock starts two days ahead: the copies of these retries
- * the real delivery queue carries then find nothing due (and are not put back: past the queue's 12 h),
- * and no cron run of another test sees them.
- */
-const virtualNow = () => Date.now() + 2 * 86400_000;
-
 /** A delivery as the fan-out records it, nothing queued: only the test attempts it. */
 async function recordedDelivery(accountId: string): Promise<{ eventId: string; deliveryId: string }> {
   const eventId = await recordOnly(accountId);
@@ -48,28 +39,8 @@ async function recordedDelivery(accountId: string): Promise<{ eventId: string; d
   return { eventId, deliveryId: deliveryId! };
 }
 
-const rowOf = async (deliveryId: string) => (await db().select().from(webhookDeliveries).where(eq(webhookDeliveries.id, deliveryId)).get())!;
-
-/**
- * Makes every attempt of a delivery, each at the virtual moment it falls due, until it leaves
- * `pending`; before each retry checks it was not due a moment earlier (the consumers' early slack is 1 s).
- * Answers the reports and the virtual times of the attempts.
- */
-async function driveAttempts(deliveryId: string, start = virtualNow(), max = 10): Promise<{ reports: AttemptReport[]; times: number[] }> {
-  const reports: AttemptReport[] = [];
-  const times: number[] = [];
-  for (let t = start; reports.length < max; ) {
-    const report = await attemptDelivery(env, shard(), deliveryId, t);
-    expect(report.attempted).toBe(true);
-    reports.push(report);
-    times.push(t);
-    const row = await rowOf(deliveryId);
-    if (row.status !== "pending") break;
-    expect(await attemptDelivery(env, shard(), deliveryId, row.nextAttemptAt! - 1_500)).toMatchObject({ attempted: false, reason: "not_due" });
-    t = row.nextAttemptAt!;
-  }
-  return { reports, times };
-}
+/** `driveAttempts` (support.ts) on this file's shard. */
+const driveAttempts = (deliveryId: string) => driveAttemptsOn(shard(), deliveryId);
 
 describe("webhook deliveries: faults and retries (WEBHOOK_RETRY_SCHEDULE=1,1,1 in tests)", () => {
   it("a receiver answering 500 twice gets the same webhook-id a third time and the log shows every attempt", async () => {
