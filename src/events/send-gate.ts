@@ -1,11 +1,13 @@
 /**
  * The last step before a throttled endpoint is called: every attempt passes its endpoint's gate
  * (held by the endpoint's WebhookThrottleDO) one after the other, and the gate lets an attempt start
- * no earlier than its slot, no earlier than one second after the attempt `perSecond` places before
- * it, and at least half an interval after the previous one. Slots alone space attempts evenly, but
- * an attempt starts late when its batch's D1 round trip was slow, and late attempts of one batch
- * would then start together with the next batch's on-time ones: the gate times starts, not slots,
- * so no one second holds more than `perSecond` whatever ran late.
+ * no earlier than its slot, an interval (1 s / perSecond) after the previous one's planned start, and
+ * no earlier than one second after the real start of the attempt `perSecond` places before it. Slots
+ * alone space attempts evenly, but an attempt starts late when its batch's D1 round trip was slow,
+ * and late attempts of one batch would then start together with the next batch's on-time ones: the
+ * gate times starts, not slots, so no one second holds more than `perSecond` whatever ran late. An
+ * attempt found late is not caught up on: the plan moves on from it, evenly spaced (a second packed
+ * with attempts would let the network's jitter push one more into it at the receiver).
  */
 export interface Gate {
   /** Resolves when the attempt of this delivery may start (its turn came and its time is reached). */
@@ -13,6 +15,9 @@ export interface Gate {
   /** These deliveries will not be attempted in this round: their turns pass to those behind them. */
   release(deliveryIds: string[]): void;
 }
+
+/** Lateness a timer or a round trip often has: within it the plan is kept (else a high rate would drift down). */
+const LATE_MS = 20;
 
 interface Turn {
   /** Settles when the turn before this one is over. */
@@ -24,8 +29,10 @@ interface Turn {
 export class SendGate implements Gate {
   private tail: Promise<void> = Promise.resolve();
   private readonly turns = new Map<string, Turn>();
-  /** Start times of the latest attempts, ascending: at most `perSecond` of them. */
+  /** Real start times of the latest attempts, ascending: at most `perSecond` of them. */
   private recent: number[] = [];
+  /** The previous attempt's planned start (the plan keeps even steps however late a timer fires). */
+  private lastAt = 0;
   private perSecond: number;
 
   /**
@@ -81,9 +88,12 @@ export class SendGate implements Gate {
   private async pass(turn: Turn, notBefore: number): Promise<void> {
     try {
       await turn.prev;
-      const at = this.earliest(notBefore);
+      let at = this.earliest(notBefore);
+      // Late by more than half a step (or a timer's usual lag at high rates): on from now, never a burst to catch up.
+      if (at < Date.now() - Math.max(500 / this.perSecond, LATE_MS)) at = Date.now();
       if (at > Date.now()) await new Promise((r) => setTimeout(r, at - Date.now()));
       const started = Math.max(Date.now(), at);
+      this.lastAt = at;
       this.recent.push(started);
       if (this.recent.length > this.perSecond) this.recent.shift();
       this.record(started);
@@ -95,7 +105,7 @@ export class SendGate implements Gate {
   private earliest(notBefore: number): number {
     const n = this.recent.length;
     const windowFull = n >= this.perSecond ? this.recent[n - this.perSecond]! + 1000 : 0;
-    const spaced = n > 0 ? this.recent[n - 1]! + 500 / this.perSecond : 0;
+    const spaced = this.lastAt + 1000 / this.perSecond;
     return Math.max(notBefore, windowFull, spaced, this.lastStart + 1000);
   }
 }
