@@ -8,8 +8,7 @@ import { allowLoopback, disableAfterMs, MAX_QUEUE_DELAY_SECONDS, retrySchedule, 
 import { decideOutcome, type DeliveryOutcome } from "./retry-policy.ts";
 import { sendAttempt, type SignedPostResult } from "./send-attempt.ts";
 import { isThrottled, throttle } from "./throttle.ts";
-import type { Gate } from "./send-gate.ts";
-import { log } from "../platform/log.ts";
+import { waitForTurn, type Gate } from "./send-gate.ts";
 import { TEST_EVENT_TYPE, type DeliveryQueueMessage } from "./types.ts";
 import { enqueueEvents, prepareEventAfterChange, prepareEvents } from "./emit.ts";
 import { deliveryExhaustedEvent, isOperational, webhookDisabledEvent } from "./operational.ts";
@@ -148,7 +147,7 @@ export async function attemptClaimed(env: Env, shard: Shard, claimed: DeliveryRo
   const gated = new Set(timed.filter(isThrottled).map((t) => t.d.id));
   gate?.release(claimed.filter((d) => !gated.has(d.id)).map((d) => d.id));
   await pool(timed, SEND_CONCURRENCY, async ({ d, hook, payload, isTest, notBefore = 0 }) => {
-    if (gated.has(d.id)) await turnAt(env, gate, d.id, hook, notBefore);
+    if (gated.has(d.id)) await waitForTurn(env, gate, d.id, hook.id, hook.maxPerSecond!, notBefore);
     else if (notBefore > Date.now()) await new Promise((r) => setTimeout(r, notBefore - Date.now()));
     const attempt = d.attempts + 1;
     // The URL was checked at registration; check again in case the rules (or the dev flag) changed.
@@ -232,20 +231,6 @@ export async function releaseLeases(shard: Shard, deliveryIds: string[]): Promis
   const db = shard.db;
   for (const part of chunk(deliveryIds, IDS_PER_STATEMENT)) {
     await db.update(webhookDeliveries).set({ leaseUntil: null }).where(and(inArray(webhookDeliveries.id, part), eq(webhookDeliveries.status, "pending")));
-  }
-}
-
-/**
- * Waits for a throttled attempt's turn at its endpoint's gate (send-gate.ts): the object's own, or
- * by RPC. An object that cannot be asked leaves the attempt to its slot alone (logged): late rather than lost.
- */
-async function turnAt(env: Env, gate: Gate | undefined, deliveryId: string, hook: WebhookRow, notBefore: number): Promise<void> {
-  if (gate) return gate.wait(deliveryId, notBefore);
-  try {
-    await env.WEBHOOK_THROTTLES.get(env.WEBHOOK_THROTTLES.idFromName(hook.id)).admit(hook.maxPerSecond!, notBefore);
-  } catch (err) {
-    log.error("webhook throttle gate unavailable; attempt made at its slot", { webhookId: hook.id, error: String(err) });
-    if (notBefore > Date.now()) await new Promise((r) => setTimeout(r, notBefore - Date.now()));
   }
 }
 

@@ -1,3 +1,5 @@
+import { log } from "../platform/log.ts";
+
 /**
  * The last step before a throttled endpoint is called: every attempt passes its endpoint's gate
  * (held by the endpoint's WebhookThrottleDO) one after the other, and the gate lets an attempt start
@@ -107,5 +109,20 @@ export class SendGate implements Gate {
     const windowFull = n >= this.perSecond ? this.recent[n - this.perSecond]! + 1000 : 0;
     const spaced = this.lastAt + 1000 / this.perSecond;
     return Math.max(notBefore, windowFull, spaced, this.lastStart + 1000);
+  }
+}
+
+/**
+ * Waits for a throttled attempt's turn at its endpoint's gate: the throttle object's own (its alarm
+ * makes the attempt), else by RPC to the endpoint's object. An object that cannot be asked leaves
+ * the attempt to its slot alone (logged): late rather than lost.
+ */
+export async function waitForTurn(env: Env, gate: Gate | undefined, deliveryId: string, webhookId: string, perSecond: number, notBefore: number): Promise<void> {
+  if (gate) return gate.wait(deliveryId, notBefore);
+  try {
+    await env.WEBHOOK_THROTTLES.get(env.WEBHOOK_THROTTLES.idFromName(webhookId)).admit(perSecond, notBefore);
+  } catch (err) {
+    log.error("webhook throttle gate unavailable; attempt made at its slot", { webhookId, error: String(err) });
+    if (notBefore > Date.now()) await new Promise((r) => setTimeout(r, notBefore - Date.now()));
   }
 }

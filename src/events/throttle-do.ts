@@ -62,7 +62,7 @@ export class WebhookThrottleDO extends DurableObject<Env> {
 
   /**
    * Waits for the turn of an attempt a queue consumer is about to make (a slot handed back at once,
-   * or one held from before): it starts when this answers. Bounded by the caller's lease.
+   * or one held from before): it starts when this answers, after the turns already queued.
    */
   async admit(perSecond: number, notBefore: number): Promise<void> {
     this.gate.setRate(clampRate(perSecond));
