@@ -8,6 +8,7 @@ import { allowLoopback, disableAfterMs, MAX_QUEUE_DELAY_SECONDS, retrySchedule, 
 import { decideOutcome, type DeliveryOutcome } from "./retry-policy.ts";
 import { sendAttempt, type SignedPostResult } from "./send-attempt.ts";
 import { isThrottled, throttle } from "./throttle.ts";
+import { waitForTurn, type Gate } from "./send-gate.ts";
 import { TEST_EVENT_TYPE, type DeliveryQueueMessage } from "./types.ts";
 import { enqueueEvents, prepareEventAfterChange, prepareEvents } from "./emit.ts";
 import { deliveryExhaustedEvent, isOperational, webhookDisabledEvent } from "./operational.ts";
@@ -65,17 +66,21 @@ const SEND_CONCURRENCY = 50;
 /**
  * `attemptDelivery` for many deliveries at once, in two D1 round trips per up to 80 of them (take
  * the leases and read what the attempts need; record every outcome), the receivers called
- * concurrently in between. Answers one report per id, in order.
+ * concurrently in between. Answers one report per id, in order. Times (leases, when an attempt is due,
+ * when the next one is) run from `now`, not the machine's clock, so a test can drive them. `gate`: the throttle object's own
+ * (its alarm makes these attempts); elsewhere a throttled attempt asks its endpoint's object for its turn.
  */
-export async function attemptDeliveries(env: Env, shard: Shard, deliveryIds: string[], now = Date.now(), waitForSlots = false): Promise<AttemptReport[]> {
+export async function attemptDeliveries(env: Env, shard: Shard, deliveryIds: string[], now = Date.now(), waitForSlots = false, gate?: Gate): Promise<AttemptReport[]> {
   const reports = new Map<string, AttemptReport>();
+  const skew = now - Date.now();
   for (let i = 0; i < deliveryIds.length; i += IDS_PER_STATEMENT) {
-    for (const [id, report] of await attemptChunk(env, shard, [...new Set(deliveryIds.slice(i, i + IDS_PER_STATEMENT))], now, waitForSlots)) reports.set(id, report);
+    // Each chunk at its own time (a chunk waits for the one before it), on the caller's clock.
+    for (const [id, report] of await attemptChunk(env, shard, [...new Set(deliveryIds.slice(i, i + IDS_PER_STATEMENT))], Date.now() + skew, waitForSlots, gate)) reports.set(id, report);
   }
   return deliveryIds.map((id) => reports.get(id) ?? { attempted: false, reason: "missing" });
 }
 
-async function attemptChunk(env: Env, shard: Shard, ids: string[], now: number, waitForSlots: boolean): Promise<Map<string, AttemptReport>> {
+async function attemptChunk(env: Env, shard: Shard, ids: string[], now: number, waitForSlots: boolean, gate?: Gate): Promise<Map<string, AttemptReport>> {
   const db = shard.db;
   const reports = new Map<string, AttemptReport>();
   const ofDeliveries = (col: typeof webhookDeliveries.webhookId | typeof webhookDeliveries.eventId) => db.select({ id: col }).from(webhookDeliveries).where(inArray(webhookDeliveries.id, ids));
@@ -98,8 +103,10 @@ async function attemptChunk(env: Env, shard: Shard, ids: string[], now: number, 
     db.select({ id: events.id, payload: events.payload }).from(events).where(inArray(events.id, ofDeliveries(webhookDeliveries.eventId))),
   ]);
   const claimedIds = new Set(claimed.map((d) => d.id));
-  for (const id of ids) if (!claimedIds.has(id)) reports.set(id, await explainUnclaimed(env, shard, id, now, waitForSlots));
-  for (const [id, report] of await attemptClaimed(env, shard, claimed, hooks, payloads, now, waitForSlots)) reports.set(id, report);
+  gate?.release(ids.filter((id) => !claimedIds.has(id)));
+  // The throttle object looks again at one still busy itself (next alarm); the throttle queue's consumer through that queue.
+  for (const id of ids) if (!claimedIds.has(id)) reports.set(id, await explainUnclaimed(env, shard, id, now, waitForSlots && !gate));
+  for (const [id, report] of await attemptClaimed(env, shard, claimed, hooks, payloads, now, waitForSlots, undefined, gate)) reports.set(id, report);
   return reports;
 }
 
@@ -108,8 +115,10 @@ async function attemptChunk(env: Env, shard: Shard, ids: string[], now: number, 
  * event payloads, and records every outcome in one D1 round trip. Used after `attemptChunk`'s
  * claim, and by the events consumer, which claims first attempts in its fan-out batch.
  */
-export async function attemptClaimed(env: Env, shard: Shard, claimed: DeliveryRow[], hooks: WebhookRow[], payloads: { id: string; payload: string }[], now: number, waitForSlots = false, unwritten?: Unwritten): Promise<Map<string, AttemptReport>> {
+export async function attemptClaimed(env: Env, shard: Shard, claimed: DeliveryRow[], hooks: WebhookRow[], payloads: { id: string; payload: string }[], now: number, waitForSlots = false, unwritten?: Unwritten, gate?: Gate): Promise<Map<string, AttemptReport>> {
   const db = shard.db;
+  // The caller's clock: `now` plus the time this call has taken (the next attempt is timed from the outcome).
+  const skew = now - Date.now();
   const reports = new Map<string, AttemptReport>();
   const writes: BatchItem<"sqlite">[] = [];
   const retries: { id: string; delaySeconds: number }[] = [];
@@ -136,8 +145,11 @@ export async function attemptClaimed(env: Env, shard: Shard, claimed: DeliveryRo
 
   // Endpoints with a rate: attempts wait for their slots, those far ahead are put off (throttle.ts).
   const timed: ((typeof toSend)[number] & { notBefore?: number })[] = toSend.some(isThrottled) ? await throttle(env, shard, toSend, now, waitForSlots) : toSend;
+  const gated = new Set(timed.filter(isThrottled).map((t) => t.d.id));
+  gate?.release(claimed.filter((d) => !gated.has(d.id)).map((d) => d.id));
   await pool(timed, SEND_CONCURRENCY, async ({ d, hook, payload, isTest, notBefore = 0 }) => {
-    if (notBefore > Date.now()) await new Promise((r) => setTimeout(r, notBefore - Date.now()));
+    if (gated.has(d.id)) await waitForTurn(env, gate, d.id, hook.id, hook.maxPerSecond!, notBefore);
+    else if (notBefore > Date.now()) await new Promise((r) => setTimeout(r, notBefore - Date.now()));
     const attempt = d.attempts + 1;
     // The URL was checked at registration; check again in case the rules (or the dev flag) changed.
     const urlCheck = checkTargetUrl(hook.url, { allowLoopback: allowLoopback(env) });
@@ -145,9 +157,11 @@ export async function attemptClaimed(env: Env, shard: Shard, claimed: DeliveryRo
       ? await sendAttempt({ url: hook.url, secrets: activeSecrets(hook, now), messageId: d.eventId, body: payload, timeoutMs: timeoutMs(env) })
       : { statusCode: null, durationMs: 0, error: `URL refused: ${urlCheck.reason}`, responseBody: null, retryAfter: null };
     const outcome: DeliveryOutcome = urlCheck.ok ? decideOutcome(attempt, result, retrySchedule(env), isTest) : { status: "failed", gone: false };
-    const doneAt = Date.now();
+    const doneAt = Date.now() + skew;
     const nextAttemptAt = outcome.status === "pending" ? doneAt + outcome.delaySeconds * 1000 : null;
-    const queueable = outcome.status === "pending" && outcome.delaySeconds <= MAX_QUEUE_DELAY_SECONDS;
+    // A queue's delay runs on the machine's clock: a next attempt further off than its longest delay is kept in D1 for the cron.
+    const queueDelay = nextAttemptAt === null ? null : Math.max(0, Math.ceil((nextAttemptAt - Date.now()) / 1000));
+    const queueable = queueDelay !== null && queueDelay <= MAX_QUEUE_DELAY_SECONDS;
     reports.set(d.id, { attempted: true, attempt, result, outcome });
     if (outcome.status === "succeeded" && !isTest) {
       // Recorded together after the pool (attempt-writes.ts): a few statements for all of them.
@@ -180,7 +194,7 @@ export async function attemptClaimed(env: Env, shard: Shard, claimed: DeliveryRo
       writes.push(...ev.statements);
       announced.push(...ev.events.map((e) => e.id));
     }
-    if (queueable) retries.push({ id: d.id, delaySeconds: outcome.delaySeconds });
+    if (queueable) retries.push({ id: d.id, delaySeconds: queueDelay });
   });
 
   // One round trip records every outcome.
@@ -274,7 +288,8 @@ async function explainUnclaimed(env: Env, shard: Shard, deliveryId: string, now:
     if (throttleQueue) await env.THROTTLE_QUEUE.send({ kind: "delivery", id: d.id, shard: shard.index } satisfies DeliveryQueueMessage, { contentType: "json", delaySeconds: 1 });
     return { attempted: false, reason: "busy" };
   }
-  const waitSeconds = Math.ceil(((d.nextAttemptAt ?? now) - now) / 1000);
+  // On the machine's clock, like the queue's delay (the same as `now`'s but in a test driving time).
+  const waitSeconds = Math.ceil(((d.nextAttemptAt ?? now) - Date.now()) / 1000);
   if (waitSeconds <= MAX_QUEUE_DELAY_SECONDS) {
     await env.DELIVERY_QUEUE.send({ kind: "delivery", id: d.id, shard: shard.index } satisfies DeliveryQueueMessage, { contentType: "json", delaySeconds: Math.max(1, waitSeconds) });
   }

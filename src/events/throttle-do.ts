@@ -1,5 +1,6 @@
 import { DurableObject } from "cloudflare:workers";
 import { attemptDeliveries } from "./delivery.ts";
+import { SendGate } from "./send-gate.ts";
 import { MAX_PER_SECOND, MAX_SLOTS_PER_CALL, MIN_PER_SECOND, SEND_NOW_MS } from "./throttle.ts";
 import { log } from "../platform/log.ts";
 import { shardAt } from "../platform/shards.ts";
@@ -27,10 +28,13 @@ const RELEASE_MAX = 2_000;
  * however many queue consumers ask at once. The next free slot is written through to the object's
  * SQLite storage, and so are the deliveries waiting for a slot far ahead: its alarm hands each to
  * the throttle queue shortly before its slot (queue delays are whole seconds and, locally, late).
+ * Every attempt to the endpoint, the alarm's and any a queue consumer makes, then passes the
+ * object's gate (send-gate.ts), which times the attempts' starts so no second holds more than the rate.
  */
 export class WebhookThrottleDO extends DurableObject<Env> {
   /** The next free slot (ms since the epoch, fractional: 1000 / perSecond need not be whole). */
   private next: number;
+  private readonly gate: SendGate;
 
   constructor(ctx: DurableObjectState, env: Env) {
     super(ctx, env);
@@ -43,6 +47,26 @@ export class WebhookThrottleDO extends DurableObject<Env> {
     ctx.storage.sql.exec("CREATE TABLE IF NOT EXISTS rate (id INTEGER PRIMARY KEY CHECK (id = 1), per_second INTEGER NOT NULL)");
     // Slots taken by an alarm of an earlier instance whose attempts never finished: taken again (leases guard the rest).
     ctx.storage.sql.exec("UPDATE waiting SET slot = -slot WHERE slot < 0");
+    // The latest attempt's start, kept so that an instance that replaces one mid-burst spaces from it.
+    ctx.storage.sql.exec("CREATE TABLE IF NOT EXISTS sent (id INTEGER PRIMARY KEY CHECK (id = 1), last REAL NOT NULL)");
+    const last = ctx.storage.sql.exec<{ last: number }>("SELECT last FROM sent WHERE id = 1").toArray()[0]?.last ?? 0;
+    this.gate = new SendGate(this.rate(), last, (at) => {
+      ctx.storage.sql.exec("INSERT INTO sent (id, last) VALUES (1, ?) ON CONFLICT (id) DO UPDATE SET last = excluded.last", at);
+    });
+  }
+
+  /** The rate last asked for (the gate's until a caller says otherwise). */
+  private rate(): number {
+    return this.ctx.storage.sql.exec<{ per_second: number }>("SELECT per_second FROM rate WHERE id = 1").toArray()[0]?.per_second ?? MAX_PER_SECOND;
+  }
+
+  /**
+   * Waits for the turn of an attempt a queue consumer is about to make (a slot handed back at once,
+   * or one held from before): it starts when this answers, after the turns already queued.
+   */
+  async admit(perSecond: number, notBefore: number): Promise<void> {
+    this.gate.setRate(clampRate(perSecond));
+    await this.gate.admit(Number.isFinite(notBefore) ? notBefore : 0);
   }
 
   /**
@@ -52,7 +76,8 @@ export class WebhookThrottleDO extends DurableObject<Env> {
    * the alarm; the caller queues the others. `shard`: where the deliveries' rows are (platform/shards.ts).
    */
   async schedule(perSecond: number, deliveryIds: string[], shard = 0): Promise<{ at: number; kept: boolean }[]> {
-    const rate = Math.min(MAX_PER_SECOND, Math.max(MIN_PER_SECOND, Math.floor(perSecond) || MIN_PER_SECOND));
+    const rate = clampRate(perSecond);
+    this.gate.setRate(rate);
     const ids = deliveryIds.slice(0, MAX_SLOTS_PER_CALL);
     const interval = 1000 / rate;
     const now = Date.now();
@@ -100,7 +125,7 @@ export class WebhookThrottleDO extends DurableObject<Env> {
     const now = Date.now();
     // At most the rate's share of the time to the next alarm: slots an alarm finds late (the object was
     // busy or slow) go out at the rate, spaced (throttle.ts spaceOut), never in one burst.
-    const perSecond = this.ctx.storage.sql.exec<{ per_second: number }>("SELECT per_second FROM rate WHERE id = 1").toArray()[0]?.per_second ?? MAX_PER_SECOND;
+    const perSecond = this.rate();
     const take = Math.min(RELEASE_MAX, Math.max(1, Math.ceil((perSecond * ALARM_EVERY_MS) / 1000)));
     const due = this.ctx.storage.sql
       .exec<{ delivery_id: string }>("SELECT delivery_id FROM waiting WHERE slot > 0 AND slot <= ? ORDER BY slot LIMIT ?", now + RELEASE_AHEAD_MS, take)
@@ -110,11 +135,18 @@ export class WebhookThrottleDO extends DurableObject<Env> {
     for (const id of due) this.ctx.storage.sql.exec("UPDATE waiting SET slot = -slot WHERE delivery_id = ? AND slot > 0", id);
     await this.armFor(now + ALARM_EVERY_MS);
     if (due.length === 0) return;
-    void attemptDeliveries(this.env, shardAt(this.env, shard), due, now, true).then(
-      () => {
-        for (const id of due) this.ctx.storage.sql.exec("DELETE FROM waiting WHERE delivery_id = ? AND slot < 0", id);
+    // Their turns at the gate in slot order now, before any round trip: a later alarm's come after them.
+    this.gate.issue(due);
+    void attemptDeliveries(this.env, shardAt(this.env, shard), due, now, true, this.gate).then(
+      async (reports) => {
+        this.gate.release(due);
+        // One still held by its caller (not yet written down as put off) keeps its slot: the next alarm tries again, in order.
+        const busy = new Set(due.filter((_, i) => reports[i]?.attempted === false && reports[i].reason === "busy"));
+        for (const id of due) this.ctx.storage.sql.exec(busy.has(id) ? "UPDATE waiting SET slot = -slot WHERE delivery_id = ? AND slot < 0" : "DELETE FROM waiting WHERE delivery_id = ? AND slot < 0", id);
+        if (busy.size > 0) await this.armFor(Date.now() + ALARM_EVERY_MS).catch(() => {});
       },
       async (err: unknown) => {
+        this.gate.release(due);
         log.error("throttled attempts failed; retried by the next alarm", { count: due.length, error: String(err) });
         for (const id of due) this.ctx.storage.sql.exec("UPDATE waiting SET slot = -slot WHERE delivery_id = ? AND slot < 0", id);
         await this.armFor(Date.now() + ALARM_EVERY_MS).catch(() => {});
@@ -130,4 +162,8 @@ export class WebhookThrottleDO extends DurableObject<Env> {
     const current = await this.ctx.storage.getAlarm();
     if (current === null || current > when) await this.ctx.storage.setAlarm(when);
   }
+}
+
+function clampRate(perSecond: number): number {
+  return Math.min(MAX_PER_SECOND, Math.max(MIN_PER_SECOND, Math.floor(perSecond) || MIN_PER_SECOND));
 }

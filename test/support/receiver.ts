@@ -88,6 +88,8 @@ export async function startReceiver(port = 0): Promise<RunningReceiver> {
   };
 
   const server = createServer(async (req, res) => {
+    // When the request reached us, before its body is read (rate measurements: a busy receiver reads bodies late).
+    const arrivedAt = Date.now();
     try {
       const url = new URL(req.url ?? "/", "http://receiver");
       const [, area, name] = url.pathname.split("/");
@@ -136,7 +138,7 @@ export async function startReceiver(port = 0): Promise<RunningReceiver> {
         verifiedBy,
         verified: verifiedBy[0] === true,
         answered: answer,
-        receivedAt: Date.now(),
+        receivedAt: arrivedAt,
       });
 
       if (answer === "drop") return req.socket.destroy();

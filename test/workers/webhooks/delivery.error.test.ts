@@ -9,7 +9,7 @@ import { fanOut } from "../../../src/events/fanout.ts";
 import { newId } from "../../../src/platform/ids.ts";
 import { handleDeadLetters } from "../../../src/queues.ts";
 import { syntheticEventIds } from "../event-tap.ts";
-import { api, createKey, deadUrl, deliveriesOf, emitEvent, env, receivedAt, registerWebhook, waitFor, waitForDeliveries, type DeliveryLog } from "./support.ts";
+import { api, createKey, deadUrl, deliveriesOf, driveAttempts as driveAttemptsOn, emitEvent, env, receivedAt, registerWebhook, waitFor, waitForDeliveries, type DeliveryLog } from "./support.ts";
 import { shardAt } from "../../../src/platform/shards.ts";
 
 /** Accounts of this file live on the second shard (queue messages must name it), except where a test says. */
@@ -31,6 +31,16 @@ async function recordOnly(accountId: string, createdAt = Date.now()): Promise<st
   await db().insert(events).values({ id, accountId, type: "message.sent", sessionId: null, payload, createdAt });
   return id;
 }
+
+/** A delivery as the fan-out records it, nothing queued: only the test attempts it. */
+async function recordedDelivery(accountId: string): Promise<{ eventId: string; deliveryId: string }> {
+  const eventId = await recordOnly(accountId);
+  const [deliveryId] = await fanOut(shard(), [eventId]);
+  return { eventId, deliveryId: deliveryId! };
+}
+
+/** `driveAttempts` (support.ts) on this file's shard. */
+const driveAttempts = (deliveryId: string) => driveAttemptsOn(shard(), deliveryId);
 
 describe("webhook deliveries: faults and retries (WEBHOOK_RETRY_SCHEDULE=1,1,1 in tests)", () => {
   it("a receiver answering 500 twice gets the same webhook-id a third time and the log shows every attempt", async () => {
@@ -56,8 +66,10 @@ describe("webhook deliveries: faults and retries (WEBHOOK_RETRY_SCHEDULE=1,1,1 i
   it("a receiver that times out is retried, and the attempt records the timeout", async () => {
     const k = await createKey("pro", { shard: SHARD });
     const hook = await registerWebhook(k, { events: ["*"] }, { script: ["timeout"], hangMs: 4_000 });
-    const [ev] = await emitEvent({ accountId: k.accountId });
-    const d = await settled(k, hook.id, ev!.id);
+    const ev = await recordedDelivery(k.accountId);
+    const { reports } = await driveAttempts(ev.deliveryId);
+    expect(reports).toHaveLength(2);
+    const d = await settled(k, hook.id, ev.eventId);
     expect(d.status).toBe("succeeded");
     expect(d.attempts[0]).toMatchObject({ attempt: 1, statusCode: null, error: "timed out after 1500 ms" });
     expect(d.attempts[0]!.durationMs).toBeGreaterThanOrEqual(1400);
@@ -68,8 +80,11 @@ describe("webhook deliveries: faults and retries (WEBHOOK_RETRY_SCHEDULE=1,1,1 i
     const k = await createKey("pro", { shard: SHARD });
     const created = await api("/api/webhooks", { method: "POST", key: k.key, json: { url: `${deadUrl()}/hook`, events: ["*"] } });
     const hook = (await created.json()) as { id: string };
-    const [ev] = await emitEvent({ accountId: k.accountId });
-    const d = await settled(k, hook.id, ev!.id, 20_000);
+    const ev = await recordedDelivery(k.accountId);
+    const { times } = await driveAttempts(ev.deliveryId);
+    // The schedule (1 s each) from each attempt's outcome.
+    expect(times.slice(1).map((t, i) => t - times[i]!).every((gap) => gap >= 1000 && gap < 3000)).toBe(true);
+    const d = await settled(k, hook.id, ev.eventId);
     expect(d).toMatchObject({ status: "failed", attemptCount: 4, lastStatusCode: null, nextAttemptAt: null });
     expect(d.attempts.map((a) => a.attempt)).toEqual([1, 2, 3, 4]);
     expect(d.attempts.every((a) => a.statusCode === null && a.error!.startsWith("network error"))).toBe(true);
@@ -82,17 +97,20 @@ describe("webhook deliveries: faults and retries (WEBHOOK_RETRY_SCHEDULE=1,1,1 i
   it("manual retry re-sends a failed delivery with the same webhook-id", async () => {
     const k = await createKey("pro", { shard: SHARD });
     const hook = await registerWebhook(k, { events: ["*"] }, { script: [500, 500, 500, 500], then: 200 });
-    const [ev] = await emitEvent({ accountId: k.accountId });
-    const failed = await settled(k, hook.id, ev!.id, 20_000);
+    const { eventId, deliveryId } = await recordedDelivery(k.accountId);
+    const ev = { id: eventId };
+    await driveAttempts(deliveryId);
+    const failed = await settled(k, hook.id, ev.id);
     expect(failed).toMatchObject({ status: "failed", attemptCount: 4 });
     const res = await api(`/api/webhooks/${hook.id}/deliveries/${failed.id}/retry`, { method: "POST", key: k.key });
     expect(res.status).toBe(202);
     expect(await res.json()).toMatchObject({ id: failed.id, status: "pending" });
-    const ok = await settled(k, hook.id, ev!.id);
+    // The manual retry goes through the real queue, at once.
+    const ok = await settled(k, hook.id, ev.id);
     expect(ok).toMatchObject({ status: "succeeded", attemptCount: 5, lastStatusCode: 200 });
     const got = await receivedAt(hook.inbox);
     expect(got).toHaveLength(5);
-    expect(new Set(got.map((g) => g.webhookId))).toEqual(new Set([ev!.id]));
+    expect(new Set(got.map((g) => g.webhookId))).toEqual(new Set([ev.id]));
   });
 
   it("410 Gone fails the delivery at once and disables the endpoint", async () => {
@@ -116,11 +134,14 @@ describe("webhook deliveries: faults and retries (WEBHOOK_RETRY_SCHEDULE=1,1,1 i
   it("honours the receiver's Retry-After when it asks for longer than the schedule", async () => {
     const k = await createKey("pro", { shard: SHARD });
     const hook = await registerWebhook(k, { events: ["*"] }, { script: [503], retryAfter: "3" });
-    const [ev] = await emitEvent({ accountId: k.accountId });
-    const got = await waitForDeliveries(hook.inbox, 2, 15_000);
-    expect(got[1]!.receivedAt - got[0]!.receivedAt).toBeGreaterThanOrEqual(2_900);
-    const d = await settled(k, hook.id, ev!.id);
+    const ev = await recordedDelivery(k.accountId);
+    // driveAttempts checks the retry is not due 1.5 s before its time: on the 1 s schedule it would be.
+    const { times } = await driveAttempts(ev.deliveryId);
+    expect(times[1]! - times[0]!).toBeGreaterThanOrEqual(3_000);
+    expect(await receivedAt(hook.inbox)).toHaveLength(2);
+    const d = await settled(k, hook.id, ev.eventId);
     expect(d.attempts.map((a) => a.statusCode)).toEqual([503, 200]);
+    expect(Date.parse(d.attempts[0]!.nextAttemptAt!) - Date.parse(d.attempts[0]!.createdAt)).toBe(3_000);
   });
 
   it("an endpoint failing continuously for WEBHOOK_DISABLE_AFTER_DAYS (5) is disabled; its pending retry then fails", async () => {

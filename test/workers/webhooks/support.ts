@@ -1,5 +1,9 @@
 import { env } from "cloudflare:workers";
-import { inject } from "vitest";
+import { eq } from "drizzle-orm";
+import { expect, inject } from "vitest";
+import { webhookDeliveries } from "../../../src/db/schema/index.ts";
+import { attemptDelivery, type AttemptReport } from "../../../src/events/delivery.ts";
+import type { Shard } from "../../../src/platform/shards.ts";
 import { emit, type EmitInput } from "../../../src/events/emit.ts";
 import type { Answer, InboxConfig, Received } from "../../support/receiver.ts";
 import { syntheticEventIds } from "../event-tap.ts";
@@ -96,13 +100,42 @@ export interface DeliveryLog {
   nextAttemptAt: string | null;
   lastStatusCode: number | null;
   lastError: string | null;
-  attempts: { attempt: number; statusCode: number | null; durationMs: number; error: string | null; nextAttemptAt: string | null }[];
+  attempts: { attempt: number; statusCode: number | null; durationMs: number; error: string | null; nextAttemptAt: string | null; createdAt: string }[];
 }
 
 export async function deliveriesOf(key: TestKey, webhookId: string, query = ""): Promise<DeliveryLog[]> {
   const res = await api(`/api/webhooks/${webhookId}/deliveries?limit=100${query}`, { key: key.key });
   if (res.status !== 200) throw new Error(`deliveries: ${res.status}`);
   return ((await res.json()) as { data: DeliveryLog[] }).data;
+}
+
+/**
+ * Virtual time for retries: the test makes each attempt at the `now` it falls due, instead of sleeping
+ * through the schedule. The clock starts two days ahead: a retry that far from the machine's clock is
+ * past a queue's longest delay, so it is kept in D1 (never on the real queue), and no cron run sees it.
+ */
+export const virtualNow = () => Date.now() + 2 * 86400_000;
+
+/**
+ * Makes every attempt of a delivery, each at the virtual moment it falls due, until it leaves
+ * `pending`; before each retry checks it was not due a moment earlier (the consumers' early slack is
+ * 1 s). Answers the reports and the virtual times of the attempts.
+ */
+export async function driveAttempts(shard: Shard, deliveryId: string, start = virtualNow(), max = 10): Promise<{ reports: AttemptReport[]; times: number[] }> {
+  const reports: AttemptReport[] = [];
+  const times: number[] = [];
+  for (let t = start; reports.length < max; ) {
+    const report = await attemptDelivery(env, shard, deliveryId, t);
+    expect(report.attempted).toBe(true);
+    reports.push(report);
+    times.push(t);
+    const row = (await shard.db.select().from(webhookDeliveries).where(eq(webhookDeliveries.id, deliveryId)).get())!;
+    if (row.status !== "pending") break;
+    expect(row.queuedAt).toBeNull(); // off the real queue
+    expect(await attemptDelivery(env, shard, deliveryId, row.nextAttemptAt! - 1_500)).toMatchObject({ attempted: false, reason: "not_due" });
+    t = row.nextAttemptAt!;
+  }
+  return { reports, times };
 }
 
 export { api, createKey, env, errorOf };

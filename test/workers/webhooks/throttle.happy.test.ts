@@ -1,6 +1,9 @@
 import { env } from "cloudflare:workers";
 import { describe, expect, it } from "vitest";
+import { eq } from "drizzle-orm";
+import { webhookDeliveries } from "../../../src/db/schema/index.ts";
 import { onCronEvents } from "../../../src/events/cron.ts";
+import { accountShard } from "../../../src/platform/shards.ts";
 import { observedRate } from "../../support/throttle-rate.ts";
 import { api, createKey, deliveriesOf, emitEvent, receivedAt, registerWebhook, waitFor, waitForDeliveries } from "./support.ts";
 
@@ -46,7 +49,8 @@ describe("webhook throttle: happy path", () => {
     const seen = observedRate(got.map((r) => r.receivedAt));
     expect(seen.perSecond).toBeGreaterThan(RATE * 0.9);
     expect(seen.perSecond).toBeLessThan(RATE * 1.1);
-    // Spread over the span, not let through at once (on a loaded machine a late queue batch may bunch some).
+    // Spread over the span, not let through at once. The unthrottled endpoint's burst floods the same
+    // receiver meanwhile (it then stamps arrivals in bunches): the test below judges each second alone.
     expect(seen.maxInOneSecond).toBeLessThanOrEqual(RATE * 3);
     // The unthrottled endpoint got the whole burst long before the throttled one could.
     expect(fastDone).toBeLessThan(seen.spanMs / 2);
@@ -56,6 +60,36 @@ describe("webhook throttle: happy path", () => {
       return rows.length === BURST && rows.every((d) => d.status === "succeeded") ? rows : undefined;
     }, 10_000, "all deliveries succeeded");
     expect(log.every((d) => d.attemptCount === 1)).toBe(true);
+  });
+
+  it("no sliding second at the receiver holds more than maxPerSecond (10 % slack), none lost, none twice, in slot order", { timeout: 60_000 }, async () => {
+    const rate = 20;
+    const burst = 240;
+    const k = await createKey();
+    const hook = await registerWebhook(k, { events: ["message.received"], maxPerSecond: rate });
+    // Four bursts at once: concurrent fan-outs ask the throttle together, and its alarms' batches follow each other closely.
+    const emitted = (
+      await Promise.all([0, 1, 2, 3].map((q) => emitEvent(Array.from({ length: burst / 4 }, (_, i) => ({ accountId: k.accountId, data: { n: q * 1000 + i } })))))
+    ).flat();
+    await waitForDeliveries(hook.inbox, burst, 40_000);
+    await new Promise((r) => setTimeout(r, 1500)); // strays would arrive now
+    const got = (await receivedAt(hook.inbox)).sort((a, b) => a.receivedAt - b.receivedAt);
+
+    expect(got).toHaveLength(burst);
+    expect(new Set(got.map((r) => r.webhookId))).toEqual(new Set(emitted.map((e) => e.id)));
+    const seen = observedRate(got.map((r) => r.receivedAt));
+    expect(seen.maxInOneSecond).toBeLessThanOrEqual(Math.floor(rate * 1.1));
+    expect(seen.perSecond).toBeGreaterThan(rate * 0.9);
+
+    // Order: they arrived in the order of the slots the throttle handed out (a slot-less one went at once, first).
+    const rows = await (await accountShard(env, k.accountId)).db
+      .select({ eventId: webhookDeliveries.eventId, slotAt: webhookDeliveries.slotAt })
+      .from(webhookDeliveries)
+      .where(eq(webhookDeliveries.webhookId, hook.id));
+    const slotOf = new Map(rows.map((r) => [r.eventId, r.slotAt ?? -Infinity]));
+    const slots = got.map((r) => slotOf.get(r.webhookId)!);
+    const outOfOrder = slots.filter((s, i) => i > 0 && s < slots[i - 1]!).length;
+    expect(outOfOrder).toBe(0);
   });
 
   it("a throttled endpoint that fails is retried on the schedule, each attempt counted once", async () => {
@@ -111,6 +145,22 @@ describe("webhook throttle: happy path", () => {
     const bySlot = calls.flat().sort((a, b) => a.at - b.at);
     expect(bySlot[0]!.kept).toBe(false);
     expect(bySlot.filter((s) => s.at - all[0]! > 500).every((s) => s.kept)).toBe(true);
+    await stub.reset();
+  });
+
+  it("the object's gate starts attempts asked for by RPC one after another, in call order, evenly spaced at the rate", { timeout: 15_000 }, async () => {
+    const stub = env.WEBHOOK_THROTTLES.get(env.WEBHOOK_THROTTLES.idFromName(`wh_gate_${Date.now()}`));
+    const started: { i: number; at: number }[] = [];
+    // All asked at once, none with a slot ahead (as a late backlog would): the gate spaces them itself.
+    await Promise.all(Array.from({ length: 16 }, (_, i) => stub.admit(10, 0).then(() => started.push({ i, at: Date.now() }))));
+    expect(started.map((s) => s.i)).toEqual(Array.from({ length: 16 }, (_, i) => i));
+    // 100 ms apart (less the answers' own jitter): never a second's worth at once.
+    for (let i = 1; i < started.length; i++) expect(started[i]!.at - started[i - 1]!.at).toBeGreaterThanOrEqual(60);
+    expect(observedRate(started.map((s) => s.at)).maxInOneSecond).toBeLessThanOrEqual(11);
+    // A slot ahead is waited for.
+    const t0 = Date.now();
+    await stub.admit(1000, t0 + 400);
+    expect(Date.now()).toBeGreaterThanOrEqual(t0 + 400);
     await stub.reset();
   });
 });
