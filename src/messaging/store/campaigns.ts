@@ -1,5 +1,5 @@
 import { chunk } from "../../platform/batching.ts";
-import { itemsPerStatement } from "../../platform/d1.ts";
+import { jsonParts } from "../../platform/d1.ts";
 import type { Content } from "../messages/content.ts";
 import type { MessageRow, StoredMedia } from "../messages/mapper.ts";
 import type { TemplateSpec } from "../messages/schemas.ts";
@@ -22,33 +22,24 @@ export interface CampaignClaim {
   createdAt: number;
 }
 
-/** Rows per INSERT: 3 parameters each beside the statement's 8 shared ones. */
-const ROWS_PER_CLAIM_INSERT = itemsPerStatement(3, 8);
-
 /**
  * INSERTs of one campaign claim (for the caller's transaction): a `pending` message per listed
  * recipient, each only while its `campaign_recipients` row is still `pending`, addressed to its phone.
+ * The rows travel as one JSON parameter per statement (`jsonParts`). CROSS JOIN keeps the listed
+ * rows as the outer loop, each a primary-key lookup: left to itself, SQLite (without statistics)
+ * walked every pending recipient of the campaign for each statement, a cost that grew with the
+ * square of the campaign's size.
  */
 export function claimCampaignMessagesStatements(shard: Shard, c: CampaignClaim, rows: { seq: number; text: string | null; media: StoredMedia | null }[]): D1PreparedStatement[] {
-  const idExpr = `?1 || printf('%0${c.seqDigits}d', v.column1)`;
-  const statements: D1PreparedStatement[] = [];
-  for (let i = 0; i < rows.length; i += ROWS_PER_CLAIM_INSERT) {
-    const part = rows.slice(i, i + ROWS_PER_CLAIM_INSERT);
-    const params: unknown[] = [c.idBase, c.accountId, c.sessionId, c.type, c.template ? JSON.stringify(c.template) : null, c.campaignId, c.createdAt, c.content ? JSON.stringify(c.content) : null];
-    const values = part.map((r) => {
-      const n = params.push(r.seq, r.text, r.media ? JSON.stringify(r.media) : null);
-      return `(?${n - 2}, ?${n - 1}, ?${n})`;
-    });
-    statements.push(
-      shard.d1.prepare(
-        `INSERT INTO messages (id, account_id, session_id, chat_id, direction, type, text, template, media, content, status, campaign_id, created_at)
-         SELECT ${idExpr}, ?2, ?3, substr(r.phone, 2) || '@c.us', 'outbound', ?4, v.column2, ?5, v.column3, ?8, 'pending', ?6, ?7
-           FROM (VALUES ${values.join(", ")}) v
-           JOIN campaign_recipients r ON r.campaign_id = ?6 AND r.seq = v.column1 AND r.status = 'pending'`,
-      ).bind(...params),
-    );
-  }
-  return statements;
+  const parts = jsonParts(rows.map((r) => [r.seq, r.text, r.media ? JSON.stringify(r.media) : null]));
+  return parts.map((part) =>
+    shard.d1.prepare(
+      `INSERT INTO messages (id, account_id, session_id, chat_id, direction, type, text, template, media, content, status, campaign_id, created_at)
+       SELECT ?1 || printf('%0${c.seqDigits}d', r.seq), ?2, ?3, substr(r.phone, 2) || '@c.us', 'outbound', ?4, j.value ->> '$[1]', ?5, j.value ->> '$[2]', ?8, 'pending', ?6, ?7
+         FROM json_each(?9) j
+        CROSS JOIN campaign_recipients r ON r.campaign_id = ?6 AND r.seq = j.value ->> '$[0]' AND r.status = 'pending'`,
+    ).bind(c.idBase, c.accountId, c.sessionId, c.type, c.template ? JSON.stringify(c.template) : null, c.campaignId, c.createdAt, c.content ? JSON.stringify(c.content) : null, part),
+  );
 }
 
 /** Message ids of the `queued` recipients in [from, to] whose message is still `pending`, in seq order. */
