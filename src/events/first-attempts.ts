@@ -42,7 +42,9 @@ export async function fanOutFirstAttempts(env: Env, shard: Shard, eventIds: stri
     db
       .update(events)
       .set({ fanoutLeaseUntil: now + LEASE_MS })
-      .where(and(inIds, isNull(events.fannedOutAt), or(isNull(events.fanoutLeaseUntil), lt(events.fanoutLeaseUntil, now))))
+      // `+` keeps SQLite on the primary key: on the index of events not fanned out yet it read the
+      // whole backlog for each batch (a large campaign's events: a cost growing with its square).
+      .where(and(inIds, isNull(sql`+${events.fannedOutAt}`), or(isNull(events.fanoutLeaseUntil), lt(events.fanoutLeaseUntil, now))))
       .returning({ id: events.id, accountId: events.accountId, type: events.type, sessionId: events.sessionId, payload: events.payload, createdAt: events.createdAt }),
     db.select().from(webhooks).where(inArray(webhooks.accountId, db.select({ accountId: events.accountId }).from(events).where(inIds))),
   ]);
