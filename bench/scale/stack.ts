@@ -1,5 +1,6 @@
 // What bench/scale's flows share: `npm run dev` on the counting Worker (worker.ts), an account per
 // flow, a webhook receiver that only counts, and the D1 counters.
+import { readdirSync, readFileSync } from "node:fs";
 import { createServer } from "node:http";
 import type { AddressInfo } from "node:net";
 import { startDev, type DevServer } from "../../test/e2e/harness.ts";
@@ -99,5 +100,34 @@ export async function deliveries(receiver: Receiver, inbox: string, n: number, m
     const got = receiver.inbox(inbox);
     if (new Set(got.map((d) => d.id)).size >= n || Date.now() > end) return got;
     await sleep(200);
+  }
+}
+
+/**
+ * CPU time (ms) the workerd processes serving `baseUrl` have used so far (Linux /proc; NaN elsewhere):
+ * wrangler runs two, the one listening on the port and the one running the Worker, its Durable
+ * Objects, queues and local D1, children of the same wrangler process. Unlike wall time it hardly
+ * moves with the machine's load.
+ */
+export function workerdCpuMs(baseUrl: string): number {
+  const port = new URL(baseUrl).port;
+  const stat = (pid: string) => readFileSync(`/proc/${pid}/stat`, "utf8").split(") ")[1]!.split(" ");
+  try {
+    const workerds = readdirSync("/proc")
+      .filter((e) => /^\d+$/.test(e))
+      .flatMap((pid) => {
+        try {
+          const cmd = readFileSync(`/proc/${pid}/cmdline`, "utf8");
+          return cmd.includes("workerd") ? [{ pid, cmd, ppid: stat(pid)[1] }] : [];
+        } catch {
+          return [];
+        }
+      });
+    const entry = workerds.find((w) => w.cmd.includes(`127.0.0.1:${port}`));
+    if (!entry) return NaN;
+    // utime and stime: the 12th and 13th fields after the command's closing parenthesis, in clock ticks (100/s).
+    return workerds.filter((w) => w.ppid === entry.ppid).reduce((ms, w) => ms + (Number(stat(w.pid)[11]) + Number(stat(w.pid)[12])) * 10, 0);
+  } catch {
+    return NaN;
   }
 }

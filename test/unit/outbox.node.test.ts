@@ -67,6 +67,18 @@ describe("Outbox over SQLite", () => {
     expect(o.dueTimers(100)).toEqual([]);
   });
 
+  it("hasQueued says whether any send of a campaign is still here (held ones too), until the last goes", () => {
+    const o = new Outbox(memorySql());
+    o.enqueue(["c1", "c2"], { rate: null, jitter: 0 }, "cmp_a", 0);
+    o.enqueue(["x1"], { rate: null, jitter: 0 }, null, 0);
+    o.hold(["cmp_a"]);
+    expect([o.hasQueued("cmp_a"), o.hasQueued("cmp_b")]).toEqual([true, false]);
+    o.remove(["c1"]);
+    expect(o.hasQueued("cmp_a")).toBe(true);
+    o.remove(["c2"]);
+    expect(o.hasQueued("cmp_a")).toBe(false);
+  });
+
   it("campaign timers fire when due and count for the next alarm", () => {
     const o = new Outbox(memorySql());
     o.setTimer("cmp_a", 500);

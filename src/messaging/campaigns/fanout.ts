@@ -9,15 +9,19 @@ import { renderTemplate } from "./template.ts";
 import { campaignBlocksToSend, claimCampaignMessagesStatements, queuedCampaignMessageIds } from "../store/campaigns.ts";
 import { accountShard, type Shard } from "../../platform/shards.ts";
 
-/** Recipients per SEND_QUEUE job. */
-export const JOB_SIZE = 100;
+/**
+ * Recipients per SEND_QUEUE job. A job's cost is mostly per job (its queue message, five D1 round
+ * trips, a call to the session's object), so large jobs keep a large campaign's cost per recipient
+ * low; its rows travel as JSON (no bound-parameter limit) and one job is well under a second of work.
+ */
+export const JOB_SIZE = 1000;
 /** Message ids of a job: a time-ordered base plus the recipient's seq in this many digits. */
 const SEQ_DIGITS = 7;
 
 /** Recipients `from` .. `to` (seqs, inclusive) of one campaign. */
 export type CampaignJob = JobOf<"campaign", { accountId: string; campaignId: string; from: number; to: number }>;
 
-/** Puts jobs for the given blocks of JOB_SIZE recipients (block b = seqs b*100+1 .. b*100+100). */
+/** Puts jobs for the given blocks of JOB_SIZE recipients (block b = seqs b*JOB_SIZE+1 .. (b+1)*JOB_SIZE). */
 export async function enqueueBlocks(env: Env, c: Pick<CampaignRow, "id" | "accountId">, blocks: number[]): Promise<void> {
   const jobs: CampaignJob[] = blocks.map((b) => ({ kind: "campaign", accountId: c.accountId, campaignId: c.id, from: b * JOB_SIZE + 1, to: (b + 1) * JOB_SIZE }));
   await enqueueSendJobs(env, jobs);

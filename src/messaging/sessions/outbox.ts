@@ -122,6 +122,11 @@ export class Outbox {
     return { queued: r.n, lastDue: r.last };
   }
 
+  /** Whether any send of the campaign is still queued here. */
+  hasQueued(campaignId: string): boolean {
+    return this.sql.exec("SELECT 1 FROM outbox WHERE campaign_id = ? LIMIT 1", campaignId).toArray().length > 0;
+  }
+
   hold(campaignIds: readonly string[]): void {
     for (const id of campaignIds) this.sql.exec("INSERT OR IGNORE INTO held_campaigns (campaign_id) VALUES (?)", id);
   }

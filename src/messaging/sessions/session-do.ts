@@ -354,7 +354,10 @@ export class SessionDO extends DurableObject<Env> {
   }
 
   private async reportProgress(campaignIds: Iterable<string | null>): Promise<void> {
-    const ids = [...new Set([...campaignIds].filter((id): id is string => !!id))];
+    // Only a campaign with nothing left queued here can have completed (a job still claiming
+    // recipients ends in a later chunk here): a commit and a check per chunk of a large campaign
+    // cost more than its sends.
+    const ids = [...new Set([...campaignIds].filter((id): id is string => !!id))].filter((id) => !this.outbox.hasQueued(id));
     if (ids.length === 0) return;
     // Campaigns count their recipients' states in D1: what this chunk changed is committed first.
     await this.commits.flush();

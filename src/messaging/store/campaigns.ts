@@ -1,54 +1,13 @@
 import { chunk } from "../../platform/batching.ts";
-import { itemsPerStatement } from "../../platform/d1.ts";
-import type { Content } from "../messages/content.ts";
-import type { MessageRow, StoredMedia } from "../messages/mapper.ts";
-import type { TemplateSpec } from "../messages/schemas.ts";
+import { claimInserts, type CampaignClaim, type ClaimRow } from "./campaign-claim-sql.ts";
 import { ID_CHUNK } from "./reads.ts";
 import type { Shard } from "../../platform/shards.ts";
 
 // ---- campaigns' messages (set-based: one statement per range, never one per recipient) -------
 
-/** What every message of one campaign claim shares; ids are `idBase` plus the recipient's seq in `seqDigits` digits. */
-export interface CampaignClaim {
-  idBase: string;
-  seqDigits: number;
-  accountId: string;
-  sessionId: string;
-  campaignId: string;
-  type: MessageRow["type"];
-  template: TemplateSpec | null;
-  /** The same typed body for every recipient (location, contacts, interactive). */
-  content: Content | null;
-  createdAt: number;
-}
-
-/** Rows per INSERT: 3 parameters each beside the statement's 8 shared ones. */
-const ROWS_PER_CLAIM_INSERT = itemsPerStatement(3, 8);
-
-/**
- * INSERTs of one campaign claim (for the caller's transaction): a `pending` message per listed
- * recipient, each only while its `campaign_recipients` row is still `pending`, addressed to its phone.
- */
-export function claimCampaignMessagesStatements(shard: Shard, c: CampaignClaim, rows: { seq: number; text: string | null; media: StoredMedia | null }[]): D1PreparedStatement[] {
-  const idExpr = `?1 || printf('%0${c.seqDigits}d', v.column1)`;
-  const statements: D1PreparedStatement[] = [];
-  for (let i = 0; i < rows.length; i += ROWS_PER_CLAIM_INSERT) {
-    const part = rows.slice(i, i + ROWS_PER_CLAIM_INSERT);
-    const params: unknown[] = [c.idBase, c.accountId, c.sessionId, c.type, c.template ? JSON.stringify(c.template) : null, c.campaignId, c.createdAt, c.content ? JSON.stringify(c.content) : null];
-    const values = part.map((r) => {
-      const n = params.push(r.seq, r.text, r.media ? JSON.stringify(r.media) : null);
-      return `(?${n - 2}, ?${n - 1}, ?${n})`;
-    });
-    statements.push(
-      shard.d1.prepare(
-        `INSERT INTO messages (id, account_id, session_id, chat_id, direction, type, text, template, media, content, status, campaign_id, created_at)
-         SELECT ${idExpr}, ?2, ?3, CASE WHEN r.phone LIKE '+%' THEN substr(r.phone, 2) || '@c.us' ELSE r.phone || '@bsuid' END, 'outbound', ?4, v.column2, ?5, v.column3, ?8, 'pending', ?6, ?7
-           FROM (VALUES ${values.join(", ")}) v
-           JOIN campaign_recipients r ON r.campaign_id = ?6 AND r.seq = v.column1 AND r.status = 'pending'`,
-      ).bind(...params),
-    );
-  }
-  return statements;
+/** The INSERTs of one campaign claim (for the caller's transaction): see `claimInserts`. */
+export function claimCampaignMessagesStatements(shard: Shard, c: CampaignClaim, rows: ClaimRow[]): D1PreparedStatement[] {
+  return claimInserts(c, rows).map((s) => shard.d1.prepare(s.sql).bind(...s.args));
 }
 
 /** Message ids of the `queued` recipients in [from, to] whose message is still `pending`, in seq order. */
