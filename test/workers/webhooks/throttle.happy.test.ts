@@ -62,7 +62,10 @@ describe("webhook throttle: happy path", () => {
     expect(log.every((d) => d.attemptCount === 1)).toBe(true);
   });
 
-  it("no sliding second at the receiver holds more than maxPerSecond (10 % slack), none lost, none twice, in slot order", { timeout: 60_000 }, async () => {
+  // The exact promise (no sliding second over maxPerSecond + 10 %) is judged by bench:webhooks and, at its
+  // source, by the gate's spacing test below: arrival times stamped by a receiver in this busy process
+  // bunch whenever its event loop stalls, so here a second may hold up to twice the rate.
+  it("a burst to a throttled endpoint holds its rate, no second over twice maxPerSecond, none lost, none twice, in slot order", { timeout: 60_000 }, async () => {
     const rate = 20;
     const burst = 240;
     const k = await createKey();
@@ -78,7 +81,7 @@ describe("webhook throttle: happy path", () => {
     expect(got).toHaveLength(burst);
     expect(new Set(got.map((r) => r.webhookId))).toEqual(new Set(emitted.map((e) => e.id)));
     const seen = observedRate(got.map((r) => r.receivedAt));
-    expect(seen.maxInOneSecond).toBeLessThanOrEqual(Math.floor(rate * 1.1));
+    expect(seen.maxInOneSecond).toBeLessThanOrEqual(rate * 2);
     expect(seen.perSecond).toBeGreaterThan(rate * 0.9);
 
     // Order: they arrived in the order of the slots the throttle handed out (a slot-less one went at once, first).
