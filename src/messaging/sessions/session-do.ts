@@ -8,26 +8,24 @@ import { fetchInboundMedia, MediaFetcher, type FetchOutcome } from "../media/inb
 import { toMessage } from "../messages/mapper.ts";
 import type { HookRequest, InboundBody, InboundFromNetwork, NetworkDriver, NetworkHost } from "../networks/driver.ts";
 import { createDriver } from "../networks/index.ts";
-import { ID_CHUNK } from "../store/reads.ts";
 import { advanceStatus } from "../store/status.ts";
 import { campaignHooks, type EnqueueOptions } from "./campaign-hooks.ts";
 import { recordInbound } from "./inbound.ts";
 import { networkHost } from "./network-host.ts";
 import { Outbox, type Pacing } from "./outbox.ts";
+import { OutboxRunner } from "./outbox-runner.ts";
+import { LimitChanges } from "./limit-changes.ts";
 import { LimitState } from "./limits.ts";
 import { SeenKeys } from "./seen-keys.ts";
 import { limitsFor, type SendLimitsInput } from "../send-limits.ts";
-import { MESSAGING_TIERS, type SessionStatus } from "./schemas.ts";
+import type { SessionStatus } from "./schemas.ts";
 import { GroupCommit } from "./group-commit.ts";
 import { Sender } from "./sender.ts";
 import { SessionTemplates, type TemplateOp, type TemplateOpResult } from "./templates.ts";
-import { writeSessionLimits, writeSessionStatus } from "./state.ts";
+import { writeSessionStatus } from "./state.ts";
 import { statusOrder, WriteBuffer, type Selector, type Target } from "./write-buffer.ts";
-import { portfolioStub, type PortfolioDO } from "./portfolio-do.ts";
-import { EventFlush, KeyedSerial, portfolioOf, type Draft, type MessageOutcome, type RpcResult, type SendOutcome, type SessionConfig } from "./types.ts";
+import { EventFlush, type Draft, type MessageOutcome, type RpcResult, type SendOutcome, type SessionConfig } from "./types.ts";
 
-/** How long one alarm may work before yielding to a fresh alarm. */
-const ALARM_BUDGET_MS = 20_000;
 const JITTER = 0.25;
 /**
  * Events this DO recorded are put on the events queue together, this long after the first: one
@@ -51,8 +49,8 @@ export class SessionDO extends DurableObject<Env> {
   private net: NetworkDriver | null = null;
   private hostPort: NetworkHost | null = null;
   private alarmAt: number | null = null;
-  /** Outbox ids the alarm is sending right now (a cancel leaves them to finish). */
-  private readonly inFlight = new Set<string>();
+  /** The alarm's work: due campaign starts and the outbox's due sends. */
+  private readonly runner: OutboxRunner;
   /** Campaigns cancelled while the alarm may hold some of their sends in hand. */
   private readonly droppedCampaigns = new Set<string>();
   /** Inbound files being fetched at once (the queue's `media` job is the backstop). */
@@ -66,7 +64,7 @@ export class SessionDO extends DurableObject<Env> {
   /** The account's shard, resolved once per DO (an account never changes shard); a failed look is retried. */
   private shardOf: Promise<Shard> | null = null;
   /** Limit changes one after another, so D1's copy is written in the order the object merged them. */
-  private readonly limitChanges = new KeyedSerial();
+  private readonly limitChanges: LimitChanges;
   /** The session's message templates (its network's, cached in D1). */
   private readonly templateOps: SessionTemplates;
 
@@ -88,7 +86,7 @@ export class SessionDO extends DurableObject<Env> {
       outbox: this.outbox,
       limitState: this.limitState,
       limits: () => limitsFor(this.config!.network, this.config!.limits),
-      portfolio: () => this.portfolio(),
+      portfolio: () => this.limitChanges.portfolio(),
       wakeAt: (at) => this.ensureAlarm(at),
       buffer: this.buffer,
       recorded: (n) => this.commits.recorded(n),
@@ -99,6 +97,28 @@ export class SessionDO extends DurableObject<Env> {
       driver: () => this.driver(),
       queueEvents: (ids) => this.queueEvents(ids),
       fail: (reason) => this.transition("FAILED", reason),
+    });
+    this.limitChanges = new LimitChanges({
+      env,
+      config: () => this.config,
+      status: () => this.status,
+      saveConfig: async (config) => {
+        // Not setConfig: the driver (and the timers it holds) stays; only the limits change.
+        this.config = config;
+        await ctx.storage.put("config", config);
+      },
+      wakeHeldSends: async (now) => {
+        this.sender.throttledUntil = 0;
+        this.outbox.wakeLimitWaits(now);
+        await this.ensureAlarm(now);
+      },
+    });
+    this.runner = new OutboxRunner({
+      env,
+      outbox: this.outbox,
+      sender: this.sender,
+      accountId: () => this.config!.accountId,
+      commit: () => this.commits.flush(),
     });
     this.templateOps = new SessionTemplates({
       env,
@@ -163,45 +183,17 @@ export class SessionDO extends DurableObject<Env> {
    * sends are admitted against them as they come due, so a lower throughput slows what is already queued.
    */
   setLimits(accountId: string, patch: SendLimitsInput): Promise<SendLimitsInput | null> {
-    return this.limitChanges.run("limits", () => this.changeLimits(accountId, patch));
+    return this.limitChanges.set(accountId, patch);
   }
 
   /** The business portfolio this session shares its messaging limit with (null: none), if it is the account's. */
   async portfolioId(accountId: string): Promise<string | null> {
-    return this.config && this.config.accountId === accountId ? portfolioOf(this.config) : null;
+    return this.limitChanges.portfolioId(accountId);
   }
 
-  /**
-   * Meta's tier is the portfolio's: a tier set on another session of the portfolio is this one's too
-   * (ignored unless this session is the account's, in that portfolio, and not stopped).
-   */
+  /** Meta's tier is the portfolio's: a tier set on another session of the portfolio is this one's too. */
   async portfolioTier(accountId: string, portfolio: string, messagingLimit: number | "unlimited"): Promise<boolean> {
-    if (!this.config || portfolioOf(this.config) !== portfolio) return false;
-    // A sandbox session's limit may be any number; a WhatsApp number's is one of Meta's tiers.
-    if (this.config.network === "whatsapp" && typeof messagingLimit === "number" && !(MESSAGING_TIERS as readonly number[]).includes(messagingLimit)) return false;
-    return (await this.setLimits(accountId, { messagingLimit })) !== null;
-  }
-
-  private async changeLimits(accountId: string, patch: SendLimitsInput): Promise<SendLimitsInput | null> {
-    if (!this.config || this.config.accountId !== accountId || this.status === "STOPPED") return null;
-    // Merged here, where sends read them, so two updates at once cannot undo each other's fields.
-    const limits = { ...this.config.limits, ...patch };
-    // Not setConfig: the driver (and the timers it holds) stays; only the limits change.
-    this.config = { ...this.config, limits };
-    await this.ctx.storage.put("config", this.config);
-    await writeSessionLimits(this.env, accountId, this.config.sessionId, limits);
-    // Sends held back under the old limits are looked at again under the new ones (those still over wait again).
-    this.sender.throttledUntil = 0;
-    this.outbox.wakeLimitWaits(Date.now());
-    await this.ensureAlarm(Date.now());
-    return limits;
-  }
-
-  /** The portfolio object whose window this session shares (its account's, by `businessAccountId`), or null. */
-  private portfolio(): DurableObjectStub<PortfolioDO> | null {
-    const cfg = this.config;
-    const id = cfg ? portfolioOf(cfg) : null;
-    return cfg && id ? portfolioStub(this.env, cfg.accountId, id) : null;
+    return this.limitChanges.portfolioTier(accountId, portfolio, messagingLimit);
   }
 
   private async setConfig(config: SessionConfig): Promise<void> {
@@ -320,14 +312,14 @@ export class SessionDO extends DurableObject<Env> {
     if (queued === 0 || lastDue === null) return null;
     const limits = limitsFor(this.config.network, this.config.limits);
     // A shared portfolio window: what its other sessions reached counts against this campaign too.
-    const portfolio = limits.messagingLimit === null ? null : this.portfolio();
+    const portfolio = limits.messagingLimit === null ? null : this.limitChanges.portfolio();
     return this.limitState.finishEstimate(limits, queued, lastDue, Date.now(), portfolio ? await portfolio.state() : undefined);
   }
 
   /** Cancel: forgets the campaign's queued sends; answers those being sent right now (they finish). */
   async dropCampaign(campaignId: string): Promise<{ inFlight: string[] }> {
     this.droppedCampaigns.add(campaignId);
-    return { inFlight: this.outbox.drop(campaignId, this.inFlight) };
+    return { inFlight: this.outbox.drop(campaignId, this.runner.inFlight) };
   }
 
   /** A scheduled campaign start, fired by this DO's alarm at `at` (the cron is the backstop). */
@@ -339,29 +331,6 @@ export class SessionDO extends DurableObject<Env> {
   /** The scheduled start was cancelled or moved. */
   async cancelCampaignStart(campaignId: string): Promise<void> {
     this.outbox.cancelTimer(campaignId);
-  }
-
-  private async fireCampaignTimers(): Promise<void> {
-    for (const campaignId of this.outbox.dueTimers(Date.now())) {
-      try {
-        await campaignHooks().due(this.env, this.config!.accountId, campaignId);
-        this.outbox.cancelTimer(campaignId);
-      } catch (err) {
-        // Kept: the next alarm (or the cron) tries again.
-        log.error("scheduled campaign start failed", { campaignId, error: String(err) });
-      }
-    }
-  }
-
-  private async reportProgress(campaignIds: Iterable<string | null>): Promise<void> {
-    // Only a campaign with nothing left queued here can have completed (a job still claiming
-    // recipients ends in a later chunk here): a commit and a check per chunk of a large campaign
-    // cost more than its sends.
-    const ids = [...new Set([...campaignIds].filter((id): id is string => !!id))].filter((id) => !this.outbox.hasQueued(id));
-    if (ids.length === 0) return;
-    // Campaigns count their recipients' states in D1: what this chunk changed is committed first.
-    await this.commits.flush();
-    await campaignHooks().progressed(this.env, this.config!.accountId, ids).catch((err) => log.error("campaign progress hook failed", { error: String(err) }));
   }
 
   /** Puts recorded events on the queue with the others of the next EVENT_FLUSH_MS (see there). */
@@ -478,32 +447,12 @@ export class SessionDO extends DurableObject<Env> {
     if (!this.config) return;
     const driver = this.driver();
     await driver.onAlarm?.();
-    await this.fireCampaignTimers();
-    const deadline = Date.now() + ALARM_BUDGET_MS;
-    while (Date.now() < deadline) {
-      if ((await this.processOutbox()) === 0) break;
-    }
+    await this.runner.run();
     const networkNext = (await driver.afterAlarm?.()) ?? null;
     const next = Math.min(this.outbox.nextDue() ?? Infinity, networkNext ?? Infinity);
     // Sends left due for the throughput limit wait for its next second (a network timer may wait with them, < 1 s).
     const throttled = this.sender.throttledUntil > Date.now() && this.outbox.nextDue() !== null ? this.sender.throttledUntil : 0;
     if (next !== Infinity) await this.ensureAlarm(Math.max(next, Date.now(), throttled));
-  }
-
-  private async processOutbox(): Promise<number> {
-    const now = Date.now();
-    this.outbox.slipLate(now);
-    if (this.sender.throttledUntil > now) return 0;
-    const due = this.outbox.due(now, ID_CHUNK);
-    if (due.length === 0) return 0;
-    for (const r of due) this.inFlight.add(r.message_id);
-    try {
-      await this.sender.sendDue(due);
-      return due.length;
-    } finally {
-      for (const r of due) this.inFlight.delete(r.message_id);
-      await this.reportProgress(due.map((r) => r.campaign_id));
-    }
   }
 }
 
