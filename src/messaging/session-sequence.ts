@@ -13,7 +13,7 @@ interface SequenceSource {
  * built. A number taken for an event that is then not written (a deduplicated write) is a gap, never
  * a repeat. Inputs without a session, or already numbered, are returned as they are.
  */
-export async function sequenced<T extends EmitInput>(env: Env, inputs: T[]): Promise<T[]> {
+export async function sequenced<T extends EmitInput>(env: Env, inputs: T[], here?: { sessionId: string; take(n: number): number }): Promise<T[]> {
   const bySession = new Map<string, number[]>();
   inputs.forEach((input, i) => {
     if (!input.sessionId || input.order?.sequence !== undefined) return;
@@ -22,8 +22,8 @@ export async function sequenced<T extends EmitInput>(env: Env, inputs: T[]): Pro
   const out = [...inputs];
   await Promise.all(
     [...bySession].map(async ([sessionId, indexes]) => {
-      const stub = env.SESSIONS.getByName(sessionId) as unknown as SequenceSource;
-      const first = await stub.sequences(indexes.length);
+      // Inside the session's own object its counter is taken directly, not by a call to itself.
+      const first = here?.sessionId === sessionId ? here.take(indexes.length) : await (env.SESSIONS.getByName(sessionId) as unknown as SequenceSource).sequences(indexes.length);
       indexes.forEach((i, k) => (out[i] = { ...out[i]!, order: { ...out[i]!.order, sequence: first + k } }));
     }),
   );

@@ -34,6 +34,8 @@ export async function recordInbound(
     enqueue?: (eventIds: string[]) => void;
     /** Starts fetching a file now (the Session DO); the queued job is then only the backstop. */
     fetchNow?: (messageId: string) => void;
+    /** Called in the session's own object: its event numbers, taken without a call to itself. */
+    sequences?: (n: number) => number;
   } = {},
 ): Promise<MessageRow | null> {
   const shard = await accountShard(env, accountId);
@@ -45,7 +47,7 @@ export async function recordInbound(
   const [contactOrder, receivedInput] = await sequenced<EmitInput>(env, [
     { type: "contact.created", accountId, sessionId, data: {} },
     { type: "message.received", accountId, sessionId, data: toMessage(row) },
-  ]);
+  ], opts.sequences ? { sessionId, take: opts.sequences } : undefined);
   // A system message is the network's notice about the person (e.g. a number change), not them writing: it makes no contact.
   const contact = m.type === "system" ? { statements: [] as const, created: () => null } : ensureContactStatements(shard, accountId, m.from, m.profileName, isStop(m.text), sessionId, m.identity, contactOrder!.order?.sequence);
   const received = prepareEventAfterChange(shard, receivedInput!);

@@ -33,6 +33,8 @@ export interface HostParts {
   advanceBuffered(selector: Selector, target: Target, at: number, error?: FailureReason): Advanced;
   /** The session's numbering of a status event written to D1 directly. */
   order(step: "sent" | "delivered" | "read"): EventOrder;
+  /** The first of `n` event numbers of the session (for events recorded here, written to D1 directly). */
+  sequences(n: number): number;
   /** A template change the network reported (sessions/templates.ts). */
   templateUpdated(update: TemplateUpdate): Promise<boolean>;
   /** Commits the write buffer: what reads or updates D1 rows of this session by key needs them there. */
@@ -56,7 +58,7 @@ export function networkHost(p: HostParts): NetworkHost {
       return { accountId, sessionId, phoneNumber };
     },
     // An inbound message may name our recent messages (reply, reaction): they must be in D1 first.
-    received: async (m) => (await p.commit(), recordInbound(env, who().accountId, who().sessionId, m, { enqueue: (ids) => p.queueEvents(ids), fetchNow: (id) => p.fetchMediaNow(id) })),
+    received: async (m) => (await p.commit(), recordInbound(env, who().accountId, who().sessionId, m, { enqueue: (ids) => p.queueEvents(ids), fetchNow: (id) => p.fetchMediaNow(id), sequences: (n) => p.sequences(n) })),
     statusChanged: async (selector, target, at, error, opts = {}) => {
       // The buffer holds the session's recent messages (their rows may not be in D1 yet); older ones are updated in D1.
       const here = p.advanceBuffered(selector, target, at, error);

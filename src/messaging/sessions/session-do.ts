@@ -222,6 +222,7 @@ export class SessionDO extends DurableObject<Env> {
         return done;
       },
       order: (step) => statusOrder(this.buffer, step),
+      sequences: (n) => this.buffer.takeSequences(n),
       commit: () => this.commits.flush(),
       recipientMoved: (from, to) => this.limitState.renameRecipient(from, to),
       seen: this.seen,
@@ -381,7 +382,7 @@ export class SessionDO extends DurableObject<Env> {
     if (!this.config || this.status !== "WORKING") return { ok: false, code: "session_not_working", message: "The session is not WORKING." };
     // It may name our recent messages (reply, reaction): they must be in D1 first.
     await this.commits.flush();
-    const row = await recordInbound(this.env, this.config.accountId, this.config.sessionId, inbound, { enqueue: (ids) => this.queueEvents(ids), fetchNow: (id) => this.media.add(id) });
+    const row = await recordInbound(this.env, this.config.accountId, this.config.sessionId, inbound, { enqueue: (ids) => this.queueEvents(ids), fetchNow: (id) => this.media.add(id), sequences: (n) => this.buffer.takeSequences(n) });
     return { ok: true, value: row !== null };
   }
 
@@ -391,7 +392,7 @@ export class SessionDO extends DurableObject<Env> {
     if (!cfg || cfg.accountId !== accountId || !this.driver().simulatesInbound) return { ok: false, code: "not_found" };
     if (this.status !== "WORKING") return { ok: false, code: "session_not_working", status: this.status };
     await this.commits.flush();
-    const row = await recordInbound(this.env, cfg.accountId, cfg.sessionId, { ...body, externalId: newId("sbx"), from, timestamp: Date.now() }, { enqueue: (ids) => this.queueEvents(ids), fetchNow: (id) => this.media.add(id) });
+    const row = await recordInbound(this.env, cfg.accountId, cfg.sessionId, { ...body, externalId: newId("sbx"), from, timestamp: Date.now() }, { enqueue: (ids) => this.queueEvents(ids), fetchNow: (id) => this.media.add(id), sequences: (n) => this.buffer.takeSequences(n) });
     return { ok: true, message: toMessage(row!) };
   }
 
