@@ -141,6 +141,13 @@ describe("a job that renames its own folder", () => {
       expect(r.json.error.message).toContain("replaced its main file's folder");
     }
     expect(await settled()).toBeLessThanOrEqual(before);
-    expect(readdirSync(jobsDir(s.config)).length).toBeLessThanOrEqual(dirsBefore);
+    // The pools refill (a warm engine's folder is made) while the last job's folder is removed: the count
+    // may be one over for a moment on a busy machine. A kept folder stays over for good.
+    let dirs = readdirSync(jobsDir(s.config)).length;
+    for (let i = 0; i < 40 && dirs > dirsBefore; i++) {
+      await new Promise((r) => setTimeout(r, 250));
+      dirs = readdirSync(jobsDir(s.config)).length;
+    }
+    expect(dirs).toBeLessThanOrEqual(dirsBefore);
   });
 });
