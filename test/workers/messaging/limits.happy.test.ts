@@ -6,20 +6,9 @@ import { describe, expect, it } from "vitest";
 import { sessionStub } from "../../../src/messaging/sessions/session-do.ts";
 import { api, createKey } from "../helpers.ts";
 import { action, createCampaign, getCampaign, importContacts, uniquePhone } from "../campaigns/support.ts";
-import { json, sandboxSession, waitFor, type MessageJson } from "./support.ts";
+import { approvedTemplate, json, SANDBOX_TEMPLATE, sandboxSession, waitFor, type MessageJson } from "./support.ts";
 
 type Batch = { total: number; pending: number; failed: number };
-const TEMPLATE = { name: "order_update", language: "en_US" };
-
-/** The sandbox approves a new template after a short review: TEMPLATE, with no parameters, ready to send. */
-async function approvedTemplate(key: string, sessionId: string): Promise<void> {
-  const res = await api(`/api/sessions/${sessionId}/templates`, { method: "POST", key, json: { ...TEMPLATE, category: "UTILITY", components: [{ type: "BODY", text: "Your order has shipped." }] } });
-  expect(res.status).toBe(201);
-  await waitFor(async () => {
-    const list = await json<{ data: { name: string; status: string }[] }>(await api(`/api/sessions/${sessionId}/templates`, { key }));
-    return list.data.some((t) => t.name === TEMPLATE.name && t.status === "APPROVED");
-  }, 10_000, "the template approved");
-}
 
 async function bulk(key: string, sessionId: string, messages: Record<string, unknown>[]): Promise<() => Promise<Batch>> {
   const res = await api("/api/messages/send-bulk", { method: "POST", key, json: { sessionId, messages } });
@@ -92,11 +81,11 @@ describe("sandbox: sending limits", () => {
     const s = await sandboxSession(k.key, { limits: { messagingLimit: 2 } });
     await approvedTemplate(k.key, s.id);
     const batch = await bulk(k.key, s.id, [
-      { to: "+14155553400", template: TEMPLATE },
-      { to: "+14155553401", template: TEMPLATE },
-      { to: "+14155553400", template: TEMPLATE },
+      { to: "+14155553400", template: SANDBOX_TEMPLATE },
+      { to: "+14155553401", template: SANDBOX_TEMPLATE },
+      { to: "+14155553400", template: SANDBOX_TEMPLATE },
       { to: "+14155553402", text: "free-form" },
-      { to: "+14155553403", template: TEMPLATE },
+      { to: "+14155553403", template: SANDBOX_TEMPLATE },
     ]);
     await waitFor(async () => (await batch()).pending === 1, 15_000, "four sent");
     expect(await batch()).toMatchObject({ total: 5, pending: 1, failed: 0 });
@@ -104,7 +93,7 @@ describe("sandbox: sending limits", () => {
     expect(waiting).toHaveLength(1);
     expect(waiting[0]!.due).toBeGreaterThan(Date.now() + 23 * 3600_000);
     // A single template to another new recipient is queued too, answered pending.
-    const single = await json<MessageJson>(await api("/api/messages/send", { method: "POST", key: k.key, json: { sessionId: s.id, to: "+14155553404", template: TEMPLATE } }));
+    const single = await json<MessageJson>(await api("/api/messages/send", { method: "POST", key: k.key, json: { sessionId: s.id, to: "+14155553404", template: SANDBOX_TEMPLATE } }));
     expect(single.status).toBe("pending");
     expect(await outboxDue(s.id)).toHaveLength(2);
   });
@@ -114,7 +103,7 @@ describe("sandbox: sending limits", () => {
     const s = await sandboxSession(k.key, { limits: { messagingLimit: 2 } });
     await approvedTemplate(k.key, s.id);
     await importContacts(k.key, Array.from({ length: 5 }, (_, i) => ({ phone: uniquePhone(), name: `C${i}`, tags: ["tier"] })));
-    const c = await createCampaign(k.key, { sessionId: s.id, message: { template: TEMPLATE }, audience: { tags: ["tier"] } });
+    const c = await createCampaign(k.key, { sessionId: s.id, message: { template: SANDBOX_TEMPLATE }, audience: { tags: ["tier"] } });
     expect((await action(k.key, c.id, "start")).status).toBe(200);
     const running = await waitFor(async () => {
       const x = await getCampaign(k.key, c.id);

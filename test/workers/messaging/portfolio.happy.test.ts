@@ -7,21 +7,11 @@ import { describe, expect, it } from "vitest";
 import { sessionStub } from "../../../src/messaging/sessions/session-do.ts";
 import { api, createKey } from "../helpers.ts";
 import { action, createCampaign, getCampaign, importContacts, uniquePhone } from "../campaigns/support.ts";
-import { eventsOf, json, sandboxSession, waitFor, type MessageJson, type SessionJson } from "./support.ts";
+import { approvedTemplate, eventsOf, json, SANDBOX_TEMPLATE, sandboxSession, waitFor, type MessageJson, type SessionJson } from "./support.ts";
 
-const TEMPLATE = { name: "order_update", language: "en_US" };
 type Batch = { total: number; pending: number; failed: number };
 
-async function approvedTemplate(key: string, sessionId: string): Promise<void> {
-  const res = await api(`/api/sessions/${sessionId}/templates`, { method: "POST", key, json: { ...TEMPLATE, category: "UTILITY", components: [{ type: "BODY", text: "Your order has shipped." }] } });
-  expect(res.status).toBe(201);
-  await waitFor(async () => {
-    const list = await json<{ data: { name: string; status: string }[] }>(await api(`/api/sessions/${sessionId}/templates`, { key }));
-    return list.data.some((t) => t.name === TEMPLATE.name && t.status === "APPROVED");
-  }, 10_000, "the template approved");
-}
-
-const template = async (key: string, sessionId: string, to: string) => json<MessageJson>(await api("/api/messages/send", { method: "POST", key, json: { sessionId, to, template: TEMPLATE } }));
+const template = async (key: string, sessionId: string, to: string) => json<MessageJson>(await api("/api/messages/send", { method: "POST", key, json: { sessionId, to, template: SANDBOX_TEMPLATE } }));
 const outboxDue = (sessionId: string) => runInDurableObject(sessionStub(env, sessionId), (_o, state) => state.storage.sql.exec<{ message_id: string; due: number }>("SELECT message_id, due FROM outbox ORDER BY due").toArray());
 const patch = (key: string, id: string, limits: Record<string, unknown>) => api(`/api/sessions/${id}`, { method: "PATCH", key, json: { limits } });
 
@@ -64,7 +54,7 @@ describe("sandbox: the messaging limit per business portfolio", () => {
     const k = await createKey("pro");
     const { a, b } = await portfolioSessions(k.key, "7002", 3);
     expect((await template(k.key, a.id, "+14155553510")).status).toBe("sent");
-    const res = await api("/api/messages/send-bulk", { method: "POST", key: k.key, json: { sessionId: b.id, messages: ["+14155553510", "+14155553511", "+14155553512", "+14155553513"].map((to) => ({ to, template: TEMPLATE })) } });
+    const res = await api("/api/messages/send-bulk", { method: "POST", key: k.key, json: { sessionId: b.id, messages: ["+14155553510", "+14155553511", "+14155553512", "+14155553513"].map((to) => ({ to, template: SANDBOX_TEMPLATE })) } });
     expect(res.status).toBe(202);
     const { batchId } = await json<{ batchId: string }>(res);
     // The recipient a reached is free; two new ones fill the window; the fourth waits.
@@ -80,7 +70,7 @@ describe("sandbox: the messaging limit per business portfolio", () => {
     expect((await template(k.key, a.id, "+14155553520")).status).toBe("sent");
     expect((await template(k.key, a.id, "+14155553521")).status).toBe("sent");
     await importContacts(k.key, Array.from({ length: 2 }, (_, i) => ({ phone: uniquePhone(), name: `P${i}`, tags: ["portfolio"] })));
-    const c = await createCampaign(k.key, { sessionId: b.id, message: { template: TEMPLATE }, audience: { tags: ["portfolio"] } });
+    const c = await createCampaign(k.key, { sessionId: b.id, message: { template: SANDBOX_TEMPLATE }, audience: { tags: ["portfolio"] } });
     expect((await action(k.key, c.id, "start")).status).toBe(200);
     const running = await waitFor(async () => {
       const x = await getCampaign(k.key, c.id);

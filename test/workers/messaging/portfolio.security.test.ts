@@ -2,16 +2,11 @@
 // businessAccountId shares nothing), and one account cannot change or see another's session limits or standing.
 import { describe, expect, it } from "vitest";
 import { api, createKey } from "../helpers.ts";
-import { eventsOf, json, sandboxSession, waitFor, type MessageJson, type SessionJson } from "./support.ts";
+import { approvedTemplate, eventsOf, json, SANDBOX_TEMPLATE, sandboxSession, waitFor, type MessageJson, type SessionJson } from "./support.ts";
 
 type Limited = SessionJson & { limits: { throughputPerSecond: number | null; messagingLimit: number | "unlimited" } };
-const TEMPLATE = { name: "order_update", language: "en_US" };
 
-async function approvedTemplate(key: string, sessionId: string): Promise<void> {
-  expect((await api(`/api/sessions/${sessionId}/templates`, { method: "POST", key, json: { ...TEMPLATE, category: "UTILITY", components: [{ type: "BODY", text: "Shipped." }] } })).status).toBe(201);
-  await waitFor(async () => (await json<{ data: { status: string }[] }>(await api(`/api/sessions/${sessionId}/templates`, { key }))).data.some((t) => t.status === "APPROVED"), 10_000, "approved");
-}
-const template = async (key: string, sessionId: string, to: string) => json<MessageJson>(await api("/api/messages/send", { method: "POST", key, json: { sessionId, to, template: TEMPLATE } }));
+const template = async (key: string, sessionId: string, to: string) => json<MessageJson>(await api("/api/messages/send", { method: "POST", key, json: { sessionId, to, template: SANDBOX_TEMPLATE } }));
 
 describe("portfolios and limits across accounts", () => {
   it("two accounts naming the same businessAccountId do not share a window", async () => {

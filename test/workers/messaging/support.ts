@@ -53,6 +53,19 @@ export async function sandboxSession(key: string, extra: Record<string, unknown>
   return json<SessionJson>(res);
 }
 
+/** A template without parameters, as the sandbox reviews it (approved after SANDBOX_TEMPLATE_APPROVAL_MS). */
+export const SANDBOX_TEMPLATE = { name: "order_update", language: "en_US" };
+
+/** Creates SANDBOX_TEMPLATE on a sandbox session and waits for its review to approve it. */
+export async function approvedTemplate(key: string, sessionId: string): Promise<void> {
+  const res = await api(`/api/sessions/${sessionId}/templates`, { method: "POST", key, json: { ...SANDBOX_TEMPLATE, category: "UTILITY", components: [{ type: "BODY", text: "Your order has shipped." }] } });
+  expect(res.status).toBe(201);
+  await waitFor(async () => {
+    const list = await json<{ data: { name: string; status: string }[] }>(await api(`/api/sessions/${sessionId}/templates`, { key }));
+    return list.data.some((t) => t.name === SANDBOX_TEMPLATE.name && t.status === "APPROVED");
+  }, 10_000, "the template approved");
+}
+
 /** A text sent with POST /api/messages/send, which must accept it (201): the message as answered. */
 export async function sendText(key: string, sessionId: string, to: string, text: string): Promise<MessageJson> {
   const res = await api("/api/messages/send", { method: "POST", key, json: { sessionId, to, text } });
