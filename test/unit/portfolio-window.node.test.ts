@@ -41,12 +41,12 @@ describe("a session's side of a shared window", () => {
     expect(s.admit(limits, "a", true, 0, shared)).toEqual({ ok: true });
     expect(s.admit(limits, "b", true, 0, shared)).toEqual({ ok: false, limit: "messaging", until: 5_000 });
     // Known now: no call needed, and no place taken again.
-    expect(s.knows("a", 1)).toBe(true);
+    expect(s.unknownOf(["a", "b"], 1)).toEqual(["b"]);
     expect(s.admit(limits, "a", true, 1, { admitted: new Set(), until: 1 })).toEqual({ ok: true });
     // The session does not count by itself: three recipients the portfolio admitted pass a local limit of 2.
     const all = { admitted: new Set(["c", "d", "e"]), until: 0 };
     expect(["c", "d", "e"].map((to) => s.admit(limits, to, true, 2, all).ok)).toEqual([true, true, true]);
-    expect(s.knows("a", DAY_MS + 1)).toBe(false);
+    expect(s.unknownOf(["a"], DAY_MS + 1)).toEqual(["a"]);
   });
 
   it("eta: the shared window's use counts, not the session's own", () => {

@@ -49,8 +49,8 @@ export class LimitState {
     if (pair !== null && pair < 1) return { ok: false, limit: "pair", until: now + Math.ceil((1 - pair) * limits.pairIntervalMs!) };
     const counted = limits.messagingLimit !== null && outsideWindow;
     if (counted) {
-      this.sql.exec("DELETE FROM limit_reach WHERE at <= ?", now - DAY_MS);
-      const known = this.sql.exec("SELECT 1 FROM limit_reach WHERE recipient = ?", to).toArray().length > 0;
+      this.pruneReach(now);
+      const known = this.reached24h(to);
       if (!known && shared && !shared.admitted.has(to)) return { ok: false, limit: "messaging", until: shared.until };
       if (!known && !shared && this.reached() >= limits.messagingLimit!) return { ok: false, limit: "messaging", until: this.oldestReach()! + DAY_MS };
       if (!known) this.sql.exec("INSERT INTO limit_reach (recipient, at) VALUES (?, ?)", to, now);
@@ -74,9 +74,19 @@ export class LimitState {
     }
   }
 
-  /** Whether `to` was counted in the window this rolling 24 h (a send to it counts no new recipient). */
-  knows(to: string, now: number): boolean {
+  /** Which of `recipients` were not counted in the window this rolling 24 h (a send to the others counts no new recipient). */
+  unknownOf(recipients: readonly string[], now: number): string[] {
+    this.pruneReach(now);
+    return [...new Set(recipients)].filter((to) => !this.reached24h(to));
+  }
+
+  /** Recipients counted more than 24 h ago leave the window. */
+  private pruneReach(now: number): void {
     this.sql.exec("DELETE FROM limit_reach WHERE at <= ?", now - DAY_MS);
+  }
+
+  /** Whether `to` is counted in the window (pruned first). */
+  private reached24h(to: string): boolean {
     return this.sql.exec("SELECT 1 FROM limit_reach WHERE recipient = ?", to).toArray().length > 0;
   }
 
@@ -103,7 +113,7 @@ export class LimitState {
     if (limits.throughputPerSecond) eta = Math.max(eta, now + Math.ceil((queued * 1000) / limits.throughputPerSecond));
     if (limits.messagingLimit !== null) {
       // A portfolio's window is shared: what the other sessions of the portfolio reached is used up too.
-      if (!shared) this.sql.exec("DELETE FROM limit_reach WHERE at <= ?", now - DAY_MS);
+      if (!shared) this.pruneReach(now);
       const window = shared ?? { reached: this.reached(), oldest: this.oldestReach() };
       const left = Math.max(0, limits.messagingLimit - window.reached);
       if (queued > left) {

@@ -185,7 +185,7 @@ export class Sender {
   private async sharedWindow(limits: SendLimits, recipients: string[], now: number): Promise<SharedWindow | undefined> {
     const portfolio = limits.messagingLimit === null ? null : this.host.portfolio();
     if (!portfolio) return undefined;
-    const unknown = [...new Set(recipients)].filter((to) => !this.host.limitState.knows(to, now));
+    const unknown = this.host.limitState.unknownOf(recipients, now);
     if (unknown.length === 0) return { admitted: new Set(), until: now };
     const answer = await portfolio.admit(unknown, limits.messagingLimit!);
     return { admitted: new Set(answer.admitted), until: answer.until };
