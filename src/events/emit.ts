@@ -1,4 +1,5 @@
-import { sql } from "drizzle-orm";
+import { getTableColumns, sql } from "drizzle-orm";
+import type { SQLiteColumn, SQLiteTable } from "drizzle-orm/sqlite-core";
 import type { BatchItem } from "drizzle-orm/batch";
 import { events } from "../db/schema/index.ts";
 import { newId } from "../platform/ids.ts";
@@ -6,7 +7,7 @@ import { buildEvent, type EmitInput } from "./event-record.ts";
 import type { DomainEvent, EventRecord, EventsQueueMessage } from "./types.ts";
 import { QUEUE_BATCH_MAX, sendAll } from "../platform/batching.ts";
 import { log } from "../platform/log.ts";
-import { itemsPerStatement } from "../platform/d1.ts";
+import { itemsPerStatement, jsonParts } from "../platform/d1.ts";
 import { accountShard, type Shard } from "../platform/shards.ts";
 
 export type { EmitInput, EventOrder } from "./event-record.ts";
@@ -65,6 +66,23 @@ export function prepareEventAfterChange(shard: Shard, input: EmitInput): { event
     .insert(events)
     .select(sql`select ${event.id}, ${event.accountId}, ${event.type}, ${event.sessionId}, ${payload}, ${now}, null, 0, null, null where changes() = 1`);
   return { event, statement };
+}
+
+const EVENT_COLUMNS = Object.values(getTableColumns(events)).map((c) => c.name);
+
+/**
+ * Many events, each announcing a row that a statement before it in the same `db.batch` may have
+ * inserted (`INSERT ... ON CONFLICT DO NOTHING`): an event is recorded only if the row `causeId`
+ * names exists in `cause` then. Each cause id is new, so it exists only if that statement inserted
+ * it. One statement per JSON part, whatever the number of events (the batched form of
+ * `prepareEventAfterChange`).
+ */
+export function prepareEventsIfInserted(shard: Shard, items: { record: EventRecord; causeId: string }[], cause: { table: SQLiteTable; id: SQLiteColumn }): BatchItem<"sqlite">[] {
+  const json = items.map(({ record: e, causeId }) => ({ id: e.id, account_id: e.accountId, type: e.type, session_id: e.sessionId, payload: e.payload, created_at: e.createdAt, requeues: 0, cause_id: causeId }));
+  const columns = sql.raw(EVENT_COLUMNS.map((n) => `json_extract(j.value, '$.${n}')`).join(", "));
+  return jsonParts(json).map((part) =>
+    shard.db.insert(events).select(sql`SELECT ${columns} FROM json_each(${part}) AS j WHERE EXISTS (SELECT 1 FROM ${cause.table} WHERE ${cause.id} = json_extract(j.value, '$.cause_id'))`).onConflictDoNothing(),
+  );
 }
 
 /**

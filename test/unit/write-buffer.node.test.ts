@@ -111,4 +111,18 @@ describe("WriteBuffer: the Session DO's writes until their group commit", () => 
     expect(b.known(["msg_big"])).toEqual([]);
     expect(b.size()).toBe(0);
   });
+  it("a commit marks its rows clean by primary key, not by walking every dirty row (query plan)", () => {
+    const db = new DatabaseSync(":memory:");
+    const inner = memorySql(db);
+    const seen: string[] = [];
+    const b = new WriteBuffer({ exec: (q: string, ...args: unknown[]) => (seen.push(q), inner.exec(q, ...(args as []))) } as typeof inner);
+    for (let i = 0; i < 5; i++) b.add(sent(`msg_${i}`), T0 + i);
+    seen.length = 0;
+    b.committed(b.pending(2));
+    const clean = seen.find((q) => q.startsWith("UPDATE wb_messages SET dirty = 0"))!;
+    const plan = db.prepare(`EXPLAIN QUERY PLAN ${clean}`).all('[["msg_0",1]]').map((r) => String((r as { detail: string }).detail));
+    expect(plan.join(" | ")).toMatch(/wb_messages USING INDEX sqlite_autoindex_wb_messages_1 \(id=\?\)/);
+    expect(plan.join(" | ")).not.toMatch(/dirty/);
+    expect(b.pending(10).messages.map((m) => m.row.id)).toEqual(["msg_2", "msg_3", "msg_4"]);
+  });
 });

@@ -37,34 +37,6 @@ export async function createContact(env: Env, accountId: string, input: ContactI
   return contact;
 }
 
-/**
- * The statements that make the sender of an inbound message a contact: created on first contact
- * (opted out at once by a STOP) together with its `contact.created` (recorded only if the contact
- * was), or, for a known sender, opted out by a STOP; the identity the network gave (if any) is kept
- * either way. Run them in the caller's batch; `created(result)` then reads, from the first one's
- * result, whether the contact and its event were recorded.
- */
-export function ensureContactStatements(shard: Shard, accountId: string, address: string, name: string | undefined, optOut: boolean, sessionId: string | null, identity?: ContactIdentity, sequence?: number) {
-  const { db } = shard;
-  const now = Date.now();
-  // A person known only by BSUID is keyed by it (contactKeyOf), so a replay finds the same contact.
-  const phone = contactKeyOf(address);
-  const known = identity && Object.keys(identity).length > 0 ? JSON.stringify(identity) : null;
-  const row: Row = { id: newId("con"), accountId, phone, name: name ?? null, email: null, tags: "[]", attributes: "{}", optedOut: optOut, identity: known, createdAt: now, updatedAt: now };
-  const insert = db.insert(contacts).values(row).onConflictDoNothing().returning({ id: contacts.id });
-  const announce = prepareEventAfterChange(shard, { type: "contact.created", accountId, sessionId, data: toContact(row), ...(sequence !== undefined ? { order: { sequence } } : {}) });
-  const optOutKnown = db.update(contacts).set({ optedOut: true, updatedAt: now }).where(and(eq(contacts.accountId, accountId), eq(contacts.phone, phone), eq(contacts.optedOut, false)));
-  // A known contact's identity changes when the network reports a new one (a new BSUID after a number change, a new username).
-  const identityKnown = known
-    ? [db.update(contacts).set({ identity: known, updatedAt: now }).where(and(eq(contacts.accountId, accountId), eq(contacts.phone, phone), sql`${contacts.identity} is not ${known}`))]
-    : [];
-  return {
-    statements: [insert, announce.statement, ...(optOut ? [optOutKnown] : []), ...identityKnown] as const,
-    /** The event id to enqueue when the contact was created. */
-    created: (result: { id: string }[]): string | null => (result.length > 0 ? announce.event.id : null),
-  };
-}
-
 /** Contacts of an account by phone (E.164), for the caller's batch. */
 export function contactsByPhonesQuery(shard: Shard, accountId: string, phones: string[]) {
   return shard.db.select().from(contacts).where(and(eq(contacts.accountId, accountId), inArray(contacts.phone, phones)));

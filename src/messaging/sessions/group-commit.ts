@@ -16,6 +16,8 @@ const MAX_COMMITS = 50;
 const BACKSTOP_MS = 2_000;
 /** After a failed commit, the next try. */
 const RETRY_MS = 1_000;
+/** Clean rows are pruned at most this often. */
+const PRUNE_EVERY_MS = 1_000;
 /** Changes waiting past this (D1 failing for a while) and the session refuses new sends until commits go through. */
 const MAX_WAITING = 20_000;
 
@@ -39,6 +41,13 @@ export class GroupCommit {
   private timer: ReturnType<typeof setTimeout> | null = null;
   private waiting = 0;
   private chain: Promise<void> = Promise.resolve();
+  /**
+   * Whether the buffer may hold something D1 lacks. Unknown at start (a restart leaves what the
+   * timer never committed), so the first flush looks; after a drain that left nothing, a flush with
+   * nothing recorded since costs no statement at all (every inbound message and read asks for one).
+   */
+  private maybeWaiting = true;
+  private prunedAt = 0;
 
   constructor(private readonly host: CommitHost) {}
 
@@ -50,6 +59,7 @@ export class GroupCommit {
   /** `n` changes were buffered: commit soon. */
   recorded(n: number): void {
     if (n <= 0) return;
+    this.maybeWaiting = true;
     this.waiting += n;
     if (this.waiting >= COMMIT_ROWS) return this.arm(0);
     this.arm(COMMIT_DELAY_MS);
@@ -70,6 +80,7 @@ export class GroupCommit {
 
   /** Commits everything buffered so far (after any commit under way). Throws when D1 does. */
   flush(): Promise<void> {
+    if (!this.maybeWaiting) return this.chain;
     const run = this.chain.then(() => this.drain());
     this.chain = run.catch(() => {});
     return run;
@@ -90,7 +101,16 @@ export class GroupCommit {
     }
     const left = buffer.size();
     if (left > 0) this.arm(0);
-    else this.waiting = 0;
-    buffer.prune(Date.now());
+    else {
+      // Nothing recorded since size() looked (no await in between): the next flush can skip.
+      this.waiting = 0;
+      this.maybeWaiting = false;
+    }
+    // Pruning counts the clean rows: at most once a second, not on every drain.
+    const now = Date.now();
+    if (now - this.prunedAt >= PRUNE_EVERY_MS) {
+      this.prunedAt = now;
+      buffer.prune(now);
+    }
   }
 }

@@ -7,12 +7,11 @@ import { recordCall, recordEcho } from "./echoes-calls.ts";
 import type { SeenKeys } from "./seen-keys.ts";
 import { recordIdentityChange, recordNumberKnown } from "./identity.ts";
 import { pendingTemplates } from "../store/templates.ts";
-import type { StoredMedia } from "../messages/mapper.ts";
+import type { MessageRow, StoredMedia } from "../messages/mapper.ts";
 import { lastInboundSince } from "../store/chats.ts";
 import { addNetworkDetail, editInbound, revokeInbound } from "../store/edits.ts";
 import { ID_CHUNK, messageByExternalId, messageById, messagesByIdsQuery, unreadInboundOfChat, unreadSentBefore } from "../store/reads.ts";
 import { advanceStatus } from "../store/status.ts";
-import { recordInbound } from "./inbound.ts";
 import type { Network } from "./schemas.ts";
 import { workingSessionsByNumber, writeSessionHealth } from "./state.ts";
 import { accountShard } from "../../platform/shards.ts";
@@ -23,6 +22,8 @@ import type { Advanced, Selector, Target } from "./write-buffer.ts";
 export interface HostParts {
   readonly env: Env;
   identity(): { accountId: string; sessionId: string; phoneNumber: string | null; network: Network };
+  /** Records an inbound message (with others arriving meanwhile): its row, null for a replay. */
+  received(m: InboundFromNetwork): Promise<MessageRow | null>;
   /** The DO's one event sink: recorded events go to the queue with its next flush. */
   queueEvents(ids: string[]): void;
   fetchMediaNow(messageId: string): void;
@@ -57,8 +58,7 @@ export function networkHost(p: HostParts): NetworkHost {
       const { accountId, sessionId, phoneNumber } = who();
       return { accountId, sessionId, phoneNumber };
     },
-    // An inbound message may name our recent messages (reply, reaction): they must be in D1 first.
-    received: async (m) => (await p.commit(), recordInbound(env, who().accountId, who().sessionId, m, { enqueue: (ids) => p.queueEvents(ids), fetchNow: (id) => p.fetchMediaNow(id), sequences: (n) => p.sequences(n) })),
+    received: (m) => p.received(m),
     statusChanged: async (selector, target, at, error, opts = {}) => {
       // The buffer holds the session's recent messages (their rows may not be in D1 yet); older ones are updated in D1.
       const here = p.advanceBuffered(selector, target, at, error);

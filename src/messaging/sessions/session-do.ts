@@ -5,12 +5,13 @@ import { accountShard, type Shard } from "../../platform/shards.ts";
 import { countInto, takeUsage, usageFields, type UsageByDb } from "../../platform/d1-usage.ts";
 import { log } from "../../platform/log.ts";
 import { fetchInboundMedia, MediaFetcher, type FetchOutcome } from "../media/inbound.ts";
-import { toMessage } from "../messages/mapper.ts";
+import { toMessage, type MessageRow } from "../messages/mapper.ts";
 import type { HookRequest, InboundBody, InboundFromNetwork, NetworkDriver, NetworkHost } from "../networks/driver.ts";
 import { createDriver } from "../networks/index.ts";
 import { advanceStatus } from "../store/status.ts";
 import { campaignHooks, type EnqueueOptions } from "./campaign-hooks.ts";
-import { recordInbound } from "./inbound.ts";
+import { recordInboundBatch, type InboundResult } from "./inbound.ts";
+import { Coalescer } from "./coalesce.ts";
 import { networkHost } from "./network-host.ts";
 import { Outbox, type Pacing } from "./outbox.ts";
 import { OutboxRunner } from "./outbox-runner.ts";
@@ -27,6 +28,8 @@ import { statusOrder, WriteBuffer, type Selector, type Target } from "./write-bu
 import { EventFlush, type Draft, type MessageOutcome, type RpcResult, type SendOutcome, type SessionConfig } from "./types.ts";
 
 const JITTER = 0.25;
+/** Inbound messages recorded in one D1 round trip at most. */
+const INBOUND_BATCH = 50;
 /**
  * Events this DO recorded are put on the events queue together, this long after the first: one
  * consumer run for many events instead of one per send (locally, each run competes with the
@@ -67,6 +70,8 @@ export class SessionDO extends DurableObject<Env> {
   private readonly limitChanges: LimitChanges;
   /** The session's message templates (its network's, cached in D1). */
   private readonly templateOps: SessionTemplates;
+  /** Inbound messages arriving while others are being recorded are recorded together next (one D1 round trip). */
+  private readonly inbound = new Coalescer<InboundFromNetwork, InboundResult>((list) => this.recordInbound(list), INBOUND_BATCH);
 
   constructor(ctx: DurableObjectState, env: Env) {
     super(ctx, env);
@@ -216,6 +221,7 @@ export class SessionDO extends DurableObject<Env> {
       fetchMediaNow: (id) => this.media.add(id),
       wakeAt: (at) => this.ensureAlarm(at),
       peer: (id) => sessionStub(this.env, id),
+      received: (m) => this.record(m),
       advanceBuffered: (selector, target, at, error) => {
         const done = this.buffer.advance(selector, target, at, error);
         this.commits.recorded(done.changed.length + done.events.length);
@@ -380,10 +386,7 @@ export class SessionDO extends DurableObject<Env> {
   /** An inbound message from the sandbox network (another session of the account). */
   async receive(inbound: InboundFromNetwork): Promise<RpcResult<boolean>> {
     if (!this.config || this.status !== "WORKING") return { ok: false, code: "session_not_working", message: "The session is not WORKING." };
-    // It may name our recent messages (reply, reaction): they must be in D1 first.
-    await this.commits.flush();
-    const row = await recordInbound(this.env, this.config.accountId, this.config.sessionId, inbound, { enqueue: (ids) => this.queueEvents(ids), fetchNow: (id) => this.media.add(id), sequences: (n) => this.buffer.takeSequences(n) });
-    return { ok: true, value: row !== null };
+    return { ok: true, value: (await this.record(inbound)) !== null };
   }
 
   /** POST /api/sessions/:id/sandbox/inbound. The DO knows its owner, network and state: checking here saves the Worker a D1 read. */
@@ -391,9 +394,22 @@ export class SessionDO extends DurableObject<Env> {
     const cfg = this.config;
     if (!cfg || cfg.accountId !== accountId || !this.driver().simulatesInbound) return { ok: false, code: "not_found" };
     if (this.status !== "WORKING") return { ok: false, code: "session_not_working", status: this.status };
-    await this.commits.flush();
-    const row = await recordInbound(this.env, cfg.accountId, cfg.sessionId, { ...body, externalId: newId("sbx"), from, timestamp: Date.now() }, { enqueue: (ids) => this.queueEvents(ids), fetchNow: (id) => this.media.add(id), sequences: (n) => this.buffer.takeSequences(n) });
+    const row = await this.record({ ...body, externalId: newId("sbx"), from, timestamp: Date.now() });
     return { ok: true, message: toMessage(row!) };
+  }
+
+  /** One inbound message recorded, with the others arriving meanwhile: its row (null: a replay); throws what kept it out. */
+  private async record(m: InboundFromNetwork): Promise<MessageRow | null> {
+    const result = await this.inbound.add(m);
+    if (!result.ok) throw result.error;
+    return result.row;
+  }
+
+  private async recordInbound(list: InboundFromNetwork[]): Promise<InboundResult[]> {
+    const cfg = this.config!;
+    // They may name our recent messages (reply, reaction): those must be in D1 first.
+    await this.commits.flush();
+    return recordInboundBatch(this.env, cfg.accountId, cfg.sessionId, list, { enqueue: (ids) => this.queueEvents(ids), fetchNow: (id) => this.media.add(id), sequences: (n) => this.buffer.takeSequences(n) });
   }
 
   /** A `media` job: one attempt at storing an inbound message's file (the driver holds the credentials). */

@@ -54,9 +54,27 @@ function insertEvents(shard: Shard, json: string): BatchItem<"sqlite"> {
   return shard.db.insert(events).select(sql`SELECT ${extracts(eventColumns)} FROM json_each(${json}) AS j WHERE true`).onConflictDoNothing();
 }
 
+/** Rows as JSON objects keyed by column name, for `json_each` statements. */
+const columnJson = (rows: MessageRow[]) => rows.map((r) => Object.fromEntries(messageColumns.map((c) => [c.name, r[c.key] ?? null])));
+
+/** What an event announcing a new message checks: that its row was inserted (`prepareEventsIfInserted`). */
+export const MESSAGE_CAUSE = { table: messages, id: messages.id };
+
+/**
+ * New rows (inbound messages), many in one statement per JSON part: a row D1 already has by its
+ * (session, network id) is skipped, so a replayed message is stored once. Each statement returns
+ * the ids it inserted.
+ */
+export function insertNewMessagesStatements(shard: Shard, rows: MessageRow[]): BatchItem<"sqlite">[] {
+  const names = messageColumns.map((c) => c.name);
+  return jsonParts(columnJson(rows)).map((part) =>
+    shard.db.insert(messages).select(sql`SELECT ${extracts(names)} FROM json_each(${part}) AS j WHERE true`).onConflictDoNothing().returning({ id: messages.id }),
+  );
+}
+
 /** The statements of one group commit (none for nothing). */
 export function groupWriteStatements(shard: Shard, rows: MessageRow[], records: EventRecord[]): BatchItem<"sqlite">[] {
-  const messageJson = rows.map((r) => Object.fromEntries(messageColumns.map((c) => [c.name, r[c.key] ?? null])));
+  const messageJson = columnJson(rows);
   const eventJson = records.map((e) => ({ id: e.id, account_id: e.accountId, type: e.type, session_id: e.sessionId, payload: e.payload, created_at: e.createdAt, fanned_out_at: null, requeues: 0 }));
   return [...jsonParts(messageJson).map((p) => upsertMessages(shard, p)), ...jsonParts(eventJson).map((p) => insertEvents(shard, p))];
 }
