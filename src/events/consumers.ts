@@ -23,7 +23,8 @@ export async function handleEventsQueue(batch: MessageBatch<EventsQueueMessage>,
   await Promise.all(
     parts.map(async ({ shard, part }) => {
       try {
-        await fanOutFirstAttempts(env, shard, part.map((m) => m.body.id), Date.now());
+        const carried = new Map(part.flatMap((m) => (m.body.event?.id === m.body.id ? [[m.body.id, m.body.event] as const] : [])));
+        await fanOutFirstAttempts(env, shard, part.map((m) => m.body.id), Date.now(), carried);
       } catch (err) {
         log.error("event fan-out failed; messages retried", { count: part.length, error: String(err) });
         for (const m of part) m.retry({ delaySeconds: 2 });

@@ -6,7 +6,7 @@ import { attemptClaimed, attemptDeliveries, LEASE_MS, type DeliveryRow } from ".
 import { deliveriesOf } from "./fanout.ts";
 import { foldedId, type FoldedDelivery } from "./folded.ts";
 import { publishToStreams, type CommittedEvent } from "./stream/publish.ts";
-import type { DeliveryQueueMessage } from "./types.ts";
+import type { DeliveryQueueMessage, EventRecord } from "./types.ts";
 import { chunk, QUEUE_BATCH_MAX } from "../platform/batching.ts";
 import { jsonParts } from "../platform/d1.ts";
 import { log } from "../platform/log.ts";
@@ -33,21 +33,28 @@ const INLINE_MAX = 200;
  * Events that were already fanned out (a re-delivered message) have their deliveries still
  * waiting for a first attempt attempted (those of a run that crashed after writing them).
  */
-export async function fanOutFirstAttempts(env: Env, shard: Shard, eventIds: string[], now = Date.now()): Promise<void> {
+export async function fanOutFirstAttempts(env: Env, shard: Shard, eventIds: string[], now = Date.now(), carried: ReadonlyMap<string, EventRecord> = new Map()): Promise<void> {
   const ids = [...new Set(eventIds)];
   if (ids.length === 0) return;
   const db = shard.db;
   const inIds = sql`${events.id} IN (SELECT value FROM json_each(${JSON.stringify(ids)}))`;
-  const [claimed, hooks] = await db.batch([
-    db
-      .update(events)
-      .set({ fanoutLeaseUntil: now + LEASE_MS })
-      // `+` keeps SQLite on the primary key: on the index of events not fanned out yet it read the
-      // whole backlog for each batch (a large send's events: a cost growing with its square).
-      .where(and(inIds, isNull(sql`+${events.fannedOutAt}`), or(isNull(events.fanoutLeaseUntil), lt(events.fanoutLeaseUntil, now))))
-      .returning({ id: events.id, accountId: events.accountId, type: events.type, sessionId: events.sessionId, payload: events.payload, createdAt: events.createdAt }),
-    db.select().from(webhooks).where(inArray(webhooks.accountId, db.select({ accountId: events.accountId }).from(events).where(inIds))),
-  ]);
+  // `+` keeps SQLite on the primary key: on the index of events not fanned out yet it read the
+  // whole backlog for each batch (a large send's events: a cost growing with its square).
+  const lease = db
+    .update(events)
+    .set({ fanoutLeaseUntil: now + LEASE_MS })
+    .where(and(inIds, isNull(sql`+${events.fannedOutAt}`), or(isNull(events.fanoutLeaseUntil), lt(events.fanoutLeaseUntil, now))));
+  const hooksOf = db.select().from(webhooks).where(inArray(webhooks.accountId, db.select({ accountId: events.accountId }).from(events).where(inIds)));
+  let claimed: (CommittedEvent & { createdAt: number })[];
+  let hooks: (typeof webhooks.$inferSelect)[];
+  if (ids.every((id) => carried.has(id))) {
+    // The queue brought every record: the lease returns ids only, not each payload again.
+    const [leased, found] = await db.batch([lease.returning({ id: events.id }), hooksOf]);
+    claimed = leased.map((l) => carried.get(l.id)!);
+    hooks = found;
+  } else {
+    [claimed, hooks] = await db.batch([lease.returning({ id: events.id, accountId: events.accountId, type: events.type, sessionId: events.sessionId, payload: events.payload, createdAt: events.createdAt }), hooksOf]);
+  }
   const claimedIds = new Set(claimed.map((e) => e.id));
   const unclaimed = ids.filter((id) => !claimedIds.has(id));
   await Promise.all([unclaimed.length > 0 ? attemptLeftOver(env, shard, unclaimed, now) : null, claimed.length > 0 ? fanOutClaimed(env, shard, claimed, hooks, now) : null]);

@@ -65,6 +65,21 @@ describe("WriteBuffer: the Session DO's writes until their group commit", () => 
     expect(b.pending(10).messages.map((m) => m.row.status)).toEqual(["sent"]);
   });
 
+  it("queued rows taken over already sent: one dirty row and one event each; a row the buffer knows moves from its own copy", () => {
+    const b = new WriteBuffer(memorySql());
+    const queued = (id: string) => outboundRow({ id, accountId: "acc_1", sessionId: "ses_1", to: "1", type: "text", createdAt: T0 }, { status: "pending" });
+    b.add(sent("msg_k"), T0); // known, and further along than D1's pending copy
+    b.advance({ ids: ["msg_k"] }, "delivered", T0 + 1);
+    const out = b.adopt([queued("msg_a"), queued("msg_b"), queued("msg_k")], "sent", T0 + 5);
+    expect(out.changed.map((r) => [r.id, r.status, r.sentAt])).toEqual([["msg_a", "sent", T0 + 5], ["msg_b", "sent", T0 + 5]]);
+    expect(out.events.map((e) => [payloadOf(e).type, payloadOf(e).data.id])).toEqual([["message.sent", "msg_a"], ["message.sent", "msg_b"]]);
+    expect(b.known(["msg_k"])[0]!.status).toBe("delivered");
+    expect(b.pending(10).messages.map((m) => [m.row.id, m.row.status]).sort()).toEqual([["msg_a", "sent"], ["msg_b", "sent"], ["msg_k", "delivered"]]);
+    const failed = b.adopt([queued("msg_f")], "failed", T0 + 6, { code: "no_account", message: "x" });
+    expect(failed.changed[0]).toMatchObject({ status: "failed", errorCode: "no_account" });
+    expect(failed.events).toEqual([]);
+  });
+
   it("a row that changed while its commit was under way stays to commit again; events committed are gone, later ones stay", () => {
     const b = new WriteBuffer(memorySql());
     b.add(sent("msg_1"), T0);

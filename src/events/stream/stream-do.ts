@@ -80,6 +80,11 @@ export class EventStreamDO extends DurableObject<Env> {
   }
 
   /** RPC from the events consumer: sends these events (the account's, oldest first) to matching sockets. */
+  /** Whether any stream is open (publishers ask before building a batch for it). */
+  async listening(): Promise<boolean> {
+    return this.ctx.getWebSockets().length > 0;
+  }
+
   async publish(batch: StreamEvent[]): Promise<number> {
     let sent = 0;
     for (const ws of this.ctx.getWebSockets()) {

@@ -114,19 +114,20 @@ export class Sender {
       const { buffer } = this.host;
       const shared = await this.sharedWindow(this.host.limits(), rows.filter((r) => r.type === "template").map((r) => digitsOfChatId(r.chatId)), now);
       const admitted = rows.filter((row) => this.admitQueued(row.id, digitsOfChatId(row.chatId), row.type === "template", attempts.get(row.id) ?? 0, now, shared));
-      buffer.remember(admitted, now);
-      const ok: string[] = [];
-      const failed = new Map<string, { error: FailureReason; ids: string[] }>();
+      const ok: MessageRow[] = [];
+      const failed = new Map<string, { error: FailureReason; rows: MessageRow[] }>();
       for (const row of admitted) {
         const result = driver.sendAtOnce(toOutbound(draftOfRow(row), ""));
-        if (result.ok) ok.push(row.id);
-        else failed.set(result.error.code, { error: result.error, ids: [...(failed.get(result.error.code)?.ids ?? []), row.id] });
+        if (result.ok) ok.push(row);
+        else failed.set(result.error.code, { error: result.error, rows: [...(failed.get(result.error.code)?.rows ?? []), row] });
       }
-      const sent = buffer.advance({ ids: ok }, "sent", now);
+      // The buffer takes the rows over already sent (or failed): one write each.
+      const sent = buffer.adopt(ok, "sent", now);
       let changes = sent.changed.length + sent.events.length;
-      for (const f of failed.values()) changes += buffer.advance({ ids: f.ids }, "failed", now, f.error).changed.length;
+      for (const f of failed.values()) changes += buffer.adopt(f.rows, "failed", now, f.error).changed.length;
       this.host.recorded(changes);
-      const waiting = new Set(rows.filter((r) => !admitted.includes(r)).map((r) => r.id));
+      const taken = new Set(admitted.map((r) => r.id));
+      const waiting = new Set(rows.filter((r) => !taken.has(r.id)).map((r) => r.id));
       outbox.remove(ids.filter((id) => !waiting.has(id)));
       await driver.afterSent?.(sent.changed, now);
       return;

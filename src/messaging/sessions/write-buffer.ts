@@ -45,6 +45,30 @@ export interface FlushBatch {
   lastSeq: number;
 }
 
+type Draft = { input: EmitInput; statusOrdinal?: number };
+
+/**
+ * `row` moved forward to `target` (null: it cannot move there), one event draft per step taken
+ * pushed onto `drafts`, as `store/status.ts` does in D1.
+ */
+function moved(row: MessageRow, target: Target, at: number, drafts: Draft[], error?: FailureReason, externalId?: string | null): MessageRow | null {
+  if (!canAdvance(row.status, target)) return null;
+  for (const step of statusesBetween(row.status, target)) {
+    row = { ...row, status: step };
+    if (step === "sent") row.sentAt ??= at;
+    if (step === "delivered") row.deliveredAt ??= at;
+    if (step === "read") row.readAt ??= at;
+    if (step === "failed") {
+      row.errorCode = error?.code ?? "failed";
+      row.errorMessage = error?.message ?? "The network could not send the message.";
+    }
+    if (step === "sent" && externalId) row.externalId = externalId;
+    const type = EVENT[step];
+    if (type) drafts.push({ input: { type, accountId: row.accountId, sessionId: row.sessionId, data: toMessage(row) }, statusOrdinal: ORDINAL[step] });
+  }
+  return row;
+}
+
 export interface Advanced {
   /** Rows that reached the target here. */
   changed: MessageRow[];
@@ -118,6 +142,28 @@ export class WriteBuffer {
     }
   }
 
+  /**
+   * Rows read from D1 taken over already moved to `target` (a queued send just made): one write each,
+   * where remembering them and then advancing them would write each twice. Rows the buffer already
+   * knows are advanced from its own copy.
+   */
+  adopt(rows: MessageRow[], target: Target, at: number, error?: FailureReason): Advanced {
+    const known = new Set(this.lookup("id", rows.map((r) => r.id)).map((r) => r.id));
+    const here = known.size > 0 ? this.advance({ ids: [...known] }, target, at, error) : { changed: [], unknown: [], events: [] };
+    const drafts: Draft[] = [];
+    const taken: MessageRow[] = [];
+    for (const r of rows) {
+      if (known.has(r.id)) continue;
+      const row = moved(r, target, at, drafts, error);
+      if (row) taken.push(row);
+    }
+    const events = this.events(drafts, at);
+    for (const part of jsonParts(taken.map((r) => [r.id, r.externalId, r]))) {
+      this.sql.exec("INSERT INTO wb_messages (id, external_id, row, dirty, ver, touched) SELECT json_extract(value, '$[0]'), json_extract(value, '$[1]'), json_extract(value, '$[2]'), 1, 1, ? FROM json_each(?) WHERE true ON CONFLICT (id) DO NOTHING", at, part);
+    }
+    return { changed: [...here.changed, ...taken], unknown: [], events: [...here.events, ...events] };
+  }
+
   /** The rows this buffer knows of `ids` (its view is the current one: D1's may lag until the next commit). */
   known(ids: readonly string[]): MessageRow[] {
     return this.lookup("id", ids).map((r) => JSON.parse(r.row) as MessageRow);
@@ -142,24 +188,10 @@ export class WriteBuffer {
     const found = this.lookup("ids" in selector ? "id" : "external_id", keys);
     const seen = new Set(found.map((r) => ("ids" in selector ? r.id : r.external_id!)));
     const out: Advanced = { changed: [], unknown: [...new Set(keys)].filter((k) => !seen.has(k)), events: [] };
-    const drafts: { input: EmitInput; statusOrdinal?: number }[] = [];
+    const drafts: Draft[] = [];
     for (const found1 of found) {
-      let row = JSON.parse(found1.row) as MessageRow;
-      if (!canAdvance(row.status, target)) continue;
-      for (const step of statusesBetween(row.status, target)) {
-        row = { ...row, status: step };
-        if (step === "sent") row.sentAt ??= at;
-        if (step === "delivered") row.deliveredAt ??= at;
-        if (step === "read") row.readAt ??= at;
-        if (step === "failed") {
-          row.errorCode = error?.code ?? "failed";
-          row.errorMessage = error?.message ?? "The network could not send the message.";
-        }
-        if (step === "sent" && opts.externalId) row.externalId = opts.externalId;
-        const type = EVENT[step];
-        if (type) drafts.push({ input: { type, accountId: row.accountId, sessionId: row.sessionId, data: toMessage(row) }, statusOrdinal: ORDINAL[step] });
-      }
-      out.changed.push(row);
+      const row = moved(JSON.parse(found1.row) as MessageRow, target, at, drafts, error, opts.externalId);
+      if (row) out.changed.push(row);
     }
     // The events (numbered in the rows' order) and the rows, each in a statement per part.
     out.events = this.events(drafts, at);
