@@ -31,9 +31,9 @@ const EXTRACTS = sql.raw(COLUMNS.map((c) => `json_extract(j.value, '$.${c.name}'
  * unknown address becomes a contact (`contact.created`, recorded only if its row was inserted:
  * an address already known, or named twice in the batch, makes one contact and one event), a STOP
  * opts a known contact out, and a network identity that changed is updated. The inserts come first in
- * the returned statements (`inserts` of them); `created` reads their results.
+ * the returned statements (`inserts` of them); `created` reads their results: the events recorded.
  */
-export function ensureContactsStatements(shard: Shard, senders: Sender[], now: number): { statements: BatchItem<"sqlite">[]; inserts: number; created(results: unknown[]): string[] } {
+export function ensureContactsStatements(shard: Shard, senders: Sender[], now: number): { statements: BatchItem<"sqlite">[]; inserts: number; created(results: unknown[]): EventRecord[] } {
   const { db } = shard;
   const rows: ContactRow[] = [];
   const events: { record: EventRecord; causeId: string }[] = [];
@@ -59,7 +59,7 @@ export function ensureContactsStatements(shard: Shard, senders: Sender[], now: n
     inserts: inserts.length,
     created: (results) => {
       const ids = new Set(results.slice(0, inserts.length).flatMap((r) => (r as { id: string }[]).map((x) => x.id)));
-      return events.filter((e) => ids.has(e.causeId)).map((e) => e.record.id);
+      return events.filter((e) => ids.has(e.causeId)).map((e) => e.record);
     },
   };
 }

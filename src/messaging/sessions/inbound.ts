@@ -1,4 +1,4 @@
-import { enqueueEvents, eventRecord, prepareEventsIfInserted } from "../../events/emit.ts";
+import { enqueueRecorded, eventRecord, prepareEventsIfInserted } from "../../events/emit.ts";
 import type { BatchItem } from "drizzle-orm/batch";
 import type { EventRecord } from "../../events/types.ts";
 import { newId } from "../../platform/ids.ts";
@@ -22,8 +22,8 @@ export function isStop(text: string | undefined): boolean {
 }
 
 export interface InboundOptions {
-  /** Takes the recorded events' ids (the Session DO coalesces them); default: enqueue now. */
-  enqueue?: (eventIds: string[]) => void;
+  /** Takes the recorded events (the Session DO coalesces them); default: enqueue now. */
+  enqueue?: (events: EventRecord[]) => void;
   /** Starts fetching a file now (the Session DO); the queued job is then only the backstop. */
   fetchNow?: (messageId: string) => void;
   /** Called in the session's own object: its event numbers, taken without a call to itself. */
@@ -104,10 +104,11 @@ export async function recordInboundBatch(env: Env, accountId: string, sessionId:
   const statements: BatchItem<"sqlite">[] = [...contacts.statements, ...inserts, ...prepareEventsIfInserted(shard, received, MESSAGE_CAUSE), ...reactions];
   const out = (await shard.db.batch(statements as [BatchItem<"sqlite">, ...BatchItem<"sqlite">[]])) as unknown[];
   const stored = new Set(out.slice(contacts.statements.length, contacts.statements.length + inserts.length).flatMap((r) => (r as { id: string }[]).map((x) => x.id)));
-  const ids = [...contacts.created(out), ...received.filter((e) => stored.has(e.causeId)).map((e) => e.record.id)];
-  if (ids.length > 0) {
-    if (opts.enqueue) opts.enqueue(ids);
-    else await enqueueEvents(env, shard, ids);
+  // With their content: the fan-out needs no read of them.
+  const recorded = [...contacts.created(out), ...received.filter((e) => stored.has(e.causeId)).map((e) => e.record)];
+  if (recorded.length > 0) {
+    if (opts.enqueue) opts.enqueue(recorded);
+    else await enqueueRecorded(env, shard, recorded);
   }
   for (const r of results) if (r.ok && r.row && !stored.has(r.row.id)) r.row = null;
   // Network download URLs expire within minutes: files are fetched now, and a queued job (a no-op

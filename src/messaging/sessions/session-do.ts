@@ -1,5 +1,6 @@
 import { DurableObject } from "cloudflare:workers";
-import { enqueueEvents } from "../../events/emit.ts";
+import { enqueueEvents, enqueueRecorded } from "../../events/emit.ts";
+import type { EventRecord } from "../../events/types.ts";
 import { newId } from "../../platform/ids.ts";
 import { accountShard, type Shard } from "../../platform/shards.ts";
 import { countInto, takeUsage, usageFields, type UsageByDb } from "../../platform/d1-usage.ts";
@@ -340,19 +341,22 @@ export class SessionDO extends DurableObject<Env> {
     this.outbox.cancelTimer(campaignId);
   }
 
-  /** Puts recorded events on the queue with the others of the next EVENT_FLUSH_MS (see there). */
-  private queueEvents(ids: string[]): void {
-    this.events.add(ids);
+  /** Puts recorded events (ids, or records with their content) on the queue with the others of the next EVENT_FLUSH_MS (see there). */
+  private queueEvents(items: (string | EventRecord)[]): void {
+    this.events.add(items);
   }
 
   /** The flush: the events go to the queue (with their shard), and the D1 work since the last flush is logged. */
-  private async flushEvents(ids: string[]): Promise<void> {
+  private async flushEvents(items: (string | EventRecord)[]): Promise<void> {
     const cfg = this.config;
-    log.info("session flush", { sessionId: cfg?.sessionId ?? null, events: ids.length, ...usageFields(takeUsage(this.usage)) });
+    log.info("session flush", { sessionId: cfg?.sessionId ?? null, events: items.length, ...usageFields(takeUsage(this.usage)) });
     if (!cfg) return;
     // Never throws: events whose flush fails are recorded in D1 and the cron enqueues them.
     const shard = await this.shard().catch((err: unknown) => void log.error("session flush: shard unknown; the cron will enqueue", { sessionId: cfg.sessionId, error: String(err) }));
-    if (shard) await enqueueEvents(this.env, shard, ids);
+    if (!shard) return;
+    const ids = items.filter((i): i is string => typeof i === "string");
+    const records = items.filter((i): i is EventRecord => typeof i !== "string");
+    await Promise.all([ids.length > 0 ? enqueueEvents(this.env, shard, ids) : null, records.length > 0 ? enqueueRecorded(this.env, shard, records) : null]);
   }
 
   /** The shard of this session's account: where its group commits go. */
@@ -409,7 +413,7 @@ export class SessionDO extends DurableObject<Env> {
     const cfg = this.config!;
     // They may name our recent messages (reply, reaction): those must be in D1 first.
     await this.commits.flush();
-    return recordInboundBatch(this.env, cfg.accountId, cfg.sessionId, list, { enqueue: (ids) => this.queueEvents(ids), fetchNow: (id) => this.media.add(id), sequences: (n) => this.buffer.takeSequences(n) });
+    return recordInboundBatch(this.env, cfg.accountId, cfg.sessionId, list, { enqueue: (records) => this.queueEvents(records), fetchNow: (id) => this.media.add(id), sequences: (n) => this.buffer.takeSequences(n) });
   }
 
   /** A `media` job: one attempt at storing an inbound message's file (the driver holds the credentials). */

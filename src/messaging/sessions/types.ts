@@ -6,6 +6,7 @@ import type { Message, TemplateSpec } from "../messages/schemas.ts";
 import type { OutboundMessage } from "../networks/driver.ts";
 import type { Network, SessionStatus, WhatsappCredentials } from "./schemas.ts";
 import type { SendLimitsInput } from "../send-limits.ts";
+import type { EventRecord } from "../../events/types.ts";
 
 /** What the Session DO keeps about its session. Credentials live here only, never in D1. */
 export interface SessionConfig {
@@ -108,23 +109,24 @@ export class KeyedSerial {
   }
 }
 
-/** Collects event ids and hands them over together, `delayMs` after the first of a round. */
+/** Collects events and hands them over together, `delayMs` after the first of a round. */
 export class EventFlush {
-  private readonly ids: string[] = [];
+  private readonly items: (string | EventRecord)[] = [];
   private timer: ReturnType<typeof setTimeout> | null = null;
 
   constructor(
-    private readonly flush: (ids: string[]) => void,
+    private readonly flush: (items: (string | EventRecord)[]) => void,
     private readonly delayMs: number,
   ) {}
 
-  add(ids: string[]): void {
-    if (ids.length === 0) return;
-    this.ids.push(...ids);
+  /** Events by id (recorded in D1), or as records (recorded, and carried on the queue with their content). */
+  add(items: (string | EventRecord)[]): void {
+    if (items.length === 0) return;
+    this.items.push(...items);
     if (this.timer !== null) return;
     this.timer = setTimeout(() => {
       this.timer = null;
-      this.flush(this.ids.splice(0));
+      this.flush(this.items.splice(0));
     }, this.delayMs);
   }
 }

@@ -62,8 +62,8 @@ describe("webhooks: events never cross accounts or reach webhooks they do not be
     const a = await createKey();
     const inbound = { externalId: `wamid.${Date.now()}`, from: "15557770003", timestamp: Date.now(), type: "text" as const, text: "once" };
     const queued: string[][] = [];
-    const first = await recordInbound(env, a.accountId, "ses_replay", inbound, { enqueue: (ids) => queued.push(ids) });
-    const again = await recordInbound(env, a.accountId, "ses_replay", { ...inbound, text: "replayed" }, { enqueue: (ids) => queued.push(ids) });
+    const first = await recordInbound(env, a.accountId, "ses_replay", inbound, { enqueue: (records) => queued.push(records.map((r) => r.id)) });
+    const again = await recordInbound(env, a.accountId, "ses_replay", { ...inbound, text: "replayed" }, { enqueue: (records) => queued.push(records.map((r) => r.id)) });
     expect(first?.externalId).toBe(inbound.externalId);
     expect(again).toBeNull();
     const recorded = await (await accountShard(env, a.accountId)).db.select({ id: events.id, type: events.type }).from(events).where(and(eq(events.accountId, a.accountId), eq(events.sessionId, "ses_replay")));
