@@ -8,6 +8,7 @@
 // Floors: p50 under 1.5 s; zero lost; throttled: rate within 10 % of maxPerSecond, at most maxPerSecond + 10 %
 // arrivals (every attempt) in any 1 s window, 0 lost, 0 duplicates.
 // Usage: npm run bench:webhooks   (EVENTS=1000 CONCURRENCY=20 THROTTLED_EVENTS=5000 THROTTLE_RATE=10; ONLY=throttled)
+import { writeFileSync } from "node:fs";
 import { startDev } from "../../test/e2e/harness.ts";
 import { startReceiver, type Received } from "../../test/support/receiver.ts";
 import { observedRate } from "../../test/support/throttle-rate.ts";
@@ -82,6 +83,8 @@ async function run(label: string, failFirstRate: number, opts: { events?: number
   await new Promise((r) => setTimeout(r, 2000)); // let stray duplicates arrive before counting them
   received = (await (await fetch(`${receiver.url}/inbox/${inbox}`)).json()) as Received[];
 
+  // Every arrival (webhook-id, time) for a closer look: e.g. against the times the worker logged for its attempts.
+  if (process.env.ARRIVALS_OUT) writeFileSync(`${process.env.ARRIVALS_OUT}.${label}.json`, JSON.stringify(received.map((r) => [r.webhookId, r.receivedAt])));
   if (process.env.TRACE) {
     const series = [...firstOk].map(([token, at]) => ({ n: Number(token.split("-").pop()), ms: at - sentAt.get(token)! })).sort((a, b) => a.n - b.n);
     const tenth = Math.ceil(series.length / 10);

@@ -7,6 +7,7 @@ import { insertDeliveries, streakEnds, successWrites, type Success } from "./att
 import { allowLoopback, disableAfterMs, MAX_QUEUE_DELAY_SECONDS, retrySchedule, timeoutMs } from "./config.ts";
 import { decideOutcome, type DeliveryOutcome } from "./retry-policy.ts";
 import { sendAttempt, type SignedPostResult } from "./send-attempt.ts";
+import { signedHeaders } from "./signing.ts";
 import { isThrottled, throttle } from "./throttle.ts";
 import { waitForTurn, type Gate } from "./send-gate.ts";
 import { TEST_EVENT_TYPE, type DeliveryQueueMessage } from "./types.ts";
@@ -62,6 +63,8 @@ const IDS_PER_STATEMENT = itemsPerStatement(1, 20);
  * queues the others inside the runtime (no error), so more only helps where that limit is absent.
  */
 const SEND_CONCURRENCY = 50;
+/** A signature made before a throttled attempt's turn is made again if the turn came later than this. */
+const RESIGN_AFTER_MS = 30_000;
 
 /**
  * `attemptDelivery` for many deliveries at once, in two D1 round trips per up to 80 of them (take
@@ -148,13 +151,21 @@ export async function attemptClaimed(env: Env, shard: Shard, claimed: DeliveryRo
   const gated = new Set(timed.filter(isThrottled).map((t) => t.d.id));
   gate?.release(claimed.filter((d) => !gated.has(d.id)).map((d) => d.id));
   await pool(timed, SEND_CONCURRENCY, async ({ d, hook, payload, isTest, notBefore = 0 }) => {
-    if (gated.has(d.id)) await waitForTurn(env, gate, d.id, hook.id, hook.maxPerSecond!, notBefore);
-    else if (notBefore > Date.now()) await new Promise((r) => setTimeout(r, notBefore - Date.now()));
-    const attempt = d.attempts + 1;
     // The URL was checked at registration; check again in case the rules (or the dev flag) changed.
     const urlCheck = checkTargetUrl(hook.url, { allowLoopback: allowLoopback(env) });
+    const secrets = activeSecrets(hook, now);
+    let signed: Record<string, string> | undefined;
+    if (gated.has(d.id)) {
+      // Signed before the turn: after it only the fetch runs, so the start the gate timed is when the request leaves.
+      const signedAt = Date.now();
+      signed = urlCheck.ok ? await signedHeaders(secrets, d.eventId, payload, signedAt) : undefined;
+      await waitForTurn(env, gate, d.id, hook.id, hook.maxPerSecond!, notBefore);
+      // A long wait would leave the timestamp stale for a receiver's tolerance: signed again then.
+      if (Date.now() - signedAt > RESIGN_AFTER_MS) signed = undefined;
+    } else if (notBefore > Date.now()) await new Promise((r) => setTimeout(r, notBefore - Date.now()));
+    const attempt = d.attempts + 1;
     const result: SignedPostResult = urlCheck.ok
-      ? await sendAttempt({ url: hook.url, secrets: activeSecrets(hook, now), messageId: d.eventId, body: payload, timeoutMs: timeoutMs(env) })
+      ? await sendAttempt({ url: hook.url, secrets, messageId: d.eventId, body: payload, timeoutMs: timeoutMs(env), signed })
       : { statusCode: null, durationMs: 0, error: `URL refused: ${urlCheck.reason}`, responseBody: null, retryAfter: null };
     const outcome: DeliveryOutcome = urlCheck.ok ? decideOutcome(attempt, result, retrySchedule(env), isTest) : { status: "failed", gone: false };
     const doneAt = Date.now() + skew;

@@ -9,6 +9,8 @@ export interface SignedPost {
   messageId: string;
   body: string;
   timeoutMs: number;
+  /** Signature headers made beforehand (`signedHeaders`): a throttled attempt signs before its turn, so its start is only the fetch. */
+  signed?: Record<string, string>;
 }
 
 export interface SignedPostResult {
@@ -27,7 +29,7 @@ const USER_AGENT = "texmsg-webhooks/1 (+https://www.standardwebhooks.com)";
  */
 export async function sendAttempt(input: SignedPost): Promise<SignedPostResult> {
   const started = Date.now();
-  const headers = { ...(await signedHeaders(input.secrets, input.messageId, input.body, started)), "user-agent": USER_AGENT };
+  const headers = { ...(input.signed ?? (await signedHeaders(input.secrets, input.messageId, input.body, started))), "user-agent": USER_AGENT };
   const signal = AbortSignal.timeout(input.timeoutMs);
   try {
     const res = await fetch(input.url, { method: "POST", headers, body: input.body, redirect: "manual", signal });
