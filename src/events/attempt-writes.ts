@@ -1,7 +1,7 @@
-import { and, eq, getTableColumns, sql } from "drizzle-orm";
+import { and, eq, sql } from "drizzle-orm";
 import type { BatchItem } from "drizzle-orm/batch";
 import { webhookDeliveries, webhooks } from "../db/schema/index.ts";
-import { jsonParts } from "../platform/d1.ts";
+import { jsonColumns, jsonParts } from "../platform/d1.ts";
 import type { Shard } from "../platform/shards.ts";
 import type { SignedPostResult } from "./send-attempt.ts";
 
@@ -52,15 +52,14 @@ export function streakEnds(shard: Shard, successes: Success[], failedHooks: Read
 }
 
 /** The deliveries table's columns in its order (an INSERT ... SELECT names them all). */
-const DELIVERY_COLUMNS = Object.entries(getTableColumns(webhookDeliveries)).map(([key, c]) => ({ key: key as keyof typeof webhookDeliveries.$inferInsert, name: c.name }));
+const DELIVERY = jsonColumns(webhookDeliveries);
 
 /** New delivery rows as multi-row INSERTs, the rows one JSON parameter each (a few statements however many); an existing (event, webhook) is left alone. */
 export function insertDeliveries(shard: Shard, rows: (typeof webhookDeliveries.$inferInsert)[]): BatchItem<"sqlite">[] {
-  const json = rows.map((d) => Object.fromEntries(DELIVERY_COLUMNS.map((c) => [c.name, d[c.key] ?? null])));
-  return jsonParts(json).map((part) =>
+  return jsonParts(rows.map(DELIVERY.rowJson)).map((part) =>
     shard.db
       .insert(webhookDeliveries)
-      .select(sql`SELECT ${sql.raw(DELIVERY_COLUMNS.map((c) => `json_extract(j.value, '$.${c.name}')`).join(", "))} FROM json_each(${part}) AS j WHERE true`)
+      .select(sql`SELECT ${DELIVERY.extracts} FROM json_each(${part}) AS j WHERE true`)
       .onConflictDoNothing(),
   );
 }

@@ -1,4 +1,4 @@
-import { getTableColumns, sql } from "drizzle-orm";
+import { sql } from "drizzle-orm";
 import type { SQLiteColumn, SQLiteTable } from "drizzle-orm/sqlite-core";
 import type { BatchItem } from "drizzle-orm/batch";
 import { events } from "../db/schema/index.ts";
@@ -7,7 +7,7 @@ import { buildEvent, type EmitInput } from "./event-record.ts";
 import type { DomainEvent, EventRecord, EventsQueueMessage } from "./types.ts";
 import { QUEUE_BATCH_MAX, sendAll } from "../platform/batching.ts";
 import { log } from "../platform/log.ts";
-import { itemsPerStatement, jsonParts } from "../platform/d1.ts";
+import { itemsPerStatement, jsonColumns, jsonParts } from "../platform/d1.ts";
 import { accountShard, type Shard } from "../platform/shards.ts";
 
 export type { EmitInput, EventOrder } from "./event-record.ts";
@@ -68,7 +68,17 @@ export function prepareEventAfterChange(shard: Shard, input: EmitInput): { event
   return { event, statement };
 }
 
-const EVENT_COLUMNS = Object.values(getTableColumns(events)).map((c) => c.name);
+const EVENT = jsonColumns(events);
+
+/**
+ * Event records as rows, in one statement per JSON part whatever their number; an event already
+ * recorded (a replayed commit) is left alone.
+ */
+export function insertRecordsStatements(shard: Shard, records: EventRecord[]): BatchItem<"sqlite">[] {
+  return jsonParts(records.map((e) => EVENT.rowJson({ ...e, requeues: 0 }))).map((part) =>
+    shard.db.insert(events).select(sql`SELECT ${EVENT.extracts} FROM json_each(${part}) AS j WHERE true`).onConflictDoNothing(),
+  );
+}
 
 /**
  * Many events, each announcing a row that a statement before it in the same `db.batch` may have
@@ -78,10 +88,9 @@ const EVENT_COLUMNS = Object.values(getTableColumns(events)).map((c) => c.name);
  * `prepareEventAfterChange`).
  */
 export function prepareEventsIfInserted(shard: Shard, items: { record: EventRecord; causeId: string }[], cause: { table: SQLiteTable; id: SQLiteColumn }): BatchItem<"sqlite">[] {
-  const json = items.map(({ record: e, causeId }) => ({ id: e.id, account_id: e.accountId, type: e.type, session_id: e.sessionId, payload: e.payload, created_at: e.createdAt, requeues: 0, cause_id: causeId }));
-  const columns = sql.raw(EVENT_COLUMNS.map((n) => `json_extract(j.value, '$.${n}')`).join(", "));
+  const json = items.map(({ record, causeId }) => ({ ...EVENT.rowJson({ ...record, requeues: 0 }), cause_id: causeId }));
   return jsonParts(json).map((part) =>
-    shard.db.insert(events).select(sql`SELECT ${columns} FROM json_each(${part}) AS j WHERE EXISTS (SELECT 1 FROM ${cause.table} WHERE ${cause.id} = json_extract(j.value, '$.cause_id'))`).onConflictDoNothing(),
+    shard.db.insert(events).select(sql`SELECT ${EVENT.extracts} FROM json_each(${part}) AS j WHERE EXISTS (SELECT 1 FROM ${cause.table} WHERE ${cause.id} = json_extract(j.value, '$.cause_id'))`).onConflictDoNothing(),
   );
 }
 

@@ -1,3 +1,5 @@
+import { getTableColumns, sql, type SQL } from "drizzle-orm";
+import type { SQLiteTable } from "drizzle-orm/sqlite-core";
 /** D1 binds at most this many parameters in one statement. */
 export const D1_MAX_PARAMS = 100;
 
@@ -39,4 +41,17 @@ export function jsonParts(items: readonly unknown[], maxBytes = JSON_PART_BYTES)
   }
   if (part.length > 0) out.push(`[${part.join(",")}]`);
   return out;
+}
+
+/**
+ * A table's columns for `json_each` writes (`INSERT ... SELECT <extracts> FROM json_each(?) AS j`):
+ * `rowJson` gives a row as a JSON object keyed by column name (missing fields null), `extracts` the
+ * matching `json_extract(j.value, ...)` list in the table's column order.
+ */
+export function jsonColumns<T extends SQLiteTable>(table: T): { extracts: SQL; rowJson(row: Partial<T["$inferInsert"]>): Record<string, unknown> } {
+  const columns = Object.entries(getTableColumns(table)).map(([key, c]) => ({ key, name: c.name }));
+  return {
+    extracts: sql.raw(columns.map((c) => `json_extract(j.value, '$.${c.name}')`).join(", ")),
+    rowJson: (row) => Object.fromEntries(columns.map((c) => [c.name, (row as Record<string, unknown>)[c.key] ?? null])),
+  };
 }

@@ -48,21 +48,11 @@ describe("WriteBuffer: the Session DO's writes until their group commit", () => 
 
   it("keys it does not know come back as unknown (their rows are only in D1); external ids select too", () => {
     const b = new WriteBuffer(memorySql());
-    b.remember([{ ...sent("msg_1"), externalId: "wamid.1" }], T0);
+    b.add({ ...sent("msg_1"), externalId: "wamid.1" }, T0);
     const r = b.advance({ externalIds: ["wamid.1", "wamid.2"] }, "delivered", T0 + 1);
     expect(r.changed.map((m) => m.id)).toEqual(["msg_1"]);
     expect(r.unknown).toEqual(["wamid.2"]);
     expect(b.advance({ ids: ["msg_9"] }, "read", T0).unknown).toEqual(["msg_9"]);
-  });
-
-  it("remembered rows are clean until they change; remembering a known row keeps the buffer's (newer) copy", () => {
-    const b = new WriteBuffer(memorySql());
-    b.remember([outboundRow({ id: "msg_q", accountId: "acc_1", sessionId: "ses_1", to: "1", type: "text", createdAt: T0 }, { status: "pending" })], T0);
-    expect(b.size()).toBe(0);
-    b.advance({ ids: ["msg_q"] }, "sent", T0 + 1);
-    b.remember([outboundRow({ id: "msg_q", accountId: "acc_1", sessionId: "ses_1", to: "1", type: "text", createdAt: T0 }, { status: "pending" })], T0 + 2);
-    expect(b.known(["msg_q"])[0]!.status).toBe("sent");
-    expect(b.pending(10).messages.map((m) => m.row.status)).toEqual(["sent"]);
   });
 
   it("queued rows taken over already sent: one dirty row and one event each; a row the buffer knows moves from its own copy", () => {

@@ -1,9 +1,9 @@
-import { and, eq, getTableColumns, sql } from "drizzle-orm";
+import { and, eq, sql } from "drizzle-orm";
 import type { BatchItem } from "drizzle-orm/batch";
 import { contacts } from "../../db/schema/index.ts";
 import { eventRecord, prepareEventsIfInserted } from "../../events/emit.ts";
 import type { EventRecord } from "../../events/types.ts";
-import { jsonParts } from "../../platform/d1.ts";
+import { jsonColumns, jsonParts } from "../../platform/d1.ts";
 import { newId } from "../../platform/ids.ts";
 import type { Shard } from "../../platform/shards.ts";
 import { contactKeyOf } from "../chat-id.ts";
@@ -23,8 +23,7 @@ export interface Sender {
   sequence?: number;
 }
 
-const COLUMNS = Object.entries(getTableColumns(contacts)).map(([key, c]) => ({ key: key as keyof ContactRow, name: c.name }));
-const EXTRACTS = sql.raw(COLUMNS.map((c) => `json_extract(j.value, '$.${c.name}')`).join(", "));
+const CONTACT = jsonColumns(contacts);
 
 /**
  * The senders of many inbound messages as contacts, in one `db.batch` with their messages: each
@@ -50,8 +49,8 @@ export function ensureContactsStatements(shard: Shard, senders: Sender[], now: n
     // A known contact's identity changes when the network reports a new one (a new BSUID after a number change, a new username).
     if (known) updates.push(db.update(contacts).set({ identity: known, updatedAt: now }).where(and(same, sql`${contacts.identity} is not ${known}`)));
   }
-  const inserts = jsonParts(rows.map((r) => Object.fromEntries(COLUMNS.map((c) => [c.name, r[c.key]])))).map((part) =>
-    db.insert(contacts).select(sql`SELECT ${EXTRACTS} FROM json_each(${part}) AS j WHERE true`).onConflictDoNothing().returning({ id: contacts.id }),
+  const inserts = jsonParts(rows.map(CONTACT.rowJson)).map((part) =>
+    db.insert(contacts).select(sql`SELECT ${CONTACT.extracts} FROM json_each(${part}) AS j WHERE true`).onConflictDoNothing().returning({ id: contacts.id }),
   );
   const announce = prepareEventsIfInserted(shard, events, { table: contacts, id: contacts.id });
   return {

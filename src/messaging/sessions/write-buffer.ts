@@ -134,17 +134,9 @@ export class WriteBuffer {
     return events;
   }
 
-  /** Rows read from D1 (clean), so their receipts are applied here. Rows already known stay as they are. */
-  remember(rows: MessageRow[], now: number): void {
-    // One statement per part, not one per row: the rows' JSON goes in as one value.
-    for (const part of jsonParts(rows.map((r) => [r.id, r.externalId, r]))) {
-      this.sql.exec("INSERT INTO wb_messages (id, external_id, row, dirty, ver, touched) SELECT json_extract(value, '$[0]'), json_extract(value, '$[1]'), json_extract(value, '$[2]'), 0, 0, ? FROM json_each(?) WHERE true ON CONFLICT (id) DO NOTHING", now, part);
-    }
-  }
-
   /**
    * Rows read from D1 taken over already moved to `target` (a queued send just made): one write each,
-   * where remembering them and then advancing them would write each twice. Rows the buffer already
+   * where keeping a clean copy and then advancing it would write each twice. Rows the buffer already
    * knows are advanced from its own copy.
    */
   adopt(rows: MessageRow[], target: Target, at: number, error?: FailureReason): Advanced {

@@ -1,8 +1,9 @@
-import { getTableColumns, sql } from "drizzle-orm";
+import { sql } from "drizzle-orm";
 import type { BatchItem } from "drizzle-orm/batch";
-import { events, messages } from "../../db/schema/index.ts";
+import { messages } from "../../db/schema/index.ts";
+import { insertRecordsStatements } from "../../events/emit.ts";
 import type { EventRecord } from "../../events/types.ts";
-import { jsonParts } from "../../platform/d1.ts";
+import { jsonColumns, jsonParts } from "../../platform/d1.ts";
 import type { MessageRow } from "../messages/mapper.ts";
 import type { Shard } from "../../platform/shards.ts";
 
@@ -13,15 +14,7 @@ import type { Shard } from "../../platform/shards.ts";
  * same batch changes nothing twice: events are keyed by id, and a message row only moves forward.
  */
 
-const messageColumns = Object.values(getTableColumns(messages)).map((c) => ({ name: c.name, key: keyOf(messages, c.name) }));
-const eventColumns = Object.values(getTableColumns(events)).map((c) => c.name);
-
-function keyOf(table: typeof messages, column: string): keyof MessageRow {
-  return Object.entries(getTableColumns(table)).find(([, c]) => c.name === column)![0] as keyof MessageRow;
-}
-
-/** `json_extract(j.value, '$.<column>')` for each column: the JSON objects are keyed by column name. */
-const extracts = (names: string[]) => sql.raw(names.map((n) => `json_extract(j.value, '$.${n}')`).join(", "));
+const MESSAGE = jsonColumns(messages);
 
 /** A status's place: a row in D1 only takes a later one (`failed` only from pending or sent). */
 const rank = (col: string) => `CASE ${col} WHEN 'pending' THEN 0 WHEN 'sent' THEN 1 WHEN 'delivered' THEN 2 WHEN 'read' THEN 3 ELSE 9 END`;
@@ -31,10 +24,9 @@ const rank = (col: string) => `CASE ${col} WHEN 'pending' THEN 0 WHEN 'sent' THE
  * its timestamps, only forward: a stale copy never moves a message back.
  */
 function upsertMessages(shard: Shard, json: string): BatchItem<"sqlite"> {
-  const names = messageColumns.map((c) => c.name);
   return shard.db
     .insert(messages)
-    .select(sql`SELECT ${extracts(names)} FROM json_each(${json}) AS j WHERE true`)
+    .select(sql`SELECT ${MESSAGE.extracts} FROM json_each(${json}) AS j WHERE true`)
     .onConflictDoUpdate({
       target: messages.id,
       set: {
@@ -50,13 +42,6 @@ function upsertMessages(shard: Shard, json: string): BatchItem<"sqlite"> {
     });
 }
 
-function insertEvents(shard: Shard, json: string): BatchItem<"sqlite"> {
-  return shard.db.insert(events).select(sql`SELECT ${extracts(eventColumns)} FROM json_each(${json}) AS j WHERE true`).onConflictDoNothing();
-}
-
-/** Rows as JSON objects keyed by column name, for `json_each` statements. */
-const columnJson = (rows: MessageRow[]) => rows.map((r) => Object.fromEntries(messageColumns.map((c) => [c.name, r[c.key] ?? null])));
-
 /** What an event announcing a new message checks: that its row was inserted (`prepareEventsIfInserted`). */
 export const MESSAGE_CAUSE = { table: messages, id: messages.id };
 
@@ -66,17 +51,14 @@ export const MESSAGE_CAUSE = { table: messages, id: messages.id };
  * the ids it inserted.
  */
 export function insertNewMessagesStatements(shard: Shard, rows: MessageRow[]): BatchItem<"sqlite">[] {
-  const names = messageColumns.map((c) => c.name);
-  return jsonParts(columnJson(rows)).map((part) =>
-    shard.db.insert(messages).select(sql`SELECT ${extracts(names)} FROM json_each(${part}) AS j WHERE true`).onConflictDoNothing().returning({ id: messages.id }),
+  return jsonParts(rows.map(MESSAGE.rowJson)).map((part) =>
+    shard.db.insert(messages).select(sql`SELECT ${MESSAGE.extracts} FROM json_each(${part}) AS j WHERE true`).onConflictDoNothing().returning({ id: messages.id }),
   );
 }
 
 /** The statements of one group commit (none for nothing). */
 export function groupWriteStatements(shard: Shard, rows: MessageRow[], records: EventRecord[]): BatchItem<"sqlite">[] {
-  const messageJson = columnJson(rows);
-  const eventJson = records.map((e) => ({ id: e.id, account_id: e.accountId, type: e.type, session_id: e.sessionId, payload: e.payload, created_at: e.createdAt, fanned_out_at: null, requeues: 0 }));
-  return [...jsonParts(messageJson).map((p) => upsertMessages(shard, p)), ...jsonParts(eventJson).map((p) => insertEvents(shard, p))];
+  return [...jsonParts(rows.map(MESSAGE.rowJson)).map((p) => upsertMessages(shard, p)), ...insertRecordsStatements(shard, records)];
 }
 
 /** Writes one group commit in one D1 round trip (atomic), on the session's account shard. */
