@@ -109,6 +109,21 @@ describe("WriteBuffer: the Session DO's writes until their group commit", () => 
     expect(b.known(["msg_old", "msg_dirty"]).map((m) => m.id)).toEqual(["msg_dirty"]);
   });
 
+  it("over its bound, prune forgets rows that are done before rows still waiting for receipts", () => {
+    const b = new WriteBuffer(memorySql());
+    const queued = (id: string) => outboundRow({ id, accountId: "acc_1", sessionId: "ses_1", to: "1", type: "text", createdAt: T0 }, { status: "pending" });
+    // 5 sends waiting for their receipts, then 20,005 read (one bound's worth and 5 more), all committed
+    const ids = Array.from({ length: 20_010 }, (_, i) => `msg_${String(i).padStart(5, "0")}`);
+    b.adopt(ids.map(queued), "sent", T0);
+    b.committed(b.pending(30_000));
+    b.advance({ ids: ids.slice(5) }, "read", T0 + 1_000);
+    b.committed(b.pending(30_000));
+    b.prune(T0 + 2_000);
+    // the oldest of all are the 5 waiting ones: they stay, the 5 oldest read ones go
+    expect(b.known(ids.slice(0, 12)).map((m) => m.id)).toEqual(ids.slice(0, 5).concat(ids.slice(10, 12)));
+    expect(b.advance({ ids: ids.slice(0, 5) }, "delivered", T0 + 3_000).unknown).toEqual([]);
+  });
+
   it("an event over the size bound throws (413) and records nothing of the send", () => {
     const b = new WriteBuffer(memorySql());
     const huge = { ...sent("msg_big"), text: "x".repeat(300 * 1024) };
@@ -124,7 +139,7 @@ describe("WriteBuffer: the Session DO's writes until their group commit", () => 
     for (let i = 0; i < 5; i++) b.add(sent(`msg_${i}`), T0 + i);
     seen.length = 0;
     b.committed(b.pending(2));
-    const clean = seen.find((q) => q.startsWith("UPDATE wb_messages SET dirty = 0"))!;
+    const clean = seen.find((q) => q.startsWith("UPDATE wb_messages SET dirty = j.clean"))!;
     const plan = db.prepare(`EXPLAIN QUERY PLAN ${clean}`).all('[["msg_0",1]]').map((r) => String((r as { detail: string }).detail));
     expect(plan.join(" | ")).toMatch(/wb_messages USING INDEX sqlite_autoindex_wb_messages_1 \(id=\?\)/);
     expect(plan.join(" | ")).not.toMatch(/dirty/);

@@ -6,9 +6,10 @@
  * order, each step with its event. Synchronous and free of Worker bindings, so it is unit tested
  * over any SqlStorage, as the outbox is.
  *
- * Tables: `wb_messages` the session's recent messages as the DO knows them (`dirty`: changed since
- * D1 last had them; `ver` tells a flush whether a row changed again meanwhile); `wb_events` events
- * not yet committed to D1, in their sequence; `wb_meta` the session's last event sequence.
+ * Tables: `wb_messages` the session's recent messages as the DO knows them (`dirty`: DIRTY changed
+ * since D1 last had them, OPEN clean and still expecting receipts, DONE clean and final; `ver` tells a
+ * flush whether a row changed again meanwhile); `wb_events` events not yet committed to D1, in their
+ * sequence; `wb_meta` the session's last event sequence.
  */
 import { eventRecord, type EmitInput, type EventOrder } from "../../events/event-record.ts";
 import type { EventRecord, EventType } from "../../events/types.ts";
@@ -24,8 +25,22 @@ export type Selector = { ids: string[] } | { externalIds: string[] };
 
 /** Clean rows kept for receipts this long after their last change; older ones are read from D1. */
 const KEEP_MS = 15 * 60_000;
-/** At most this many clean rows are kept (the oldest go first). */
-const KEEP_ROWS = 20_000;
+/** At most this many clean rows whose status is final (read, failed) are kept, for replayed receipts. */
+const KEEP_DONE_ROWS = 20_000;
+/**
+ * At most this many clean rows still expecting receipts (sent, delivered) are kept (the oldest go
+ * first). A receipt the buffer cannot apply costs a D1 round trip of its own, so under a burst the rows
+ * waiting for receipts outlive those that are done: a 100,000-recipient campaign's receipts, running
+ * behind its sends, stay here instead of falling to D1 one step at a time (about 1 KB of storage each).
+ */
+const KEEP_OPEN_ROWS = 200_000;
+
+/** Values of `wb_messages.dirty` (one column, so one index orders both the flush and the pruning). */
+const DIRTY = 1;
+const OPEN = 0;
+const DONE = -1;
+/** The clean state a committed row takes: read, failed and received messages take no more receipts. */
+const cleanState = (row: MessageRow): number => (canAdvance(row.status, "read") ? OPEN : DONE);
 /** Keys looked up per statement in the DO's SQLite (its bound-parameter limit is 100). */
 const KEYS_PER_LOOKUP = 90;
 
@@ -84,8 +99,9 @@ export class WriteBuffer {
     this.sql = sql;
     sql.exec("CREATE TABLE IF NOT EXISTS wb_messages (id TEXT PRIMARY KEY, external_id TEXT, row TEXT NOT NULL, dirty INTEGER NOT NULL, ver INTEGER NOT NULL, touched INTEGER NOT NULL)");
     sql.exec("CREATE INDEX IF NOT EXISTS wb_messages_external ON wb_messages (external_id) WHERE external_id IS NOT NULL");
-    // One index serves the flush's order (dirty rows by touched, id) and pruning (clean rows by touched):
-    // every receipt rewrites these columns, so each extra index is paid for on every step of every message.
+    // One index serves the flush's order (dirty rows by touched, id) and pruning (clean rows of each state
+    // by touched): every receipt rewrites these columns, so each extra index is paid for on every step of
+    // every message. Rows kept clean before states existed read as OPEN (0).
     sql.exec("DROP INDEX IF EXISTS wb_messages_dirty");
     sql.exec("DROP INDEX IF EXISTS wb_messages_touched");
     sql.exec("CREATE INDEX IF NOT EXISTS wb_messages_dirty_order ON wb_messages (dirty, touched, id)");
@@ -201,7 +217,7 @@ export class WriteBuffer {
   pending(limit: number): FlushBatch {
     const events = this.sql.exec<{ seq: number; record: string }>("SELECT seq, record FROM wb_events ORDER BY seq LIMIT ?", limit).toArray();
     return {
-      messages: this.sql.exec<{ row: string; ver: number }>("SELECT row, ver FROM wb_messages WHERE dirty = 1 ORDER BY touched, id LIMIT ?", limit).toArray().map((r) => ({ row: JSON.parse(r.row) as MessageRow, ver: r.ver })),
+      messages: this.sql.exec<{ row: string; ver: number }>("SELECT row, ver FROM wb_messages WHERE dirty = ? ORDER BY touched, id LIMIT ?", DIRTY, limit).toArray().map((r) => ({ row: JSON.parse(r.row) as MessageRow, ver: r.ver })),
       events: events.map((r) => JSON.parse(r.record) as EventRecord),
       lastSeq: events.at(-1)?.seq ?? 0,
     };
@@ -209,15 +225,15 @@ export class WriteBuffer {
 
   /** How many rows and events wait for D1. */
   size(): number {
-    return this.sql.exec<{ n: number }>("SELECT (SELECT count(*) FROM wb_messages WHERE dirty = 1) + (SELECT count(*) FROM wb_events) AS n").one().n;
+    return this.sql.exec<{ n: number }>("SELECT (SELECT count(*) FROM wb_messages WHERE dirty = ?) + (SELECT count(*) FROM wb_events) AS n", DIRTY).one().n;
   }
 
   /** `batch` is committed in D1: its rows are clean unless they changed since (a newer version), its events gone. */
   committed(batch: FlushBatch): void {
-    for (const part of jsonParts(batch.messages.map((m) => [m.row.id, m.ver]))) {
+    for (const part of jsonParts(batch.messages.map((m) => [m.row.id, m.ver, cleanState(m.row)]))) {
       // The listed rows by primary key (`+dirty`: not through the dirty index, which would walk every dirty row per part).
       this.sql.exec(
-        "UPDATE wb_messages SET dirty = 0 FROM (SELECT json_extract(value, '$[0]') AS id, json_extract(value, '$[1]') AS ver FROM json_each(?)) AS j WHERE wb_messages.id = j.id AND wb_messages.ver = j.ver AND +wb_messages.dirty = 1",
+        "UPDATE wb_messages SET dirty = j.clean FROM (SELECT json_extract(value, '$[0]') AS id, json_extract(value, '$[1]') AS ver, json_extract(value, '$[2]') AS clean FROM json_each(?)) AS j WHERE wb_messages.id = j.id AND wb_messages.ver = j.ver AND +wb_messages.dirty = 1",
         part,
       );
     }
@@ -225,11 +241,13 @@ export class WriteBuffer {
     this.sql.exec("DELETE FROM wb_events WHERE seq <= ?", batch.lastSeq);
   }
 
-  /** Forgets clean rows unchanged for a while, and the oldest clean ones over the bound (D1 has them). */
+  /** Forgets clean rows unchanged for a while, and the oldest clean ones of each state over its bound (D1 has them). */
   prune(now: number): void {
-    this.sql.exec("DELETE FROM wb_messages WHERE dirty = 0 AND touched < ?", now - KEEP_MS);
-    const over = this.sql.exec<{ n: number }>("SELECT count(*) AS n FROM wb_messages WHERE dirty = 0").one().n - KEEP_ROWS;
-    if (over > 0) this.sql.exec("DELETE FROM wb_messages WHERE id IN (SELECT id FROM wb_messages WHERE dirty = 0 ORDER BY touched, id LIMIT ?)", over);
+    this.sql.exec("DELETE FROM wb_messages WHERE dirty IN (?, ?) AND touched < ?", OPEN, DONE, now - KEEP_MS);
+    for (const [state, keep] of [[DONE, KEEP_DONE_ROWS], [OPEN, KEEP_OPEN_ROWS]] as const) {
+      const over = this.sql.exec<{ n: number }>("SELECT count(*) AS n FROM wb_messages WHERE dirty = ?", state).one().n - keep;
+      if (over > 0) this.sql.exec("DELETE FROM wb_messages WHERE id IN (SELECT id FROM wb_messages WHERE dirty = ? ORDER BY touched, id LIMIT ?)", state, over);
+    }
   }
 
   /** Everything (the session was deleted and its last commit done). */
