@@ -2,7 +2,6 @@ import { sql } from "drizzle-orm";
 import type { SQLiteColumn, SQLiteTable } from "drizzle-orm/sqlite-core";
 import type { BatchItem } from "drizzle-orm/batch";
 import { events } from "../db/schema/index.ts";
-import { newId } from "../platform/ids.ts";
 import { buildEvent, type EmitInput } from "./event-record.ts";
 import type { DomainEvent, EventRecord, EventsQueueMessage } from "./types.ts";
 import { QUEUE_BATCH_MAX, sendAll } from "../platform/batching.ts";
