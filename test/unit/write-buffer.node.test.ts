@@ -46,6 +46,16 @@ describe("WriteBuffer: the Session DO's writes until their group commit", () => 
     expect(b.known(["msg_1"])[0]).toMatchObject({ status: "read", errorCode: null });
   });
 
+  it("a read passing through delivered takes the delivery's own time when the caller knows it (never after the read)", () => {
+    const b = new WriteBuffer(memorySql());
+    b.add(sent("msg_1"), T0);
+    b.add(sent("msg_2"), T0);
+    const read = b.advance({ ids: ["msg_1"] }, "read", T0 + 5, undefined, { deliveredAt: T0 + 3 });
+    expect(read.changed[0]).toMatchObject({ status: "read", deliveredAt: T0 + 3, readAt: T0 + 5 });
+    expect(read.events.map((e) => [payloadOf(e).type, payloadOf(e).data.status])).toEqual([["message.delivered", "delivered"], ["message.read", "read"]]);
+    expect(b.advance({ ids: ["msg_2"] }, "read", T0 + 5, undefined, { deliveredAt: T0 + 9 }).changed[0]).toMatchObject({ deliveredAt: T0 + 5, readAt: T0 + 5 });
+  });
+
   it("keys it does not know come back as unknown (their rows are only in D1); external ids select too", () => {
     const b = new WriteBuffer(memorySql());
     b.add({ ...sent("msg_1"), externalId: "wamid.1" }, T0);

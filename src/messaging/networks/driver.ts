@@ -179,6 +179,11 @@ export type TemplateResult<T> = { ok: true; value: T } | { ok: false; error: Fai
 
 /** Where a message's status can go (`failed` only from `pending` or `sent`). */
 export type StatusTarget = "sent" | "delivered" | "read" | "failed";
+/** How a status change is recorded (see `NetworkHost.statusChanged`). */
+export interface StatusOptions {
+  afterSent?: boolean;
+  deliveredAt?: number;
+}
 /** Messages of one session, by our ids or by the network's. */
 export type MessageSelector = { ids: string[] } | { externalIds: string[] };
 
@@ -197,10 +202,11 @@ export interface NetworkHost {
   received(m: InboundFromNetwork): Promise<MessageRow | null>;
   /**
    * The network moved messages of this session forward: recorded as steps never taken backwards, one
-   * event per step. `afterSent`: they are known to be sent already (skips a no-op step). Answers the
-   * rows that reached `target` now.
+   * event per step. `afterSent`: they are known to be sent already (skips a no-op step). `deliveredAt`:
+   * when a `read` that passes through `delivered` was delivered (default `at`). Answers the rows that
+   * reached `target` now.
    */
-  statusChanged(selector: MessageSelector, target: StatusTarget, at: number, error?: FailureReason, opts?: { afterSent?: boolean }): Promise<MessageRow[]>;
+  statusChanged(selector: MessageSelector, target: StatusTarget, at: number, error?: FailureReason, opts?: StatusOptions): Promise<MessageRow[]>;
   /** The sender edited an inbound message (its text, or its file's caption): answers the row, or null when unknown, deleted or edited later. */
   edited(externalId: string, change: { text?: string; caption?: string }, at: number): Promise<MessageRow | null>;
   /** The sender deleted an inbound message: its content is dropped. Answers the row, or null when unknown or already deleted. */

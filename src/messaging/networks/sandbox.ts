@@ -14,6 +14,8 @@ const RECEIPT_BACKSTOP_MS = 5_000;
 const RECEIPT_TICK_MS = 100;
 /** Messages per statement batch when receipts cover a whole chat or a sweep; batches per read call. */
 const READ_BATCH = 400;
+/** Receipts of one status applied per change. */
+const RECEIPT_BATCH = 400;
 const MAX_READ_BATCHES = 250;
 
 export function sandboxSend(message: OutboundMessage): NetworkSendResult {
@@ -27,6 +29,13 @@ export function sandboxSend(message: OutboundMessage): NetworkSendResult {
  * The built-in network: accepts at once, then simulates delivered and read receipts, and hands
  * messages to the number of another sandbox session of the same account to that session.
  */
+/** The receipts of `queue` due by `now` (at most RECEIPT_BATCH), taken off it. */
+function takeDue(queue: { id: string; due: number }[], now: number): { id: string; due: number }[] {
+  let n = 0;
+  while (n < queue.length && queue[n]!.due <= now && n < RECEIPT_BATCH) n++;
+  return queue.splice(0, n);
+}
+
 export class SandboxDriver implements NetworkDriver {
   readonly simulatesInbound = true;
   /**
@@ -193,28 +202,33 @@ export class SandboxDriver implements NetworkDriver {
 
   private async applyDueReceipts(): Promise<void> {
     // A late tick finds a message's delivered and read receipts both due: read is stamped after
-    // delivered (never the same millisecond), as the network would have sent them.
+    // delivered (never the same millisecond), as the network would have sent them. Such a message
+    // takes both steps in one change (a session running behind its receipts writes each row once).
     let notBefore = 0;
     for (;;) {
-      let worked = false;
-      for (const status of ["delivered", "read"] as const) {
-        const queue = this.receiptQueues[status];
-        const now = Math.max(Date.now(), notBefore);
-        let n = 0;
-        while (n < queue.length && queue[n]!.due <= now && n < 400) n++;
-        if (n === 0) continue;
-        const due = queue.splice(0, n);
-        worked = true;
-        try {
-          await this.ctx().statusChanged({ ids: due.map((r) => r.id) }, status, now, undefined, { afterSent: true });
-          notBefore = now + 1;
-        } catch (err) {
-          queue.unshift(...due); // retried by the next timer or the backstop alarm
-          this.armReceiptTimer(Date.now() + 1000);
-          throw err;
+      const now = Math.max(Date.now(), notBefore);
+      const delivered = takeDue(this.receiptQueues.delivered, now);
+      const read = takeDue(this.receiptQueues.read, now);
+      if (delivered.length === 0 && read.length === 0) break;
+      const readIds = new Set(read.map((r) => r.id));
+      const both = new Set(delivered.filter((r) => readIds.has(r.id)).map((r) => r.id));
+      const steps: [string[], "delivered" | "read", number][] = [
+        [delivered.filter((r) => !both.has(r.id)).map((r) => r.id), "delivered", now],
+        [[...both], "read", now + 1],
+        [read.filter((r) => !both.has(r.id)).map((r) => r.id), "read", now + 1],
+      ];
+      try {
+        for (const [ids, status, at] of steps) {
+          if (ids.length > 0) await this.ctx().statusChanged({ ids }, status, at, undefined, { afterSent: true, deliveredAt: now });
         }
+        notBefore = now + 2;
+      } catch (err) {
+        // Retried whole by the next timer or the backstop alarm: a step already taken is a no-op.
+        this.receiptQueues.delivered.unshift(...delivered);
+        this.receiptQueues.read.unshift(...read);
+        this.armReceiptTimer(Date.now() + 1000);
+        throw err;
       }
-      if (!worked) break;
     }
     const next = Math.min(this.receiptQueues.delivered[0]?.due ?? Infinity, this.receiptQueues.read[0]?.due ?? Infinity);
     if (next !== Infinity) this.armReceiptTimer(next);

@@ -31,7 +31,7 @@ export interface HostParts {
   /** Another session of the account, as the network reaches it. */
   peer(sessionId: string): { receive(inbound: InboundFromNetwork): Promise<{ ok: boolean }>; peerReceipt(ids: string[], target: Target, at: number): Promise<void> };
   /** Receipts of the messages the DO's write buffer knows, applied there; the other keys come back `unknown`. */
-  advanceBuffered(selector: Selector, target: Target, at: number, error?: FailureReason): Advanced;
+  advanceBuffered(selector: Selector, target: Target, at: number, error?: FailureReason, deliveredAt?: number): Advanced;
   /** The session's numbering of a status event written to D1 directly. */
   order(step: "sent" | "delivered" | "read"): EventOrder;
   /** The first of `n` event numbers of the session (for events recorded here, written to D1 directly). */
@@ -61,10 +61,10 @@ export function networkHost(p: HostParts): NetworkHost {
     received: (m) => p.received(m),
     statusChanged: async (selector, target, at, error, opts = {}) => {
       // The buffer holds the session's recent messages (their rows may not be in D1 yet); older ones are updated in D1.
-      const here = p.advanceBuffered(selector, target, at, error);
+      const here = p.advanceBuffered(selector, target, at, error, opts.deliveredAt);
       if (here.unknown.length === 0) return here.changed;
       const rest: Selector = "ids" in selector ? { ids: here.unknown } : { externalIds: here.unknown };
-      return [...here.changed, ...(await advanceStatus(env, await shard(), who().accountId, who().sessionId, rest, target, at, error, { afterSent: opts.afterSent, enqueue: (ids) => p.queueEvents(ids), order: p.order }))];
+      return [...here.changed, ...(await advanceStatus(env, await shard(), who().accountId, who().sessionId, rest, target, at, error, { afterSent: opts.afterSent, deliveredAt: opts.deliveredAt, enqueue: (ids) => p.queueEvents(ids), order: p.order }))];
     },
     edited: async (externalId, change, at) => editInbound(env, await shard(), who().sessionId, externalId, change, at, (ids) => p.queueEvents(ids)),
     revoked: async (externalId, at) => {

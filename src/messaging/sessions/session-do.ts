@@ -223,8 +223,8 @@ export class SessionDO extends DurableObject<Env> {
       wakeAt: (at) => this.ensureAlarm(at),
       peer: (id) => sessionStub(this.env, id),
       received: (m) => this.record(m),
-      advanceBuffered: (selector, target, at, error) => {
-        const done = this.buffer.advance(selector, target, at, error);
+      advanceBuffered: (selector, target, at, error, deliveredAt) => {
+        const done = this.buffer.advance(selector, target, at, error, { deliveredAt });
         this.commits.recorded(done.changed.length + done.events.length);
         return done;
       },

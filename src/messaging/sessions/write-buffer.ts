@@ -64,14 +64,15 @@ type Draft = { input: EmitInput; statusOrdinal?: number };
 
 /**
  * `row` moved forward to `target` (null: it cannot move there), one event draft per step taken
- * pushed onto `drafts`, as `store/status.ts` does in D1.
+ * pushed onto `drafts`, as `store/status.ts` does in D1. A `delivered` step passed on the way to
+ * `read` is stamped `deliveredAt` when the caller knows it.
  */
-function moved(row: MessageRow, target: Target, at: number, drafts: Draft[], error?: FailureReason, externalId?: string | null): MessageRow | null {
+function moved(row: MessageRow, target: Target, at: number, drafts: Draft[], error?: FailureReason, externalId?: string | null, deliveredAt?: number): MessageRow | null {
   if (!canAdvance(row.status, target)) return null;
   for (const step of statusesBetween(row.status, target)) {
     row = { ...row, status: step };
     if (step === "sent") row.sentAt ??= at;
-    if (step === "delivered") row.deliveredAt ??= at;
+    if (step === "delivered") row.deliveredAt ??= Math.min(deliveredAt ?? at, at);
     if (step === "read") row.readAt ??= at;
     if (step === "failed") {
       row.errorCode = error?.code ?? "failed";
@@ -191,14 +192,14 @@ export class WriteBuffer {
    * Moves the known messages of `selector` forward to `target`, forward only (a replayed or late
    * receipt changes nothing), one event per step taken, as `store/status.ts` does in D1.
    */
-  advance(selector: Selector, target: Target, at: number, error?: FailureReason, opts: { externalId?: string | null } = {}): Advanced {
+  advance(selector: Selector, target: Target, at: number, error?: FailureReason, opts: { externalId?: string | null; deliveredAt?: number } = {}): Advanced {
     const keys = "ids" in selector ? selector.ids : selector.externalIds;
     const found = this.lookup("ids" in selector ? "id" : "external_id", keys);
     const seen = new Set(found.map((r) => ("ids" in selector ? r.id : r.external_id!)));
     const out: Advanced = { changed: [], unknown: [...new Set(keys)].filter((k) => !seen.has(k)), events: [] };
     const drafts: Draft[] = [];
     for (const found1 of found) {
-      const row = moved(JSON.parse(found1.row) as MessageRow, target, at, drafts, error, opts.externalId);
+      const row = moved(JSON.parse(found1.row) as MessageRow, target, at, drafts, error, opts.externalId, opts.deliveredAt);
       if (row) out.changed.push(row);
     }
     // The events (numbered in the rows' order) and the rows, each in a statement per part.

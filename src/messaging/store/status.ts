@@ -40,6 +40,8 @@ export async function advanceStatus(
   error?: FailureReason,
   opts: {
     afterSent?: boolean;
+    /** When a `read` passing through `delivered` was delivered (default `at`). */
+    deliveredAt?: number;
     /** Takes the recorded events' ids to put on the queue (the Session DO coalesces them); default: enqueue now. */
     enqueue?: (eventIds: string[]) => void;
     /** The session's numbering of its events (the Session DO's sequence), per step. */
@@ -58,7 +60,7 @@ export async function advanceStatus(
     for (const step of steps) {
       const set: Record<string, unknown> = { status: step };
       if (step === "sent") set.sentAt = sql`coalesce(${messages.sentAt}, ${at})`;
-      if (step === "delivered") set.deliveredAt = sql`coalesce(${messages.deliveredAt}, ${at})`;
+      if (step === "delivered") set.deliveredAt = sql`coalesce(${messages.deliveredAt}, ${Math.min(opts.deliveredAt ?? at, at)})`;
       if (step === "read") set.readAt = sql`coalesce(${messages.readAt}, ${at})`;
       if (step === "failed") {
         set.errorCode = error?.code ?? "failed";
