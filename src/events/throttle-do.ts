@@ -59,7 +59,9 @@ export class WebhookThrottleDO extends DurableObject<Env> {
       last,
       // Unconfirmed: the attempt that starts now is not held back until this write is on disk
       // (a Durable Object's requests wait for its confirmed writes).
-      (at) => void ctx.storage.put(LAST_START_KEY, at, { allowUnconfirmed: true }),
+      (at) => {
+        ctx.storage.put(LAST_START_KEY, at, { allowUnconfirmed: true }).catch((err: unknown) => log.error("webhook throttle: last start not kept", { error: String(err) }));
+      },
       // Writes committed (the attempt would wait for them) and, being I/O, a true clock after it.
       () => ctx.storage.sync(),
     );
