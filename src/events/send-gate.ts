@@ -10,6 +10,12 @@ import { log } from "../platform/log.ts";
  * gate times starts, not slots, so no one second holds more than `perSecond` whatever ran late. An
  * attempt found late is not caught up on: the plan moves on from it, evenly spaced (a second packed
  * with attempts would let the network's jitter push one more into it at the receiver).
+ *
+ * Lateness is only seen through `settle`. In workerd, Date.now() inside a timer's callback is the
+ * time the timer was due, however late it ran, and a timer set from there counts from that time:
+ * after the isolate was held up, each following wait would end at once and the late starts go out
+ * together. The gate therefore reads the clock after `settle` (an I/O: the object's storage writes
+ * committed, which its requests wait for anyway), and times every start and wait from that reading.
  */
 export interface Gate {
   /** Resolves when the attempt of this delivery may start (its turn came and its time is reached). */
@@ -20,6 +26,8 @@ export interface Gate {
 
 /** Lateness a timer or a round trip often has: within it the plan is kept (else a high rate would drift down). */
 const LATE_MS = 20;
+/** Waits for one start at most (each ends at its time or later; a bound all the same). */
+const MAX_WAITS = 5;
 
 interface Turn {
   /** Settles when the turn before this one is over. */
@@ -39,9 +47,15 @@ export class SendGate implements Gate {
 
   /**
    * `lastStart`: the latest start an earlier instance recorded; nothing starts within a second of
-   * it (what else that second held is not known). `record` writes each start down.
+   * it (what else that second held is not known). `record` writes each start down. `settle`: an
+   * I/O after which Date.now() is the true time (see above).
    */
-  constructor(perSecond: number, private readonly lastStart: number, private readonly record: (startedAt: number) => void) {
+  constructor(
+    perSecond: number,
+    private readonly lastStart: number,
+    private readonly record: (startedAt: number) => void,
+    private readonly settle: () => Promise<void> = async () => {},
+  ) {
     this.perSecond = perSecond;
   }
 
@@ -91,10 +105,15 @@ export class SendGate implements Gate {
     try {
       await turn.prev;
       let at = this.earliest(notBefore);
+      let now = await this.trueNow();
+      // A timer never fires early, but its delay is whole ms: waited for again until the clock says so.
+      for (let waits = 0; at > now && waits < MAX_WAITS; waits++) {
+        await new Promise((r) => setTimeout(r, Math.ceil(at - now)));
+        now = await this.trueNow();
+      }
       // Late by more than half a step (or a timer's usual lag at high rates): on from now, never a burst to catch up.
-      if (at < Date.now() - Math.max(500 / this.perSecond, LATE_MS)) at = Date.now();
-      if (at > Date.now()) await new Promise((r) => setTimeout(r, at - Date.now()));
-      const started = Math.max(Date.now(), at);
+      if (at < now - Math.max(500 / this.perSecond, LATE_MS)) at = now;
+      const started = Math.max(now, at);
       this.lastAt = at;
       this.recent.push(started);
       if (this.recent.length > this.perSecond) this.recent.shift();
@@ -102,6 +121,11 @@ export class SendGate implements Gate {
     } finally {
       turn.end();
     }
+  }
+
+  private async trueNow(): Promise<number> {
+    await this.settle();
+    return Date.now();
   }
 
   private earliest(notBefore: number): number {

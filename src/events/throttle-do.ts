@@ -21,6 +21,8 @@ const ALARM_EVERY_MS = 500;
 const WRITE_DOWN_MS = 250;
 /** Deliveries attempted per alarm, at most (the next alarm follows at once). */
 const RELEASE_MAX = 2_000;
+/** Storage key of the latest attempt's start. */
+const LAST_START_KEY = "lastStart";
 
 /**
  * One per throttled webhook (named by its id): hands out send slots at `perSecond`, spaced evenly,
@@ -47,12 +49,22 @@ export class WebhookThrottleDO extends DurableObject<Env> {
     ctx.storage.sql.exec("CREATE TABLE IF NOT EXISTS rate (id INTEGER PRIMARY KEY CHECK (id = 1), per_second INTEGER NOT NULL)");
     // Slots taken by an alarm of an earlier instance whose attempts never finished: taken again (leases guard the rest).
     ctx.storage.sql.exec("UPDATE waiting SET slot = -slot WHERE slot < 0");
-    // The latest attempt's start, kept so that an instance that replaces one mid-burst spaces from it.
+    // The latest attempt's start, kept so that an instance that replaces one mid-burst spaces from it
+    // (the `sent` table is where instances before the key kept it).
     ctx.storage.sql.exec("CREATE TABLE IF NOT EXISTS sent (id INTEGER PRIMARY KEY CHECK (id = 1), last REAL NOT NULL)");
-    const last = ctx.storage.sql.exec<{ last: number }>("SELECT last FROM sent WHERE id = 1").toArray()[0]?.last ?? 0;
-    this.gate = new SendGate(this.rate(), last, (at) => {
-      ctx.storage.sql.exec("INSERT INTO sent (id, last) VALUES (1, ?) ON CONFLICT (id) DO UPDATE SET last = excluded.last", at);
-    });
+    const kept = ctx.storage.sql.exec<{ last: number }>("SELECT last FROM sent WHERE id = 1").toArray()[0]?.last ?? 0;
+    const last = Math.max(kept, Number(ctx.storage.kv.get(LAST_START_KEY)) || 0);
+    this.gate = new SendGate(
+      this.rate(),
+      last,
+      // Unconfirmed: the attempt that starts now is not held back until this write is on disk
+      // (a Durable Object's requests wait for its confirmed writes).
+      (at) => {
+        ctx.storage.put(LAST_START_KEY, at, { allowUnconfirmed: true }).catch((err: unknown) => log.error("webhook throttle: last start not kept", { error: String(err) }));
+      },
+      // Writes committed (the attempt would wait for them) and, being I/O, a true clock after it.
+      () => ctx.storage.sync(),
+    );
   }
 
   /** The rate last asked for (the gate's until a caller says otherwise). */

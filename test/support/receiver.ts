@@ -1,7 +1,8 @@
 /**
  * A webhook receiver for tests and the benchmark (Node). Each test uses its own inbox name:
  * deliveries go to `POST /in/<inbox>`; the test configures the inbox (secrets to verify with and
- * how to answer) with `PUT /inbox/<inbox>` and reads what arrived with `GET /inbox/<inbox>`.
+ * how to answer) with `PUT /inbox/<inbox>` and reads what arrived with `GET /inbox/<inbox>`
+ * (`?after=N`: only the arrivals after the first N, so a poller does not re-read the whole inbox).
  * Every delivery is verified with the reference implementation (`standardwebhooks`).
  * Written with erasable TypeScript only, so Node runs it directly.
  */
@@ -65,6 +66,12 @@ function readBody(req: IncomingMessage): Promise<string> {
   });
 }
 
+/** `?after=N` as a non-negative whole number (anything else: 0, the whole inbox). */
+function afterIndex(url: URL): number {
+  const n = Number(url.searchParams.get("after") ?? 0);
+  return Number.isSafeInteger(n) && n > 0 ? n : 0;
+}
+
 function json(res: ServerResponse, status: number, body: unknown): void {
   res.writeHead(status, { "content-type": "application/json" });
   res.end(JSON.stringify(body));
@@ -101,7 +108,7 @@ export async function startReceiver(port = 0): Promise<RunningReceiver> {
         box.config = JSON.parse(body) as InboxConfig;
         return json(res, 200, { ok: true });
       }
-      if (area === "inbox" && req.method === "GET") return json(res, 200, inbox(name).received);
+      if (area === "inbox" && req.method === "GET") return json(res, 200, inbox(name).received.slice(afterIndex(url)));
       if (area === "inbox" && req.method === "DELETE") {
         inboxes.delete(name);
         return json(res, 200, { ok: true });

@@ -35,3 +35,59 @@ describe("send gate: starts after a late one", () => {
     expect(starts[29]! - starts[0]!).toBeLessThanOrEqual(29 * step + 150);
   });
 });
+
+// workerd's clock inside a timer's callback is the time the timer was due, however late it ran, and a
+// timer set from there counts from that time (the time only reads true after I/O). Modelled here on
+// fake timers: after a busy stretch of the isolate, a gate that timed its next wait from that clock
+// would find every following wait over at once and start the late attempts together.
+describe("send gate: a clock that stands still in a late timer's callback", () => {
+  const realSetTimeout = globalThis.setTimeout;
+  afterEach(() => {
+    globalThis.setTimeout = realSetTimeout;
+    vi.restoreAllMocks();
+    vi.useRealTimers();
+  });
+
+  it("reads the time after settling (an I/O) and spaces the starts after a stall from the true time", async () => {
+    vi.useFakeTimers({ toFake: ["setTimeout", "clearTimeout", "Date"] });
+    vi.setSystemTime(1_000_000);
+    const fakeSetTimeout = globalThis.setTimeout;
+    const trueNow = Date.now.bind(Date);
+    let standsAt: number | null = null;
+    vi.spyOn(Date, "now").mockImplementation(() => standsAt ?? trueNow());
+    // A timer is due at the (possibly standing) clock plus its delay; in its callback the clock stands at that time.
+    globalThis.setTimeout = ((fn: () => void, ms = 0) => {
+      const due = Date.now() + ms;
+      return fakeSetTimeout(() => {
+        standsAt = due;
+        fn();
+        // The callback's microtasks run at the standing time; a task after them reads the true one.
+        fakeSetTimeout(() => (standsAt = null), 0);
+      }, Math.max(0, due - trueNow()));
+    }) as typeof setTimeout;
+    // I/O: the continuation is a task of its own, after which the clock reads true.
+    const settle = () => new Promise<void>((r) => fakeSetTimeout(() => ((standsAt = null), r()), 0));
+
+    const rate = 10;
+    const step = 1000 / rate;
+    const starts: number[] = [];
+    const gate = new SendGate(
+      rate,
+      0,
+      () => {
+        starts.push(trueNow());
+        // After the third start the isolate is busy for 350 ms (no timer runs meanwhile).
+        if (starts.length === 3) vi.setSystemTime(trueNow() + 350);
+      },
+      settle,
+    );
+    const all = Promise.all(Array.from({ length: 20 }, () => gate.admit(0)));
+    await vi.advanceTimersByTimeAsync(10_000);
+    await all;
+    expect(starts).toHaveLength(20);
+    expect(starts[3]! - starts[2]!).toBeGreaterThanOrEqual(350);
+    // No catch-up: each start a full step after the one before, counted from when it really began.
+    for (let k = 3; k + 1 < starts.length; k++) expect(starts[k + 1]! - starts[k]!, `start ${k + 1}`).toBeGreaterThanOrEqual(step);
+    expect(observedRate(starts).maxInOneSecond).toBeLessThanOrEqual(rate);
+  });
+});
