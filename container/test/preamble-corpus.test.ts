@@ -2,13 +2,15 @@
 // included) gives the same PDF (pages and text), or the same error, from a dumped preamble as
 // without. Its own servers (it waits for their dumps), but only jobs and their answers: it runs
 // beside the files of the shared server (vitest.config.ts), which keeps the cores busy while it
-// waits for dumps that run at the lowest priority.
+// waits for dumps that run at the lowest priority. The reference (the edited document compiled
+// without a preamble) comes from preamble-golden.json where TeX and the document are unchanged.
 import { existsSync, readdirSync } from "node:fs";
 import path from "node:path";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import type { RunningServer } from "../src/server.ts";
 import { CORPUS, loadDoc } from "./corpus-bare.ts";
 import { compile, expectPdf, pdfPages, pdfText, testServer } from "./helpers.ts";
+import { preambleGolden, type Reference } from "./preamble-golden.ts";
 import { editBody, onEitherServer } from "./preamble-lanes.ts";
 
 let s: RunningServer;
@@ -19,8 +21,11 @@ beforeAll(async () => {
   const opts = { poolSize: { pdflatex: 2, xelatex: 0, lualatex: 0 } as never, queueTimeoutMs: 600_000 };
   [s, s2] = await Promise.all([testServer(opts), testServer(opts)]);
 });
+const golden = preambleGolden(Boolean(process.env.PREAMBLE_CORPUS_ONLY));
 afterAll(async () => {
   await Promise.all([s?.close(), s2?.close()]);
+  const recomputed = golden.save(corpusCases.map((c) => c.name));
+  if (recomputed.length) console.log(`preamble-golden.json: ${recomputed.length} reference(s) recomputed`);
 });
 
 interface Case {
@@ -47,7 +52,15 @@ it("the corpus has pdflatex documents to compare", () => {
 
 // two documents at a time, one per server; each compiles once into its namespace (the normal path,
 // after which the preamble is dumped and verified on the unedited document) while the edited
-// document is compiled without a namespace, the reference for the edited compile from the format
+// document's reference (compiled without a namespace) is read from the golden data or, where it is
+// stale or missing, compiled beside it
+const cause = (r: Awaited<ReturnType<typeof compile>>) => ({ code: r.json.error.code, message: r.json.error.message, file: r.json.error.file, line: r.json.error.line });
+async function reference(url: string, edited: Record<string, unknown>): Promise<Reference> {
+  const r = await compile(url, edited);
+  if (r.status === 200) return { status: r.status, pages: pdfPages(r.body), text: pdfText(r.body) };
+  return { status: r.status, ...(r.json?.error ? { cause: cause(r) } : {}) };
+}
+
 describe.concurrent("the corpus: same PDF with and without a precompiled preamble", () => {
   const run = onEitherServer(() => [s, s2]);
   corpusCases.forEach((c, i) => {
@@ -55,24 +68,23 @@ describe.concurrent("the corpus: same PDF with and without a precompiled preambl
       run(i, async (srv) => {
         const ns = `corpus-dir-${i}`;
         const edited = { ...c.body, source: editBody(c.body.source as string) };
-        const [first, refEdited] = await Promise.all([compile(srv.url, { ...c.body, namespace: ns }), compile(srv.url, edited)]);
-        expect(first.status).toBe(refEdited.status);
+        const [first, { ref }] = await Promise.all([compile(srv.url, { ...c.body, namespace: ns }), golden.reference(c.name, edited, () => reference(srv.url, edited))]);
+        expect(first.status).toBe(ref.status);
         await srv.preambles.idle();
         // the next compile with an edited body: from the format where one was made
         const second = await compile(srv.url, { ...edited, namespace: ns });
         // the corpus is meant to compile, but for broken-*: a reference failing unexpectedly would
         // make both paths fail alike
-        expect(refEdited.status, JSON.stringify(refEdited.json?.error)).toBe(c.broken ? 422 : 200);
-        expect(second.status).toBe(refEdited.status);
+        expect(ref.status, JSON.stringify(ref.cause)).toBe(c.broken ? 422 : 200);
+        expect(second.status).toBe(ref.status);
         if (c.broken) {
-          const cause = (r: typeof second) => ({ code: r.json.error.code, message: r.json.error.message, file: r.json.error.file, line: r.json.error.line });
-          expect(cause(refEdited).code).toBe("compile_error");
-          expect(cause(second)).toEqual(cause(refEdited));
+          expect(ref.cause?.code).toBe("compile_error");
+          expect(cause(second)).toEqual(ref.cause);
           return;
         }
         expectPdf(second);
-        expect(pdfPages(second.body)).toBe(pdfPages(refEdited.body));
-        expect(pdfText(second.body)).toBe(pdfText(refEdited.body));
+        expect(pdfPages(second.body)).toBe(ref.pages);
+        expect(pdfText(second.body)).toBe(ref.text);
       }),
     );
   });
