@@ -8,14 +8,16 @@
 // Each folder's project.json: `main` (its path), `engine` (else pdflatex), `fromRc` (the request
 // names neither main path nor engine: the latexmkrc does), `bareEngine`/`bareEnv`/`makeindex`
 // (what latexmk would take from that latexmkrc). PROJECTS_ONLY=text runs the folders naming it.
+// The bare outcomes are kept in projects-golden.json (preamble-golden.ts says how they are keyed).
 import { execFile } from "node:child_process";
 import { createHash } from "node:crypto";
 import { cpSync, existsSync, mkdtempSync, readdirSync, readFileSync, rmSync, statSync } from "node:fs";
 import { tmpdir } from "node:os";
 import path from "node:path";
 import { fileURLToPath } from "node:url";
-import { describe, expect, it } from "vitest";
+import { afterAll, describe, expect, it } from "vitest";
 import { compile } from "./helpers.ts";
+import { goldenRefs, PROJECTS_GOLDEN_FILE } from "./preamble-golden.ts";
 import { sharedServer } from "./shared-server.ts";
 
 const PROJECTS = path.join(path.dirname(fileURLToPath(import.meta.url)), "projects");
@@ -139,10 +141,19 @@ it("at least 20 projects, with every engine", () => {
   for (const e of ["xelatex", "lualatex"]) expect(projects.filter((p) => (p.engine ?? p.bareEngine) === e).length).toBeGreaterThanOrEqual(3);
 });
 
+// only a compiling project's outcome is kept: one failing bare fails its test and is recomputed
+const golden = goldenRefs<Outcome>(PROJECTS_GOLDEN_FILE, process.env.PROJECTS_GOLDEN === "update", Boolean(process.env.PROJECTS_ONLY), (o) => o.ok);
+afterAll(() => {
+  const recomputed = golden.save(projects.map((p) => p.name));
+  if (recomputed.length) console.log(`projects-golden.json: ${recomputed.length} outcome(s) recomputed`);
+});
+/** The project's input: its settings and every file's name and bytes. */
+const inputOf = (p: Project) => [p, ...filesOf(path.join(PROJECTS, p.name)).sort().map((f) => [f, sha(path.join(PROJECTS, p.name, f))])];
+
 describe.concurrent("projects: the bare engine's outcome and page count", () => {
   for (const p of projects) {
     it(`${p.name} (${p.main})`, async () => {
-      const [api, ref] = await Promise.all([served(s.url, p), bare(p)]);
+      const [api, { ref }] = await Promise.all([served(s.url, p), golden.reference(p.name, inputOf(p), () => bare(p))]);
       expect({ ok: api.ok, pages: api.pages }, `API: ${api.detail ?? ""} / bare: ${ref.detail ?? ""}`).toEqual({ ok: ref.ok, pages: ref.pages });
       expect(ref.ok, "every project compiles").toBe(true);
     }, 300_000);
