@@ -68,11 +68,17 @@ describe.concurrent("the corpus: same PDF with and without a precompiled preambl
       run(i, async (srv) => {
         const ns = `corpus-dir-${i}`;
         const edited = { ...c.body, source: editBody(c.body.source as string) };
-        const [first, { ref }] = await Promise.all([compile(srv.url, { ...c.body, namespace: ns }), golden.reference(c.name, edited, () => reference(srv.url, edited))]);
-        expect(first.status).toBe(ref.status);
+        const [first, got] = await Promise.all([compile(srv.url, { ...c.body, namespace: ns }), golden.reference(c.name, edited, () => reference(srv.url, edited))]);
         await srv.preambles.idle();
         // the next compile with an edited body: from the format where one was made
         const second = await compile(srv.url, { ...edited, namespace: ns });
+        // A stored reference stands for the bare engine's answer, which can change by itself (a
+        // document printing \today reads differently tomorrow): one that disagrees is computed again
+        // now, and the comparison below is with that.
+        let ref = got.ref;
+        const same = second.status === ref.status && (second.status === 200 ? pdfPages(second.body) === ref.pages && pdfText(second.body) === ref.text : JSON.stringify(second.json?.error ? cause(second) : undefined) === JSON.stringify(ref.cause));
+        if (got.stored && !same) ref = await reference(srv.url, edited);
+        expect(first.status).toBe(ref.status);
         // the corpus is meant to compile, but for broken-*: a reference failing unexpectedly would
         // make both paths fail alike
         expect(ref.status, JSON.stringify(ref.cause)).toBe(c.broken ? 422 : 200);
