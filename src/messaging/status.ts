@@ -22,3 +22,8 @@ export function statusesBetween(from: MessageStatus, to: MessageStatus): Message
   for (const s of ["sent", "delivered", "read"] as const) if (RANK[s] > RANK[from] && RANK[s] <= RANK[to]) path.push(s);
   return path;
 }
+
+/** When a `delivered` step passed on the way to `read` at `at` took place: the caller's time if it knows one, never after the read. */
+export function deliveredStamp(at: number, deliveredAt?: number): number {
+  return Math.min(deliveredAt ?? at, at);
+}

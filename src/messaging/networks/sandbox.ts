@@ -25,10 +25,6 @@ export function sandboxSend(message: OutboundMessage): NetworkSendResult {
   return { ok: true, externalId: null };
 }
 
-/**
- * The built-in network: accepts at once, then simulates delivered and read receipts, and hands
- * messages to the number of another sandbox session of the same account to that session.
- */
 /** The receipts of `queue` due by `now` (at most RECEIPT_BATCH), taken off it. */
 function takeDue(queue: { id: string; due: number }[], now: number): { id: string; due: number }[] {
   let n = 0;
@@ -36,6 +32,10 @@ function takeDue(queue: { id: string; due: number }[], now: number): { id: strin
   return queue.splice(0, n);
 }
 
+/**
+ * The built-in network: accepts at once, then simulates delivered and read receipts, and hands
+ * messages to the number of another sandbox session of the same account to that session.
+ */
 export class SandboxDriver implements NetworkDriver {
   readonly simulatesInbound = true;
   /**

@@ -14,7 +14,7 @@
 import { eventRecord, type EmitInput, type EventOrder } from "../../events/event-record.ts";
 import type { EventRecord, EventType } from "../../events/types.ts";
 import { toMessage, type MessageRow } from "../messages/mapper.ts";
-import { canAdvance, statusesBetween, type MessageStatus } from "../status.ts";
+import { canAdvance, deliveredStamp, statusesBetween, type MessageStatus } from "../status.ts";
 import { jsonParts } from "../../platform/d1.ts";
 import type { SqlLike } from "./outbox.ts";
 
@@ -72,7 +72,7 @@ function moved(row: MessageRow, target: Target, at: number, drafts: Draft[], err
   for (const step of statusesBetween(row.status, target)) {
     row = { ...row, status: step };
     if (step === "sent") row.sentAt ??= at;
-    if (step === "delivered") row.deliveredAt ??= Math.min(deliveredAt ?? at, at);
+    if (step === "delivered") row.deliveredAt ??= deliveredStamp(at, deliveredAt);
     if (step === "read") row.readAt ??= at;
     if (step === "failed") {
       row.errorCode = error?.code ?? "failed";

@@ -4,7 +4,7 @@ import { prepareEvents, type EmitInput, type EventOrder } from "../../events/emi
 import { chunk } from "../../platform/batching.ts";
 import type { FailureReason } from "../networks/driver.ts";
 import { toMessage, type MessageRow } from "../messages/mapper.ts";
-import type { MessageStatus } from "../status.ts";
+import { deliveredStamp, type MessageStatus } from "../status.ts";
 import { ID_CHUNK } from "./reads.ts";
 import type { Shard } from "../../platform/shards.ts";
 import { sequenced } from "../session-sequence.ts";
@@ -60,7 +60,7 @@ export async function advanceStatus(
     for (const step of steps) {
       const set: Record<string, unknown> = { status: step };
       if (step === "sent") set.sentAt = sql`coalesce(${messages.sentAt}, ${at})`;
-      if (step === "delivered") set.deliveredAt = sql`coalesce(${messages.deliveredAt}, ${Math.min(opts.deliveredAt ?? at, at)})`;
+      if (step === "delivered") set.deliveredAt = sql`coalesce(${messages.deliveredAt}, ${deliveredStamp(at, opts.deliveredAt)})`;
       if (step === "read") set.readAt = sql`coalesce(${messages.readAt}, ${at})`;
       if (step === "failed") {
         set.errorCode = error?.code ?? "failed";
