@@ -53,12 +53,13 @@ export default defineConfig(async () => {
         "./test/support/fake-graph-setup.ts",
       ],
       testTimeout: 30_000,
-      // Four workerd runtimes, each reused from file to file: a fresh runtime per file cost about 3 s of
-      // start-up and module loading (a third of the suite's time), and most of a file's own time is waits on
-      // I/O (queues, retries, the compile server), not CPU. Files share their runtime's storage and module
+      // Two workerd runtimes, each reused from file to file: a fresh runtime per file cost about 3 s of
+      // start-up and module loading, half of the suite's time. Files share their runtime's storage and module
       // state, so every test makes its own accounts and sessions and restores what it changes (timers, env).
+      // Four runtimes finished sooner on an idle machine, but on 2 loaded cores their real-time waits
+      // (throttle rates, retries) ran late.
       isolate: false,
-      maxWorkers: 4,
+      maxWorkers: 2,
       // One JSON line per request is for production logs; keep test output readable.
       onConsoleLog: (log: string) => !log.includes('"msg":"request"'),
       hookTimeout: 60_000,
