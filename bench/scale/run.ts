@@ -71,6 +71,7 @@ async function singleSends() {
 async function bulkSend() {
   const f = await flowStart("bulk");
   const t0 = Date.now();
+  const cpu0 = workerdCpuMs(baseUrl);
   const batches: string[] = [];
   for (let i = 0; i < BULK; i += 1000) {
     const items = Array.from({ length: Math.min(1000, BULK - i) }, (_, j) => ({ to: `+1650${String(1_000_000 + i + j)}`, text: `bench-${i + j}` }));
@@ -85,7 +86,9 @@ async function bulkSend() {
     }
     await sleep(50);
   }
-  return { sentMs, ...(await perMessage("bulk", BULK, rowsOf(f.before))) };
+  const counted = await perMessage("bulk", BULK, rowsOf(f.before));
+  // workerd's CPU per message until every event is delivered: moves far less with the machine's load than wall time.
+  return { sentMs, cpuPerMessageMs: (workerdCpuMs(baseUrl) - cpu0) / BULK, ...counted };
 }
 
 async function latency() {
@@ -167,7 +170,7 @@ async function campaign(size: number) {
 }
 
 try {
-  const skipped = { statements: NaN, roundTrips: NaN, rows: NaN, events: 0, expected: 0, rate: NaN, sentMs: NaN };
+  const skipped = { statements: NaN, roundTrips: NaN, rows: NaN, events: 0, expected: 0, rate: NaN, sentMs: NaN, cpuPerMessageMs: NaN };
   const single = FLOWS.has("single") ? await singleSends() : skipped;
   console.error(`single sends: ${JSON.stringify(single)}`);
   const bulk = FLOWS.has("bulk") ? await bulkSend() : skipped;
@@ -192,7 +195,7 @@ try {
   console.log(`| rows inserted per message (bulk / single) | ${f(bulk.rows)} / ${f(single.rows)} | ≤ 6 |`);
   for (const c of campaigns) console.log(`| unpaced campaign of ${c.size.toLocaleString("en")}, start → completed | ${f(c.seconds, 1)} s (${f(c.perRecipientMs, 3)} ms/recipient; workerd CPU ${f(c.cpuPerRecipientMs, 3)} ms, ${f(c.cpuAllPerRecipientMs, 3)} ms with its receipts and events) | ${c === big ? "≤ 60 s" : ""} |`);
   console.log(`| per-recipient cost ${big?.size ?? "?"} / ${small?.size ?? "?"} | ${f(growth)} | ≤ 1.2 |`);
-  console.log(`| ${BULK}-message bulk, all sent | ${f(bulk.sentMs / 1000)} s | ≤ 2 s |`);
+  console.log(`| ${BULK}-message bulk, all sent | ${f(bulk.sentMs / 1000)} s (workerd CPU ${f(bulk.cpuPerMessageMs)} ms per message, to every event delivered) | ≤ 2 s |`);
   console.log(`| single send p50 / \`/health\` p50 | ${lat.send} ms / ${lat.health} ms | ≤ /health + 3 ms |`);
   console.log(`| webhook cause → receiver p50 / p95, ${EVENTS} events | ${hooks.p50} / ${hooks.p95} ms, ${hooks.lost} lost (inbound request answered p50 ${hooks.answerP50} ms) | ≤ 250 ms, 0 lost |`);
   console.log(`| events delivered (bulk, single) | ${bulk.events}/${bulk.expected}, ${single.events}/${single.expected} | all |\n`);

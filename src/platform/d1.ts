@@ -24,11 +24,15 @@ export const JSON_PART_BYTES = 256 * 1024;
  * one per statement of a `json_each(?)` write.
  */
 export function jsonParts(items: readonly unknown[], maxBytes = JSON_PART_BYTES): string[] {
+  return jsonTextParts(items.map((item) => JSON.stringify(item)), maxBytes);
+}
+
+/** As `jsonParts`, for items already JSON text (kept as stored: no parse and no stringify again). */
+export function jsonTextParts(texts: readonly string[], maxBytes = JSON_PART_BYTES): string[] {
   const out: string[] = [];
   let part: string[] = [];
   let bytes = 2;
-  for (const item of items) {
-    const text = JSON.stringify(item);
+  for (const text of texts) {
     // UTF-16 length * 3 bounds the UTF-8 size: no encoding needed to stay under the limit.
     const size = text.length * 3 + 1;
     if (part.length > 0 && bytes + size > maxBytes) {
@@ -46,12 +50,15 @@ export function jsonParts(items: readonly unknown[], maxBytes = JSON_PART_BYTES)
 /**
  * A table's columns for `json_each` writes (`INSERT ... SELECT <extracts> FROM json_each(?) AS j`):
  * `rowJson` gives a row as a JSON object keyed by column name (missing fields null), `extracts` the
- * matching `json_extract(j.value, ...)` list in the table's column order.
+ * matching `json_extract(j.value, ...)` list in the table's column order (a missing field reads NULL).
  */
-export function jsonColumns<T extends SQLiteTable>(table: T): { extracts: SQL; rowJson(row: Partial<T["$inferInsert"]>): Record<string, unknown> } {
+export function jsonColumns<T extends SQLiteTable>(table: T): { extracts: SQL; keyExtracts: SQL; rowJson(row: Partial<T["$inferInsert"]>): Record<string, unknown> } {
   const columns = Object.entries(getTableColumns(table)).map(([key, c]) => ({ key, name: c.name }));
   return {
     extracts: sql.raw(columns.map((c) => `json_extract(j.value, '$.${c.name}')`).join(", ")),
+    // The same list for rows serialized as they are typed (keyed by property, e.g. `sentAt`): JSON a
+    // writer kept as text goes to D1 as it is.
+    keyExtracts: sql.raw(columns.map((c) => `json_extract(j.value, '$.${c.key}')`).join(", ")),
     rowJson: (row) => Object.fromEntries(columns.map((c) => [c.name, (row as Record<string, unknown>)[c.key] ?? null])),
   };
 }

@@ -23,7 +23,7 @@ describe("WriteBuffer: the Session DO's writes until their group commit", () => 
     expect(payloadOf(event!)).toMatchObject({ type: "message.sent", sequence: 1, statusOrdinal: 1, data: { id: "msg_1", status: "sent" } });
     expect(b.size()).toBe(2);
     const batch = b.pending(100);
-    expect(batch.messages.map((m) => m.row.id)).toEqual(["msg_1"]);
+    expect(batch.messages.map((m) => m.id)).toEqual(["msg_1"]);
     expect(batch.events.map((e) => e.id)).toEqual([event!.id]);
     b.committed(batch);
     expect(b.size()).toBe(0);
@@ -74,7 +74,7 @@ describe("WriteBuffer: the Session DO's writes until their group commit", () => 
     expect(out.changed.map((r) => [r.id, r.status, r.sentAt])).toEqual([["msg_a", "sent", T0 + 5], ["msg_b", "sent", T0 + 5]]);
     expect(out.events.map((e) => [payloadOf(e).type, payloadOf(e).data.id])).toEqual([["message.sent", "msg_a"], ["message.sent", "msg_b"]]);
     expect(b.known(["msg_k"])[0]!.status).toBe("delivered");
-    expect(b.pending(10).messages.map((m) => [m.row.id, m.row.status]).sort()).toEqual([["msg_a", "sent"], ["msg_b", "sent"], ["msg_k", "delivered"]]);
+    expect(b.pending(10).messages.map((m) => [m.id, m.status]).sort()).toEqual([["msg_a", "sent"], ["msg_b", "sent"], ["msg_k", "delivered"]]);
     const failed = b.adopt([queued("msg_f")], "failed", T0 + 6, { code: "no_account", message: "x" });
     expect(failed.changed[0]).toMatchObject({ status: "failed", errorCode: "no_account" });
     expect(failed.events).toEqual([]);
@@ -87,7 +87,7 @@ describe("WriteBuffer: the Session DO's writes until their group commit", () => 
     b.advance({ ids: ["msg_1"] }, "delivered", T0 + 1); // during the D1 round trip
     b.committed(batch);
     const next = b.pending(100);
-    expect(next.messages.map((m) => m.row.status)).toEqual(["delivered"]);
+    expect(next.messages.map((m) => m.status)).toEqual(["delivered"]);
     expect(next.events.map((e) => payloadOf(e).type)).toEqual(["message.delivered"]);
   });
 
@@ -153,6 +153,6 @@ describe("WriteBuffer: the Session DO's writes until their group commit", () => 
     const plan = db.prepare(`EXPLAIN QUERY PLAN ${clean}`).all('[["msg_0",1]]').map((r) => String((r as { detail: string }).detail));
     expect(plan.join(" | ")).toMatch(/wb_messages USING INDEX sqlite_autoindex_wb_messages_1 \(id=\?\)/);
     expect(plan.join(" | ")).not.toMatch(/dirty/);
-    expect(b.pending(10).messages.map((m) => m.row.id)).toEqual(["msg_2", "msg_3", "msg_4"]);
+    expect(b.pending(10).messages.map((m) => m.id)).toEqual(["msg_2", "msg_3", "msg_4"]);
   });
 });

@@ -11,20 +11,17 @@ import { signedMediaUrl } from "../media/store.ts";
 import { storeUpload } from "../media/upload.ts";
 import { commitSessionWrites, loadSession, ownedSessionStub } from "../sessions/service.ts";
 import type { SessionRow } from "../sessions/mapper.ts";
-import type { Draft } from "../sessions/types.ts";
-import { enqueueSendJobs } from "../queue/send-queue.ts";
+import type { Draft, QueueOutcome } from "../sessions/types.ts";
 import { toMessage, type StoredMedia } from "./mapper.ts";
 import type { ContactCard, InteractiveSend, Location } from "./content.ts";
 import { batchStatusCounts, chatMessages, messageById, messageInChat } from "../store/reads.ts";
-import { outboundRow } from "../store/rows.ts";
-import { groupWriteStatements } from "../store/group-writes.ts";
 import { reactionStatement } from "../store/writes.ts";
 import type { MessageStatus } from "../status.ts";
 import { BulkItem, type MediaInput, type Message, type TemplateSpec } from "./schemas.ts";
-import { chunk } from "../../platform/batching.ts";
 import { templateChecker } from "../templates/service.ts";
 import { config } from "../../platform/config.ts";
-import { accountShard } from "../../platform/shards.ts";
+import { accountShard, type Shard } from "../../platform/shards.ts";
+import { log } from "../../platform/log.ts";
 
 /** What can be sent: text, a template, a location, contact cards, an interactive message, or media (exactly one). */
 export type MessageContent =
@@ -166,9 +163,9 @@ export interface QueuedResult {
 }
 
 /**
- * Validates each item, stores the valid ones as `pending` under one batch and queues them for the
- * session's Durable Object, which paces them. Invalid items are reported by index. Reused by
- * campaigns with `campaignId`.
+ * A bulk send: validates each item and hands the valid ones, under one batch, to the session's
+ * Durable Object, which keeps them `pending` and paces them. Invalid items are reported by index.
+ * (Campaigns queue their recipients' messages themselves.)
  */
 export async function queueMessages(env: Env, accountId: string, sessionId: string, items: unknown[], opts: SendOptions = {}): Promise<QueuedResult> {
   const session = await loadSession(env, accountId, sessionId);
@@ -199,19 +196,33 @@ export async function queueMessages(env: Env, accountId: string, sessionId: stri
       rejected.push({ index, error: { code: err.code, message: err.message } });
     }
   }
-  const now = Date.now();
-  const shard = await accountShard(env, accountId);
-  const { db } = shard;
-  const rows = drafts.map((d) => outboundRow({ ...d, accountId, sessionId, replyTo: null, batchId, campaignId: opts.campaignId ?? null, createdAt: now }, { status: "pending" }));
-  const batchRow = db.insert(messageBatches).values({ id: batchId, accountId, sessionId, total: drafts.length, createdAt: now }).onConflictDoNothing();
-  // The rows in a few multi-row statements (group-writes.ts), with the batch row in one D1 batch.
-  await db.batch([batchRow, ...groupWriteStatements(shard, rows, [])]);
-  const messageIds = drafts.map((d) => d.id);
-  await enqueueSendJobs(
-    env,
-    chunk(messageIds, 100).map((ids) => ({ kind: "bulk", accountId, sessionId, messageIds: ids })),
-  );
-  return { batchId, accepted: drafts.length, messageIds, rejected };
+  const { db } = await accountShard(env, accountId);
+  // The batch first (its progress is read from D1), then the messages to the session's object,
+  // which keeps them and writes them to D1 with its group commits. A refusal takes the batch back.
+  const batchRow = { id: batchId, accountId, sessionId, total: drafts.length, createdAt: Date.now() };
+  await db.insert(messageBatches).values(batchRow).onConflictDoNothing();
+  let outcome: QueueOutcome;
+  try {
+    outcome = await (await ownedSessionStub(env, accountId, sessionId)).queueBulk(accountId, drafts, batchId);
+  } catch (err) {
+    await dropBatch(db, batchRow);
+    throw err;
+  }
+  if (!outcome.ok) {
+    await dropBatch(db, batchRow);
+    if (outcome.code === "not_found") throw errors.notFound("session");
+    if (outcome.code === "busy") throw errors.unavailable("The session has too many changes waiting to be stored; try again shortly.", 5);
+    throw errors.sessionNotWorking(sessionId, outcome.status);
+  }
+  return { batchId, accepted: drafts.length, messageIds: drafts.map((d) => d.id), rejected };
+}
+
+/** A batch whose messages the session refused: its row goes (only the one this request made). */
+async function dropBatch(db: Shard["db"], row: { id: string; accountId: string; createdAt: number }): Promise<void> {
+  await db
+    .delete(messageBatches)
+    .where(and(eq(messageBatches.id, row.id), eq(messageBatches.accountId, row.accountId), eq(messageBatches.createdAt, row.createdAt)))
+    .catch((err: unknown) => log.error("refused batch not removed", { batchId: row.id, error: String(err) }));
 }
 
 /** `POST /api/messages/bulk`: the queued result without the message ids. */

@@ -2,8 +2,8 @@ import { sendAll } from "../../platform/batching.ts";
 import { log } from "../../platform/log.ts";
 
 /**
- * The sends queue (SEND_QUEUE) carries jobs of several kinds: `bulk` (sessions/jobs.ts) hands message
- * ids to the session's Durable Object; `campaign` (campaigns) claims a range of recipients; `media` (sessions/jobs.ts) stores an
+ * The sends queue (SEND_QUEUE) carries jobs of several kinds: `bulk` (sessions/jobs.ts, jobs of an
+ * earlier version) hands message ids to the session's Durable Object; `campaign` (campaigns) claims a range of recipients; `media` (sessions/jobs.ts) stores an
  * inbound message's file. The
  * entry point (src/queues.ts) wires a handler to every kind.
  */

@@ -1,6 +1,6 @@
 import { enqueueRecorded } from "../../events/emit.ts";
 import { log } from "../../platform/log.ts";
-import { groupWrite } from "../store/group-writes.ts";
+import { groupWriteJson } from "../store/group-writes.ts";
 import type { Shard } from "../../platform/shards.ts";
 import type { WriteBuffer } from "./write-buffer.ts";
 
@@ -92,7 +92,7 @@ export class GroupCommit {
       const batch = buffer.pending(ROWS_PER_COMMIT);
       if (batch.messages.length === 0 && batch.events.length === 0) break;
       const shard = await this.host.shard();
-      await groupWrite(shard, batch.messages.map((m) => m.row), batch.events);
+      await groupWriteJson(shard, batch.messages.map((m) => m.json), batch.events);
       buffer.committed(batch);
       this.waiting = Math.max(0, this.waiting - batch.messages.length - batch.events.length);
       // Committed: a lost queue send is found by the cron (the event is in D1, not fanned out).

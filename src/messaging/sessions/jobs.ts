@@ -7,7 +7,10 @@ import { sessionStub } from "./session-do.ts";
 
 export type BulkJob = JobOf<"bulk", { accountId: string; sessionId: string; messageIds: string[] }>;
 
-/** `bulk`: hands the batch's message ids to the session's outbox. */
+/**
+ * `bulk`: hands a batch's message ids (rows already in D1) to the session's outbox. Bulk sends now
+ * go to the session directly (`SessionDO.queueBulk`); jobs queued by an earlier version still run.
+ */
 export const runBulkJob: SendJobHandler = async (job, env) => {
   const { sessionId, messageIds } = job as BulkJob;
   await sessionStub(env, sessionId).enqueue(messageIds);

@@ -4,9 +4,10 @@ import { messageById, pendingOfSession } from "../store/reads.ts";
 import { outboundRow, type NewOutbound } from "../store/rows.ts";
 import { advanceStatus } from "../store/status.ts";
 import { insertMessage, setExternalId } from "../store/writes.ts";
+import { groupWrite } from "../store/group-writes.ts";
 import { WINDOW_CLOSED, type FailureReason, type NetworkDriver, type NetworkSendResult } from "../networks/driver.ts";
 import { campaignHooks } from "./campaign-hooks.ts";
-import type { DueSend, Outbox } from "./outbox.ts";
+import type { DueSend, Outbox, Pacing } from "./outbox.ts";
 import type { LimitState, SharedWindow } from "./limits.ts";
 import type { PortfolioAnswer } from "./portfolio.ts";
 import type { SendLimits } from "../send-limits.ts";
@@ -97,6 +98,35 @@ export class Sender {
     });
   }
 
+  /**
+   * Bulk sends: their rows `pending`, queued in the outbox for the alarm to send at the session's
+   * pace. On a network that answers at once the rows go into the write buffer (to D1 with the next
+   * group commit, as sent if the alarm got to them first: one write each); over I/O they are in D1
+   * before the call returns, as the sends there record first.
+   */
+  async queue(drafts: Draft[], batchId: string, pacing: Pacing): Promise<void> {
+    const cfg = this.host.config();
+    const now = Date.now();
+    const rows = drafts.map((d) => outboundRow({ ...d, accountId: cfg.accountId, sessionId: cfg.sessionId, replyTo: null, batchId, campaignId: null, createdAt: now }, { status: "pending" }));
+    if (this.host.driver().sendAtOnce) {
+      this.host.buffer.queued(rows, now);
+      this.host.recorded(rows.length);
+    } else {
+      await groupWrite(await accountShard(this.host.env, cfg.accountId), rows, []);
+    }
+    this.host.outbox.enqueue(rows.map((r) => r.id), pacing, null, now);
+  }
+
+  /** The due rows still `pending`: the buffer's copies (bulk rows may not be in D1 yet), the others from D1. */
+  private async pendingRows(ids: string[]): Promise<MessageRow[]> {
+    const cfg = this.host.config();
+    const here = this.host.buffer.known(ids).filter((r) => r.sessionId === cfg.sessionId);
+    const seen = new Set(here.map((r) => r.id));
+    const rest = ids.filter((id) => !seen.has(id));
+    const fromD1 = rest.length > 0 ? await pendingOfSession(await accountShard(this.host.env, cfg.accountId), cfg.sessionId, rest) : [];
+    return [...here.filter((r) => r.status === "pending"), ...fromD1];
+  }
+
   /** Sends the outbox's due rows (the session must be WORKING, else they wait or fail). */
   async sendDue(due: DueSend[]): Promise<void> {
     const { env, outbox } = this.host;
@@ -105,12 +135,12 @@ export class Sender {
     const ids = due.map((r) => r.message_id);
     const now = Date.now();
     if (this.host.status() !== "WORKING") return this.holdOrFail(due, now);
-    const rows = await pendingOfSession(shard, cfg.sessionId, ids);
     const driver = this.host.driver();
+    const rows = driver.sendAtOnce ? await this.pendingRows(ids) : await pendingOfSession(shard, cfg.sessionId, ids);
     const attempts = new Map(due.map((r) => [r.message_id, r.attempts]));
     if (driver.sendAtOnce) {
-      // Their rows are in D1 (queued by the Worker): the buffer takes them over, so the sends,
-      // receipts and events go to D1 in group commits.
+      // Rows from D1 (queued before a restart or long ago) are taken over by the buffer, so the
+      // sends, receipts and events all go to D1 in group commits.
       const { buffer } = this.host;
       const shared = await this.sharedWindow(this.host.limits(), rows.filter((r) => r.type === "template").map((r) => digitsOfChatId(r.chatId)), now);
       const admitted = rows.filter((row) => this.admitQueued(row.id, digitsOfChatId(row.chatId), row.type === "template", attempts.get(row.id) ?? 0, now, shared));
@@ -209,7 +239,11 @@ export class Sender {
     }
     const others = due.filter((r) => !r.campaign_id).map((r) => r.message_id);
     if (others.length) {
-      await advanceStatus(this.host.env, await accountShard(this.host.env, cfg.accountId), cfg.accountId, cfg.sessionId, { ids: others }, "failed", now, { code: "session_not_working", message: `The session was ${status} when the message was due.` });
+      const error = { code: "session_not_working", message: `The session was ${status} when the message was due.` };
+      // Rows the buffer holds (a bulk's, maybe not in D1 yet) fail there; the others in D1.
+      const here = this.host.buffer.advance({ ids: others }, "failed", now, error);
+      this.host.recorded(here.changed.length + here.events.length);
+      if (here.unknown.length > 0) await advanceStatus(this.host.env, await accountShard(this.host.env, cfg.accountId), cfg.accountId, cfg.sessionId, { ids: here.unknown }, "failed", now, error);
     }
     this.host.outbox.remove(others);
   }

@@ -26,7 +26,7 @@ import { Sender } from "./sender.ts";
 import { SessionTemplates, type TemplateOp, type TemplateOpResult } from "./templates.ts";
 import { writeSessionStatus } from "./state.ts";
 import { statusOrder, WriteBuffer, type Selector, type Target } from "./write-buffer.ts";
-import { EventFlush, type Draft, type MessageOutcome, type RpcResult, type SendOutcome, type SessionConfig } from "./types.ts";
+import { EventFlush, type Draft, type MessageOutcome, type QueueOutcome, type RpcResult, type SendOutcome, type SessionConfig } from "./types.ts";
 
 const JITTER = 0.25;
 /** Inbound messages recorded in one D1 round trip at most. */
@@ -278,6 +278,20 @@ export class SessionDO extends DurableObject<Env> {
     if (this.status !== "WORKING") return { ok: false, code: "session_not_working", status: this.status };
     if (this.commits.overloaded()) return { ok: false, code: "busy" };
     return this.sender.sendNow(draft);
+  }
+
+  /**
+   * A bulk send's messages: their rows kept here (`pending`) and queued, sent by the alarm at the
+   * session's pace. Answered once they are durable in this object's storage.
+   */
+  async queueBulk(accountId: string, drafts: Draft[], batchId: string): Promise<QueueOutcome> {
+    if (!this.config || this.config.accountId !== accountId) return { ok: false, code: "not_found" };
+    if (this.status !== "WORKING") return { ok: false, code: "session_not_working", status: this.status };
+    if (this.commits.overloaded()) return { ok: false, code: "busy" };
+    if (drafts.length === 0) return { ok: true };
+    await this.sender.queue(drafts, batchId, this.pacing({}));
+    await this.ensureAlarm(Date.now());
+    return { ok: true };
   }
 
   /**

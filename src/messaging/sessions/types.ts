@@ -54,6 +54,9 @@ export type MessageOutcome =
 /** What the Session DO answers to a send: a free-form send into a closed 24-hour window is refused. */
 export type SendOutcome = MessageOutcome | { ok: false; code: "reengagement_window_closed"; reason: string } | { ok: false; code: "busy" } | { ok: false; code: "pair_rate_limited"; retryAfterMs: number };
 
+/** What the Session DO answers to a bulk send's messages it was asked to queue. */
+export type QueueOutcome = { ok: true } | Exclude<MessageOutcome, { ok: true }> | { ok: false; code: "busy" };
+
 export type RpcResult<T> = { ok: true; value: T } | { ok: false; code: string; message: string };
 
 /** A queued message (its stored row) as a draft to send again. */

@@ -40,7 +40,7 @@ const DIRTY = 1;
 const OPEN = 0;
 const DONE = -1;
 /** The clean state a committed row takes: read, failed and received messages take no more receipts. */
-const cleanState = (row: MessageRow): number => (canAdvance(row.status, "read") ? OPEN : DONE);
+const cleanState = (status: MessageStatus): number => (canAdvance(status, "read") ? OPEN : DONE);
 /** Keys looked up per statement in the DO's SQLite (its bound-parameter limit is 100). */
 const KEYS_PER_LOOKUP = 90;
 
@@ -52,9 +52,12 @@ export function statusOrder(buffer: WriteBuffer, status: "sent" | "delivered" | 
   return { sequence: buffer.nextSequence(), statusOrdinal: ORDINAL[status]! };
 }
 
-/** What a flush takes: the dirty rows (with their versions) and the uncommitted events, oldest first. */
+/**
+ * What a flush takes: the dirty rows (each as its stored JSON text of `MessageRow`, with its id, status
+ * and version) and the uncommitted events, oldest first.
+ */
 export interface FlushBatch {
-  messages: { row: MessageRow; ver: number }[];
+  messages: { id: string; status: MessageStatus; ver: number; json: string }[];
   events: EventRecord[];
   /** The sequence of the last of `events` (0: none). */
   lastSeq: number;
@@ -152,6 +155,16 @@ export class WriteBuffer {
   }
 
   /**
+   * Rows queued to be sent (`pending`: no event yet), to D1 with the next commit. A row the buffer
+   * already has is left as it is (a retried call changes nothing).
+   */
+  queued(rows: readonly MessageRow[], now: number): void {
+    for (const part of jsonParts(rows.map((r) => [r.id, r]))) {
+      this.sql.exec("INSERT INTO wb_messages (id, external_id, row, dirty, ver, touched) SELECT json_extract(value, '$[0]'), NULL, json_extract(value, '$[1]'), 1, 1, ? FROM json_each(?) WHERE true ON CONFLICT (id) DO NOTHING", now, part);
+    }
+  }
+
+  /**
    * Rows read from D1 taken over already moved to `target` (a queued send just made): one write each,
    * where keeping a clean copy and then advancing it would write each twice. Rows the buffer already
    * knows are advanced from its own copy.
@@ -218,7 +231,10 @@ export class WriteBuffer {
   pending(limit: number): FlushBatch {
     const events = this.sql.exec<{ seq: number; record: string }>("SELECT seq, record FROM wb_events ORDER BY seq LIMIT ?", limit).toArray();
     return {
-      messages: this.sql.exec<{ row: string; ver: number }>("SELECT row, ver FROM wb_messages WHERE dirty = ? ORDER BY touched, id LIMIT ?", DIRTY, limit).toArray().map((r) => ({ row: JSON.parse(r.row) as MessageRow, ver: r.ver })),
+      // The rows as stored (D1 takes their JSON as it is); SQLite reads the status.
+      messages: this.sql
+        .exec<{ id: string; status: MessageStatus; ver: number; json: string }>("SELECT id, json_extract(row, '$.status') AS status, ver, row AS json FROM wb_messages WHERE dirty = ? ORDER BY touched, id LIMIT ?", DIRTY, limit)
+        .toArray(),
       events: events.map((r) => JSON.parse(r.record) as EventRecord),
       lastSeq: events.at(-1)?.seq ?? 0,
     };
@@ -231,7 +247,7 @@ export class WriteBuffer {
 
   /** `batch` is committed in D1: its rows are clean unless they changed since (a newer version), its events gone. */
   committed(batch: FlushBatch): void {
-    for (const part of jsonParts(batch.messages.map((m) => [m.row.id, m.ver, cleanState(m.row)]))) {
+    for (const part of jsonParts(batch.messages.map((m) => [m.id, m.ver, cleanState(m.status)]))) {
       // The listed rows by primary key (`+dirty`: not through the dirty index, which would walk every dirty row per part).
       this.sql.exec(
         "UPDATE wb_messages SET dirty = j.clean FROM (SELECT json_extract(value, '$[0]') AS id, json_extract(value, '$[1]') AS ver, json_extract(value, '$[2]') AS clean FROM json_each(?)) AS j WHERE wb_messages.id = j.id AND wb_messages.ver = j.ver AND +wb_messages.dirty = 1",

@@ -3,7 +3,7 @@ import type { BatchItem } from "drizzle-orm/batch";
 import { messages } from "../../db/schema/index.ts";
 import { insertRecordsStatements } from "../../events/emit.ts";
 import type { EventRecord } from "../../events/types.ts";
-import { jsonColumns, jsonParts } from "../../platform/d1.ts";
+import { jsonColumns, jsonParts, jsonTextParts } from "../../platform/d1.ts";
 import type { MessageRow } from "../messages/mapper.ts";
 import type { Shard } from "../../platform/shards.ts";
 
@@ -23,10 +23,10 @@ const rank = (col: string) => `CASE ${col} WHEN 'pending' THEN 0 WHEN 'sent' THE
  * New rows are inserted (the chats trigger runs for them); rows D1 has take the buffer's status and
  * its timestamps, only forward: a stale copy never moves a message back.
  */
-function upsertMessages(shard: Shard, json: string): BatchItem<"sqlite"> {
+function upsertMessages(shard: Shard, json: string, extracts = MESSAGE.extracts): BatchItem<"sqlite"> {
   return shard.db
     .insert(messages)
-    .select(sql`SELECT ${MESSAGE.extracts} FROM json_each(${json}) AS j WHERE true`)
+    .select(sql`SELECT ${extracts} FROM json_each(${json}) AS j WHERE true`)
     .onConflictDoUpdate({
       target: messages.id,
       set: {
@@ -63,6 +63,17 @@ export function groupWriteStatements(shard: Shard, rows: MessageRow[], records: 
 
 /** Writes one group commit in one D1 round trip (atomic), on the session's account shard. */
 export async function groupWrite(shard: Shard, rows: MessageRow[], records: EventRecord[]): Promise<void> {
-  const statements = groupWriteStatements(shard, rows, records);
+  await run(shard, groupWriteStatements(shard, rows, records));
+}
+
+/**
+ * As `groupWrite`, for rows kept as JSON text of `MessageRow` (the Session DO's buffer): they go to D1
+ * as they are stored, with no parse and no serialization per row on the session's hot path.
+ */
+export async function groupWriteJson(shard: Shard, rowJson: readonly string[], records: EventRecord[]): Promise<void> {
+  await run(shard, [...jsonTextParts(rowJson).map((p) => upsertMessages(shard, p, MESSAGE.keyExtracts)), ...insertRecordsStatements(shard, records)]);
+}
+
+async function run(shard: Shard, statements: BatchItem<"sqlite">[]): Promise<void> {
   if (statements.length > 0) await shard.db.batch(statements as [BatchItem<"sqlite">, ...BatchItem<"sqlite">[]]);
 }

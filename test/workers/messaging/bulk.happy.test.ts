@@ -40,4 +40,33 @@ describe("messaging: bulk sends", () => {
     // 600/min = one per 100 ms (±25 % jitter): 6 messages span at least ~375 ms.
     expect(sentTimes[5]! - sentTimes[0]!).toBeGreaterThanOrEqual(350);
   });
+
+  it("right after its 202 a bulk's messages are all there: the batch counts each one and the chat's history shows it with its status", async () => {
+    const k = await createKey("pro");
+    // One a second: most are still queued when they are read.
+    const s = await sandboxSession(k.key, { sendRatePerMinute: 60 });
+    const res = await api("/api/messages/send-bulk", { method: "POST", key: k.key, json: { sessionId: s.id, messages: Array.from({ length: 5 }, (_, i) => ({ to: `+1415555${7800 + i}`, text: `r${i}` })) } });
+    expect(res.status).toBe(202);
+    const { batchId } = await json<{ batchId: string }>(res);
+    const batch = await json<Batch>(await api(`/api/messages/batches/${batchId}`, { key: k.key }));
+    expect(batch.total).toBe(5);
+    expect(batch.pending + batch.sent + batch.delivered + batch.read).toBe(5);
+    expect(batch.pending).toBeGreaterThan(0);
+    const history = await json<{ data: MessageJson[] }>(await api(`/api/messages/14155557804@c.us?sessionId=${s.id}`, { key: k.key }));
+    expect(history.data).toHaveLength(1);
+    expect(history.data[0]).toMatchObject({ text: "r4", batchId, status: "pending" });
+  });
+
+  it("a bulk's messages still queued when its session is deleted end failed (session_stopped), none left pending", async () => {
+    const k = await createKey("pro");
+    const s = await sandboxSession(k.key, { sendRatePerMinute: 60 });
+    const res = await api("/api/messages/send-bulk", { method: "POST", key: k.key, json: { sessionId: s.id, messages: Array.from({ length: 4 }, (_, i) => ({ to: `+1415555${7900 + i}`, text: `d${i}` })) } });
+    const { batchId } = await json<{ batchId: string }>(res);
+    expect((await api(`/api/sessions/${s.id}`, { method: "DELETE", key: k.key })).status).toBeLessThan(300);
+    const done = await json<Batch>(await api(`/api/messages/batches/${batchId}`, { key: k.key }));
+    expect(done).toMatchObject({ total: 4, pending: 0 });
+    expect(done.failed).toBeGreaterThan(0);
+    const history = await json<{ data: MessageJson[] }>(await api(`/api/messages/14155557903@c.us?sessionId=${s.id}`, { key: k.key }));
+    expect(history.data[0]).toMatchObject({ status: "failed", error: { code: "session_stopped" } });
+  });
 });
