@@ -56,12 +56,16 @@ export class GroupCommit {
     return this.waiting > MAX_WAITING;
   }
 
-  /** `n` changes were buffered: commit soon. */
-  recorded(n: number): void {
+  /**
+   * `n` changes were buffered: commit soon. `settle`: they are about to change again (a bulk's queued
+   * rows, which the alarm sends at once), so they wait the usual delay even past COMMIT_ROWS and most
+   * go to D1 once, already sent, not first as pending.
+   */
+  recorded(n: number, settle = false): void {
     if (n <= 0) return;
     this.maybeWaiting = true;
     this.waiting += n;
-    if (this.waiting >= COMMIT_ROWS) return this.arm(0);
+    if (this.waiting >= COMMIT_ROWS && !settle) return this.arm(0);
     this.arm(COMMIT_DELAY_MS);
     void this.host.wakeAt(Date.now() + BACKSTOP_MS).catch((err) => log.error("write buffer backstop alarm failed", { error: String(err) }));
   }

@@ -33,8 +33,8 @@ export interface SenderHost {
   wakeAt(at: number): Promise<void>;
   /** The session's writes until their group commit (a send is answered once it is there). */
   readonly buffer: WriteBuffer;
-  /** `n` changes went into the buffer. */
-  recorded(n: number): void;
+  /** `n` changes went into the buffer (`settle`: about to change again, see GroupCommit.recorded). */
+  recorded(n: number, settle?: boolean): void;
   /** The session's numbering of a status event written to D1 directly. */
   order(step: "sent" | "delivered" | "read"): EventOrder;
   /** Campaigns cancelled while the alarm may hold some of their sends in hand. */
@@ -110,7 +110,7 @@ export class Sender {
     const rows = drafts.map((d) => outboundRow({ ...d, accountId: cfg.accountId, sessionId: cfg.sessionId, replyTo: null, batchId, campaignId: null, createdAt: now }, { status: "pending" }));
     if (this.host.driver().sendAtOnce) {
       this.host.buffer.queued(rows, now);
-      this.host.recorded(rows.length);
+      this.host.recorded(rows.length, true);
     } else {
       await groupWrite(await accountShard(this.host.env, cfg.accountId), rows, []);
     }

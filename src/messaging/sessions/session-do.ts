@@ -95,7 +95,7 @@ export class SessionDO extends DurableObject<Env> {
       portfolio: () => this.limitChanges.portfolio(),
       wakeAt: (at) => this.ensureAlarm(at),
       buffer: this.buffer,
-      recorded: (n) => this.commits.recorded(n),
+      recorded: (n, settle) => this.commits.recorded(n, settle),
       order: (step) => statusOrder(this.buffer, step),
       droppedCampaigns: this.droppedCampaigns,
       config: () => this.config!,
