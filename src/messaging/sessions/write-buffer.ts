@@ -170,8 +170,10 @@ export class WriteBuffer {
    * knows are advanced from its own copy.
    */
   adopt(rows: MessageRow[], target: Target, at: number, error?: FailureReason): Advanced {
-    const known = new Set(this.lookup("id", rows.map((r) => r.id)).map((r) => r.id));
-    const here = known.size > 0 ? this.advance({ ids: [...known] }, target, at, error) : { changed: [], unknown: [], events: [] };
+    // The buffer's own copies, advanced from the one look-up (no await in between: they are current).
+    const found = this.lookup("id", rows.map((r) => r.id));
+    const known = new Set(found.map((r) => r.id));
+    const here = this.apply(found, target, at, error);
     const drafts: Draft[] = [];
     const taken: MessageRow[] = [];
     for (const r of rows) {
@@ -209,7 +211,13 @@ export class WriteBuffer {
     const keys = "ids" in selector ? selector.ids : selector.externalIds;
     const found = this.lookup("ids" in selector ? "id" : "external_id", keys);
     const seen = new Set(found.map((r) => ("ids" in selector ? r.id : r.external_id!)));
-    const out: Advanced = { changed: [], unknown: [...new Set(keys)].filter((k) => !seen.has(k)), events: [] };
+    return { ...this.apply(found, target, at, error, opts), unknown: [...new Set(keys)].filter((k) => !seen.has(k)) };
+  }
+
+  /** The looked-up rows moved forward to `target`, with their events, written back. */
+  private apply(found: readonly { row: string }[], target: Target, at: number, error?: FailureReason, opts: { externalId?: string | null; deliveredAt?: number } = {}): Omit<Advanced, "unknown"> {
+    const out: Omit<Advanced, "unknown"> = { changed: [], events: [] };
+    if (found.length === 0) return out;
     const drafts: Draft[] = [];
     for (const found1 of found) {
       const row = moved(JSON.parse(found1.row) as MessageRow, target, at, drafts, error, opts.externalId, opts.deliveredAt);
