@@ -66,7 +66,10 @@ export async function hardStopCheck(opts: { sends?: number; waitMs?: number; log
   // The cron ticks often so stranded events are found soon after they are old enough. The compile server
   // starts and dies with the stack but compiles nothing here: no warm TeX engines (CPU for the sends).
   const env = { DEV_CRON_INTERVAL_MS: "5000", SKIP_TEX_CHECK: "1", POOL_SIZE: "0" };
+  const t0 = Date.now();
+  const secs = (from: number) => `${((Date.now() - from) / 1000).toFixed(1)} s`;
   let dev = await startDev({ persistTo, env });
+  log(`stack up in ${secs(t0)}`);
   try {
     const key = await dev.createKey("enterprise", ["--limit", "1000000"]);
     const call = async (base: string, method: string, path: string, json?: unknown) =>
@@ -90,6 +93,7 @@ export async function hardStopCheck(opts: { sends?: number; waitMs?: number; log
     const killedAt = Date.now();
     log(`${acked.length} acknowledged, stack killed; restarting on the same state`);
     dev = await startDev({ persistTo, env });
+    log(`restarted in ${secs(killedAt)}`);
 
     const sentOf = async () => {
       const got = (await (await fetch(`${receiver.url}/inbox/hardstop`)).json()) as { webhookId: string; type: string | null; body: string; verified: boolean }[];
@@ -131,6 +135,7 @@ export async function hardStopCheck(opts: { sends?: number; waitMs?: number; log
         log(`${acked.filter((m) => sent.ids.has(m.id)).length} of ${acked.length} delivered so far`);
       }
     }
+    log(`events waited for ${secs(killedAt)} after the kill`);
     let inD1 = 0;
     let twiceInD1 = 0;
     for (const m of acked) {

@@ -136,7 +136,18 @@ export async function startDev(opts: { env?: NodeJS.ProcessEnv; timeoutMs?: numb
 
 /** `npm run -s keys -- ARGS` against the local D1 in `persistTo`, as a user would run it; its stdout. */
 export function keysCli(persistTo: string, args: string[]): Promise<string> {
-  return oneAtATime(`${persistTo}.keys-cli.lock`, () => run("npm", ["run", "-s", "keys", "--", ...args], { PERSIST_TO: persistTo }));
+  return oneAtATime(`${persistTo}.keys-cli.lock`, async () => {
+    // The local D1 is a SQLite file the dev server's workerd writes too, and a second process gets
+    // SQLITE_BUSY rather than a wait; the CLI's statements run as one batch, so a refused run wrote nothing.
+    for (let attempt = 1; ; attempt++) {
+      try {
+        return await run("npm", ["run", "-s", "keys", "--", ...args], { PERSIST_TO: persistTo });
+      } catch (err) {
+        if (attempt >= 5 || !String((err as Error).message).includes("SQLITE_BUSY")) throw err;
+        await new Promise((r) => setTimeout(r, 200 * attempt));
+      }
+    }
+  });
 }
 
 /**
