@@ -92,7 +92,8 @@ export async function hardStopCheck(opts: { sends?: number; waitMs?: number; log
     await dev.kill();
     const killedAt = Date.now();
     log(`${acked.length} acknowledged, stack killed; restarting on the same state`);
-    dev = await startDev({ persistTo, env });
+    // the state's migrations were applied by the first start: applying them again is a no-op
+    dev = await startDev({ persistTo, env: { ...env, SKIP_MIGRATIONS: "1" } });
     log(`restarted in ${secs(killedAt)}`);
 
     const sentOf = async () => {
