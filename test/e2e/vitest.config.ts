@@ -38,7 +38,7 @@ export default defineConfig({
     globalSetup: ["test/e2e/global-setup.ts"],
     environment: "node",
     fileParallelism: true,
-    // three at a time: on 2 cores a fourth only slowed the others (their CLI runs and start-ups are CPU)
+    // three at a time: with four, at a load of about 25, CLI runs and a stack start ran out of time (they are CPU)
     maxWorkers: 3,
     sequence: { sequencer: LongestFirst },
     // a hang guard, not a speed bound: side by side on a loaded machine a file's steps take longer
