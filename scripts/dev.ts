@@ -3,7 +3,8 @@
 // one's process group, SIGKILL to whatever is still alive STOP_GRACE_MS later.
 //
 // Environment (all optional): PORT (Worker, default 8787), COMPILE_PORT (compile server, default 8788),
-// PERSIST_TO (local state directory, default .wrangler/state), SKIP_TEX_CHECK=1, WORKER_MAIN (another entry
+// PERSIST_TO (local state directory, default .wrangler/state), SKIP_TEX_CHECK=1, SKIP_MIGRATIONS=1 (a
+// restart on a state directory whose migrations are applied: a wrangler process per database saved), WORKER_MAIN (another entry
 // module than wrangler.toml's main, e.g. bench/scale/worker.ts), COMPILER_URL (use a
 // compile server that is already running instead of starting one), DEV_INSPECTOR_PORT (wrangler's
 // inspector port, to profile the Worker with a devtools client).
@@ -66,8 +67,11 @@ if (!externalCompiler && process.env.SKIP_TEX_CHECK !== "1" && existsSync("scrip
   if (tex.status !== 0) process.exit(tex.status ?? 1);
 }
 
-log("applying local D1 migrations (the directory, then every shard of wrangler.toml)");
-await applyAll(["--local", ...persistArgs]);
+if (process.env.SKIP_MIGRATIONS === "1") log("SKIP_MIGRATIONS=1: local D1 migrations not applied");
+else {
+  log("applying local D1 migrations (the directory, then every shard of wrangler.toml)");
+  await applyAll(["--local", ...persistArgs]);
+}
 
 if (!externalCompiler) {
   log(`starting the TeX compile server on http://127.0.0.1:${compilePort}`);

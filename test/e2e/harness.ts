@@ -1,7 +1,7 @@
 // Starts the whole system as a user would (`npm run dev`) on free ports with its own state
 // directory, and gives tests and benchmarks a client's view of it.
 import { spawn, type ChildProcess } from "node:child_process";
-import { createWriteStream, mkdtempSync, readdirSync, readFileSync, rmSync } from "node:fs";
+import { createWriteStream, mkdirSync, mkdtempSync, readdirSync, readFileSync, rmSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join, resolve } from "node:path";
 import { capture } from "../../scripts/capture.ts";
@@ -136,7 +136,42 @@ export async function startDev(opts: { env?: NodeJS.ProcessEnv; timeoutMs?: numb
 
 /** `npm run -s keys -- ARGS` against the local D1 in `persistTo`, as a user would run it; its stdout. */
 export function keysCli(persistTo: string, args: string[]): Promise<string> {
-  return run("npm", ["run", "-s", "keys", "--", ...args], { PERSIST_TO: persistTo });
+  return oneAtATime(`${persistTo}.keys-cli.lock`, async () => {
+    // The local D1 is a SQLite file the dev server's workerd writes too, and a second process gets
+    // SQLITE_BUSY rather than a wait; the CLI's statements run as one batch, so a refused run wrote nothing.
+    for (let attempt = 1; ; attempt++) {
+      try {
+        return await run("npm", ["run", "-s", "keys", "--", ...args], { PERSIST_TO: persistTo });
+      } catch (err) {
+        if (attempt >= 5 || !String((err as Error).message).includes("SQLITE_BUSY")) throw err;
+        await new Promise((r) => setTimeout(r, 200 * attempt));
+      }
+    }
+  });
+}
+
+/**
+ * Runs `fn` while holding `lock` (a directory: mkdir is atomic), across the suite's worker processes. Two
+ * `wrangler d1 execute --local` writing one D1 at once fail with SQLITE_BUSY; the files run side by side,
+ * so their CLI runs wait for each other (they are CPU-bound: little is lost).
+ */
+async function oneAtATime<T>(lock: string, fn: () => Promise<T>, timeoutMs = 10 * 60_000): Promise<T> {
+  const deadline = Date.now() + timeoutMs;
+  for (;;) {
+    try {
+      mkdirSync(lock);
+      break;
+    } catch (err) {
+      if ((err as NodeJS.ErrnoException).code !== "EEXIST") throw err;
+      if (Date.now() > deadline) throw new Error(`${lock} held for over ${timeoutMs} ms`);
+      await new Promise((r) => setTimeout(r, 50));
+    }
+  }
+  try {
+    return await fn();
+  } finally {
+    rmSync(lock, { recursive: true, force: true });
+  }
 }
 
 /** A new account on `plan` with one key: the CLI prints the key alone on its last line. */
