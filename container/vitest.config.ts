@@ -43,6 +43,8 @@ export default defineConfig({
           globalSetup: ["test/global-setup.ts"],
           fileParallelism: true,
           maxWorkers: 4,
+          // a test's time includes its jobs' wait in a queue of every file's jobs on shared cores
+          testTimeout: 180_000,
           sequence: { groupOrder: 0 },
         },
       },

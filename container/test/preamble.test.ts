@@ -7,13 +7,15 @@ import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import type { RunningServer } from "../src/server.ts";
 import { compile, doc, expectPdf, fixture, pdfPages, pdfText, testServer } from "./helpers.ts";
 import { editBody, onEitherServer } from "./preamble-lanes.ts";
+import { SHARED_OPTIONS } from "./shared-server.ts";
 
 let s: RunningServer;
 /** A second server like `s`: each dumps one preamble at a time, so the comparisons below run on both. */
 let s2: RunningServer;
 beforeAll(async () => {
-  // two cases at a time, one per server: jobs may queue a while on a busy machine
-  const opts = { poolSize: { pdflatex: 2, xelatex: 1, lualatex: 1 } as never, queueTimeoutMs: 600_000 };
+  // two cases at a time, one per server: jobs may queue a while on a busy machine, and share the
+  // cores with the other files of the parallel group (vitest.config.ts): the shared server's time limit
+  const opts = { poolSize: { pdflatex: 2, xelatex: 1, lualatex: 1 } as never, queueTimeoutMs: 600_000, limits: SHARED_OPTIONS.limits };
   [s, s2] = await Promise.all([testServer(opts), testServer(opts)]);
 });
 afterAll(async () => {
