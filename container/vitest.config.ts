@@ -35,8 +35,8 @@ export default defineConfig({
     projects: [
       {
         extends: true,
-        // four at a time: preamble-corpus and preamble hold one each for most of the group, so they
-        // start first (the sequencer); the rest share the other two
+        // four at a time, the longest first (test/long-first.ts): preamble-corpus and preamble hold
+        // one each for most of the group; none of them is left running alone at its end
         test: {
           name: "compile-server (shared server)",
           include: PARALLEL,
