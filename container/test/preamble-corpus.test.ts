@@ -12,13 +12,15 @@ import { CORPUS, loadDoc } from "./corpus-bare.ts";
 import { compile, expectPdf, pdfPages, pdfText, testServer } from "./helpers.ts";
 import { preambleGolden, type Reference } from "./preamble-golden.ts";
 import { editBody, onEitherServer } from "./preamble-lanes.ts";
+import { SHARED_OPTIONS } from "./shared-server.ts";
 
 let s: RunningServer;
 let s2: RunningServer;
 beforeAll(async () => {
   // formats are dumped for pdflatex only; the other engines' documents never take this path.
-  // Jobs may queue a while on a busy machine.
-  const opts = { poolSize: { pdflatex: 2, xelatex: 0, lualatex: 0 } as never, queueTimeoutMs: 600_000 };
+  // Jobs may queue a while on a busy machine, and share the cores with the other files of the
+  // parallel group (vitest.config.ts): the shared server's time limit.
+  const opts = { poolSize: { pdflatex: 2, xelatex: 0, lualatex: 0 } as never, queueTimeoutMs: 600_000, limits: SHARED_OPTIONS.limits };
   [s, s2] = await Promise.all([testServer(opts), testServer(opts)]);
 });
 const golden = preambleGolden(Boolean(process.env.PREAMBLE_CORPUS_ONLY));
