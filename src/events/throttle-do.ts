@@ -74,11 +74,17 @@ export class WebhookThrottleDO extends DurableObject<Env> {
 
   /**
    * Waits for the turn of an attempt a queue consumer is about to make (a slot handed back at once,
-   * or one held from before): it starts when this answers, after the turns already queued.
+   * or one held from before): it starts when this answers, after the turns already queued. The
+   * caller reports the attempt `landed` with the ticket answered.
    */
-  async admit(perSecond: number, notBefore: number): Promise<void> {
+  async admit(perSecond: number, notBefore: number): Promise<string> {
     this.gate.setRate(clampRate(perSecond));
-    await this.gate.admit(Number.isFinite(notBefore) ? notBefore : 0);
+    return this.gate.admit(Number.isFinite(notBefore) ? notBefore : 0);
+  }
+
+  /** The attempt `admit` answered `ticket` for is over: its answer came (or it failed) at `at`. */
+  landed(ticket: string, at: number): void {
+    if (typeof ticket === "string" && ticket.length <= 24) this.gate.landed(ticket, Number(at));
   }
 
   /**
