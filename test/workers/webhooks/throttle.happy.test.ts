@@ -157,7 +157,7 @@ describe("webhook throttle: happy path", () => {
     const stub = env.WEBHOOK_THROTTLES.get(env.WEBHOOK_THROTTLES.idFromName(`wh_gate_${Date.now()}`));
     const started: { i: number; at: number }[] = [];
     // All asked at once, none with a slot ahead (as a late backlog would): the gate spaces them itself.
-    await Promise.all(Array.from({ length: 16 }, (_, i) => stub.admit(10, 0).then(() => started.push({ i, at: Date.now() }))));
+    await Promise.all(Array.from({ length: 16 }, (_, i) => stub.admit(10, 0).then((ticket) => (started.push({ i, at: Date.now() }), stub.landed(ticket, Date.now())))));
     expect(started.map((s) => s.i)).toEqual(Array.from({ length: 16 }, (_, i) => i));
     // 100 ms apart (less the answers' own jitter): never a second's worth at once.
     for (let i = 1; i < started.length; i++) expect(started[i]!.at - started[i - 1]!.at).toBeGreaterThanOrEqual(60);
@@ -166,6 +166,25 @@ describe("webhook throttle: happy path", () => {
     const t0 = Date.now();
     await stub.admit(1000, t0 + 400);
     expect(Date.now()).toBeGreaterThanOrEqual(t0 + 400);
+    await stub.reset();
+  });
+
+  it("an attempt asked for by RPC reports when it landed: the start perSecond places after it waits a second from then", { timeout: 15_000 }, async () => {
+    const stub = env.WEBHOOK_THROTTLES.get(env.WEBHOOK_THROTTLES.idFromName(`wh_landed_${Date.now()}`));
+    const started: number[] = [];
+    let reportedAt = 0;
+    await Promise.all(
+      Array.from({ length: 11 }, (_, i) =>
+        stub.admit(10, 0).then(async (ticket) => {
+          started[i] = Date.now();
+          // The first one's request took 200 ms to reach its receiver; the others arrived at once.
+          if (i === 0) await new Promise((r) => setTimeout(r, 200));
+          if (i === 0) reportedAt = Date.now();
+          await stub.landed(ticket, Date.now());
+        }),
+      ),
+    );
+    expect(started[10]!).toBeGreaterThanOrEqual(reportedAt + 1000);
     await stub.reset();
   });
 });
