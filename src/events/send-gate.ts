@@ -39,10 +39,11 @@ const LATE_MS = 20;
 /** Waits for one start at most (each ends at its time or later; a bound all the same). */
 const MAX_WAITS = 6;
 /**
- * An attempt not reported landed this long after its start counts as arrived then (a receiver slower
- * to answer lowers the endpoint's rate to at most perSecond in 1 s + this, never stops it).
+ * An attempt not reported landed this long after its start counts as arrived then. It bounds what
+ * the window costs the rate, perSecond in 1 s + this at the least (within 10 %), whatever the
+ * receiver's answers take or if they never come; it covers the usual delay of a busy isolate.
  */
-export const LANDED_CAP_MS = 300;
+export const LANDED_CAP_MS = 80;
 
 /** A start in the window: when the attempt began, and when it was reported over (null: not yet). */
 interface Start {
@@ -68,6 +69,8 @@ export class SendGate implements Gate {
   /** Starts not yet reported landed, by delivery id (or an RPC caller's ticket). */
   private readonly open = new Map<string, Start>();
   private tickets = 0;
+  /** Turns handed out and not over yet. */
+  private waiting = 0;
   /** The previous attempt's planned start (the plan keeps even steps however late a timer fires). */
   private lastAt = 0;
   private perSecond: number;
@@ -135,10 +138,22 @@ export class SendGate implements Gate {
     return ticket;
   }
 
+  /** Turns handed out and not over yet (their attempts wait at the gate). */
+  queued(): number {
+    return this.waiting;
+  }
+
   private nextTurn(): Turn {
     const prev = this.tail;
-    let end!: () => void;
-    this.tail = new Promise<void>((r) => (end = r));
+    let resolve!: () => void;
+    this.tail = new Promise<void>((r) => (resolve = r));
+    this.waiting++;
+    let over = false;
+    const end = () => {
+      if (!over) this.waiting--;
+      over = true;
+      resolve();
+    };
     return { prev, end };
   }
 

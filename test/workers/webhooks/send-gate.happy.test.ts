@@ -123,13 +123,13 @@ describe("send gate: requests that reach the receiver later than their start", (
 
   it("counts the window from each request's landing, so a delayed one never puts perSecond + 1 in a receiver's second", async () => {
     const rate = 10;
-    // Every third request is held up 95 ms on its way: timed from starts alone, it would share a
-    // second with the perSecond requests after it.
-    const { starts, arrivals } = await run(rate, 60, (k) => (k % 3 === 0 ? 95 : 5));
+    // Every third request is held up 75 ms on its way (within the cap): timed from starts alone, it
+    // would share a second with the perSecond requests after it.
+    const { starts, arrivals } = await run(rate, 60, (k) => (k % 3 === 0 ? LANDED_CAP_MS - 5 : 5));
     expect(starts).toHaveLength(60);
     expect(observedRate(arrivals).maxInOneSecond).toBeLessThanOrEqual(rate);
     for (let k = 0; k + rate < arrivals.length; k++) expect(arrivals[k + rate]! - arrivals[k]!, `arrival ${k + rate}`).toBeGreaterThanOrEqual(1000);
-    // The rate given up is the requests' delay, no more: well within 10 % here.
+    // The rate given up is the requests' delay, no more: within 10 %.
     expect(observedRate(arrivals).perSecond).toBeGreaterThanOrEqual(rate * 0.9);
   });
 
@@ -140,5 +140,22 @@ describe("send gate: requests that reach the receiver later than their start", (
     for (let k = 0; k + rate < starts.length; k++) expect(starts[k + rate]! - starts[k]!).toBeGreaterThanOrEqual(1000 + LANDED_CAP_MS);
     // 40 starts: 3 windows of a second and the cap, then the last steps.
     expect(starts[39]! - starts[0]!).toBeLessThanOrEqual(3 * (1000 + LANDED_CAP_MS) + 9 * 100 + 50);
+  });
+
+  it("counts the turns still waiting (the throttle object takes no more while a backlog waits)", async () => {
+    vi.useFakeTimers({ toFake: ["setTimeout", "clearTimeout", "Date"] });
+    vi.setSystemTime(1_000_000);
+    const gate = new SendGate(10, 0, () => {});
+    gate.issue(["a", "b", "c"]);
+    const d = gate.admit(0);
+    expect(gate.queued()).toBe(4);
+    gate.release(["b"]);
+    await gate.wait("a", 0);
+    await vi.advanceTimersByTimeAsync(0);
+    expect(gate.queued()).toBe(2);
+    const c = gate.wait("c", 0);
+    await vi.advanceTimersByTimeAsync(1_000);
+    await Promise.all([c, d]);
+    expect(gate.queued()).toBe(0);
   });
 });

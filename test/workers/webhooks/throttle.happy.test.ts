@@ -169,22 +169,4 @@ describe("webhook throttle: happy path", () => {
     await stub.reset();
   });
 
-  it("an attempt asked for by RPC reports when it landed: the start perSecond places after it waits a second from then", { timeout: 15_000 }, async () => {
-    const stub = env.WEBHOOK_THROTTLES.get(env.WEBHOOK_THROTTLES.idFromName(`wh_landed_${Date.now()}`));
-    const started: number[] = [];
-    let reportedAt = 0;
-    await Promise.all(
-      Array.from({ length: 11 }, (_, i) =>
-        stub.admit(10, 0).then(async (ticket) => {
-          started[i] = Date.now();
-          // The first one's request took 200 ms to reach its receiver; the others arrived at once.
-          if (i === 0) await new Promise((r) => setTimeout(r, 200));
-          if (i === 0) reportedAt = Date.now();
-          await stub.landed(ticket, Date.now());
-        }),
-      ),
-    );
-    expect(started[10]!).toBeGreaterThanOrEqual(reportedAt + 1000);
-    await stub.reset();
-  });
 });
