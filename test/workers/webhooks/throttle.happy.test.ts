@@ -168,5 +168,4 @@ describe("webhook throttle: happy path", () => {
     expect(Date.now()).toBeGreaterThanOrEqual(t0 + 400);
     await stub.reset();
   });
-
 });
