@@ -9,7 +9,7 @@ import { decideOutcome, type DeliveryOutcome } from "./retry-policy.ts";
 import { sendAttempt, type SignedPostResult } from "./send-attempt.ts";
 import { signedHeaders } from "./signing.ts";
 import { isThrottled, throttle } from "./throttle.ts";
-import { waitForTurn, type Gate } from "./send-gate.ts";
+import { waitForTurn, type Gate, type Landed } from "./send-gate.ts";
 import { TEST_EVENT_TYPE, type DeliveryQueueMessage } from "./types.ts";
 import { enqueueEvents, prepareEventAfterChange, prepareEvents } from "./emit.ts";
 import { deliveryExhaustedEvent, isOperational, webhookDisabledEvent } from "./operational.ts";
@@ -155,11 +155,12 @@ export async function attemptClaimed(env: Env, shard: Shard, claimed: DeliveryRo
     const urlCheck = checkTargetUrl(hook.url, { allowLoopback: allowLoopback(env) });
     const secrets = activeSecrets(hook, now);
     let signed: Record<string, string> | undefined;
+    let landed: Landed | undefined;
     if (gated.has(d.id)) {
       // Signed before the turn: after it only the fetch runs, so the start the gate timed is when the request leaves.
       const signedAt = Date.now();
       signed = urlCheck.ok ? await signedHeaders(secrets, d.eventId, payload, signedAt) : undefined;
-      await waitForTurn(env, gate, d.id, hook.id, hook.maxPerSecond!, notBefore);
+      landed = await waitForTurn(env, gate, d.id, hook.id, hook.maxPerSecond!, notBefore);
       // A long wait would leave the timestamp stale for a receiver's tolerance: signed again then.
       if (Date.now() - signedAt > RESIGN_AFTER_MS) signed = undefined;
     } else if (notBefore > Date.now()) await new Promise((r) => setTimeout(r, notBefore - Date.now()));
@@ -167,6 +168,8 @@ export async function attemptClaimed(env: Env, shard: Shard, claimed: DeliveryRo
     const result: SignedPostResult = urlCheck.ok
       ? await sendAttempt({ url: hook.url, secrets, messageId: d.eventId, body: payload, timeoutMs: timeoutMs(env), signed })
       : { statusCode: null, durationMs: 0, error: `URL refused: ${urlCheck.reason}`, responseBody: null, retryAfter: null };
+    // The gate times the endpoint's next starts from when this request had surely arrived.
+    await landed?.();
     const outcome: DeliveryOutcome = urlCheck.ok ? decideOutcome(attempt, result, retrySchedule(env), isTest) : { status: "failed", gone: false };
     const doneAt = Date.now() + skew;
     const nextAttemptAt = outcome.status === "pending" ? doneAt + outcome.delaySeconds * 1000 : null;

@@ -16,18 +16,43 @@ import { log } from "../platform/log.ts";
  * after the isolate was held up, each following wait would end at once and the late starts go out
  * together. The gate therefore reads the clock after `settle` (an I/O: the object's storage writes
  * committed, which its requests wait for anyway), and times every start and wait from that reading.
+ *
+ * A start is not an arrival: between the gate's turn and the request on the wire the attempt's isolate
+ * may be busy (under load, a tenth of a second and more), so two starts a step apart can arrive close
+ * together and a receiver's second hold one too many. The attempt therefore reports when its answer
+ * came (`landed`): its request reached the receiver by then. The window counts from those times, so
+ * an attempt starts only a second after the request `perSecond` places before it surely arrived. One
+ * not reported within LANDED_CAP_MS (a slow or hung receiver, a caller gone) is taken to have arrived
+ * by then: it holds the endpoint up that long at most.
  */
 export interface Gate {
   /** Resolves when the attempt of this delivery may start (its turn came and its time is reached). */
   wait(deliveryId: string, notBefore: number): Promise<void>;
   /** These deliveries will not be attempted in this round: their turns pass to those behind them. */
   release(deliveryIds: string[]): void;
+  /** The attempt of this delivery is over (answered or failed) at `at`: its request had arrived by then. */
+  landed(deliveryId: string, at: number): void;
 }
 
 /** Lateness a timer or a round trip often has: within it the plan is kept (else a high rate would drift down). */
 const LATE_MS = 20;
 /** Waits for one start at most (each ends at its time or later; a bound all the same). */
-const MAX_WAITS = 5;
+const MAX_WAITS = 6;
+/**
+ * An attempt not reported landed this long after its start counts as arrived then. It bounds what
+ * the window costs the rate, perSecond in 1 s + this at the least (within 10 %), whatever the
+ * receiver's answers take or if they never come; it covers the usual delay of a busy isolate.
+ */
+export const LANDED_CAP_MS = 80;
+
+/** A start in the window: when the attempt began, and when it was reported over (null: not yet). */
+interface Start {
+  at: number;
+  landed: number | null;
+  key: string | null;
+  /** Wakes the turn waiting on this start's landing. */
+  wake?: () => void;
+}
 
 interface Turn {
   /** Settles when the turn before this one is over. */
@@ -39,8 +64,13 @@ interface Turn {
 export class SendGate implements Gate {
   private tail: Promise<void> = Promise.resolve();
   private readonly turns = new Map<string, Turn>();
-  /** Real start times of the latest attempts, ascending: at most `perSecond` of them. */
-  private recent: number[] = [];
+  /** The latest attempts' starts, ascending: at most `perSecond` of them. */
+  private recent: Start[] = [];
+  /** Starts not yet reported landed, by delivery id (or an RPC caller's ticket). */
+  private readonly open = new Map<string, Start>();
+  private tickets = 0;
+  /** Turns handed out and not over yet. */
+  private waiting = 0;
   /** The previous attempt's planned start (the plan keeps even steps however late a timer fires). */
   private lastAt = 0;
   private perSecond: number;
@@ -61,7 +91,7 @@ export class SendGate implements Gate {
 
   setRate(perSecond: number): void {
     this.perSecond = perSecond;
-    if (this.recent.length > perSecond) this.recent = this.recent.slice(-perSecond);
+    while (this.recent.length > perSecond) this.forget(this.recent.shift()!);
   }
 
   /** Queues turns for these deliveries, in this order, behind every turn already queued. */
@@ -74,9 +104,18 @@ export class SendGate implements Gate {
 
   async wait(deliveryId: string, notBefore: number): Promise<void> {
     const turn = this.turns.get(deliveryId);
-    if (!turn) return this.admit(notBefore);
+    if (!turn) return this.pass(this.nextTurn(), notBefore, deliveryId);
     this.turns.delete(deliveryId);
-    await this.pass(turn, notBefore);
+    await this.pass(turn, notBefore, deliveryId);
+  }
+
+  landed(key: string, at: number): void {
+    const start = this.open.get(key);
+    if (!start) return;
+    this.open.delete(key);
+    // Not before it started, not after now (a caller's clock is not trusted further).
+    start.landed = Math.max(start.at, Math.min(Number.isFinite(at) ? at : Infinity, Date.now()));
+    start.wake?.();
   }
 
   release(deliveryIds: string[]): void {
@@ -89,38 +128,87 @@ export class SendGate implements Gate {
     }
   }
 
-  /** A turn at the end of the line, for an attempt made elsewhere (a queue consumer asking by RPC). */
-  async admit(notBefore: number): Promise<void> {
-    await this.pass(this.nextTurn(), notBefore);
+  /**
+   * A turn at the end of the line, for an attempt made elsewhere (a queue consumer asking by RPC).
+   * Answers the ticket its caller reports the attempt `landed` with.
+   */
+  async admit(notBefore: number): Promise<string> {
+    const ticket = `#${++this.tickets}`;
+    await this.pass(this.nextTurn(), notBefore, ticket);
+    return ticket;
+  }
+
+  /** Turns handed out and not over yet (their attempts wait at the gate). */
+  queued(): number {
+    return this.waiting;
   }
 
   private nextTurn(): Turn {
     const prev = this.tail;
-    let end!: () => void;
-    this.tail = new Promise<void>((r) => (end = r));
+    let resolve!: () => void;
+    this.tail = new Promise<void>((r) => (resolve = r));
+    this.waiting++;
+    let over = false;
+    const end = () => {
+      if (!over) this.waiting--;
+      over = true;
+      resolve();
+    };
     return { prev, end };
   }
 
-  private async pass(turn: Turn, notBefore: number): Promise<void> {
+  private async pass(turn: Turn, notBefore: number, key: string): Promise<void> {
     try {
       await turn.prev;
       let at = this.earliest(notBefore);
       let now = await this.trueNow();
       // A timer never fires early, but its delay is whole ms: waited for again until the clock says so.
+      // A landing reported meanwhile may bring the time forward: a wait also ends then.
       for (let waits = 0; at > now && waits < MAX_WAITS; waits++) {
-        await new Promise((r) => setTimeout(r, Math.ceil(at - now)));
+        await this.sleep(at - now);
         now = await this.trueNow();
+        at = this.earliest(notBefore);
       }
       // Late by more than half a step (or a timer's usual lag at high rates): on from now, never a burst to catch up.
       if (at < now - Math.max(500 / this.perSecond, LATE_MS)) at = now;
       const started = Math.max(now, at);
       this.lastAt = at;
-      this.recent.push(started);
-      if (this.recent.length > this.perSecond) this.recent.shift();
+      const start: Start = { at: started, landed: null, key };
+      this.recent.push(start);
+      if (this.recent.length > this.perSecond) this.forget(this.recent.shift()!);
+      const stale = this.open.get(key);
+      if (stale) stale.key = null;
+      // Only starts in the window are open (bounded by the rate): one pushed out is no longer asked about.
+      this.open.set(key, start);
       this.record(started);
     } finally {
       turn.end();
     }
+  }
+
+  /** Waits `ms`, or less if the start the window waits on is reported landed first. */
+  private async sleep(ms: number): Promise<void> {
+    const blocker = this.blocker();
+    let timer: ReturnType<typeof setTimeout> | undefined;
+    await new Promise<void>((resolve) => {
+      timer = setTimeout(resolve, Math.ceil(ms));
+      if (blocker) blocker.wake = resolve;
+    });
+    clearTimeout(timer);
+    if (blocker) blocker.wake = undefined;
+  }
+
+  /** The start `perSecond` places back, if the window is full and it has not landed yet. */
+  private blocker(): Start | undefined {
+    const n = this.recent.length;
+    const s = n >= this.perSecond ? this.recent[n - this.perSecond] : undefined;
+    return s && s.landed === null ? s : undefined;
+  }
+
+  /** Out of the window (or past the bound): no longer waited on. */
+  private forget(start: Start): void {
+    if (start.key !== null && this.open.get(start.key) === start) this.open.delete(start.key);
+    start.key = null;
   }
 
   private async trueNow(): Promise<number> {
@@ -130,23 +218,37 @@ export class SendGate implements Gate {
 
   private earliest(notBefore: number): number {
     const n = this.recent.length;
-    const windowFull = n >= this.perSecond ? this.recent[n - this.perSecond]! + 1000 : 0;
+    const back = n >= this.perSecond ? this.recent[n - this.perSecond]! : undefined;
+    // From when that request had surely arrived: reported, else its start and the cap.
+    const windowFull = back ? Math.min(back.landed ?? Infinity, back.at + LANDED_CAP_MS) + 1000 : 0;
     const spaced = this.lastAt + 1000 / this.perSecond;
     return Math.max(notBefore, windowFull, spaced, this.lastStart + 1000);
   }
 }
 
+/** Reports a gated attempt over (its answer came, or it failed): when its request had surely arrived. */
+export type Landed = () => Promise<void>;
+
 /**
  * Waits for a throttled attempt's turn at its endpoint's gate: the throttle object's own (its alarm
  * makes the attempt), else by RPC to the endpoint's object. An object that cannot be asked leaves
- * the attempt to its slot alone (logged): late rather than lost.
+ * the attempt to its slot alone (logged): late rather than lost. Answers how to report the attempt
+ * landed (a report that fails costs the gate no more than LANDED_CAP_MS).
  */
-export async function waitForTurn(env: Env, gate: Gate | undefined, deliveryId: string, webhookId: string, perSecond: number, notBefore: number): Promise<void> {
-  if (gate) return gate.wait(deliveryId, notBefore);
+export async function waitForTurn(env: Env, gate: Gate | undefined, deliveryId: string, webhookId: string, perSecond: number, notBefore: number): Promise<Landed> {
+  if (gate) {
+    await gate.wait(deliveryId, notBefore);
+    return async () => gate.landed(deliveryId, Date.now());
+  }
+  const stub = env.WEBHOOK_THROTTLES.get(env.WEBHOOK_THROTTLES.idFromName(webhookId));
   try {
-    await env.WEBHOOK_THROTTLES.get(env.WEBHOOK_THROTTLES.idFromName(webhookId)).admit(perSecond, notBefore);
+    const ticket = await stub.admit(perSecond, notBefore);
+    return async () => {
+      await stub.landed(ticket, Date.now()).catch((err: unknown) => log.warn("webhook throttle: landing not reported", { webhookId, error: String(err) }));
+    };
   } catch (err) {
     log.error("webhook throttle gate unavailable; attempt made at its slot", { webhookId, error: String(err) });
     if (notBefore > Date.now()) await new Promise((r) => setTimeout(r, notBefore - Date.now()));
+    return async () => {};
   }
 }

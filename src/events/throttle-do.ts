@@ -21,6 +21,8 @@ const ALARM_EVERY_MS = 500;
 const WRITE_DOWN_MS = 250;
 /** Deliveries attempted per alarm, at most (the next alarm follows at once). */
 const RELEASE_MAX = 2_000;
+/** Seconds of turns waiting at the gate beyond which an alarm takes no more deliveries. */
+const BACKLOG_S = 2;
 /** Storage key of the latest attempt's start. */
 const LAST_START_KEY = "lastStart";
 
@@ -74,11 +76,17 @@ export class WebhookThrottleDO extends DurableObject<Env> {
 
   /**
    * Waits for the turn of an attempt a queue consumer is about to make (a slot handed back at once,
-   * or one held from before): it starts when this answers, after the turns already queued.
+   * or one held from before): it starts when this answers, after the turns already queued. The
+   * caller reports the attempt `landed` with the ticket answered.
    */
-  async admit(perSecond: number, notBefore: number): Promise<void> {
+  async admit(perSecond: number, notBefore: number): Promise<string> {
     this.gate.setRate(clampRate(perSecond));
-    await this.gate.admit(Number.isFinite(notBefore) ? notBefore : 0);
+    return this.gate.admit(Number.isFinite(notBefore) ? notBefore : 0);
+  }
+
+  /** The attempt `admit` answered `ticket` for is over: its answer came (or it failed) at `at`. */
+  landed(ticket: string, at: number): void {
+    if (typeof ticket === "string" && ticket.length <= 24) this.gate.landed(ticket, Number(at));
   }
 
   /**
@@ -139,6 +147,12 @@ export class WebhookThrottleDO extends DurableObject<Env> {
     // busy or slow) go out at the rate, spaced (throttle.ts spaceOut), never in one burst.
     const perSecond = this.rate();
     const take = Math.min(RELEASE_MAX, Math.max(1, Math.ceil((perSecond * ALARM_EVERY_MS) / 1000)));
+    // The gate may run behind the slots (it waits for requests to land): while it holds BACKLOG_S of
+    // turns, none are taken, so no taken delivery waits at it until its lease runs out (and is sent twice).
+    if (this.gate.queued() >= perSecond * BACKLOG_S) {
+      await this.armFor(now + ALARM_EVERY_MS);
+      return;
+    }
     const due = this.ctx.storage.sql
       .exec<{ delivery_id: string }>("SELECT delivery_id FROM waiting WHERE slot > 0 AND slot <= ? ORDER BY slot LIMIT ?", now + RELEASE_AHEAD_MS, take)
       .toArray()

@@ -157,7 +157,7 @@ describe("webhook throttle: happy path", () => {
     const stub = env.WEBHOOK_THROTTLES.get(env.WEBHOOK_THROTTLES.idFromName(`wh_gate_${Date.now()}`));
     const started: { i: number; at: number }[] = [];
     // All asked at once, none with a slot ahead (as a late backlog would): the gate spaces them itself.
-    await Promise.all(Array.from({ length: 16 }, (_, i) => stub.admit(10, 0).then(() => started.push({ i, at: Date.now() }))));
+    await Promise.all(Array.from({ length: 16 }, (_, i) => stub.admit(10, 0).then((ticket) => (started.push({ i, at: Date.now() }), stub.landed(ticket, Date.now())))));
     expect(started.map((s) => s.i)).toEqual(Array.from({ length: 16 }, (_, i) => i));
     // 100 ms apart (less the answers' own jitter): never a second's worth at once.
     for (let i = 1; i < started.length; i++) expect(started[i]!.at - started[i - 1]!.at).toBeGreaterThanOrEqual(60);
