@@ -23,10 +23,10 @@ const rank = (col: string) => `CASE ${col} WHEN 'pending' THEN 0 WHEN 'sent' THE
  * New rows are inserted (the chats trigger runs for them); rows D1 has take the buffer's status and
  * its timestamps, only forward: a stale copy never moves a message back.
  */
-function upsertMessages(shard: Shard, json: string, extracts = MESSAGE.extracts): BatchItem<"sqlite"> {
+function upsertMessages(shard: Shard, json: string): BatchItem<"sqlite"> {
   return shard.db
     .insert(messages)
-    .select(sql`SELECT ${extracts} FROM json_each(${json}) AS j WHERE true`)
+    .select(sql`SELECT ${MESSAGE.keyExtracts} FROM json_each(${json}) AS j WHERE true`)
     .onConflictDoUpdate({
       target: messages.id,
       set: {
@@ -56,14 +56,9 @@ export function insertNewMessagesStatements(shard: Shard, rows: MessageRow[]): B
   );
 }
 
-/** The statements of one group commit (none for nothing). */
-export function groupWriteStatements(shard: Shard, rows: MessageRow[], records: EventRecord[]): BatchItem<"sqlite">[] {
-  return [...jsonParts(rows.map(MESSAGE.rowJson)).map((p) => upsertMessages(shard, p)), ...insertRecordsStatements(shard, records)];
-}
-
 /** Writes one group commit in one D1 round trip (atomic), on the session's account shard. */
 export async function groupWrite(shard: Shard, rows: MessageRow[], records: EventRecord[]): Promise<void> {
-  await run(shard, groupWriteStatements(shard, rows, records));
+  await groupWriteJson(shard, rows.map((r) => JSON.stringify(r)), records);
 }
 
 /**
@@ -71,9 +66,6 @@ export async function groupWrite(shard: Shard, rows: MessageRow[], records: Even
  * as they are stored, with no parse and no serialization per row on the session's hot path.
  */
 export async function groupWriteJson(shard: Shard, rowJson: readonly string[], records: EventRecord[]): Promise<void> {
-  await run(shard, [...jsonTextParts(rowJson).map((p) => upsertMessages(shard, p, MESSAGE.keyExtracts)), ...insertRecordsStatements(shard, records)]);
-}
-
-async function run(shard: Shard, statements: BatchItem<"sqlite">[]): Promise<void> {
+  const statements = [...jsonTextParts(rowJson).map((p) => upsertMessages(shard, p)), ...insertRecordsStatements(shard, records)];
   if (statements.length > 0) await shard.db.batch(statements as [BatchItem<"sqlite">, ...BatchItem<"sqlite">[]]);
 }
