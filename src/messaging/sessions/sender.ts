@@ -5,7 +5,7 @@ import { outboundRow, type NewOutbound } from "../store/rows.ts";
 import { advanceStatus } from "../store/status.ts";
 import { insertMessage, setExternalId } from "../store/writes.ts";
 import { groupWrite } from "../store/group-writes.ts";
-import { WINDOW_CLOSED, type FailureReason, type NetworkDriver, type NetworkSendResult } from "../networks/driver.ts";
+import { WINDOW_CLOSED, type FailureReason, type MessageSelector, type NetworkDriver, type NetworkSendResult, type StatusTarget } from "../networks/driver.ts";
 import { campaignHooks } from "./campaign-hooks.ts";
 import type { DueSend, Outbox, Pacing } from "./outbox.ts";
 import type { LimitState, SharedWindow } from "./limits.ts";
@@ -43,6 +43,8 @@ export interface SenderHost {
   status(): SessionStatus;
   driver(): NetworkDriver;
   queueEvents(ids: string[]): void;
+  /** Moves messages forward where they are: the buffer's copies there, the others in D1 (the driver port's rule). */
+  statusChanged(selector: MessageSelector, target: StatusTarget, at: number, error?: FailureReason): Promise<MessageRow[]>;
   /** The network says the session itself is broken. */
   fail(reason: string): Promise<void>;
 }
@@ -239,11 +241,8 @@ export class Sender {
     }
     const others = due.filter((r) => !r.campaign_id).map((r) => r.message_id);
     if (others.length) {
-      const error = { code: "session_not_working", message: `The session was ${status} when the message was due.` };
-      // Rows the buffer holds (a bulk's, maybe not in D1 yet) fail there; the others in D1.
-      const here = this.host.buffer.advance({ ids: others }, "failed", now, error);
-      this.host.recorded(here.changed.length + here.events.length);
-      if (here.unknown.length > 0) await advanceStatus(this.host.env, await accountShard(this.host.env, cfg.accountId), cfg.accountId, cfg.sessionId, { ids: here.unknown }, "failed", now, error);
+      // Rows the buffer holds (a bulk's, maybe not in D1 yet) fail there, the others in D1.
+      await this.host.statusChanged({ ids: others }, "failed", now, { code: "session_not_working", message: `The session was ${status} when the message was due.` });
     }
     this.host.outbox.remove(others);
   }

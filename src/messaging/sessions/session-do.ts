@@ -102,6 +102,7 @@ export class SessionDO extends DurableObject<Env> {
       status: () => this.status,
       driver: () => this.driver(),
       queueEvents: (ids) => this.queueEvents(ids),
+      statusChanged: (selector, target, at, error) => this.port().statusChanged(selector, target, at, error),
       fail: (reason) => this.transition("FAILED", reason),
     });
     this.limitChanges = new LimitChanges({
@@ -273,11 +274,18 @@ export class SessionDO extends DurableObject<Env> {
   }
 
   private async sendCounted(accountId: string, draft: Draft): Promise<SendOutcome> {
-    // The DO knows its owner: checking here saves the Worker a D1 read on the hot path.
+    return this.refusal(accountId) ?? this.sender.sendNow(draft);
+  }
+
+  /**
+   * Why a send of `accountId` is refused here, or null. The DO knows its owner: checking here saves the
+   * Worker a D1 read on the hot path.
+   */
+  private refusal(accountId: string): Exclude<QueueOutcome, { ok: true }> | null {
     if (!this.config || this.config.accountId !== accountId) return { ok: false, code: "not_found" };
     if (this.status !== "WORKING") return { ok: false, code: "session_not_working", status: this.status };
     if (this.commits.overloaded()) return { ok: false, code: "busy" };
-    return this.sender.sendNow(draft);
+    return null;
   }
 
   /**
@@ -285,9 +293,8 @@ export class SessionDO extends DurableObject<Env> {
    * session's pace. Answered once they are durable in this object's storage.
    */
   async queueBulk(accountId: string, drafts: Draft[], batchId: string): Promise<QueueOutcome> {
-    if (!this.config || this.config.accountId !== accountId) return { ok: false, code: "not_found" };
-    if (this.status !== "WORKING") return { ok: false, code: "session_not_working", status: this.status };
-    if (this.commits.overloaded()) return { ok: false, code: "busy" };
+    const refused = this.refusal(accountId);
+    if (refused) return refused;
     if (drafts.length === 0) return { ok: true };
     await this.sender.queue(drafts, batchId, this.pacing({}));
     await this.ensureAlarm(Date.now());
