@@ -1,38 +1,69 @@
 import { attemptDeliveries } from "./delivery.ts";
-import { fanOutFirstAttempts } from "./first-attempts.ts";
+import { claimFanOut } from "./first-attempts.ts";
 import type { DeliveryQueueMessage, EventsQueueMessage } from "./types.ts";
-import { chunk, QUEUE_BATCH_MAX } from "../platform/batching.ts";
+import { chunk, QUEUE_BATCH_MAX, sendAll } from "../platform/batching.ts";
+import { usageFields, withD1Usage } from "../platform/d1-usage.ts";
+import { InFlight } from "../platform/in-flight.ts";
 import { log } from "../platform/log.ts";
 import { carriedShard, shardAt } from "../platform/shards.ts";
 
 /** Events per fan-out: a whole queue batch of one shard (its statements bind the ids as one JSON parameter). */
 const FANOUT_PART = QUEUE_BATCH_MAX;
+/** Fan-outs whose attempts run in this isolate's background at once; the next batch waits for a place. */
+const ATTEMPTS_IN_FLIGHT = 4;
+/** A fan-out whose attempts failed is put back on the queue this many times; then the cron's stranded-event pass has it. */
+const REQUEUES_MAX = 10;
+
+const inFlight = new InFlight(ATTEMPTS_IN_FLIGHT);
 
 /**
  * Events queue: fan each event out to its matching webhooks and make the first attempts
  * (first-attempts.ts): a successful one writes no delivery row. The parts of a batch (one per
- * shard) run concurrently. Messages are acked once their outcomes are recorded; a part that fails
- * has its messages retried (its leases given up first; a lease a crashed run took lapses, after
- * which the cron re-enqueues the event).
+ * shard) run concurrently.
+ *
+ * A part's messages are acked once its leases are taken and the rows that must exist are written;
+ * its first attempts then run in the background (`waitUntil`), up to ATTEMPTS_IN_FLIGHT fan-outs at
+ * once. So the next batch, which may be another account's, never waits for this one's receivers
+ * (a slow one holds its attempt up to the webhook timeout). Attempts that fail to record give up
+ * their leases and their events go back on the queue with a delay (the cron's pass over stranded
+ * events is the backstop, as for a run that crashed). A part that fails before the ack has its
+ * messages retried, its leases given up first.
  */
-export async function handleEventsQueue(batch: MessageBatch<EventsQueueMessage>, env: Env, _ctx: ExecutionContext): Promise<void> {
+export async function handleEventsQueue(batch: MessageBatch<EventsQueueMessage>, env: Env, ctx: ExecutionContext): Promise<void> {
   const valid = batch.messages.filter((m) => typeof m.body?.id === "string");
   for (const m of batch.messages) if (!valid.includes(m)) m.ack();
   // Each message names its event's shard: a part is one shard's events.
   const parts = [...byShard(valid).entries()].flatMap(([index, msgs]) => chunk(msgs, FANOUT_PART).map((part) => ({ shard: shardAt(env, index), part })));
   await Promise.all(
     parts.map(async ({ shard, part }) => {
+      const release = await inFlight.acquire();
+      let attempts: Promise<void>;
       try {
         const carried = new Map(part.flatMap((m) => (m.body.event?.id === m.body.id ? [[m.body.id, m.body.event] as const] : [])));
-        await fanOutFirstAttempts(env, shard, part.map((m) => m.body.id), Date.now(), carried);
+        const claim = await claimFanOut(env, shard, part.map((m) => m.body.id), Date.now(), carried);
+        await claim.rows();
+        // Their D1 work has its own log line (the batch's line is written when the handler returns).
+        attempts = withD1Usage(() => claim.attempts()).then(({ usage }) => log.info("event attempts", { queue: "texmsg-events", messages: part.length, ...usageFields(usage) }));
       } catch (err) {
+        release();
         log.error("event fan-out failed; messages retried", { count: part.length, error: String(err) });
         for (const m of part) m.retry({ delaySeconds: 2 });
         return;
       }
       for (const m of part) m.ack();
+      ctx.waitUntil(attempts.catch((err: unknown) => requeue(env, shard.index, part, err)).finally(release));
     }),
   );
+}
+
+/** The events of a fan-out whose attempts failed, back on the queue in 2 s (each message's count of such returns kept on it). */
+async function requeue(env: Env, shard: number, part: Message<EventsQueueMessage>[], err: unknown): Promise<void> {
+  const again = part.filter((m) => (m.body.requeues ?? 0) < REQUEUES_MAX);
+  log.error("event fan-out attempts failed; events queued again", { count: part.length, requeued: again.length, error: String(err) });
+  await sendAll(
+    env.EVENTS_QUEUE,
+    again.map((m) => ({ body: { ...m.body, shard, requeues: (m.body.requeues ?? 0) + 1 } satisfies EventsQueueMessage, contentType: "json" as const, delaySeconds: 2 })),
+  ).catch((e: unknown) => log.error("event requeue failed; the cron will enqueue", { count: again.length, error: String(e) }));
 }
 
 /** Messages by the shard they name (a message without one is shard 0's). */

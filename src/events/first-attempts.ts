@@ -15,27 +15,38 @@ import type { Shard } from "../platform/shards.ts";
 /** First attempts made right here per fan-out (the others wait on the delivery queue, each with its row). */
 const INLINE_MAX = 200;
 
+/** A fan-out whose leases are taken: its rows, then its attempts (see `claimFanOut`). */
+export interface FanOutClaim {
+  /** Rows of the deliveries that wait (on the delivery queue or a throttle), and their queue messages. */
+  rows(): Promise<void>;
+  /** Called right after `rows`: the throttled attempts, the live stream, the inline first attempts, the events marked fanned out. */
+  attempts(): Promise<void>;
+}
+
 /**
  * The events consumer's fan-out: a few statements per queue batch, and a delivery row only where
  * one is needed.
  *
- * 1. One round trip takes the events' fan-out lease (only events not fanned out and not held:
- *    a duplicate message finds nothing to do) and reads them and their accounts' webhooks.
- * 2. Deliveries to endpoints that are disabled, throttled or past INLINE_MAX get their rows and go
- *    to the delivery queue, as before.
- * 3. The others are attempted at once, without a row: one that succeeds is folded onto its event
- *    row (`folded.ts`); one that does not gets its row with its outcome. The same batch marks the
+ * 1. `claimFanOut`, one round trip: takes the events' fan-out lease (only events not fanned out and
+ *    not held: a duplicate message finds nothing to do) and reads their accounts' webhooks.
+ * 2. `rows`: deliveries to endpoints that are disabled, throttled or past INLINE_MAX get their rows;
+ *    the unthrottled ones go to the delivery queue.
+ * 3. `attempts`: the throttled ones take their slots at their endpoints' throttles. The others are
+ *    attempted at once, without a row: one that succeeds is folded onto its event row
+ *    (`folded.ts`); one that does not gets its row with its outcome. The same batch marks the
  *    events fanned out and gives up the leases.
  *
- * A crash before step 3 commits leaves the events leased and not fanned out: the lease lapses, the
- * cron puts them back on the queue, and the attempts are made again (same `webhook-id`: receivers
- * deduplicate). On a failed write the leases are given up and the caller retries its messages.
- * Events that were already fanned out (a re-delivered message) have their deliveries still
- * waiting for a first attempt attempted (those of a run that crashed after writing them).
+ * `attempts` waits for receivers (a slow one up to its timeout), so a consumer may run it in the
+ * background once `rows` is done. A crash before step 3 commits leaves the events leased and not
+ * fanned out: the lease lapses, the cron puts them back on the queue, and the attempts are made
+ * again (same `webhook-id`: receivers deduplicate). A failed step gives up the event leases it
+ * still holds and throws. Events that were already fanned out (a re-delivered message) have their
+ * deliveries still waiting for a first attempt attempted (those of a run that crashed after
+ * writing them).
  */
-export async function fanOutFirstAttempts(env: Env, shard: Shard, eventIds: string[], now = Date.now(), carried: ReadonlyMap<string, EventRecord> = new Map()): Promise<void> {
+export async function claimFanOut(env: Env, shard: Shard, eventIds: string[], now = Date.now(), carried: ReadonlyMap<string, EventRecord> = new Map()): Promise<FanOutClaim> {
   const ids = [...new Set(eventIds)];
-  if (ids.length === 0) return;
+  if (ids.length === 0) return { rows: async () => {}, attempts: async () => {} };
   const db = shard.db;
   const inIds = sql`${events.id} IN (SELECT value FROM json_each(${JSON.stringify(ids)}))`;
   // `+` keeps SQLite on the primary key: on the index of events not fanned out yet it read the
@@ -57,40 +68,71 @@ export async function fanOutFirstAttempts(env: Env, shard: Shard, eventIds: stri
   }
   const claimedIds = new Set(claimed.map((e) => e.id));
   const unclaimed = ids.filter((id) => !claimedIds.has(id));
-  await Promise.all([unclaimed.length > 0 ? attemptLeftOver(env, shard, unclaimed, now) : null, claimed.length > 0 ? fanOutClaimed(env, shard, claimed, hooks, now) : null]);
+  const plan = claimed.length > 0 ? planFanOut(claimed, hooks, now) : null;
+  const giveUp = async (err: unknown) => {
+    await releaseEventLeases(shard, claimed);
+    throw err;
+  };
+  return {
+    rows: async () => {
+      if (plan) await waitingRows(env, shard, plan).catch(giveUp);
+    },
+    attempts: async () => {
+      await Promise.all([unclaimed.length > 0 ? attemptLeftOver(env, shard, unclaimed, now) : null, plan ? firstAttempts(env, shard, plan, now).catch(giveUp) : null]);
+    },
+  };
 }
 
-async function fanOutClaimed(env: Env, shard: Shard, claimed: (CommittedEvent & { createdAt: number })[], hooks: (typeof webhooks.$inferSelect)[], now: number): Promise<void> {
+interface FanOutPlan {
+  claimed: (CommittedEvent & { createdAt: number })[];
+  hooks: (typeof webhooks.$inferSelect)[];
+  /** Attempted right here, without a row unless they fail. */
+  inline: DeliveryRow[];
+  /** With their rows: to the delivery queue. */
+  queued: DeliveryRow[];
+  /** With their rows: to their endpoints' throttles. */
+  throttled: DeliveryRow[];
+}
+
+function planFanOut(claimed: (CommittedEvent & { createdAt: number })[], hooks: (typeof webhooks.$inferSelect)[], now: number): FanOutPlan {
   const hookById = new Map(hooks.map((h) => [h.id, h]));
-  const inline: DeliveryRow[] = [];
-  const queued: DeliveryRow[] = [];
+  const plan: FanOutPlan = { claimed, hooks, inline: [], queued: [], throttled: [] };
   for (const d of deliveriesOf(claimed, hooks, now)) {
     const hook = hookById.get(d.webhookId)!;
-    if (inline.length < INLINE_MAX && hook.enabled && hook.maxPerSecond === null) inline.push({ ...d, leaseUntil: now + LEASE_MS });
-    else queued.push(d);
+    if (hook.enabled && hook.maxPerSecond !== null) plan.throttled.push(d);
+    else if (plan.inline.length < INLINE_MAX && hook.enabled) plan.inline.push({ ...d, leaseUntil: now + LEASE_MS });
+    else plan.queued.push(d);
   }
-  try {
-    // Their rows first: once the events are marked fanned out, nothing else would make them.
-    if (queued.length > 0) await shard.db.batch(insertDeliveries(shard, queued) as [BatchItem<"sqlite">, ...BatchItem<"sqlite">[]]);
-    const finish = (successes: Success[]) => fannedOut(shard, claimed, inline, successes, now);
+  return plan;
+}
+
+/** Their rows first: once the events are marked fanned out, nothing else would make them. */
+async function waitingRows(env: Env, shard: Shard, plan: FanOutPlan): Promise<void> {
+  const rows = [...plan.queued, ...plan.throttled];
+  if (rows.length > 0) await shard.db.batch(insertDeliveries(shard, rows) as [BatchItem<"sqlite">, ...BatchItem<"sqlite">[]]);
+  await enqueue(env, shard, plan.queued.map((d) => d.id));
+}
+
+async function firstAttempts(env: Env, shard: Shard, plan: FanOutPlan, now: number): Promise<void> {
+  const { claimed, inline, hooks } = plan;
+  const finish = (successes: Success[]) => fannedOut(shard, claimed, inline, successes, now);
+  await Promise.all([
     // Throttled ones take their slots now (the throttle object then makes each attempt at its slot): a
     // queue hop first would hand out the slots late, leaving gaps in the endpoint's rate.
-    const throttled = (d: DeliveryRow) => hookById.get(d.webhookId)!.enabled && hookById.get(d.webhookId)!.maxPerSecond !== null;
-    await Promise.all([
-      // The live stream gets the events as soon as they are read here, beside the first attempts.
-      publishToStreams(env, claimed),
-      enqueue(env, shard, queued.filter((d) => !throttled(d)).map((d) => d.id)),
-      attemptDeliveries(env, shard, queued.filter(throttled).map((d) => d.id), now),
-      inline.length > 0 ? attemptClaimed(env, shard, inline, hooks, claimed, now, false, { finish }) : shard.db.batch(finish([]) as [BatchItem<"sqlite">, ...BatchItem<"sqlite">[]]),
-    ]);
-  } catch (err) {
-    await shard.db
-      .update(events)
-      .set({ fanoutLeaseUntil: null })
-      .where(and(sql`${events.id} IN (SELECT value FROM json_each(${JSON.stringify(claimed.map((e) => e.id))}))`, isNull(sql`+${events.fannedOutAt}`)))
-      .catch(() => {});
-    throw err;
-  }
+    attemptDeliveries(env, shard, plan.throttled.map((d) => d.id), now),
+    // The live stream gets the events as soon as they are read here, beside the first attempts.
+    publishToStreams(env, claimed),
+    inline.length > 0 ? attemptClaimed(env, shard, inline, hooks, claimed, now, false, { finish }) : shard.db.batch(finish([]) as [BatchItem<"sqlite">, ...BatchItem<"sqlite">[]]),
+  ]);
+}
+
+/** Gives up the fan-out leases of events not fanned out yet (best effort: a lease left lapses). */
+async function releaseEventLeases(shard: Shard, claimed: { id: string }[]): Promise<void> {
+  await shard.db
+    .update(events)
+    .set({ fanoutLeaseUntil: null })
+    .where(and(sql`${events.id} IN (SELECT value FROM json_each(${JSON.stringify(claimed.map((e) => e.id))}))`, isNull(sql`+${events.fannedOutAt}`)))
+    .catch(() => {});
 }
 
 /** The events fanned out, each with its successes folded on (`folded.ts`), their leases given up: one statement per JSON part. */

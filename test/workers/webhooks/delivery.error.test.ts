@@ -2,14 +2,12 @@ import { createExecutionContext, createMessageBatch, getQueueResult } from "clou
 import { eq } from "drizzle-orm";
 import { describe, expect, it } from "vitest";
 import { getDb } from "../../../src/db/client.ts";
-import { deadLetters, events, webhookDeliveries, webhooks } from "../../../src/db/schema/index.ts";
+import { deadLetters, webhookDeliveries, webhooks } from "../../../src/db/schema/index.ts";
 import { onCronEvents } from "../../../src/events/cron.ts";
 import { handleEventsQueue } from "../../../src/events/consumers.ts";
 import { fanOut } from "../../../src/events/fanout.ts";
-import { newId } from "../../../src/platform/ids.ts";
 import { handleDeadLetters } from "../../../src/queues.ts";
-import { syntheticEventIds } from "../event-tap.ts";
-import { api, createKey, deadUrl, deliveriesOf, driveAttempts as driveAttemptsOn, emitEvent, env, receivedAt, registerWebhook, waitFor, waitForDeliveries, type DeliveryLog } from "./support.ts";
+import { api, createKey, deadUrl, deliveriesOf, driveAttempts as driveAttemptsOn, emitEvent, env, receivedAt, recordOnly as recordOnlyOn, registerWebhook, waitFor, waitForDeliveries, type DeliveryLog } from "./support.ts";
 import { shardAt } from "../../../src/platform/shards.ts";
 
 /** Accounts of this file live on the second shard (queue messages must name it), except where a test says. */
@@ -24,13 +22,7 @@ function settled(key: Awaited<ReturnType<typeof createKey>>, webhookId: string, 
 }
 
 /** An event recorded in D1 whose queue message never went out (or was lost). */
-async function recordOnly(accountId: string, createdAt = Date.now()): Promise<string> {
-  const id = newId("evt");
-  syntheticEventIds.add(id); // made-up data: not checked against the catalog
-  const payload = JSON.stringify({ type: "message.sent", timestamp: new Date(createdAt).toISOString(), data: { id: "msg_lost" } });
-  await db().insert(events).values({ id, accountId, type: "message.sent", sessionId: null, payload, createdAt });
-  return id;
-}
+const recordOnly = (accountId: string, createdAt?: number) => recordOnlyOn(shard(), accountId, createdAt);
 
 /** A delivery as the fan-out records it, nothing queued: only the test attempts it. */
 async function recordedDelivery(accountId: string): Promise<{ eventId: string; deliveryId: string }> {

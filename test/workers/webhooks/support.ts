@@ -1,11 +1,12 @@
 import { env } from "cloudflare:workers";
 import { eq } from "drizzle-orm";
 import { expect, inject } from "vitest";
-import { webhookDeliveries } from "../../../src/db/schema/index.ts";
+import { events, webhookDeliveries } from "../../../src/db/schema/index.ts";
 import { attemptDelivery, type AttemptReport } from "../../../src/events/delivery.ts";
 import type { Shard } from "../../../src/platform/shards.ts";
 import { emit, type EmitInput } from "../../../src/events/emit.ts";
 import type { Answer, InboxConfig, Received } from "../../support/receiver.ts";
+import { newId } from "../../../src/platform/ids.ts";
 import { syntheticEventIds } from "../event-tap.ts";
 import { api, createKey, errorOf, type TestKey } from "../helpers.ts";
 
@@ -82,6 +83,15 @@ export async function registerWebhook(
 
 type EventInput = Partial<EmitInput> & { accountId: string };
 const withDefaults = (i: EventInput): EmitInput => ({ type: "message.received", sessionId: null, data: { id: `msg_${Math.random().toString(36).slice(2)}`, text: "hi" }, ...i });
+
+/** An event recorded in `shard`'s D1 whose queue message never went out (or was lost): only the test hands it to a consumer. */
+export async function recordOnly(shard: Shard, accountId: string, createdAt = Date.now()): Promise<string> {
+  const id = newId("evt");
+  syntheticEventIds.add(id); // made-up data: not checked against the catalog
+  const payload = JSON.stringify({ type: "message.sent", timestamp: new Date(createdAt).toISOString(), data: { id: "msg_lost" } });
+  await shard.db.insert(events).values({ id, accountId, type: "message.sent", sessionId: null, payload, createdAt });
+  return id;
+}
 
 /** Publishes events the way the messaging code does (until its operations produce them). */
 export async function emitEvent(input: EventInput | EventInput[]) {

@@ -1,0 +1,33 @@
+/**
+ * At most `limit` pieces of background work at once in this isolate. `acquire` waits for a free
+ * place and returns its release (idempotent); a freed place goes to the longest waiter first, so
+ * no caller can be overtaken for ever.
+ */
+export class InFlight {
+  private used = 0;
+  private readonly waiting: (() => void)[] = [];
+  private readonly limit: number;
+
+  constructor(limit: number) {
+    this.limit = limit;
+  }
+
+  async acquire(): Promise<() => void> {
+    if (this.used < this.limit) this.used++;
+    else await new Promise<void>((resolve) => this.waiting.push(resolve));
+    let released = false;
+    return () => {
+      if (released) return;
+      released = true;
+      const next = this.waiting.shift();
+      // The place passes straight to the next waiter (`used` unchanged), or is freed.
+      if (next) next();
+      else this.used--;
+    };
+  }
+
+  /** Places taken now (for tests and logs). */
+  get size(): number {
+    return this.used;
+  }
+}

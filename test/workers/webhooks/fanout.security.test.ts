@@ -1,0 +1,45 @@
+import { createExecutionContext, createMessageBatch, getQueueResult, waitOnExecutionContext } from "cloudflare:test";
+import { describe, expect, it } from "vitest";
+import { handleEventsQueue } from "../../../src/events/consumers.ts";
+import { shardAt } from "../../../src/platform/shards.ts";
+import { createKey, deliveriesOf, env, recordOnly, registerWebhook, waitFor, waitForDeliveries } from "./support.ts";
+
+const SHARD = 1;
+const shard = () => shardAt(env, SHARD);
+
+const batchOf = (eventId: string) => createMessageBatch("texmsg-events", [{ id: `m-${eventId}`, timestamp: Date.now(), attempts: 1, body: { kind: "event", id: eventId, shard: SHARD } }]);
+
+describe("events consumer: accounts do not wait for each other's receivers", () => {
+  it("a batch whose receiver hangs is acked at once and the next batch (another account's) is delivered while that attempt still waits", async () => {
+    const slow = await createKey("pro", { shard: SHARD });
+    const fast = await createKey("pro", { shard: SHARD });
+    // Hangs past the webhook timeout (1.5 s in tests): the attempt ends as a timeout.
+    const hung = await registerWebhook(slow, { events: ["message.sent"] }, { script: ["timeout"], hangMs: 5_000 });
+    const quick = await registerWebhook(fast, { events: ["message.sent"] });
+    const slowEvent = await recordOnly(shard(), slow.accountId);
+    const fastEvent = await recordOnly(shard(), fast.accountId);
+
+    const slowCtx = createExecutionContext();
+    const slowBatch = batchOf(slowEvent);
+    await handleEventsQueue(slowBatch as never, env, slowCtx);
+    const slowDone = waitOnExecutionContext(slowCtx).then(() => Date.now());
+
+    const fastCtx = createExecutionContext();
+    await handleEventsQueue(batchOf(fastEvent) as never, env, fastCtx);
+    const [got] = await waitForDeliveries(quick.inbox, 1);
+    expect(got!.webhookId).toBe(fastEvent);
+    // Awaited in the handler, the hung attempt would have ended (timed out) before the next batch began.
+    expect(got!.receivedAt).toBeLessThan(await slowDone);
+    await waitOnExecutionContext(fastCtx);
+    // (getQueueResult waits for the context's background work too.)
+    expect((await getQueueResult(slowBatch, slowCtx)).explicitAcks).toEqual([`m-${slowEvent}`]);
+
+    // The hung attempt is recorded as the failure it is, to be retried.
+    const [d] = await waitFor(async () => {
+      const logs = await deliveriesOf(slow, hung.id);
+      return logs.length > 0 && logs;
+    });
+    expect(d).toMatchObject({ eventId: slowEvent, status: "pending", attemptCount: 1 });
+    expect(d!.attempts[0]!.error).toMatch(/timed out/);
+  });
+});
