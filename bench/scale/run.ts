@@ -116,6 +116,7 @@ async function webhookLatency() {
   const session = await c.call<{ id: string }>("POST", "/api/sessions", { name: "hooks" });
   await c.call("POST", "/api/webhooks", { url: `${receiver.url}/in/hooks`, events: ["message.received"], sessionId: session.id });
   await settle(baseUrl);
+  const cpu0 = workerdCpuMs(baseUrl);
   const sentAt = new Map<string, number>();
   const answeredMs: number[] = [];
   let next = 0;
@@ -135,8 +136,10 @@ async function webhookLatency() {
   for (const d of got) if (d.token && !first.has(d.token)) first.set(d.token, d.at);
   const ms = [...first].map(([token, at]) => at - sentAt.get(token)!).sort((a, b) => a - b);
   await settle(baseUrl);
+  // Less moved by the machine's load than the latencies: with the CPU saturated, they are mostly queueing.
+  const cpuPerEventMs = (workerdCpuMs(baseUrl) - cpu0) / EVENTS;
   answeredMs.sort((a, b) => a - b);
-  return { p50: percentile(ms, 50), p95: percentile(ms, 95), lost: EVENTS - first.size, answerP50: percentile(answeredMs, 50) };
+  return { p50: percentile(ms, 50), p95: percentile(ms, 95), lost: EVENTS - first.size, answerP50: percentile(answeredMs, 50), cpuPerEventMs };
 }
 
 async function campaign(size: number) {
@@ -177,7 +180,7 @@ try {
   console.error(`bulk: ${JSON.stringify(bulk)}`);
   const lat = FLOWS.has("latency") ? await latency() : { health: NaN, send: NaN, errors: 0 };
   console.error(`latency: ${JSON.stringify(lat)}`);
-  const hooks = FLOWS.has("hooks") ? await webhookLatency() : { p50: NaN, p95: NaN, lost: 0, answerP50: NaN };
+  const hooks = FLOWS.has("hooks") ? await webhookLatency() : { p50: NaN, p95: NaN, lost: 0, answerP50: NaN, cpuPerEventMs: NaN };
   console.error(`webhooks: ${JSON.stringify(hooks)}`);
   const campaigns = [];
   for (const size of FLOWS.has("campaigns") ? CAMPAIGN_SIZES : []) {
@@ -197,7 +200,7 @@ try {
   console.log(`| per-recipient cost ${big?.size ?? "?"} / ${small?.size ?? "?"} | ${f(growth)} | ≤ 1.2 |`);
   console.log(`| ${BULK}-message bulk, all sent | ${f(bulk.sentMs / 1000)} s (workerd CPU ${f(bulk.cpuPerMessageMs)} ms per message, to every event delivered) | ≤ 2 s |`);
   console.log(`| single send p50 / \`/health\` p50 | ${lat.send} ms / ${lat.health} ms | ≤ /health + 3 ms |`);
-  console.log(`| webhook cause → receiver p50 / p95, ${EVENTS} events | ${hooks.p50} / ${hooks.p95} ms, ${hooks.lost} lost (inbound request answered p50 ${hooks.answerP50} ms) | ≤ 250 ms, 0 lost |`);
+  console.log(`| webhook cause → receiver p50 / p95, ${EVENTS} events | ${hooks.p50} / ${hooks.p95} ms, ${hooks.lost} lost (inbound request answered p50 ${hooks.answerP50} ms; workerd CPU ${f(hooks.cpuPerEventMs)} ms per inbound message, to its delivery) | ≤ 250 ms, 0 lost |`);
   console.log(`| events delivered (bulk, single) | ${bulk.events}/${bulk.expected}, ${single.events}/${single.expected} | all |\n`);
 
   if (FLOWS.has("bulk")) floor(`floor: D1 statements per message (bulk) ≤ 0.2: ${f(bulk.statements)}`, bulk.statements <= 0.2);
