@@ -26,7 +26,8 @@ import { Sender } from "./sender.ts";
 import { SessionTemplates, type TemplateOp, type TemplateOpResult } from "./templates.ts";
 import { writeSessionStatus } from "./state.ts";
 import { statusOrder, WriteBuffer, type Selector, type Target } from "./write-buffer.ts";
-import { EventFlush, type Draft, type MessageOutcome, type QueueOutcome, type RpcResult, type SendOutcome, type SessionConfig } from "./types.ts";
+import { EventFlush } from "./event-flush.ts";
+import { type Draft, type MessageOutcome, type QueueOutcome, type RpcResult, type SendOutcome, type SessionConfig } from "./types.ts";
 
 const JITTER = 0.25;
 /** Inbound messages recorded in one D1 round trip at most. */

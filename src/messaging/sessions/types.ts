@@ -6,7 +6,6 @@ import type { Message, TemplateSpec } from "../messages/schemas.ts";
 import type { OutboundMessage } from "../networks/driver.ts";
 import type { Network, SessionStatus, WhatsappCredentials } from "./schemas.ts";
 import type { SendLimitsInput } from "../send-limits.ts";
-import type { EventRecord } from "../../events/types.ts";
 
 /** What the Session DO keeps about its session. Credentials live here only, never in D1. */
 export interface SessionConfig {
@@ -109,27 +108,5 @@ export class KeyedSerial {
       if (this.chains.get(key) === tail) this.chains.delete(key);
     });
     return run;
-  }
-}
-
-/** Collects events and hands them over together, `delayMs` after the first of a round. */
-export class EventFlush {
-  private readonly items: (string | EventRecord)[] = [];
-  private timer: ReturnType<typeof setTimeout> | null = null;
-
-  constructor(
-    private readonly flush: (items: (string | EventRecord)[]) => void,
-    private readonly delayMs: number,
-  ) {}
-
-  /** Events by id (recorded in D1), or as records (recorded, and carried on the queue with their content). */
-  add(items: (string | EventRecord)[]): void {
-    if (items.length === 0) return;
-    this.items.push(...items);
-    if (this.timer !== null) return;
-    this.timer = setTimeout(() => {
-      this.timer = null;
-      this.flush(this.items.splice(0));
-    }, this.delayMs);
   }
 }
