@@ -67,23 +67,34 @@ export class MemoryStore implements WindowStore {
  * without the runtime.
  */
 export class SlidingWindow {
-  /** Sorted by `at`. Grouped, so a lease of many slots is one entry. */
+  /** Sorted by (`at`, `id`): ids only grow, and an entry goes after those with the same `at`. Grouped, so a lease of many slots is one entry. */
   private entries: WindowEntry[] = [];
+  /** Held entries by id: a lease given back is found without a walk over the window (a busy key's holds thousands). */
+  private readonly held = new Map<number, WindowEntry>();
+  /** Entries given back whole (n = 0) still in `entries`: dropped as they age out, from the end, or all at once when they are half. */
+  private emptied = 0;
   private used = 0;
+  private readonly store: WindowStore;
 
   /** `entries`: what `store` held (after a restart), in any order. */
-  constructor(
-    private readonly store: WindowStore = new MemoryStore(),
-    entries: WindowEntry[] = [],
-  ) {
+  constructor(store: WindowStore = new MemoryStore(), entries: WindowEntry[] = []) {
+    this.store = store;
     this.entries = [...entries].sort((a, b) => a.at - b.at || a.id - b.id);
-    for (const e of this.entries) this.used += e.n;
+    for (const e of this.entries) {
+      this.used += e.n;
+      if (e.held) this.held.set(e.id, e);
+    }
   }
 
   private prune(now: number): void {
     const cutoff = now - WINDOW_MS;
     let i = 0;
-    while (i < this.entries.length && this.entries[i]!.at <= cutoff) this.used -= this.entries[i++]!.n;
+    while (i < this.entries.length && this.entries[i]!.at <= cutoff) {
+      const e = this.entries[i++]!;
+      this.used -= e.n;
+      if (e.n === 0) this.emptied--;
+      if (e.held) this.held.delete(e.id);
+    }
     if (i > 0) {
       this.entries.splice(0, i);
       this.store.removeUpTo(cutoff);
@@ -94,7 +105,9 @@ export class SlidingWindow {
     const id = this.store.insert(at, n, held);
     let i = this.entries.length;
     while (i > 0 && this.entries[i - 1]!.at > at) i--;
-    this.entries.splice(i, 0, { id, at, n, held });
+    const e = { id, at, n, held };
+    this.entries.splice(i, 0, e);
+    if (held) this.held.set(id, e);
     this.used += n;
     return id;
   }
@@ -136,16 +149,24 @@ export class SlidingWindow {
    */
   release(leaseId: number, n: number): void {
     if (!Number.isInteger(n) || n <= 0) return;
-    const i = this.entries.findIndex((e) => e.id === leaseId);
-    if (i < 0) return;
-    const e = this.entries[i]!;
-    if (!e.held) return;
+    const e = this.held.get(leaseId);
+    if (!e) return;
     const back = Math.min(n, e.n);
     e.n -= back;
     this.used -= back;
     if (e.n === 0) {
-      this.entries.splice(i, 1);
+      // Left in place (a splice would move the whole window for each): the newest entry is kept live, as resetAt reads it.
+      this.held.delete(e.id);
       this.store.remove(e.id);
+      this.emptied++;
+      while (this.entries.length > 0 && this.entries[this.entries.length - 1]!.n === 0) {
+        this.entries.pop();
+        this.emptied--;
+      }
+      if (this.emptied > 64 && this.emptied * 2 > this.entries.length) {
+        this.entries = this.entries.filter((x) => x.n > 0);
+        this.emptied = 0;
+      }
     } else this.store.setCount(e.id, e.n);
   }
 
