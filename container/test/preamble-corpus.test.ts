@@ -10,7 +10,7 @@ import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import type { RunningServer } from "../src/server.ts";
 import { CORPUS, loadDoc } from "./corpus-bare.ts";
 import { compile, expectPdf, pdfPages, pdfText, testServer } from "./helpers.ts";
-import { preambleGolden, type Reference } from "./preamble-golden.ts";
+import { errorCause as cause, preambleGolden, sameAsReference, serverReference as reference } from "./preamble-golden.ts";
 import { editBody, onEitherServer } from "./preamble-lanes.ts";
 import { SHARED_OPTIONS } from "./shared-server.ts";
 
@@ -56,12 +56,6 @@ it("the corpus has pdflatex documents to compare", () => {
 // after which the preamble is dumped and verified on the unedited document) while the edited
 // document's reference (compiled without a namespace) is read from the golden data or, where it is
 // stale or missing, compiled beside it
-const cause = (r: Awaited<ReturnType<typeof compile>>) => ({ code: r.json.error.code, message: r.json.error.message, file: r.json.error.file, line: r.json.error.line });
-async function reference(url: string, edited: Record<string, unknown>): Promise<Reference> {
-  const r = await compile(url, edited);
-  if (r.status === 200) return { status: r.status, pages: pdfPages(r.body), text: pdfText(r.body) };
-  return { status: r.status, ...(r.json?.error ? { cause: cause(r) } : {}) };
-}
 
 describe.concurrent("the corpus: same PDF with and without a precompiled preamble", () => {
   const run = onEitherServer(() => [s, s2]);
@@ -78,8 +72,7 @@ describe.concurrent("the corpus: same PDF with and without a precompiled preambl
         // document printing \today reads differently tomorrow): one that disagrees is computed again
         // now, and the comparison below is with that.
         let ref = got.ref;
-        const same = second.status === ref.status && (second.status === 200 ? pdfPages(second.body) === ref.pages && pdfText(second.body) === ref.text : JSON.stringify(second.json?.error ? cause(second) : undefined) === JSON.stringify(ref.cause));
-        if (got.stored && !same) ref = await reference(srv.url, edited);
+        if (got.stored && !sameAsReference(second, ref)) ref = await reference(srv.url, edited);
         expect(first.status).toBe(ref.status);
         // the corpus is meant to compile, but for broken-*: a reference failing unexpectedly would
         // make both paths fail alike
