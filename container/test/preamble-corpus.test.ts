@@ -8,7 +8,8 @@ import { existsSync, readdirSync } from "node:fs";
 import path from "node:path";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import type { RunningServer } from "../src/server.ts";
-import { CORPUS, loadDoc } from "./corpus-bare.ts";
+import { CORPUS, loadDoc, type Doc } from "./corpus-bare.ts";
+import { goldenStore } from "./corpus-golden.ts";
 import { compile, expectPdf, pdfPages, pdfText, testServer } from "./helpers.ts";
 import { errorCause as cause, preambleGolden, sameAsReference, serverReference as reference } from "./preamble-golden.ts";
 import { editBody, onEitherServer } from "./preamble-lanes.ts";
@@ -24,6 +25,9 @@ beforeAll(async () => {
   [s, s2] = await Promise.all([testServer(opts), testServer(opts)]);
 });
 const golden = preambleGolden(Boolean(process.env.PREAMBLE_CORPUS_ONLY));
+// the bare engine's outcomes, read only: corpus.test.ts keeps corpus-golden.json (and recomputes
+// the stale ones there too)
+const bareGolden = goldenStore(true);
 afterAll(async () => {
   await Promise.all([s?.close(), s2?.close()]);
   const recomputed = golden.save(corpusCases.map((c) => c.name));
@@ -32,6 +36,7 @@ afterAll(async () => {
 
 interface Case {
   name: string;
+  doc: Doc;
   body: Record<string, unknown>;
   /** corpus/broken-*: both paths must fail with the same error. */
   broken: boolean;
@@ -43,9 +48,10 @@ const corpusCases: Case[] = [];
 const only = process.env.PREAMBLE_CORPUS_ONLY ?? "";
 for (const name of readdirSync(CORPUS).sort()) {
   if (!name.includes(only) || !existsSync(path.join(CORPUS, name, "main.tex"))) continue;
-  const { engine, source, files } = loadDoc(name);
+  const doc = loadDoc(name);
+  const { engine, source, files } = doc;
   if (engine !== "pdflatex") continue;
-  corpusCases.push({ name: `corpus/${name}`, body: { engine, source, files }, broken: name.startsWith("broken-") });
+  corpusCases.push({ name: `corpus/${name}`, doc, body: { engine, source, files }, broken: name.startsWith("broken-") });
 }
 
 it("the corpus has pdflatex documents to compare", () => {
@@ -64,7 +70,13 @@ describe.concurrent("the corpus: same PDF with and without a precompiled preambl
       run(i, async (srv) => {
         const ns = `corpus-dir-${i}`;
         const edited = { ...c.body, source: editBody(c.body.source as string) };
-        const [first, got] = await Promise.all([compile(srv.url, { ...c.body, namespace: ns }), golden.reference(c.name, edited, () => reference(srv.url, edited))]);
+        const [first, got, bare] = await Promise.all([compile(srv.url, { ...c.body, namespace: ns }), golden.reference(c.name, edited, () => reference(srv.url, edited)), bareGolden.outcome(c.doc)]);
+        // the first compile is the normal path (no format yet): corpus.test.ts's check of the
+        // pdflatex documents, made here so that each is compiled once, is the same outcome and
+        // page count as the bare engine's
+        const api = first.status === 200 ? { ok: true, pages: Number(first.headers.get("x-compile-pages")) } : { ok: false, pages: undefined };
+        expect(api, `API: ${first.status} ${first.json?.error?.message ?? ""} / bare: ${bare.detail ?? ""}`).toEqual({ ok: bare.ok, pages: bare.pages });
+        expect(bare.ok).toBe(!c.broken);
         await srv.preambles.idle();
         // the next compile with an edited body: from the format where one was made
         const second = await compile(srv.url, { ...edited, namespace: ns });
