@@ -41,7 +41,9 @@ export interface Result {
 export async function compile(url: string, body: unknown, headers: Record<string, string> = {}): Promise<Result> {
   const r = await fetch(`${url}/compile`, {
     method: "POST",
-    headers: { "content-type": "application/json", ...headers },
+    // a connection per compile: the server closes idle ones after 5 s, and a test process busy with
+    // other tests' work can reuse one just as it closes (the request then fails with ECONNRESET)
+    headers: { "content-type": "application/json", connection: "close", ...headers },
     body: typeof body === "string" ? body : JSON.stringify(body),
   });
   const buf = Buffer.from(await r.arrayBuffer());

@@ -14,7 +14,8 @@ import { compile, doc, expectPdf, testServer } from "./helpers.ts";
 
 let s: RunningServer;
 beforeAll(async () => {
-  s = await testServer({ limits: { defaultTimeoutMs: 25_000 } as never });
+  // its documents are all pdflatex: no other engine is warmed
+  s = await testServer({ limits: { defaultTimeoutMs: 25_000 } as never, poolSize: { pdflatex: 2, xelatex: 0, lualatex: 0 } });
 });
 afterAll(() => s?.close());
 

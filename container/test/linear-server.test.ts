@@ -10,7 +10,8 @@ import { compile, expectPdf, testServer } from "./helpers.ts";
 
 let s: RunningServer;
 beforeAll(async () => {
-  s = await testServer();
+  // its documents are all pdflatex: no other engine is warmed
+  s = await testServer({ poolSize: { pdflatex: 2, xelatex: 0, lualatex: 0 } });
 });
 afterAll(() => s?.close());
 

@@ -3,7 +3,7 @@
 import { BaseSequencer, type TestSpecification } from "vitest/node";
 
 /** Longest first: they mostly wait for dumps at the lowest priority, the others fill the cores. */
-const LONG = ["preamble-corpus.test.ts", "preamble.test.ts", "corpus.test.ts", "project-installed.test.ts"];
+const LONG = ["preamble-corpus.test.ts", "preamble.test.ts", "project-installed.test.ts"];
 
 const rank = (spec: TestSpecification) => {
   const i = LONG.findIndex((n) => spec.moduleId.endsWith(`/test/${n}`));

@@ -8,9 +8,10 @@ import { existsSync, readdirSync } from "node:fs";
 import path from "node:path";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import type { RunningServer } from "../src/server.ts";
-import { CORPUS, loadDoc } from "./corpus-bare.ts";
+import { CORPUS, loadDoc, type Doc } from "./corpus-bare.ts";
+import { goldenStore } from "./corpus-golden.ts";
 import { compile, expectPdf, pdfPages, pdfText, testServer } from "./helpers.ts";
-import { preambleGolden, type Reference } from "./preamble-golden.ts";
+import { errorCause as cause, preambleGolden, sameAsReference, serverReference as reference } from "./preamble-golden.ts";
 import { editBody, onEitherServer } from "./preamble-lanes.ts";
 import { SHARED_OPTIONS } from "./shared-server.ts";
 
@@ -24,6 +25,9 @@ beforeAll(async () => {
   [s, s2] = await Promise.all([testServer(opts), testServer(opts)]);
 });
 const golden = preambleGolden(Boolean(process.env.PREAMBLE_CORPUS_ONLY));
+// the bare engine's outcomes, read only: corpus.test.ts keeps corpus-golden.json (and recomputes
+// the stale ones there too)
+const bareGolden = goldenStore(true);
 afterAll(async () => {
   await Promise.all([s?.close(), s2?.close()]);
   const recomputed = golden.save(corpusCases.map((c) => c.name));
@@ -32,6 +36,7 @@ afterAll(async () => {
 
 interface Case {
   name: string;
+  doc: Doc;
   body: Record<string, unknown>;
   /** corpus/broken-*: both paths must fail with the same error. */
   broken: boolean;
@@ -43,9 +48,10 @@ const corpusCases: Case[] = [];
 const only = process.env.PREAMBLE_CORPUS_ONLY ?? "";
 for (const name of readdirSync(CORPUS).sort()) {
   if (!name.includes(only) || !existsSync(path.join(CORPUS, name, "main.tex"))) continue;
-  const { engine, source, files } = loadDoc(name);
+  const doc = loadDoc(name);
+  const { engine, source, files } = doc;
   if (engine !== "pdflatex") continue;
-  corpusCases.push({ name: `corpus/${name}`, body: { engine, source, files }, broken: name.startsWith("broken-") });
+  corpusCases.push({ name: `corpus/${name}`, doc, body: { engine, source, files }, broken: name.startsWith("broken-") });
 }
 
 it("the corpus has pdflatex documents to compare", () => {
@@ -56,12 +62,6 @@ it("the corpus has pdflatex documents to compare", () => {
 // after which the preamble is dumped and verified on the unedited document) while the edited
 // document's reference (compiled without a namespace) is read from the golden data or, where it is
 // stale or missing, compiled beside it
-const cause = (r: Awaited<ReturnType<typeof compile>>) => ({ code: r.json.error.code, message: r.json.error.message, file: r.json.error.file, line: r.json.error.line });
-async function reference(url: string, edited: Record<string, unknown>): Promise<Reference> {
-  const r = await compile(url, edited);
-  if (r.status === 200) return { status: r.status, pages: pdfPages(r.body), text: pdfText(r.body) };
-  return { status: r.status, ...(r.json?.error ? { cause: cause(r) } : {}) };
-}
 
 describe.concurrent("the corpus: same PDF with and without a precompiled preamble", () => {
   const run = onEitherServer(() => [s, s2]);
@@ -70,7 +70,13 @@ describe.concurrent("the corpus: same PDF with and without a precompiled preambl
       run(i, async (srv) => {
         const ns = `corpus-dir-${i}`;
         const edited = { ...c.body, source: editBody(c.body.source as string) };
-        const [first, got] = await Promise.all([compile(srv.url, { ...c.body, namespace: ns }), golden.reference(c.name, edited, () => reference(srv.url, edited))]);
+        const [first, got, bare] = await Promise.all([compile(srv.url, { ...c.body, namespace: ns }), golden.reference(c.name, edited, () => reference(srv.url, edited)), bareGolden.outcome(c.doc)]);
+        // the first compile is the normal path (no format yet): corpus.test.ts's check of the
+        // pdflatex documents, made here so that each is compiled once, is the same outcome and
+        // page count as the bare engine's
+        const api = first.status === 200 ? { ok: true, pages: Number(first.headers.get("x-compile-pages")) } : { ok: false, pages: undefined };
+        expect(api, `API: ${first.status} ${first.json?.error?.message ?? ""} / bare: ${bare.detail ?? ""}`).toEqual({ ok: bare.ok, pages: bare.pages });
+        expect(bare.ok).toBe(!c.broken);
         await srv.preambles.idle();
         // the next compile with an edited body: from the format where one was made
         const second = await compile(srv.url, { ...edited, namespace: ns });
@@ -78,8 +84,7 @@ describe.concurrent("the corpus: same PDF with and without a precompiled preambl
         // document printing \today reads differently tomorrow): one that disagrees is computed again
         // now, and the comparison below is with that.
         let ref = got.ref;
-        const same = second.status === ref.status && (second.status === 200 ? pdfPages(second.body) === ref.pages && pdfText(second.body) === ref.text : JSON.stringify(second.json?.error ? cause(second) : undefined) === JSON.stringify(ref.cause));
-        if (got.stored && !same) ref = await reference(srv.url, edited);
+        if (got.stored && !sameAsReference(second, ref)) ref = await reference(srv.url, edited);
         expect(first.status).toBe(ref.status);
         // the corpus is meant to compile, but for broken-*: a reference failing unexpectedly would
         // make both paths fail alike

@@ -2,15 +2,18 @@
 // keyed like corpus-golden.json by the TeX installation's identity and, per document, by a hash of
 // its input: preamble-golden.json, the reference side of preamble-corpus.test.ts (each edited
 // pdflatex corpus document compiled through the server without a namespace, i.e. no precompiled
-// preamble; PREAMBLE_GOLDEN=update recomputes all), and projects-golden.json, the bare engine's
+// preamble; PREAMBLE_GOLDEN=update recomputes all), preamble-cases-golden.json, the same for the
+// cases of preamble.test.ts (each document as given and edited), and projects-golden.json, the bare engine's
 // outcome per project of projects-corpus.test.ts (PROJECTS_GOLDEN=update). A different identity, a
 // changed document or one not in the file yet is computed again inside its test.
 import { createHash } from "node:crypto";
 import { existsSync, readFileSync, renameSync, writeFileSync } from "node:fs";
 import path from "node:path";
 import { texIdentity } from "./corpus-golden.ts";
+import { compile, pdfPages, pdfText, type Result } from "./helpers.ts";
 
 export const PREAMBLE_GOLDEN_FILE = path.join(import.meta.dirname, "preamble-golden.json");
+export const PREAMBLE_CASES_GOLDEN_FILE = path.join(import.meta.dirname, "preamble-cases-golden.json");
 export const PROJECTS_GOLDEN_FILE = path.join(import.meta.dirname, "projects-golden.json");
 
 /** What the tests compare: the status, and the PDF's pages and text or the error's cause. */
@@ -80,3 +83,23 @@ export function goldenRefs<T>(
 /** preamble-corpus.test.ts's references: a 200 or a 422 is the document's own answer. */
 export const preambleGolden = (partial: boolean) =>
   goldenRefs<Reference>(PREAMBLE_GOLDEN_FILE, process.env.PREAMBLE_GOLDEN === "update", partial, (r) => r.status === 200 || r.status === 422);
+
+/** preamble.test.ts's references: every case is a valid document, so only a 200 is kept. */
+export const preambleCasesGolden = () => goldenRefs<Reference>(PREAMBLE_CASES_GOLDEN_FILE, process.env.PREAMBLE_GOLDEN === "update", false, (r) => r.status === 200);
+
+/** An error's cause as the references keep it. */
+export const errorCause = (r: Result): Reference["cause"] => ({ code: r.json.error.code, message: r.json.error.message, file: r.json.error.file, line: r.json.error.line });
+
+/** A reference computed now: `body` compiled on the server at `url` (without a namespace: no precompiled preamble). */
+export async function serverReference(url: string, body: Record<string, unknown>): Promise<Reference> {
+  const r = await compile(url, body);
+  if (r.status === 200) return { status: r.status, pages: pdfPages(r.body), text: pdfText(r.body) };
+  return { status: r.status, ...(r.json?.error ? { cause: errorCause(r) } : {}) };
+}
+
+/** Whether an answer is the reference's: the status, and the PDF's pages and text or the error's cause. */
+export function sameAsReference(r: Result, ref: Reference): boolean {
+  if (r.status !== ref.status) return false;
+  if (r.status === 200) return pdfPages(r.body) === ref.pages && pdfText(r.body) === ref.text;
+  return JSON.stringify(r.json?.error ? errorCause(r) : undefined) === JSON.stringify(ref.cause);
+}
