@@ -73,22 +73,22 @@ export function client(baseUrl: string, key: string) {
   return { call, key };
 }
 
-export async function counters(baseUrl: string, reset = false): Promise<Counters> {
-  return (await (await fetch(`${baseUrl}/__bench/d1`, { method: reset ? "POST" : "GET" })).json()) as Counters;
+export async function counters(baseUrl: string, reset = false, tables = true): Promise<Counters> {
+  return (await (await fetch(`${baseUrl}/__bench/d1${tables ? "" : "?tables=0"}`, { method: reset ? "POST" : "GET" })).json()) as Counters;
 }
 
 /** Waits until no D1 statement has run for `quietMs` (the flow's background work is done), at most `maxMs`. */
 export async function settle(baseUrl: string, quietMs = 2_000, maxMs = 180_000): Promise<Counters> {
   const end = Date.now() + maxMs;
-  let last = await counters(baseUrl);
+  let last = await counters(baseUrl, false, false);
   let since = Date.now();
   while (Date.now() < end) {
     await sleep(250);
-    const now = await counters(baseUrl);
+    const now = await counters(baseUrl, false, false);
     if (now.statements !== last.statements) {
       last = now;
       since = Date.now();
-    } else if (Date.now() - since >= quietMs) return now;
+    } else if (Date.now() - since >= quietMs) return counters(baseUrl);
   }
   throw new Error(`D1 never went quiet within ${maxMs} ms`);
 }
