@@ -3,11 +3,12 @@ import { afterEach, describe, expect, it, vi } from "vitest";
 import { events, webhookDeliveries } from "../../../src/db/schema/index.ts";
 import { attemptDeliveries, LEASE_MS } from "../../../src/events/delivery.ts";
 import { fanOut } from "../../../src/events/fanout.ts";
+import { sendAttempt } from "../../../src/events/send-attempt.ts";
 import { SendGate } from "../../../src/events/send-gate.ts";
 import { newId } from "../../../src/platform/ids.ts";
 import { accountShard, type Shard } from "../../../src/platform/shards.ts";
 import { syntheticEventIds } from "../event-tap.ts";
-import { createKey, env, receivedAt, registerWebhook, waitForDeliveries } from "./support.ts";
+import { configureInbox, createKey, env, newInbox, receivedAt, registerWebhook, waitForDeliveries } from "./support.ts";
 
 /** A delivery to `webhookId` as the fan-out records it, holding a throttle slot due now; nothing queued. */
 async function heldDelivery(shard: Shard, accountId: string, now: number): Promise<string> {
@@ -78,3 +79,12 @@ describe("webhook deliveries: a turn that comes after the lease", () => {
   });
 });
 
+describe("webhook attempts: an answer that came is counted", () => {
+  it("a 2xx whose body is still coming at the timeout is a success, not a timeout to send again", async () => {
+    const box = newInbox();
+    await configureInbox(box.name, { secrets: [], then: "slow-body", hangMs: 3_000 });
+    const result = await sendAttempt({ url: box.url, secrets: ["whsec_dGVzdHNlY3JldHRlc3RzZWNyZXQ="], messageId: "msg_slow_body", body: "{}", timeoutMs: 500 });
+    expect(result).toMatchObject({ statusCode: 200, error: null, responseBody: null });
+    expect(result.durationMs).toBeLessThan(2_500);
+  });
+});
