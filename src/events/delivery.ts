@@ -15,7 +15,7 @@ import { enqueueEvents, prepareEventAfterChange, prepareEvents } from "./emit.ts
 import { deliveryExhaustedEvent, isOperational, webhookDisabledEvent } from "./operational.ts";
 import { chunk } from "../platform/batching.ts";
 import { enqueueDeliveries } from "./enqueue-deliveries.ts";
-import { giveBack, leaseCovers } from "./lease.ts";
+import { giveBack, leaseCovers, queueAgain } from "./lease.ts";
 import { itemsPerStatement } from "../platform/d1.ts";
 import type { Shard } from "../platform/shards.ts";
 
@@ -235,9 +235,7 @@ export async function attemptClaimed(env: Env, shard: Shard, claimed: DeliveryRo
   await enqueueWritten(env, shard, announced);
 
   await enqueueDeliveries(env.DELIVERY_QUEUE, shard, retries, "retry");
-  // Queued again (a throttled one to the queue whose consumer spaces late slots), its lease given back above.
-  await enqueueDeliveries(env.THROTTLE_QUEUE, shard, [...late].filter(([, throttled]) => throttled).map(([id]) => ({ id })), "late");
-  await enqueueDeliveries(env.DELIVERY_QUEUE, shard, [...late].filter(([, throttled]) => !throttled).map(([id]) => ({ id })), "late");
+  await queueAgain(env, shard, late);
   return reports;
 }
 

@@ -1,6 +1,7 @@
 import { and, eq } from "drizzle-orm";
 import { webhookDeliveries } from "../db/schema/index.ts";
 import type { Shard } from "../platform/shards.ts";
+import { enqueueDeliveries } from "./enqueue-deliveries.ts";
 
 /** Time after an attempt's timeout within which its outcome is recorded (D1 writes, a busy isolate). */
 export const RECORD_MS = 10_000;
@@ -21,4 +22,11 @@ export function giveBack(shard: Shard, d: { id: string; leaseUntil: number | nul
     .update(webhookDeliveries)
     .set({ leaseUntil: null, queuedAt: now, updatedAt: now })
     .where(and(eq(webhookDeliveries.id, d.id), eq(webhookDeliveries.status, "pending"), d.leaseUntil === null ? undefined : eq(webhookDeliveries.leaseUntil, d.leaseUntil)));
+}
+
+/** Late attempts' deliveries, their leases given back, on the queue again (a throttled one, `true`, where late slots are spaced). */
+export async function queueAgain(env: Env, shard: Shard, late: ReadonlyMap<string, boolean>): Promise<void> {
+  if (late.size === 0) return;
+  await enqueueDeliveries(env.THROTTLE_QUEUE, shard, [...late].filter(([, throttled]) => throttled).map(([id]) => ({ id })), "late");
+  await enqueueDeliveries(env.DELIVERY_QUEUE, shard, [...late].filter(([, throttled]) => !throttled).map(([id]) => ({ id })), "late");
 }
