@@ -15,6 +15,7 @@ import { enqueueEvents, prepareEventAfterChange, prepareEvents } from "./emit.ts
 import { deliveryExhaustedEvent, isOperational, webhookDisabledEvent } from "./operational.ts";
 import { chunk } from "../platform/batching.ts";
 import { enqueueDeliveries } from "./enqueue-deliveries.ts";
+import { giveBack, leaseCovers, queueAgain } from "./lease.ts";
 import { itemsPerStatement } from "../platform/d1.ts";
 import type { Shard } from "../platform/shards.ts";
 
@@ -27,7 +28,7 @@ export type WebhookRow = typeof webhooks.$inferSelect;
 export type DeliveryRow = typeof webhookDeliveries.$inferSelect;
 
 export type AttemptReport =
-  | { attempted: false; reason: "not_due" | "busy" | "done" | "missing" | "disabled" }
+  | { attempted: false; reason: "not_due" | "busy" | "done" | "missing" | "disabled" | "late" }
   | { attempted: true; attempt: number; result: SignedPostResult; outcome: DeliveryOutcome };
 
 /** Secrets a delivery is signed with now: the current one, and the previous one during its grace period. */
@@ -125,6 +126,8 @@ export async function attemptClaimed(env: Env, shard: Shard, claimed: DeliveryRo
   const reports = new Map<string, AttemptReport>();
   const writes: BatchItem<"sqlite">[] = [];
   const retries: { id: string; delaySeconds: number }[] = [];
+  /** Turns that came too late for the lease (lease.ts): not attempted, queued again. */
+  const late = new Map<string, boolean>();
   const successes: Success[] = [];
   const failedHooks = new Set<string>();
   /** Operational events written in this batch, enqueued after it commits. */
@@ -164,6 +167,13 @@ export async function attemptClaimed(env: Env, shard: Shard, claimed: DeliveryRo
       // A long wait would leave the timestamp stale for a receiver's tolerance: signed again then.
       if (Date.now() - signedAt > RESIGN_AFTER_MS) signed = undefined;
     } else if (notBefore > Date.now()) await new Promise((r) => setTimeout(r, notBefore - Date.now()));
+    if (!leaseCovers(d.leaseUntil, Date.now() + skew, timeoutMs(env))) {
+      // No request went out: the gate's window does not wait on it.
+      await landed?.();
+      late.set(d.id, isThrottled({ d, hook, isTest }));
+      reports.set(d.id, { attempted: false, reason: "late" });
+      return;
+    }
     const attempt = d.attempts + 1;
     const result: SignedPostResult = urlCheck.ok
       ? await sendAttempt({ url: hook.url, secrets, messageId: d.eventId, body: payload, timeoutMs: timeoutMs(env), signed })
@@ -216,15 +226,16 @@ export async function attemptClaimed(env: Env, shard: Shard, claimed: DeliveryRo
     // Rows not in D1 yet: a success stays without one (its outcome goes on its event row), every
     // other delivery's row is inserted first so the writes above find it.
     const succeeded = new Set(successes.map((s) => s.deliveryId));
-    writes.unshift(...insertDeliveries(shard, claimed.filter((d) => !succeeded.has(d.id))));
+    writes.unshift(...insertDeliveries(shard, claimed.filter((d) => !succeeded.has(d.id)).map((d) => (late.has(d.id) ? { ...d, leaseUntil: null } : d))));
     writes.push(...streakEnds(shard, successes, failedHooks), ...unwritten.finish(successes));
   } else {
-    writes.push(...successWrites(shard, successes, failedHooks));
+    writes.push(...successWrites(shard, successes, failedHooks), ...claimed.filter((d) => late.has(d.id)).map((d) => giveBack(shard, d, Date.now() + skew)));
   }
   if (writes.length > 0) await db.batch(writes as [BatchItem<"sqlite">, ...BatchItem<"sqlite">[]]);
   await enqueueWritten(env, shard, announced);
 
   await enqueueDeliveries(env.DELIVERY_QUEUE, shard, retries, "retry");
+  await queueAgain(env, shard, late);
   return reports;
 }
 

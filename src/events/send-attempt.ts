@@ -24,28 +24,56 @@ export interface SignedPostResult {
 const USER_AGENT = "texmsg-webhooks/1 (+https://www.standardwebhooks.com)";
 
 /**
+ * Turns of the event loop a due timeout gives an answer that may already be here before it aborts.
+ * A busy isolate (a loaded machine) runs its timers late, together with the I/O that came meanwhile:
+ * the answer is then read first and counted, not thrown away as a timeout and sent again.
+ */
+const GRACE_TURNS = 3;
+
+/**
  * One signed POST. Redirects are not followed (a 3xx is a failure: following could lead a
- * delivery to a host that was never checked). Never throws: every outcome is a result.
+ * delivery to a host that was never checked). Never throws: every outcome is a result. An answer's
+ * status, once received, is the outcome: the timeout cuts only the reading of its body then.
  */
 export async function sendAttempt(input: SignedPost): Promise<SignedPostResult> {
   const started = Date.now();
   const headers = { ...(input.signed ?? (await signedHeaders(input.secrets, input.messageId, input.body, started))), "user-agent": USER_AGENT };
-  const signal = AbortSignal.timeout(input.timeoutMs);
+  const deadline = abortAfter(input.timeoutMs);
+  let res: Response;
   try {
-    const res = await fetch(input.url, { method: "POST", headers, body: input.body, redirect: "manual", signal });
-    const responseBody = await readSnippet(res);
-    const durationMs = Date.now() - started;
-    const ok = res.status >= 200 && res.status < 300;
-    let error: string | null = null;
-    if (res.status >= 300 && res.status < 400) error = `redirect not followed (${res.status} to ${res.headers.get("location") ?? "nowhere"})`;
-    else if (!ok) error = `receiver answered ${res.status}`;
-    return { statusCode: res.status, durationMs, error, responseBody, retryAfter: ok ? null : parseRetryAfter(res.headers.get("retry-after"), Date.now()) };
+    res = await fetch(input.url, { method: "POST", headers, body: input.body, redirect: "manual", signal: deadline.signal });
   } catch (err) {
+    deadline.clear();
     const durationMs = Date.now() - started;
-    const timedOut = signal.aborted || (err instanceof Error && (err.name === "TimeoutError" || err.name === "AbortError"));
+    const timedOut = deadline.signal.aborted || (err instanceof Error && (err.name === "TimeoutError" || err.name === "AbortError"));
     const error = timedOut ? `timed out after ${input.timeoutMs} ms` : `network error: ${err instanceof Error ? err.message : String(err)}`.slice(0, 500);
     return { statusCode: null, durationMs, error, responseBody: null, retryAfter: null };
   }
+  const responseBody = await readSnippet(res).catch(() => null);
+  deadline.clear();
+  const durationMs = Date.now() - started;
+  const ok = res.status >= 200 && res.status < 300;
+  let error: string | null = null;
+  if (res.status >= 300 && res.status < 400) error = `redirect not followed (${res.status} to ${res.headers.get("location") ?? "nowhere"})`;
+  else if (!ok) error = `receiver answered ${res.status}`;
+  return { statusCode: res.status, durationMs, error, responseBody, retryAfter: ok ? null : parseRetryAfter(res.headers.get("retry-after"), Date.now()) };
+}
+
+/** A signal aborted `ms` from now, after GRACE_TURNS turns for an answer already received; `clear` once it is read. */
+function abortAfter(ms: number): { signal: AbortSignal; clear: () => void } {
+  const controller = new AbortController();
+  let cleared = false;
+  const timer = setTimeout(async () => {
+    for (let turn = 0; turn < GRACE_TURNS && !cleared; turn++) await new Promise((r) => setTimeout(r, 0));
+    if (!cleared) controller.abort(new DOMException(`timed out after ${ms} ms`, "TimeoutError"));
+  }, ms);
+  return {
+    signal: controller.signal,
+    clear: () => {
+      cleared = true;
+      clearTimeout(timer);
+    },
+  };
 }
 
 /** The first bytes of the answer (as text), then the rest is discarded. */

@@ -11,8 +11,11 @@ import type { AddressInfo } from "node:net";
 import { Webhook } from "standardwebhooks";
 import { keepIdleConnections } from "./idle-connections.ts";
 
-/** One scripted answer: a status, `timeout` (answer after `hangMs`), or `drop` (destroy the socket). */
-export type Answer = number | "timeout" | "drop";
+/**
+ * One scripted answer: a status, `timeout` (answer after `hangMs`), `slow-body` (200 and its
+ * headers at once, the body after `hangMs`), or `drop` (destroy the socket).
+ */
+export type Answer = number | "timeout" | "slow-body" | "drop";
 
 export interface InboxConfig {
   /** Secrets to verify with; a delivery is `verified` when the first one verifies it. */
@@ -149,6 +152,12 @@ export async function startReceiver(port = 0): Promise<RunningReceiver> {
       });
 
       if (answer === "drop") return req.socket.destroy();
+      if (answer === "slow-body") {
+        res.writeHead(200, { "content-type": "text/plain" });
+        res.flushHeaders();
+        await new Promise((r) => setTimeout(r, cfg.hangMs ?? 5_000));
+        return void res.end("ok");
+      }
       if (answer === "timeout") await new Promise((r) => setTimeout(r, cfg.hangMs ?? 5_000));
       const status = answer === "timeout" ? 200 : answer;
       const extra: Record<string, string> = {};
