@@ -11,12 +11,10 @@ export class EventFlush {
   private lastFlushAt = -Infinity;
   private readonly flush: (items: (string | EventRecord)[]) => void;
   private readonly delayMs: number;
-  private readonly now: () => number;
 
-  constructor(flush: (items: (string | EventRecord)[]) => void, delayMs: number, now: () => number = Date.now) {
+  constructor(flush: (items: (string | EventRecord)[]) => void, delayMs: number) {
     this.flush = flush;
     this.delayMs = delayMs;
-    this.now = now;
   }
 
   /** Events by id (recorded in D1), or as records (recorded, and carried on the queue with their content). */
@@ -25,10 +23,10 @@ export class EventFlush {
     this.items.push(...items);
     if (this.timer !== null) return;
     // A zero wait still takes what the same turn adds (a timer, not a call).
-    const wait = Math.max(0, this.lastFlushAt + this.delayMs - this.now());
+    const wait = Math.max(0, this.lastFlushAt + this.delayMs - Date.now());
     this.timer = setTimeout(() => {
       this.timer = null;
-      this.lastFlushAt = this.now();
+      this.lastFlushAt = Date.now();
       this.flush(this.items.splice(0));
     }, wait);
   }
