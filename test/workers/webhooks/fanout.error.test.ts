@@ -1,10 +1,10 @@
-import { createExecutionContext, createMessageBatch, getQueueResult, waitOnExecutionContext } from "cloudflare:test";
+import { createExecutionContext, getQueueResult, waitOnExecutionContext } from "cloudflare:test";
 import { eq } from "drizzle-orm";
 import { describe, expect, it } from "vitest";
 import { events } from "../../../src/db/schema/index.ts";
 import { handleEventsQueue } from "../../../src/events/consumers.ts";
 import { shardAt } from "../../../src/platform/shards.ts";
-import { createKey, env, recordOnly, registerWebhook, waitFor, waitForDeliveries } from "./support.ts";
+import { createKey, env, eventBatch, recordOnly, registerWebhook, waitFor, waitForDeliveries } from "./support.ts";
 
 const SHARD = 1;
 const shard = () => shardAt(env, SHARD);
@@ -33,12 +33,12 @@ describe("events consumer: attempts that cannot be recorded", () => {
     const k = await createKey("pro", { shard: SHARD });
     const hook = await registerWebhook(k, { events: ["message.sent"] });
     const id = await recordOnly(shard(), k.accountId);
-    const batch = createMessageBatch("texmsg-events", [{ id: "m1", timestamp: Date.now(), attempts: 1, body: { kind: "event", id, shard: SHARD } }]);
+    const batch = eventBatch(id, SHARD);
     const ctx = createExecutionContext();
     // The lease's batch goes through; the one recording the attempt's outcome does not.
-    await handleEventsQueue(batch as never, failingBatchesAfter(1), ctx);
+    await handleEventsQueue(batch, failingBatchesAfter(1), ctx);
     await waitOnExecutionContext(ctx);
-    expect((await getQueueResult(batch, ctx)).explicitAcks).toEqual(["m1"]);
+    expect((await getQueueResult(batch, ctx)).explicitAcks).toEqual([`m-${id}`]);
     const [first] = await waitForDeliveries(hook.inbox, 1);
     expect(first!.webhookId).toBe(id);
     // Back on the real queue 2 s later, the event's next fan-out (a working D1) delivers it again and records it.

@@ -1,13 +1,11 @@
-import { createExecutionContext, createMessageBatch, getQueueResult, waitOnExecutionContext } from "cloudflare:test";
+import { createExecutionContext, getQueueResult, waitOnExecutionContext } from "cloudflare:test";
 import { describe, expect, it } from "vitest";
 import { handleEventsQueue } from "../../../src/events/consumers.ts";
 import { shardAt } from "../../../src/platform/shards.ts";
-import { createKey, deliveriesOf, env, recordOnly, registerWebhook, waitFor, waitForDeliveries } from "./support.ts";
+import { createKey, deliveriesOf, env, eventBatch, recordOnly, registerWebhook, waitFor, waitForDeliveries } from "./support.ts";
 
 const SHARD = 1;
 const shard = () => shardAt(env, SHARD);
-
-const batchOf = (eventId: string) => createMessageBatch("texmsg-events", [{ id: `m-${eventId}`, timestamp: Date.now(), attempts: 1, body: { kind: "event", id: eventId, shard: SHARD } }]);
 
 describe("events consumer: accounts do not wait for each other's receivers", () => {
   it("a batch whose receiver hangs is acked at once and the next batch (another account's) is delivered while that attempt still waits", async () => {
@@ -20,12 +18,12 @@ describe("events consumer: accounts do not wait for each other's receivers", () 
     const fastEvent = await recordOnly(shard(), fast.accountId);
 
     const slowCtx = createExecutionContext();
-    const slowBatch = batchOf(slowEvent);
-    await handleEventsQueue(slowBatch as never, env, slowCtx);
+    const slowBatch = eventBatch(slowEvent, SHARD);
+    await handleEventsQueue(slowBatch, env, slowCtx);
     const slowDone = waitOnExecutionContext(slowCtx).then(() => Date.now());
 
     const fastCtx = createExecutionContext();
-    await handleEventsQueue(batchOf(fastEvent) as never, env, fastCtx);
+    await handleEventsQueue(eventBatch(fastEvent, SHARD), env, fastCtx);
     const [got] = await waitForDeliveries(quick.inbox, 1);
     expect(got!.webhookId).toBe(fastEvent);
     // Awaited in the handler, the hung attempt would have ended (timed out) before the next batch began.

@@ -21,6 +21,23 @@ async function heldDelivery(shard: Shard, accountId: string, now: number): Promi
   return id!;
 }
 
+/**
+ * A throttled endpoint's delivery held at a gate whose line gives it its turn at `turnAt(t0)`, the
+ * attempt started (fake timers from here on) and waiting in that line.
+ */
+async function crowdedAttempt(turnAt: (t0: number) => number, waitForSlots: boolean) {
+  const k = await createKey();
+  const hook = await registerWebhook(k, { events: ["message.sent"], maxPerSecond: 1 });
+  const shard = await accountShard(env, k.accountId);
+  vi.useFakeTimers({ toFake: ["setTimeout", "clearTimeout", "Date"] });
+  const t0 = Date.now();
+  const id = await heldDelivery(shard, k.accountId, t0);
+  const crowded = new SendGate(1, turnAt(t0), () => {});
+  const first = attemptDeliveries(env, shard, [id], t0, waitForSlots, crowded);
+  while (crowded.queued() === 0) await shard.db.select({ id: webhookDeliveries.id }).from(webhookDeliveries).where(eq(webhookDeliveries.id, id));
+  return { hook, shard, id, first };
+}
+
 // The clock is driven (fake timers): the wait at the endpoint's gate outlasts the lease to the millisecond,
 // as it does on a loaded machine, while D1 and the receiver are the real ones.
 describe("webhook deliveries: a turn that comes after the lease", () => {
@@ -29,16 +46,8 @@ describe("webhook deliveries: a turn that comes after the lease", () => {
   });
 
   it("an attempt whose turn at the gate comes when its lease no longer covers it is not made: the invocation that took the delivery since sends it, once", async () => {
-    const k = await createKey();
-    const hook = await registerWebhook(k, { events: ["message.sent"], maxPerSecond: 1 });
-    const shard = await accountShard(env, k.accountId);
-    vi.useFakeTimers({ toFake: ["setTimeout", "clearTimeout", "Date"] });
-    const t0 = Date.now();
-    const id = await heldDelivery(shard, k.accountId, t0);
     // A gate whose line reaches past the lease: this delivery's turn comes LEASE_MS + 5 s on.
-    const crowded = new SendGate(1, t0 + LEASE_MS + 4_000, () => {});
-    const first = attemptDeliveries(env, shard, [id], t0, true, crowded);
-    while (crowded.queued() === 0) await shard.db.select({ id: webhookDeliveries.id }).from(webhookDeliveries).where(eq(webhookDeliveries.id, id));
+    const { hook, shard, id, first } = await crowdedAttempt((t0) => t0 + LEASE_MS + 4_000, true);
 
     // The lease lapses; another invocation (a re-enqueued message, the cron) takes the delivery and sends it.
     await vi.advanceTimersByTimeAsync(LEASE_MS + 1_000);
@@ -56,16 +65,8 @@ describe("webhook deliveries: a turn that comes after the lease", () => {
   });
 
   it("a turn that comes late, the lease not yet taken by another, gives the lease back and queues the delivery again, which is then sent once", async () => {
-    const k = await createKey();
-    const hook = await registerWebhook(k, { events: ["message.sent"], maxPerSecond: 1 });
-    const shard = await accountShard(env, k.accountId);
-    vi.useFakeTimers({ toFake: ["setTimeout", "clearTimeout", "Date"] });
-    const t0 = Date.now();
-    const id = await heldDelivery(shard, k.accountId, t0);
     // The turn comes 55 s on: the lease has 5 s left, less than the attempt's timeout and its recording take.
-    const crowded = new SendGate(1, t0 + LEASE_MS - 6_000, () => {});
-    const first = attemptDeliveries(env, shard, [id], t0, false, crowded);
-    while (crowded.queued() === 0) await shard.db.select({ id: webhookDeliveries.id }).from(webhookDeliveries).where(eq(webhookDeliveries.id, id));
+    const { hook, shard, id, first } = await crowdedAttempt((t0) => t0 + LEASE_MS - 6_000, false);
     await vi.advanceTimersByTimeAsync(LEASE_MS - 4_000);
     expect((await first)[0]).toMatchObject({ attempted: false, reason: "late" });
     vi.useRealTimers();

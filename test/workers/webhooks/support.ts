@@ -1,3 +1,4 @@
+import { createMessageBatch } from "cloudflare:test";
 import { env } from "cloudflare:workers";
 import { eq } from "drizzle-orm";
 import { expect, inject } from "vitest";
@@ -5,6 +6,7 @@ import { events, webhookDeliveries } from "../../../src/db/schema/index.ts";
 import { attemptDelivery, type AttemptReport } from "../../../src/events/delivery.ts";
 import type { Shard } from "../../../src/platform/shards.ts";
 import { emit, type EmitInput } from "../../../src/events/emit.ts";
+import type { EventsQueueMessage } from "../../../src/events/types.ts";
 import type { Answer, InboxConfig, Received } from "../../support/receiver.ts";
 import { newId } from "../../../src/platform/ids.ts";
 import { syntheticEventIds } from "../event-tap.ts";
@@ -91,6 +93,11 @@ export async function recordOnly(shard: Shard, accountId: string, createdAt = Da
   const payload = JSON.stringify({ type: "message.sent", timestamp: new Date(createdAt).toISOString(), data: { id: "msg_lost" } });
   await shard.db.insert(events).values({ id, accountId, type: "message.sent", sessionId: null, payload, createdAt });
   return id;
+}
+
+/** An events-queue batch of one message (`m-<eventId>`) naming `eventId` on shard `shard`, as the emitters send it. */
+export function eventBatch(eventId: string, shard: number) {
+  return createMessageBatch<EventsQueueMessage>("texmsg-events", [{ id: `m-${eventId}`, timestamp: new Date(), attempts: 1, body: { kind: "event", id: eventId, shard } }]);
 }
 
 /** Publishes events the way the messaging code does (until its operations produce them). */
