@@ -4,7 +4,8 @@ import type { BatchItem } from "drizzle-orm/batch";
 import { events } from "../db/schema/index.ts";
 import { buildEvent, type EmitInput } from "./event-record.ts";
 import type { DomainEvent, EventRecord, EventsQueueMessage } from "./types.ts";
-import { chunk, QUEUE_BATCH_MAX, sendAll } from "../platform/batching.ts";
+import { chunk, sendAll } from "../platform/batching.ts";
+import { EVENTS_PER_MESSAGE, queueGroups } from "./queue-groups.ts";
 import { log } from "../platform/log.ts";
 import { itemsPerStatement, jsonColumns, jsonParts } from "../platform/d1.ts";
 import { accountShard, type Shard } from "../platform/shards.ts";
@@ -132,66 +133,18 @@ export async function enqueueEvents(env: Env, shard: Pick<Shard, "index">, ids: 
   }
 }
 
-/** A queue message carries an event's record only up to this (a queue message is at most 128 KB). */
-const MAX_QUEUED_CONTENT = 48 * 1024;
-/** Bytes of records one queue message carries: V8's serialization keeps a string in at most 2 bytes a character. */
-const MESSAGE_BYTES = 96 * 1024;
-/** Events one queue message names: a fan-out part (consumers.ts) takes whole messages. */
-export const EVENTS_PER_MESSAGE = QUEUE_BATCH_MAX;
-/** Bytes per `sendBatch` (the queue takes at most 256 KB in one). */
-const QUEUE_BATCH_BYTES = 200 * 1024;
-
-/** What a record costs a queue message: its serialized size when carried, an id's when it goes by id. */
-const carriedSize = (r: EventRecord) => 2 * (r.payload.length + r.id.length + r.accountId.length + (r.sessionId?.length ?? 0) + r.type.length) + 128;
-
 /**
  * Puts recorded events on the events queue with their content, so fan-out reads nothing back from
  * D1 for them (a large one goes by id). Call once the records are committed in D1. A failure is
  * logged, not thrown: the records are in D1 and the cron re-enqueues events never fanned out. Every
  * record is of `shard` (the message names it, as `enqueueEvents`' do).
- *
- * The records go in groups, up to EVENTS_PER_MESSAGE in a queue message: a queue's cost and its
- * throughput limit are per message, and a busy session's events (three per message sent) would
- * otherwise be that many queue messages, each serialized, stored, delivered and acked on its own.
- * The callers pass one session's events (a group commit, an inbound batch), so a message is one
- * account's.
+ * They go in groups (queue-groups.ts). The callers pass one session's events (a group commit, an
+ * inbound batch), so a message is one account's.
  */
 export async function enqueueRecorded(env: Env, shard: Pick<Shard, "index">, records: EventRecord[]): Promise<boolean> {
-  const messages: { body: EventsQueueMessage; bytes: number }[] = [];
-  let ids: string[] = [];
-  let carried: EventRecord[] = [];
-  let bytes = 0;
-  const close = () => {
-    if (ids.length > 0) messages.push({ body: { kind: "events", ids, shard: shard.index, carried }, bytes: bytes + 8 * ids.length });
-    ids = [];
-    carried = [];
-    bytes = 0;
-  };
-  for (const r of records) {
-    const size = carriedSize(r);
-    const carry = size <= MAX_QUEUED_CONTENT;
-    const cost = carry ? size : 2 * r.id.length + 16;
-    if (ids.length === EVENTS_PER_MESSAGE || bytes + cost > MESSAGE_BYTES) close();
-    ids.push(r.id);
-    if (carry) carried.push(r);
-    bytes += cost;
-  }
-  close();
   // Structured clone, not JSON: a record's payload is already JSON text, and escaping it again
   // (then parsing it back in the consumer) was a large share of the CPU a busy session costs.
-  const sends: MessageSendRequest<EventsQueueMessage>[][] = [];
-  let send: MessageSendRequest<EventsQueueMessage>[] = [];
-  let sendBytes = 0;
-  for (const m of messages) {
-    if (send.length === QUEUE_BATCH_MAX || (send.length > 0 && sendBytes + m.bytes > QUEUE_BATCH_BYTES)) {
-      sends.push(send);
-      send = [];
-      sendBytes = 0;
-    }
-    send.push({ body: m.body, contentType: "v8" });
-    sendBytes += m.bytes;
-  }
-  if (send.length > 0) sends.push(send);
+  const sends = queueGroups(shard.index, records).map((batch) => batch.map((body) => ({ body, contentType: "v8" as const })));
   try {
     for (const p of sends) await env.EVENTS_QUEUE.sendBatch(p);
     return true;

@@ -1,8 +1,8 @@
-// The events queue's messages: a session's recorded events go in groups (src/events/emit.ts), each
-// message and each sendBatch within the queue's size limits, whatever the records' size and script.
+// The events queue's messages: a session's recorded events go in groups (src/events/queue-groups.ts),
+// each message and each sendBatch within the queue's size limits, whatever the records' size and script.
 import { serialize } from "node:v8";
 import { describe, expect, it } from "vitest";
-import { enqueueRecorded } from "../../src/events/emit.ts";
+import { queueGroups } from "../../src/events/queue-groups.ts";
 import type { EventRecord, EventsQueueMessage } from "../../src/events/types.ts";
 
 const MESSAGE_LIMIT = 128 * 1024;
@@ -12,15 +12,10 @@ function record(i: number, payload: string): EventRecord {
   return { id: `evt_${String(i).padStart(6, "0")}`, accountId: "acc_1", type: "message.sent", sessionId: "ses_1", payload, createdAt: 1 };
 }
 
-/** enqueueRecorded over a queue that keeps what it is sent. */
-async function sent(records: EventRecord[]): Promise<MessageSendRequest<EventsQueueMessage>[][]> {
-  const calls: MessageSendRequest<EventsQueueMessage>[][] = [];
-  const env = { EVENTS_QUEUE: { sendBatch: async (batch: MessageSendRequest<EventsQueueMessage>[]) => void calls.push(batch) } } as unknown as Env;
-  expect(await enqueueRecorded(env, { index: 1 }, records)).toBe(true);
-  return calls;
-}
+/** The messages as sent, a list per sendBatch. */
+const sent = async (records: EventRecord[]): Promise<{ body: EventsQueueMessage }[][]> => queueGroups(1, records).map((batch) => batch.map((body) => ({ body })));
 
-const bodies = (calls: MessageSendRequest<EventsQueueMessage>[][]) => calls.flat().map((m) => m.body as Extract<EventsQueueMessage, { kind: "events" }>);
+const bodies = (calls: { body: EventsQueueMessage }[][]) => calls.flat().map((m) => m.body as Extract<EventsQueueMessage, { kind: "events" }>);
 
 describe("events queue groups", () => {
   it("a session's events go a hundred to a message, in order, with their records", async () => {
