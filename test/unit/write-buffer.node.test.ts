@@ -27,7 +27,7 @@ describe("WriteBuffer: the Session DO's writes until their group commit", () => 
     expect(batch.events.map((e) => e.id)).toEqual([event!.id]);
     b.committed(batch);
     expect(b.size()).toBe(0);
-    expect(b.pending(100)).toEqual({ messages: [], events: [], lastSeq: 0 });
+    expect(b.pending(100)).toEqual({ messages: [], events: [], lastSeq: 0, lastChg: 0 });
     expect(b.known(["msg_1"])[0]).toMatchObject({ id: "msg_1", status: "sent" });
   });
 
@@ -74,7 +74,7 @@ describe("WriteBuffer: the Session DO's writes until their group commit", () => 
     expect(out.changed.map((r) => [r.id, r.status, r.sentAt])).toEqual([["msg_a", "sent", T0 + 5], ["msg_b", "sent", T0 + 5]]);
     expect(out.events.map((e) => [payloadOf(e).type, payloadOf(e).data.id])).toEqual([["message.sent", "msg_a"], ["message.sent", "msg_b"]]);
     expect(b.known(["msg_k"])[0]!.status).toBe("delivered");
-    expect(b.pending(10).messages.map((m) => [m.id, m.status]).sort()).toEqual([["msg_a", "sent"], ["msg_b", "sent"], ["msg_k", "delivered"]]);
+    expect(b.pending(10).messages.map((m) => [m.id, (JSON.parse(m.json) as MessageRow).status]).sort()).toEqual([["msg_a", "sent"], ["msg_b", "sent"], ["msg_k", "delivered"]]);
     const failed = b.adopt([queued("msg_f")], "failed", T0 + 6, { code: "no_account", message: "x" });
     expect(failed.changed[0]).toMatchObject({ status: "failed", errorCode: "no_account" });
     expect(failed.events).toEqual([]);
@@ -87,7 +87,7 @@ describe("WriteBuffer: the Session DO's writes until their group commit", () => 
     b.advance({ ids: ["msg_1"] }, "delivered", T0 + 1); // during the D1 round trip
     b.committed(batch);
     const next = b.pending(100);
-    expect(next.messages.map((m) => m.status)).toEqual(["delivered"]);
+    expect(next.messages.map((m) => (JSON.parse(m.json) as MessageRow).status)).toEqual(["delivered"]);
     expect(next.events.map((e) => payloadOf(e).type)).toEqual(["message.delivered"]);
   });
 
@@ -142,7 +142,7 @@ describe("WriteBuffer: the Session DO's writes until their group commit", () => 
     expect(b.known(["msg_big"])).toEqual([]);
     expect(b.size()).toBe(0);
   });
-  it("a commit marks its rows clean by primary key, not by walking every dirty row (query plan)", () => {
+  it("a commit rewrites no row: it moves the mark; the flush reads the changes above it through their index (query plan)", () => {
     const db = new DatabaseSync(":memory:");
     const inner = memorySql(db);
     const seen: string[] = [];
@@ -150,10 +150,40 @@ describe("WriteBuffer: the Session DO's writes until their group commit", () => 
     for (let i = 0; i < 5; i++) b.add(sent(`msg_${i}`), T0 + i);
     seen.length = 0;
     b.committed(b.pending(2));
-    const clean = seen.find((q) => q.startsWith("UPDATE wb_messages SET dirty = j.clean"))!;
-    const plan = db.prepare(`EXPLAIN QUERY PLAN ${clean}`).all('[["msg_0",1]]').map((r) => String((r as { detail: string }).detail));
-    expect(plan.join(" | ")).toMatch(/wb_messages USING INDEX sqlite_autoindex_wb_messages_1 \(id=\?\)/);
-    expect(plan.join(" | ")).not.toMatch(/dirty/);
+    expect(seen.filter((q) => /^(UPDATE|INSERT INTO|DELETE FROM) wb_rows/.test(q))).toEqual([]);
+    const flush = seen.find((q) => q.startsWith("SELECT id, row AS json, chg FROM wb_rows"))!;
+    const plan = db.prepare(`EXPLAIN QUERY PLAN ${flush}`).all(0, 10).map((r) => String((r as { detail: string }).detail));
+    expect(plan.join(" | ")).toMatch(/USING INDEX wb_rows_chg \(chg>\?\)/);
+    expect(plan.join(" | ")).not.toMatch(/TEMP B-TREE/);
     expect(b.pending(10).messages.map((m) => m.id)).toEqual(["msg_2", "msg_3", "msg_4"]);
+  });
+
+  it("after a restart whose rows were all pruned, new changes still wait for D1 (numbered above the mark)", () => {
+    const db = new DatabaseSync(":memory:");
+    const before = new WriteBuffer(memorySql(db));
+    for (let i = 0; i < 3; i++) before.add(sent(`msg_${i}`), T0);
+    before.committed(before.pending(10));
+    before.prune(T0 + 60 * 60_000);
+    expect(before.known(["msg_0", "msg_1", "msg_2"])).toEqual([]);
+    const after = new WriteBuffer(memorySql(db));
+    after.add(sent("msg_new"), T0 + 60 * 60_000);
+    expect(after.pending(10).messages.map((m) => m.id)).toEqual(["msg_new"]);
+  });
+
+  it("storage from before the change counter: its dirty rows wait for D1 in their old order, its clean ones are known and do not", () => {
+    const db = new DatabaseSync(":memory:");
+    db.exec("CREATE TABLE wb_messages (id TEXT PRIMARY KEY, external_id TEXT, row TEXT NOT NULL, dirty INTEGER NOT NULL, ver INTEGER NOT NULL, touched INTEGER NOT NULL)");
+    const put = db.prepare("INSERT INTO wb_messages VALUES (?, ?, ?, ?, 1, ?)");
+    put.run("msg_clean", null, JSON.stringify(sent("msg_clean")), 0, T0);
+    put.run("msg_late", "wamid.9", JSON.stringify({ ...sent("msg_late"), externalId: "wamid.9" }), 1, T0 + 9);
+    put.run("msg_early", null, JSON.stringify({ ...sent("msg_early"), status: "read", readAt: T0 }), 1, T0 + 1);
+    const b = new WriteBuffer(memorySql(db));
+    expect(b.size()).toBe(2);
+    expect(b.pending(10).messages.map((m) => m.id)).toEqual(["msg_early", "msg_late"]);
+    expect(b.known(["msg_clean"]).map((m) => m.id)).toEqual(["msg_clean"]);
+    expect(b.advance({ externalIds: ["wamid.9"] }, "delivered", T0 + 10).changed.map((m) => m.id)).toEqual(["msg_late"]);
+    expect(db.prepare("SELECT count(*) AS n FROM sqlite_master WHERE name = 'wb_messages'").get()).toEqual({ n: 0 });
+    // a second start finds nothing to move
+    expect(new WriteBuffer(memorySql(db)).size()).toBe(3);
   });
 });
