@@ -7,7 +7,8 @@
 // bare engine's is the engine (and xelatex's driver) run from a shell in a fresh folder. Rows: hello
 // world per engine, the medium document per engine, and the precompiled-preamble path (pdflatex):
 // the first compile, the dump with its check (in the background), the compile from the format.
-// Env: BENCH_N (samples per row, default 8), BENCH_ROWS (comma-separated: hello, medium, preamble).
+// Env: BENCH_N (samples per row, default 8), BENCH_ROWS (comma-separated: hello, medium, preamble),
+// BENCH_ENGINES (comma-separated, default all three; the preamble rows are pdflatex's).
 import { spawn } from "node:child_process";
 import { mkdtempSync, readFileSync, rmSync, writeFileSync } from "node:fs";
 import os from "node:os";
@@ -24,7 +25,7 @@ const hello = readFileSync(path.join(FIX, "hello.tex"), "utf8");
 const medium = readFileSync(path.join(FIX, "medium.tex"), "utf8");
 const N = Number(process.env.BENCH_N ?? 8);
 const ROWS = new Set((process.env.BENCH_ROWS ?? "hello,medium,preamble").split(",").map((r) => r.trim()));
-const engines: Engine[] = ["pdflatex", "xelatex", "lualatex"];
+const engines = (process.env.BENCH_ENGINES ?? "pdflatex,xelatex,lualatex").split(",").map((e) => e.trim()) as Engine[];
 /** Floors on server CPU / bare CPU (medians): what the server adds per compile stays small. */
 const FLOORS = { hello: 1.6, medium: 1.4, preamble: 1.6, hit: 1.6 } as const;
 
@@ -46,7 +47,7 @@ const server = await startServer({ port: 0, host: "127.0.0.1", env: { ...process
 async function settle(): Promise<void> {
   for (let i = 0; i < 2000; i++) {
     await server.preambles.idle();
-    const full = [...engines].every((e) => {
+    const full = (["pdflatex", "xelatex", "lualatex"] as const).every((e) => {
       const s = server.pools.get(e)?.stats();
       return !s || (s.ready >= s.target && s.starting === 0);
     });
