@@ -24,18 +24,17 @@ export function cpuMeter(): CpuMeter {
     if (!existsSync(path.join(CPUACCT, "cpuacct.usage"))) throw new Error("no cpuacct");
     mkdirSync(dir);
     writeFileSync(path.join(dir, "cgroup.procs"), String(process.pid));
-    return {
-      kind: "cgroup",
-      ms: () => Number(readFileSync(path.join(dir, "cpuacct.usage"), "utf8")) / 1e6,
-      close() {
-        try {
-          writeFileSync(path.join(CPUACCT, "cgroup.procs"), String(process.pid));
-          rmdirSync(dir);
-        } catch {
-          /* a process of the tree still in it: left for the next run's owner to see */
-        }
-      },
+    const close = () => {
+      try {
+        writeFileSync(path.join(CPUACCT, "cgroup.procs"), String(process.pid));
+        rmdirSync(dir);
+      } catch {
+        /* already removed, or a process of the tree still in it */
+      }
     };
+    // also when the benchmark stops on an error
+    process.once("exit", close);
+    return { kind: "cgroup", ms: () => Number(readFileSync(path.join(dir, "cpuacct.usage"), "utf8")) / 1e6, close };
   } catch {
     return { kind: "proc", ms: () => procTreeMs(), close() {} };
   }
