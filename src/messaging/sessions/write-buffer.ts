@@ -20,6 +20,7 @@ import { toMessage, type MessageRow } from "../messages/mapper.ts";
 import { canAdvance, deliveredStamp, statusesBetween, type MessageStatus } from "../status.ts";
 import { jsonParts } from "../../platform/d1.ts";
 import type { SqlLike } from "./outbox.ts";
+import { migrateDirtyFlags } from "./write-buffer-legacy.ts";
 
 export type Target = "sent" | "delivered" | "read" | "failed";
 /** Why a send failed (the drivers' FailureReason, structurally: this file stays free of the network layer's types). */
@@ -120,7 +121,7 @@ export class WriteBuffer {
     sql.exec("CREATE TABLE IF NOT EXISTS wb_meta (k TEXT PRIMARY KEY, v INTEGER NOT NULL)");
     sql.exec("CREATE TABLE IF NOT EXISTS wb_marks (at INTEGER PRIMARY KEY, chg INTEGER NOT NULL)");
     this.flushed = sql.exec<{ v: number }>("SELECT coalesce((SELECT v FROM wb_meta WHERE k = 'flushed'), 0) AS v").one().v;
-    migrateDirtyFlags(sql, this.flushed);
+    migrateDirtyFlags(sql, this.flushed, { open: OPEN, done: DONE });
     // Never below the mark: a change numbered under it would count as in D1 already.
     this.chg = Math.max(this.flushed, sql.exec<{ v: number }>("SELECT coalesce(max(chg), 0) AS v FROM wb_rows").one().v);
   }
@@ -320,22 +321,4 @@ export class WriteBuffer {
   clear(): void {
     this.sql.exec("DELETE FROM wb_rows");
   }
-}
-
-/**
- * Storage written before the change counter (`wb_messages`, with a dirty flag per row and a version):
- * its rows move to `wb_rows` once, the dirty ones numbered above the mark in their old flush order
- * (they wait for D1 as before), the clean ones at 0.
- */
-function migrateDirtyFlags(sql: SqlLike, flushed: number): void {
-  if (sql.exec<{ n: number }>("SELECT count(*) AS n FROM sqlite_master WHERE type = 'table' AND name = 'wb_messages'").one().n === 0) return;
-  sql.exec(
-    `INSERT INTO wb_rows (id, external_id, row, state, chg)
-       SELECT id, external_id, row,
-              CASE WHEN dirty = 1 THEN (CASE WHEN json_extract(row, '$.status') IN ('pending', 'sent', 'delivered') THEN ${OPEN} ELSE ${DONE} END) ELSE dirty END,
-              CASE WHEN dirty = 1 THEN ? + row_number() OVER (PARTITION BY dirty = 1 ORDER BY touched, id) ELSE 0 END
-         FROM wb_messages WHERE true ON CONFLICT (id) DO NOTHING`,
-    flushed,
-  );
-  sql.exec("DROP TABLE wb_messages");
 }
