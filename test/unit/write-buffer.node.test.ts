@@ -121,7 +121,7 @@ describe("WriteBuffer: the Session DO's writes until their group commit", () => 
 
   // 20,010 rows: a few seconds on an idle machine, over 13 on a loaded one; a cost growing with the square would pass no bound.
   it("over its bound, prune forgets rows that are done before rows still waiting for receipts", { timeout: 60_000 }, () => {
-    const b = new WriteBuffer(memorySql());
+    const b = new WriteBuffer(memorySql(), () => T0);
     const queued = (id: string) => outboundRow({ id, accountId: "acc_1", sessionId: "ses_1", to: "1", type: "text", createdAt: T0 }, { status: "pending" });
     // 5 sends waiting for their receipts, then 20,005 read (one bound's worth and 5 more), all committed
     const ids = Array.from({ length: 20_010 }, (_, i) => `msg_${String(i).padStart(5, "0")}`);
@@ -156,6 +156,23 @@ describe("WriteBuffer: the Session DO's writes until their group commit", () => 
     expect(plan.join(" | ")).toMatch(/USING INDEX wb_rows_chg \(chg>\?\)/);
     expect(plan.join(" | ")).not.toMatch(/TEMP B-TREE/);
     expect(b.pending(10).messages.map((m) => m.id)).toEqual(["msg_2", "msg_3", "msg_4"]);
+  });
+
+  it("a receipt stamped hours ago (a late webhook) does not make the rows changed now look old to pruning", () => {
+    let clock = T0;
+    const db = new DatabaseSync(":memory:");
+    new WriteBuffer(memorySql(db), () => clock).add(sent("msg_1"), T0);
+    // restarted: the first change it makes is the late receipt
+    const b = new WriteBuffer(memorySql(db), () => clock);
+    b.advance({ ids: ["msg_1"] }, "delivered", T0 - 3 * 3600_000);
+    b.committed(b.pending(10));
+    b.prune(T0);
+    clock = T0 + 60_000;
+    b.prune(T0 + 60_000);
+    expect(b.known(["msg_1"]).map((m) => m.id)).toEqual(["msg_1"]);
+    clock = T0 + 20 * 60_000;
+    b.prune(T0 + 20 * 60_000);
+    expect(b.known(["msg_1"])).toEqual([]);
   });
 
   it("after a restart whose rows were all pruned, new changes still wait for D1 (numbered above the mark)", () => {

@@ -109,9 +109,12 @@ export class WriteBuffer {
   /** When the last change was made (0: none since the start), and the time of the last mark written. */
   private changedAt = 0;
   private markedAt = 0;
+  /** The clock of the marks: a change's own time can be the network's, hours old (a late receipt). */
+  private readonly clock: () => number;
 
-  constructor(sql: SqlLike) {
+  constructor(sql: SqlLike, clock: () => number = Date.now) {
     this.sql = sql;
+    this.clock = clock;
     sql.exec("CREATE TABLE IF NOT EXISTS wb_rows (id TEXT PRIMARY KEY, external_id TEXT, row TEXT NOT NULL, state INTEGER NOT NULL, chg INTEGER NOT NULL)");
     sql.exec("CREATE INDEX IF NOT EXISTS wb_rows_external ON wb_rows (external_id) WHERE external_id IS NOT NULL");
     // The flush reads changes above the mark in order; pruning takes the oldest of a state.
@@ -126,11 +129,11 @@ export class WriteBuffer {
     this.chg = Math.max(this.flushed, sql.exec<{ v: number }>("SELECT coalesce(max(chg), 0) AS v FROM wb_rows").one().v);
   }
 
-  /** The first of `n` consecutive change numbers, made at `now`. */
-  private changes(n: number, now: number): number {
+  /** The first of `n` consecutive change numbers, made now. */
+  private changes(n: number): number {
     const first = this.chg + 1;
     this.chg += n;
-    this.changedAt = Math.max(this.changedAt, now);
+    this.changedAt = Math.max(this.changedAt, this.clock());
     return first;
   }
 
@@ -171,7 +174,7 @@ export class WriteBuffer {
     // The event first: one too large throws before the row is kept (never a message without its event).
     const type = EVENT[row.status];
     const events = type ? [this.event({ type, accountId: row.accountId, sessionId: row.sessionId, data: toMessage(row) }, now, ORDINAL[row.status])] : [];
-    this.sql.exec("INSERT INTO wb_rows (id, external_id, row, state, chg) VALUES (?, ?, ?, ?, ?)", row.id, row.externalId, JSON.stringify(row), stateOf(row.status), this.changes(1, now));
+    this.sql.exec("INSERT INTO wb_rows (id, external_id, row, state, chg) VALUES (?, ?, ?, ?, ?)", row.id, row.externalId, JSON.stringify(row), stateOf(row.status), this.changes(1));
     return events;
   }
 
@@ -179,14 +182,14 @@ export class WriteBuffer {
    * Rows queued to be sent (`pending`: no event yet), to D1 with the next commit. A row the buffer
    * already has is left as it is (a retried call changes nothing).
    */
-  queued(rows: readonly MessageRow[], now: number): void {
-    this.insert(rows, OPEN, now);
+  queued(rows: readonly MessageRow[]): void {
+    this.insert(rows, OPEN);
   }
 
   /** New rows, numbered in their order, in a statement per JSON part; rows the buffer has are left as they are. */
-  private insert(rows: readonly MessageRow[], state: number | null, now: number): void {
+  private insert(rows: readonly MessageRow[], state: number | null): void {
     if (rows.length === 0) return;
-    const first = this.changes(rows.length, now);
+    const first = this.changes(rows.length);
     const tuples = rows.map((r, i) => [r.id, r.externalId, r, state ?? stateOf(r.status), first + i]);
     for (const part of jsonParts(tuples)) {
       this.sql.exec(
@@ -214,7 +217,7 @@ export class WriteBuffer {
       if (row) taken.push(row);
     }
     const events = this.events(drafts, at);
-    this.insert(taken, null, at);
+    this.insert(taken, null);
     return { changed: [...here.changed, ...taken], unknown: [], events: [...here.events, ...events] };
   }
 
@@ -256,7 +259,7 @@ export class WriteBuffer {
     // The events (numbered in the rows' order) and the rows, each in a statement per part.
     out.events = this.events(drafts, at);
     if (out.changed.length === 0) return out;
-    const first = this.changes(out.changed.length, at);
+    const first = this.changes(out.changed.length);
     for (const part of jsonParts(out.changed.map((r, i) => [r.id, r.externalId, r, stateOf(r.status), first + i]))) {
       this.sql.exec(
         "UPDATE wb_rows SET row = j.row, external_id = j.ext, state = j.state, chg = j.chg FROM (SELECT json_extract(value, '$[0]') AS id, json_extract(value, '$[1]') AS ext, json_extract(value, '$[2]') AS row, json_extract(value, '$[3]') AS state, json_extract(value, '$[4]') AS chg FROM json_each(?)) AS j WHERE wb_rows.id = j.id",
