@@ -87,7 +87,11 @@ describe("sandbox: sending limits", () => {
       { to: "+14155553402", text: "free-form" },
       { to: "+14155553403", template: SANDBOX_TEMPLATE },
     ]);
-    await waitFor(async () => (await batch()).pending === 1, 15_000, "four sent");
+    // Its progress goes into the failure: a run on a fresh clone once waited out 15 s here (not seen since).
+    let seen: unknown;
+    await waitFor(async () => ((seen = await batch()) as { pending: number }).pending === 1, 30_000, "four sent").catch((err: Error) => {
+      throw new Error(`${err.message}; the batch: ${JSON.stringify(seen)}`);
+    });
     expect(await batch()).toMatchObject({ total: 5, pending: 1, failed: 0 });
     const waiting = await outboxDue(s.id);
     expect(waiting).toHaveLength(1);
