@@ -212,6 +212,9 @@ describe("browser console (Chromium against npm run dev)", () => {
     await expect.poll(() => img.evaluate((e: HTMLImageElement) => e.complete && e.naturalWidth)).toBe(1);
     const imgSrc = (await img.getAttribute("src"))!;
     expect(imgSrc).toMatch(/^blob:/);
+    // Clicked once its receipts are in: each one pushed over the stream redraws the bubble, and a click
+    // landing on the copy being replaced opens nothing (one run on a fresh clone lost it so).
+    await expect.poll(() => page.locator(".bubble.out").last().locator(".ticks").getAttribute("data-status"), { timeout: 20_000 }).toBe("read");
     await img.click();
     const full = page.locator("dialog.media-full[open] img");
     await expect.poll(() => full.evaluate((e: HTMLImageElement) => e.complete && e.naturalWidth)).toBe(1);
