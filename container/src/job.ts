@@ -203,7 +203,7 @@ function poolSource(pool: EnginePool): ProcessSource {
  * format. The next pass's process starts while the current pass runs; an unused one
  * goes to `spare` when the job succeeded (kept warm for the next compile).
  */
-function dedicatedSource(cfg: Config, engine: CompileRequest["engine"], spec: ProcessSpec, first?: WarmProcess, spare?: (p: WarmProcess) => void, demoteNext = true): ProcessSource {
+function dedicatedSource(cfg: Config, engine: CompileRequest["engine"], spec: ProcessSpec, first?: WarmProcess, spare?: (p: WarmProcess) => void): ProcessSource {
   let pending: WarmProcess | undefined = first;
   let next: Promise<WarmProcess | undefined> | undefined;
   const start = () => spawnProcess(cfg, engine, spec).catch(() => undefined);
@@ -217,8 +217,7 @@ function dedicatedSource(cfg: Config, engine: CompileRequest["engine"], spec: Pr
       pending = undefined;
       if (!p && next) p = await next;
       // a heavy job's next process loads its format at low priority too
-      // (unless it is to be kept warm for a later job: a pass it runs is demoted when it starts)
-      next = start().then((n) => (heavy && demoteNext && n && renice(n.child.pid, LOW_PRIORITY), n));
+      next = start().then((n) => (heavy && n && renice(n.child.pid, LOW_PRIORITY), n));
       return p ?? spawnProcess(cfg, engine, spec);
     },
     close(ok) {
@@ -300,20 +299,20 @@ async function compileOnce(req: CompileRequest, pool: EnginePool, cfg: Config, r
   return r;
 }
 
-function formatSource(cfg: Config, req: CompileRequest, use: PreambleUse, preambles?: Preambles, keep?: (p: WarmProcess) => void): ProcessSource {
+function formatSource(cfg: Config, req: CompileRequest, use: PreambleUse, preambles?: Preambles): ProcessSource {
   const { sub, base } = mainParts(req.mainPath);
-  // verifying a new format, the caller decides (`keep`) what becomes of a spare process
-  const spare = keep ?? (preambles ? (p: WarmProcess) => preambles.keepWarm(use.key, p) : undefined);
-  return dedicatedSource(cfg, req.engine, { subdir: sub || undefined, fmtFile: use.fmtFile, jobname: base, env: (root) => jobEnv(cfg, req, root) }, use.warm, spare, keep === undefined);
+  // without the cache (verifying a new format) a spare process has nowhere to go: it is discarded
+  const spare = preambles ? (p: WarmProcess) => preambles.keepWarm(use.key, p) : undefined;
+  return dedicatedSource(cfg, req.engine, { subdir: sub || undefined, fmtFile: use.fmtFile, jobname: base, env: (root) => jobEnv(cfg, req, root) }, use.warm, spare);
 }
 
 /**
  * Compiles `req` from a dumped preamble only (the verification of a new format). `noTools`: a
  * document that would run bibtex, biber, makeindex... fails instead (background work runs none).
  */
-export async function compileWithFormat(req: CompileRequest, use: PreambleUse, cfg: Config, signal?: AbortSignal, opts: { noTools?: boolean; spare?: (p: WarmProcess) => void } = {}): Promise<{ pdf: Buffer; pages: number } | undefined> {
+export async function compileWithFormat(req: CompileRequest, use: PreambleUse, cfg: Config, signal?: AbortSignal, opts: { noTools?: boolean } = {}): Promise<{ pdf: Buffer; pages: number } | undefined> {
   const started = Date.now();
-  const r = await runPasses(req, formatSource(cfg, req, use, undefined, opts.spare), cfg, started, true, { deadline: started + req.timeoutMs, signal, prio: BACKGROUND }, opts.noTools === true);
+  const r = await runPasses(req, formatSource(cfg, req, use), cfg, started, true, { deadline: started + req.timeoutMs, signal, prio: BACKGROUND }, opts.noTools === true);
   return r.ok ? { pdf: r.pdf, pages: r.pages } : undefined;
 }
 

@@ -91,20 +91,11 @@ export interface PreambleStats {
   lastRefusal?: string;
 }
 
-/** A process started from a format that is not kept: stopped, its folder removed. */
-function discard(p: WarmProcess): void {
-  p.kill();
-  void p.exited.then(() => removeDir(p.dir));
-}
-
 /** What the background work needs from job.ts (passed in to keep the modules acyclic). */
 export interface PreambleRunner {
   writeInputs(dir: string, req: CompileRequest, cfg: Config): Promise<void>;
-  /**
-   * Compiles `req` from the format only (no fallback), running no tool (bibtex, makeindex...); the PDF or
-   * undefined. `spare` gets the process started for a pass that was not needed (started from the format).
-   */
-  compileWithFormat(req: CompileRequest, use: PreambleUse, spare?: (p: WarmProcess) => void): Promise<{ pdf: Buffer; pages: number } | undefined>;
+  /** Compiles `req` from the format only (no fallback), running no tool (bibtex, makeindex...); the PDF or undefined. */
+  compileWithFormat(req: CompileRequest, use: PreambleUse): Promise<{ pdf: Buffer; pages: number } | undefined>;
 }
 
 /**
@@ -361,22 +352,11 @@ export class Preambles {
     e.deps = made.deps;
     e.fmtFile = made.fmtFile;
     e.bytes = made.bytes;
-    // verification: the same document from the format must give the same pages and text. The
-    // process it started for a pass it did not need is the one kept warm once the format is good
-    // (instead of a format load thrown away and another started for that)
+    // verification: the same document from the format must give the same pages and text
     const use: PreambleUse = { key: job.key, fmtFile: made.fmtFile };
-    let spare: WarmProcess | undefined;
-    let verdict: boolean | undefined;
-    const onSpare = (p: WarmProcess) => {
-      if (verdict === undefined) spare = p;
-      else if (verdict) this.keepWarm(job.key, p);
-      else discard(p);
-    };
-    const got = await runner.compileWithFormat(job.req, use, onSpare).catch(() => undefined);
+    const got = await runner.compileWithFormat(job.req, use).catch(() => undefined);
     const same = got !== undefined && got.pages === job.pages && (await this.sameText(got.pdf, job.pdf));
     if (!same || this.closed) {
-      verdict = false;
-      if (spare) discard(spare);
       this.lastRefusal = `${job.req.engine}: ${got === undefined ? "the compile from the format failed" : "the compile from the format gave another PDF"}`;
       this.reject(job.key);
       return;
@@ -384,11 +364,6 @@ export class Preambles {
     e.state = "ready";
     this.dumped++;
     await this.evict();
-    verdict = true;
-    if (spare && !spare.isDead) {
-      this.keepWarm(job.key, spare);
-      return;
-    }
     // the author is likely to compile again soon: have a process ready
     if (this.cfg.preamble.warm > 0 && e.fmtFile) {
       const sub = path.posix.dirname(job.req.mainPath);

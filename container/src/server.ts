@@ -93,7 +93,7 @@ export async function startServer(opts: StartOptions = {}): Promise<RunningServe
   // preambles are dumped and verified in the background, each in a compile slot of its account
   // that is free while no request waits, and without running bibtex, biber, makeindex...
   const preambles = new Preambles(cfg, (ns) => gate.tryAcquire(ns));
-  preambles.setRunner({ writeInputs, compileWithFormat: (req, use, spare) => compileWithFormat(req, use, cfg, shutdown.signal, { noTools: true, spare }) });
+  preambles.setRunner({ writeInputs, compileWithFormat: (req, use) => compileWithFormat(req, use, cfg, shutdown.signal, { noTools: true }) });
   const jobs = new JobRegistry();
   const server = http.createServer(createHandler({ cfg, pools, gate, lag, body, shutdown: shutdown.signal, preambles, cgroups, jobs, fonts: new FontMaker(cfg), environment: new EnvironmentInfo(cfg.engines), ready: () => pools.isWarm() }));
   server.requestTimeout = cfg.limits.maxTimeoutMs + 60_000;
