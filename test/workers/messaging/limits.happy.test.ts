@@ -76,7 +76,7 @@ describe("sandbox: sending limits", () => {
     expect(times[3]! - times[0]!).toBeGreaterThanOrEqual(2 * 700 - 100);
   });
 
-  it("messaging limit: templates to new recipients past the limit wait a rolling 24 h; free-form and known recipients do not count", async () => {
+  it("messaging limit: templates to new recipients past the limit wait a rolling 24 h; free-form and known recipients do not count", { timeout: 60_000 }, async () => {
     const k = await createKey("pro");
     const s = await sandboxSession(k.key, { limits: { messagingLimit: 2 } });
     await approvedTemplate(k.key, s.id);
@@ -87,7 +87,7 @@ describe("sandbox: sending limits", () => {
       { to: "+14155553402", text: "free-form" },
       { to: "+14155553403", template: SANDBOX_TEMPLATE },
     ]);
-    // Its progress goes into the failure: a run on a fresh clone once waited out 15 s here (not seen since).
+    // Its progress goes into the failure (runs on a fresh clone have waited out 15 s here).
     let seen: unknown;
     await waitFor(async () => ((seen = await batch()) as { pending: number }).pending === 1, 30_000, "four sent").catch((err: Error) => {
       throw new Error(`${err.message}; the batch: ${JSON.stringify(seen)}`);
