@@ -85,7 +85,7 @@ const SIZE_EVERY = 5;
 
 /**
  * Waits for a job's process group to end; kills it at the deadline, when `signal` aborts, or
- * when the job folder is over a cap (WorkDir.check, on a 200 ms cadence).
+ * when the job folder is over a cap (WorkDir.check, on a 200 ms cadence and once after the exit).
  */
 export async function runToExit(child: ChildProcess, exited: Promise<Exit>, work: WorkDir, caps: JobCaps, { deadline, signal, prio }: Bounds): Promise<RunOutcome> {
   let ending: Ending = "exit";
@@ -123,6 +123,8 @@ export async function runToExit(child: ChildProcess, exited: Promise<Exit>, work
   killGroup(child); // stray children (xdvipdfmx) of a finished engine
   await watch;
   if (ending === "exit" && sig === "SIGXFSZ") ending = "too_large";
+  // a process quicker than the watch's cadence is held to the same caps by one last look
+  if (ending === "exit") ending = (await work.check(caps, true)) ?? "exit";
   if (ending === "exit" && (sig === "SIGXCPU" || (sig === "SIGKILL" && code === null))) ending = "timeout";
   return { ending, code, signal: sig };
 }

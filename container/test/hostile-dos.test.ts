@@ -8,6 +8,9 @@ import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { BodyParser, INLINE_MAX_BYTES, PARSER_NICE, parseInline } from "../src/body.ts";
 import { loadConfig } from "../src/config.ts";
 import { checkJobDir, LoopLagMonitor } from "../src/limits.ts";
+import { exitOf, runToExit } from "../src/supervise.ts";
+import { WorkDir } from "../src/workdir.ts";
+import { spawn } from "node:child_process";
 import type { RunningServer } from "../src/server.ts";
 import { type Attack, bcfFlood, bigLogFailure, bigLogThenSpin, HELLO, usepackageFlood } from "./attacks.ts";
 import { compile, doc, expectPdf, testServer } from "./helpers.ts";
@@ -152,6 +155,20 @@ describe("per-job caps", () => {
     expect(r.status).toBe(422);
     expect(r.json.error.code).toBe("compile_timeout");
     expect(r.json.error.log).toContain("BEFORE-THE-LOOP");
+  });
+
+  it("a process that makes too many files and exits before the watch's first look is still over the cap", async () => {
+    const dir = mkdtempSync(path.join(os.tmpdir(), "jobcaps-"));
+    try {
+      // 60 files in well under the watch's 200 ms, then the exit
+      const child = spawn("sh", ["-c", "i=0; while [ $i -lt 60 ]; do : > f$i; i=$((i+1)); done"], { cwd: dir, detached: true, stdio: "ignore" });
+      const caps = { maxEntries: 50, maxBytes: 1_000_000, maxLogBytes: 10_000, logName: "main.log" };
+      const prio = { heavy: () => false, watch: () => () => {}, settle: () => {} };
+      const r = await runToExit(child, exitOf(child), new WorkDir(dir), caps, { deadline: Date.now() + 10_000, prio });
+      expect(r.ending).toBe("too_many_files");
+    } finally {
+      rmSync(dir, { recursive: true, force: true });
+    }
   });
 
   it("checkJobDir: counts entries without stat, stops past the cap, sums sizes when asked", async () => {
