@@ -4,7 +4,7 @@
 // /etc/texmf, /var/lib/texmf, fonts... at their usual places (sandbox.ts), and what the server
 // runs or reads of the installation itself (versions, kpathsea, ls-R files, caches) goes
 // through the same root, so every identity (preamble keys, /environment) is the rootfs's.
-import { existsSync } from "node:fs";
+import { existsSync, lstatSync, readlinkSync } from "node:fs";
 import path from "node:path";
 
 /** Where `npm run tex:ensure` builds the root filesystem; used when complete (TEX_ROOT_READY). */
@@ -40,9 +40,42 @@ export function currentTexRoot(): string | undefined {
   return active;
 }
 
-/** Where a path of the installation (as TeX sees it, e.g. /var/lib/texmf/...) is on the host. */
+/** Links followed at most in one path, as the kernel's limit. */
+const MAX_LINKS = 40;
+
+/**
+ * Where a path of the installation (as TeX sees it, e.g. /var/lib/texmf/...) is on the host. In a
+ * root filesystem its links are followed inside the root: Debian's point at absolute paths
+ * (texmf-dist/ls-R -> /var/lib/texmf/ls-R-TEXLIVEDIST), which on the host would be the host's own
+ * files, or nothing.
+ */
 export function texHostPath(p: string, root = active): string {
-  return root ? path.join(root, p) : p;
+  if (!root) return p;
+  let rest = path.posix.normalize(`/${p}`).split("/").filter(Boolean);
+  const done: string[] = [];
+  for (let links = 0; rest.length > 0; ) {
+    const name = rest.shift()!;
+    if (name === "..") {
+      done.pop();
+      continue;
+    }
+    const here = path.join(root, ...done, name);
+    let target: string | undefined;
+    try {
+      if (links < MAX_LINKS && lstatSync(here).isSymbolicLink()) target = readlinkSync(here);
+    } catch {
+      /* missing: the rest is joined as it is */
+    }
+    if (target === undefined) {
+      done.push(name);
+      continue;
+    }
+    links++;
+    const parts = target.split("/").filter((x) => x && x !== ".");
+    if (target.startsWith("/")) done.length = 0;
+    rest = [...parts, ...rest];
+  }
+  return path.join(root, ...done);
 }
 
 /**

@@ -8,6 +8,7 @@ import path from "node:path";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { DRIVER_DIR, DRIVER_MAP, driverArgs, fontMaps, FontMaps, postambleFonts, writeLeanDriver, xdvTfmNames } from "../src/driver.ts";
 import { engineEnv } from "../src/engine.ts";
+import { resolveTexRoot, useTexRoot } from "../src/texroot.ts";
 import type { RunningServer } from "../src/server.ts";
 import { compile, doc, expectPdf, pdfText, testServer } from "./helpers.ts";
 
@@ -24,6 +25,8 @@ const BITMAP = doc("$\\mathbbm{R}$", "\\usepackage{bbm}\n");
 
 let work: string;
 beforeAll(() => {
+  // the installation's maps are read in this process: from the TeX the servers run (a machine may have no other)
+  useTexRoot(resolveTexRoot(process.env));
   work = mkdtempSync(path.join(tmpdir(), "driver-test-"));
 });
 afterAll(() => rmSync(work, { recursive: true, force: true }));

@@ -1,5 +1,9 @@
 // Unit tests: log parser on real logs (fixtures written by TeX Live 2022), request validation.
+import { mkdirSync, mkdtempSync, rmSync, symlinkSync, writeFileSync } from "node:fs";
+import os from "node:os";
+import path from "node:path";
 import { describe, expect, it } from "vitest";
+import { texHostPath } from "../src/texroot.ts";
 import { loadConfig } from "../src/config.ts";
 import { logAsksRerun, logTail, parseLog } from "../src/log-parser.ts";
 import { checkPath, validateCompile } from "../src/validate.ts";
@@ -64,5 +68,28 @@ describe("validation", () => {
   it("decodes base64", () => {
     const v = validateCompile({ engine: "xelatex", source: "x", files: [{ path: "a.bin", content: Buffer.from([0, 1, 2, 255]).toString("base64"), encoding: "base64" }] }, limits);
     expect(v.ok && [...(v.value.files[0]?.data ?? [])]).toEqual([0, 1, 2, 255]);
+  });
+});
+
+describe("texHostPath", () => {
+  it("follows the root filesystem's links inside the root, absolute and relative, never out of it", () => {
+    const root = mkdtempSync(path.join(os.tmpdir(), "texroot-"));
+    try {
+      mkdirSync(path.join(root, "var/lib/texmf"), { recursive: true });
+      mkdirSync(path.join(root, "usr/share/texlive/texmf-dist"), { recursive: true });
+      writeFileSync(path.join(root, "var/lib/texmf/ls-R-TEXLIVEDIST"), "x");
+      symlinkSync("/var/lib/texmf/ls-R-TEXLIVEDIST", path.join(root, "usr/share/texlive/texmf-dist/ls-R"));
+      symlinkSync("../../var", path.join(root, "usr/share/v"));
+      symlinkSync("/../../../../etc", path.join(root, "usr/up"));
+      expect(texHostPath("/usr/share/texlive/texmf-dist/ls-R", root)).toBe(path.join(root, "var/lib/texmf/ls-R-TEXLIVEDIST"));
+      expect(texHostPath("/usr/share/v/lib/texmf", root)).toBe(path.join(root, "var/lib/texmf"));
+      expect(texHostPath("/usr/up/passwd", root)).toBe(path.join(root, "etc/passwd"));
+      expect(texHostPath("/nowhere/../usr/x", root)).toBe(path.join(root, "usr/x"));
+      symlinkSync("loop", path.join(root, "loop"));
+      expect(texHostPath("/loop/a", root).startsWith(root)).toBe(true);
+      expect(texHostPath("/var/lib", undefined)).toBe("/var/lib");
+    } finally {
+      rmSync(root, { recursive: true, force: true });
+    }
   });
 });
