@@ -187,9 +187,9 @@ export class Outbox {
     this.sql.exec("UPDATE outbox_pacing SET next_slot = next_slot + ? WHERE id = 1", late);
   }
 
-  /** Sends due now, not on hold, oldest first. */
+  /** Sends due now, not on hold, oldest first (of one time, in the order they were queued). */
   due(now: number, limit: number): DueSend[] {
-    return this.sql.exec<{ message_id: string; attempts: number; campaign_id: string | null }>(`SELECT message_id, attempts, campaign_id FROM outbox WHERE due <= ? AND ${NOT_HELD} ORDER BY due LIMIT ?`, now, limit).toArray();
+    return this.sql.exec<{ message_id: string; attempts: number; campaign_id: string | null }>(`SELECT message_id, attempts, campaign_id FROM outbox WHERE due <= ? AND ${NOT_HELD} ORDER BY due, rowid LIMIT ?`, now, limit).toArray();
   }
 
   /** When the alarm is next needed: the first send not on hold, or the first campaign timer. */

@@ -138,7 +138,11 @@ export class Sender {
     const now = Date.now();
     if (this.host.status() !== "WORKING") return this.holdOrFail(due, now);
     const driver = this.host.driver();
-    const rows = driver.sendAtOnce ? await this.pendingRows(ids) : await pendingOfSession(shard, cfg.sessionId, ids);
+    const found = driver.sendAtOnce ? await this.pendingRows(ids) : await pendingOfSession(shard, cfg.sessionId, ids);
+    // In the outbox's order (a bulk's as given): look-ups by id answer in key order, so a chat's
+    // messages went out of order, and a messaging limit counted the recipients of whichever came first.
+    const rank = new Map(ids.map((id, i) => [id, i]));
+    const rows = found.sort((a, b) => rank.get(a.id)! - rank.get(b.id)!);
     const attempts = new Map(due.map((r) => [r.message_id, r.attempts]));
     if (driver.sendAtOnce) {
       // Rows from D1 (queued before a restart or long ago) are taken over by the buffer, so the

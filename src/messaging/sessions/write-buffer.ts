@@ -96,6 +96,15 @@ export interface Advanced {
   events: EventRecord[];
 }
 
+/**
+ * `rows` in the order of `keys` (SQLite answers an IN list in index order): the caller's order is a
+ * bulk's, and the events of its rows are numbered in it.
+ */
+function inKeyOrder<T>(rows: T[], keys: readonly string[], keyOf: (row: T) => string): T[] {
+  const rank = new Map(keys.map((k, i) => [k, i]));
+  return rows.sort((a, b) => rank.get(keyOf(a))! - rank.get(keyOf(b))!);
+}
+
 export class WriteBuffer {
   private readonly sql: SqlLike;
 
@@ -200,7 +209,7 @@ export class WriteBuffer {
       const part = unique.slice(i, i + KEYS_PER_LOOKUP);
       out.push(...this.sql.exec<{ id: string; external_id: string | null; row: string; ver: number }>(`SELECT id, external_id, row, ver FROM wb_messages WHERE ${column} IN (${part.map(() => "?").join(",")})`, ...part).toArray());
     }
-    return out;
+    return inKeyOrder(out, unique, (r) => (column === "id" ? r.id : r.external_id!));
   }
 
   /**

@@ -1,5 +1,6 @@
 import { describe, expect, it } from "vitest";
 import { api, createKey } from "../helpers.ts";
+import { allEvents } from "../events/log.support.ts";
 import { json, sandboxSession, waitFor, type MessageJson } from "./support.ts";
 import type { components } from "../../../client/index.ts";
 
@@ -55,6 +56,22 @@ describe("messaging: bulk sends", () => {
     const history = await json<{ data: MessageJson[] }>(await api(`/api/messages/14155557804@c.us?sessionId=${s.id}`, { key: k.key }));
     expect(history.data).toHaveLength(1);
     expect(history.data[0]).toMatchObject({ text: "r4", batchId, status: "pending" });
+  });
+
+  it("a bulk's messages to one chat are sent in the order given (their message.sent events numbered in it)", async () => {
+    const k = await createKey("pro");
+    const s = await sandboxSession(k.key);
+    const N = 20;
+    const res = await api("/api/messages/send-bulk", { method: "POST", key: k.key, json: { sessionId: s.id, messages: Array.from({ length: N }, (_, i) => ({ to: "+14155557900", text: `o${i}` })) } });
+    expect(res.status).toBe(202);
+    const { batchId } = await json<{ batchId: string }>(res);
+    await waitFor(async () => (await json<Batch>(await api(`/api/messages/batches/${batchId}`, { key: k.key }))).pending === 0, 15_000, "all sent");
+    const sent = await waitFor(async () => {
+      const got = (await allEvents(k, `sessionId=${s.id}&limit=50`)).filter((e) => e.type === "message.sent");
+      return got.length === N ? got : undefined;
+    }, 15_000, `${N} message.sent events`);
+    const inOrder = sent.map((e) => e.payload as unknown as { sequence: number; data: { text: string } }).sort((a, b) => a.sequence - b.sequence);
+    expect(inOrder.map((p) => p.data.text)).toEqual(Array.from({ length: N }, (_, i) => `o${i}`));
   });
 
   it("a bulk's messages still queued when its session is deleted end failed (session_stopped), none left pending", async () => {
