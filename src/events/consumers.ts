@@ -1,14 +1,15 @@
 import { attemptDeliveries } from "./delivery.ts";
 import { claimFanOut } from "./first-attempts.ts";
-import type { DeliveryQueueMessage, EventsQueueMessage } from "./types.ts";
-import { chunk, QUEUE_BATCH_MAX, sendAll } from "../platform/batching.ts";
+import type { DeliveryQueueMessage, EventRecord, EventsQueueMessage } from "./types.ts";
+import { sendAll } from "../platform/batching.ts";
+import { EVENTS_PER_MESSAGE } from "./queue-groups.ts";
 import { usageFields, withD1Usage } from "../platform/d1-usage.ts";
 import { InFlight } from "../platform/in-flight.ts";
 import { log } from "../platform/log.ts";
 import { carriedShard, shardAt } from "../platform/shards.ts";
 
-/** Events per fan-out: a whole queue batch of one shard (its statements bind the ids as one JSON parameter). */
-const FANOUT_PART = QUEUE_BATCH_MAX;
+/** Events per fan-out: whole messages of one shard, up to two full group messages (its statements bind the ids as one JSON parameter). */
+const FANOUT_PART = 2 * EVENTS_PER_MESSAGE;
 /** Fan-outs whose attempts run in this isolate's background at once; the next batch waits for a place. */
 const ATTEMPTS_IN_FLIGHT = 4;
 /** A fan-out whose attempts failed is put back on the queue this many times; then the cron's stranded-event pass has it. */
@@ -30,39 +31,81 @@ const inFlight = new InFlight(ATTEMPTS_IN_FLIGHT);
  * messages retried, its leases given up first.
  */
 export async function handleEventsQueue(batch: MessageBatch<EventsQueueMessage>, env: Env, ctx: ExecutionContext): Promise<void> {
-  const valid = batch.messages.filter((m) => typeof m.body?.id === "string");
-  for (const m of batch.messages) if (!valid.includes(m)) m.ack();
-  // Each message names its event's shard: a part is one shard's events.
-  const parts = [...byShard(valid).entries()].flatMap(([index, msgs]) => chunk(msgs, FANOUT_PART).map((part) => ({ shard: shardAt(env, index), part })));
+  const valid: { m: Message<EventsQueueMessage>; units: Unit[] }[] = [];
+  for (const m of batch.messages) {
+    const units = unitsOf(m.body);
+    if (units) valid.push({ m, units });
+    else m.ack();
+  }
+  // Each message names its events' shard: a part is whole messages of one shard, up to FANOUT_PART events.
+  const parts = [...byShard(valid.map((v) => ({ ...v, body: v.m.body }))).entries()].flatMap(([index, msgs]) => partsOf(msgs).map((part) => ({ shard: shardAt(env, index), part })));
   await Promise.all(
     parts.map(async ({ shard, part }) => {
       const release = await inFlight.acquire();
+      const messages = part.map((p) => p.m);
+      const units = part.flatMap((p) => p.units);
       let attempts: Promise<void>;
       try {
-        const carried = new Map(part.flatMap((m) => (m.body.event?.id === m.body.id ? [[m.body.id, m.body.event] as const] : [])));
-        const claim = await claimFanOut(env, shard, part.map((m) => m.body.id), Date.now(), carried);
+        const carried = new Map(units.flatMap((u) => (u.event ? [[u.id, u.event] as const] : [])));
+        const claim = await claimFanOut(env, shard, units.map((u) => u.id), Date.now(), carried);
         await claim.rows();
         // Their D1 work has its own log line (the batch's line is written when the handler returns).
-        attempts = withD1Usage(() => claim.attempts()).then(({ usage }) => log.info("event attempts", { queue: "texmsg-events", messages: part.length, ...usageFields(usage) }));
+        attempts = withD1Usage(() => claim.attempts()).then(({ usage }) => log.info("event attempts", { queue: "texmsg-events", messages: messages.length, events: units.length, ...usageFields(usage) }));
       } catch (err) {
         release();
-        log.error("event fan-out failed; messages retried", { count: part.length, error: String(err) });
-        for (const m of part) m.retry({ delaySeconds: 2 });
+        log.error("event fan-out failed; messages retried", { count: messages.length, events: units.length, error: String(err) });
+        for (const m of messages) m.retry({ delaySeconds: 2 });
         return;
       }
-      for (const m of part) m.ack();
-      ctx.waitUntil(attempts.catch((err: unknown) => requeue(env, shard.index, part, err)).finally(release));
+      for (const m of messages) m.ack();
+      ctx.waitUntil(attempts.catch((err: unknown) => requeue(env, shard.index, messages, err)).finally(release));
     }),
   );
 }
 
-/** The events of a fan-out whose attempts failed, back on the queue in 2 s (each message's count of such returns kept on it). */
+/** One event a message names, with its record when the message carries it. */
+interface Unit {
+  id: string;
+  event?: EventRecord;
+}
+
+/** The events a message names (null: not an events message, acked and dropped). */
+function unitsOf(body: EventsQueueMessage | undefined): Unit[] | null {
+  if (!body || typeof body !== "object") return null;
+  if (body.kind === "events") {
+    if (!Array.isArray(body.ids) || body.ids.length === 0 || !body.ids.every((id) => typeof id === "string")) return null;
+    const carried = new Map((Array.isArray(body.carried) ? body.carried : []).map((r) => [r.id, r]));
+    return body.ids.map((id) => ({ id, event: carried.get(id) }));
+  }
+  if (typeof body.id !== "string") return null;
+  return [{ id: body.id, event: body.event?.id === body.id ? body.event : undefined }];
+}
+
+/** Whole messages in parts of at most FANOUT_PART events (a message never names more). */
+function partsOf<T extends { units: Unit[] }>(msgs: T[]): T[][] {
+  const parts: T[][] = [];
+  let part: T[] = [];
+  let n = 0;
+  for (const m of msgs) {
+    if (part.length > 0 && n + m.units.length > FANOUT_PART) {
+      parts.push(part);
+      part = [];
+      n = 0;
+    }
+    part.push(m);
+    n += m.units.length;
+  }
+  if (part.length > 0) parts.push(part);
+  return parts;
+}
+
+/** The messages of a fan-out whose attempts failed, back on the queue in 2 s (each message's count of such returns kept on it). */
 async function requeue(env: Env, shard: number, part: Message<EventsQueueMessage>[], err: unknown): Promise<void> {
   const again = part.filter((m) => (m.body.requeues ?? 0) < REQUEUES_MAX);
   log.error("event fan-out attempts failed; events queued again", { count: part.length, requeued: again.length, error: String(err) });
   await sendAll(
     env.EVENTS_QUEUE,
-    again.map((m) => ({ body: { ...m.body, shard, requeues: (m.body.requeues ?? 0) + 1 } satisfies EventsQueueMessage, contentType: "json" as const, delaySeconds: 2 })),
+    again.map((m) => ({ body: { ...m.body, shard, requeues: (m.body.requeues ?? 0) + 1 } satisfies EventsQueueMessage, contentType: "v8" as const, delaySeconds: 2 })),
   ).catch((e: unknown) => log.error("event requeue failed; the cron will enqueue", { count: again.length, error: String(e) }));
 }
 
@@ -71,7 +114,9 @@ function byShard<M extends { body: { shard?: number } }>(messages: M[]): Map<num
   const out = new Map<number, M[]>();
   for (const m of messages) {
     const index = carriedShard(m.body.shard);
-    out.set(index, [...(out.get(index) ?? []), m]);
+    const list = out.get(index);
+    if (list) list.push(m);
+    else out.set(index, [m]);
   }
   return out;
 }
@@ -94,7 +139,7 @@ export async function handleThrottledQueue(batch: MessageBatch<DeliveryQueueMess
 
 async function attemptBatch(batch: MessageBatch<DeliveryQueueMessage>, env: Env, waitForSlots: boolean): Promise<void> {
   const valid = batch.messages.filter((m) => typeof m.body?.id === "string");
-  for (const m of batch.messages) if (!valid.includes(m)) m.ack();
+  for (const m of batch.messages) if (typeof m.body?.id !== "string") m.ack();
   // Shard by shard, each isolated: a shard that fails has only its own messages retried.
   await Promise.all(
     [...byShard(valid).entries()].map(async ([index, msgs]) => {

@@ -4,7 +4,8 @@ import type { BatchItem } from "drizzle-orm/batch";
 import { events } from "../db/schema/index.ts";
 import { buildEvent, type EmitInput } from "./event-record.ts";
 import type { DomainEvent, EventRecord, EventsQueueMessage } from "./types.ts";
-import { QUEUE_BATCH_MAX, sendAll } from "../platform/batching.ts";
+import { chunk, sendAll } from "../platform/batching.ts";
+import { EVENTS_PER_MESSAGE, queueGroups } from "./queue-groups.ts";
 import { log } from "../platform/log.ts";
 import { itemsPerStatement, jsonColumns, jsonParts } from "../platform/d1.ts";
 import { accountShard, type Shard } from "../platform/shards.ts";
@@ -123,7 +124,8 @@ export async function emit(env: Env, input: EmitInput | EmitInput[]): Promise<Do
 /** Puts event ids on the events queue; a failure is logged, not thrown (the cron re-enqueues). */
 export async function enqueueEvents(env: Env, shard: Pick<Shard, "index">, ids: string[]): Promise<boolean> {
   try {
-    await sendAll(env.EVENTS_QUEUE, ids.map((id) => ({ body: { kind: "event", id, shard: shard.index } satisfies EventsQueueMessage, contentType: "json" as const })));
+    // In groups, as enqueueRecorded's (ids only: the consumer reads these records from D1).
+    await sendAll(env.EVENTS_QUEUE, chunk(ids, EVENTS_PER_MESSAGE).map((part) => ({ body: { kind: "events", ids: part, shard: shard.index, carried: [] } satisfies EventsQueueMessage, contentType: "json" as const })));
     return true;
   } catch (err) {
     log.error("events queue send failed; the cron will enqueue", { count: ids.length, error: String(err) });
@@ -131,38 +133,20 @@ export async function enqueueEvents(env: Env, shard: Pick<Shard, "index">, ids: 
   }
 }
 
-/** A queue message carries its event's record only up to this (a queue message is at most 128 KB). */
-const MAX_QUEUED_CONTENT = 48 * 1024;
-/** Bytes per `sendBatch` (the queue takes at most 256 KB in one). */
-const QUEUE_BATCH_BYTES = 200 * 1024;
-
 /**
  * Puts recorded events on the events queue with their content, so fan-out reads nothing back from
  * D1 for them (a large one goes by id). Call once the records are committed in D1. A failure is
  * logged, not thrown: the records are in D1 and the cron re-enqueues events never fanned out. Every
  * record is of `shard` (the message names it, as `enqueueEvents`' do).
+ * They go in groups (queue-groups.ts). The callers pass one session's events (a group commit, an
+ * inbound batch), so a message is one account's.
  */
 export async function enqueueRecorded(env: Env, shard: Pick<Shard, "index">, records: EventRecord[]): Promise<boolean> {
-  const parts: MessageSendRequest<EventsQueueMessage>[][] = [];
-  let part: MessageSendRequest<EventsQueueMessage>[] = [];
-  let bytes = 0;
-  for (const r of records) {
-    const size = r.payload.length * 3 + 256;
-    const body: EventsQueueMessage = size <= MAX_QUEUED_CONTENT ? { kind: "event", id: r.id, shard: shard.index, event: r } : { kind: "event", id: r.id, shard: shard.index };
-    const cost = body.event ? size : 256;
-    if (part.length === QUEUE_BATCH_MAX || (part.length > 0 && bytes + cost > QUEUE_BATCH_BYTES)) {
-      parts.push(part);
-      part = [];
-      bytes = 0;
-    }
-    // Structured clone, not JSON: a record's payload is already JSON text, and escaping it again
-    // (then parsing it back in the consumer) was a large share of the CPU a busy session costs.
-    part.push({ body, contentType: "v8" });
-    bytes += cost;
-  }
-  if (part.length > 0) parts.push(part);
+  // Structured clone, not JSON: a record's payload is already JSON text, and escaping it again
+  // (then parsing it back in the consumer) was a large share of the CPU a busy session costs.
+  const sends = queueGroups(shard.index, records).map((batch) => batch.map((body) => ({ body, contentType: "v8" as const })));
   try {
-    for (const p of parts) await env.EVENTS_QUEUE.sendBatch(p);
+    for (const p of sends) await env.EVENTS_QUEUE.sendBatch(p);
     return true;
   } catch (err) {
     log.error("events queue send failed; the cron will enqueue", { count: records.length, error: String(err) });

@@ -72,12 +72,16 @@ export interface EventRecord {
 }
 
 /**
- * D1 holds the record. A message may carry the recorded event itself (`event`, when it is small
- * enough for the queue's 128 KB), so fan-out needs no D1 read for it; else only its id. `shard` is the
- * shard database holding the row (platform/shards.ts); a message without one (queued before shards)
- * is shard 0's. `requeues`: how many times a failed fan-out put it back (events consumer).
+ * D1 holds the records. A message names one event (`kind: "event"`) or a group of one session's
+ * events (`kind: "events"`, in order), and may carry the recorded events themselves (`event`,
+ * `carried`: those small enough for the queue's 128 KB), so fan-out needs no D1 read for them; the
+ * others go by id. `shard` is the shard database holding the rows (platform/shards.ts); a message
+ * without one (queued before shards) is shard 0's. `requeues`: how many times a failed fan-out put it
+ * back (events consumer).
  */
-export type EventsQueueMessage = { kind: "event"; id: string; shard?: number; event?: EventRecord; requeues?: number };
+export type EventsQueueMessage =
+  | { kind: "event"; id: string; shard?: number; event?: EventRecord; requeues?: number }
+  | { kind: "events"; ids: string[]; shard: number; carried: EventRecord[]; requeues?: number };
 export type DeliveryQueueMessage = { kind: "delivery"; id: string; shard?: number };
 
 /** One event type of GET /api/event-types (src/events/catalog): the catalog and the areas that describe their events share it. */

@@ -8,6 +8,6 @@ export function chunk<T>(items: readonly T[], size: number): T[][] {
 }
 
 /** Sends every message, in order, in as many `sendBatch` calls as the limit needs; stops at the first failure. */
-export async function sendAll<T>(queue: Queue<T>, messages: MessageSendRequest<T>[]): Promise<void> {
+export async function sendAll<T, M extends { body: T }>(queue: { sendBatch(messages: M[]): Promise<unknown> }, messages: M[]): Promise<void> {
   for (const part of chunk(messages, QUEUE_BATCH_MAX)) await queue.sendBatch(part);
 }

@@ -27,7 +27,7 @@ describe("WriteBuffer: the Session DO's writes until their group commit", () => 
     expect(batch.events.map((e) => e.id)).toEqual([event!.id]);
     b.committed(batch);
     expect(b.size()).toBe(0);
-    expect(b.pending(100)).toEqual({ messages: [], events: [], lastSeq: 0 });
+    expect(b.pending(100)).toEqual({ messages: [], events: [], lastSeq: 0, lastChg: 0 });
     expect(b.known(["msg_1"])[0]).toMatchObject({ id: "msg_1", status: "sent" });
   });
 
@@ -74,7 +74,7 @@ describe("WriteBuffer: the Session DO's writes until their group commit", () => 
     expect(out.changed.map((r) => [r.id, r.status, r.sentAt])).toEqual([["msg_a", "sent", T0 + 5], ["msg_b", "sent", T0 + 5]]);
     expect(out.events.map((e) => [payloadOf(e).type, payloadOf(e).data.id])).toEqual([["message.sent", "msg_a"], ["message.sent", "msg_b"]]);
     expect(b.known(["msg_k"])[0]!.status).toBe("delivered");
-    expect(b.pending(10).messages.map((m) => [m.id, m.status]).sort()).toEqual([["msg_a", "sent"], ["msg_b", "sent"], ["msg_k", "delivered"]]);
+    expect(b.pending(10).messages.map((m) => [m.id, (JSON.parse(m.json) as MessageRow).status]).sort()).toEqual([["msg_a", "sent"], ["msg_b", "sent"], ["msg_k", "delivered"]]);
     const failed = b.adopt([queued("msg_f")], "failed", T0 + 6, { code: "no_account", message: "x" });
     expect(failed.changed[0]).toMatchObject({ status: "failed", errorCode: "no_account" });
     expect(failed.events).toEqual([]);
@@ -87,7 +87,7 @@ describe("WriteBuffer: the Session DO's writes until their group commit", () => 
     b.advance({ ids: ["msg_1"] }, "delivered", T0 + 1); // during the D1 round trip
     b.committed(batch);
     const next = b.pending(100);
-    expect(next.messages.map((m) => m.status)).toEqual(["delivered"]);
+    expect(next.messages.map((m) => (JSON.parse(m.json) as MessageRow).status)).toEqual(["delivered"]);
     expect(next.events.map((e) => payloadOf(e).type)).toEqual(["message.delivered"]);
   });
 
@@ -121,7 +121,7 @@ describe("WriteBuffer: the Session DO's writes until their group commit", () => 
 
   // 20,010 rows: a few seconds on an idle machine, over 13 on a loaded one; a cost growing with the square would pass no bound.
   it("over its bound, prune forgets rows that are done before rows still waiting for receipts", { timeout: 60_000 }, () => {
-    const b = new WriteBuffer(memorySql());
+    const b = new WriteBuffer(memorySql(), () => T0);
     const queued = (id: string) => outboundRow({ id, accountId: "acc_1", sessionId: "ses_1", to: "1", type: "text", createdAt: T0 }, { status: "pending" });
     // 5 sends waiting for their receipts, then 20,005 read (one bound's worth and 5 more), all committed
     const ids = Array.from({ length: 20_010 }, (_, i) => `msg_${String(i).padStart(5, "0")}`);
@@ -142,7 +142,7 @@ describe("WriteBuffer: the Session DO's writes until their group commit", () => 
     expect(b.known(["msg_big"])).toEqual([]);
     expect(b.size()).toBe(0);
   });
-  it("a commit marks its rows clean by primary key, not by walking every dirty row (query plan)", () => {
+  it("a commit rewrites no row: it moves the mark; the flush reads the changes above it through their index (query plan)", () => {
     const db = new DatabaseSync(":memory:");
     const inner = memorySql(db);
     const seen: string[] = [];
@@ -150,10 +150,57 @@ describe("WriteBuffer: the Session DO's writes until their group commit", () => 
     for (let i = 0; i < 5; i++) b.add(sent(`msg_${i}`), T0 + i);
     seen.length = 0;
     b.committed(b.pending(2));
-    const clean = seen.find((q) => q.startsWith("UPDATE wb_messages SET dirty = j.clean"))!;
-    const plan = db.prepare(`EXPLAIN QUERY PLAN ${clean}`).all('[["msg_0",1]]').map((r) => String((r as { detail: string }).detail));
-    expect(plan.join(" | ")).toMatch(/wb_messages USING INDEX sqlite_autoindex_wb_messages_1 \(id=\?\)/);
-    expect(plan.join(" | ")).not.toMatch(/dirty/);
+    expect(seen.filter((q) => /^(UPDATE|INSERT INTO|DELETE FROM) wb_rows/.test(q))).toEqual([]);
+    const flush = seen.find((q) => q.startsWith("SELECT id, row AS json, chg FROM wb_rows"))!;
+    const plan = db.prepare(`EXPLAIN QUERY PLAN ${flush}`).all(0, 10).map((r) => String((r as { detail: string }).detail));
+    expect(plan.join(" | ")).toMatch(/USING INDEX wb_rows_chg \(chg>\?\)/);
+    expect(plan.join(" | ")).not.toMatch(/TEMP B-TREE/);
     expect(b.pending(10).messages.map((m) => m.id)).toEqual(["msg_2", "msg_3", "msg_4"]);
+  });
+
+  it("a receipt stamped hours ago (a late webhook) does not make the rows changed now look old to pruning", () => {
+    let clock = T0;
+    const db = new DatabaseSync(":memory:");
+    new WriteBuffer(memorySql(db), () => clock).add(sent("msg_1"), T0);
+    // restarted: the first change it makes is the late receipt
+    const b = new WriteBuffer(memorySql(db), () => clock);
+    b.advance({ ids: ["msg_1"] }, "delivered", T0 - 3 * 3600_000);
+    b.committed(b.pending(10));
+    b.prune(T0);
+    clock = T0 + 60_000;
+    b.prune(T0 + 60_000);
+    expect(b.known(["msg_1"]).map((m) => m.id)).toEqual(["msg_1"]);
+    clock = T0 + 20 * 60_000;
+    b.prune(T0 + 20 * 60_000);
+    expect(b.known(["msg_1"])).toEqual([]);
+  });
+
+  it("after a restart whose rows were all pruned, new changes still wait for D1 (numbered above the mark)", () => {
+    const db = new DatabaseSync(":memory:");
+    const before = new WriteBuffer(memorySql(db));
+    for (let i = 0; i < 3; i++) before.add(sent(`msg_${i}`), T0);
+    before.committed(before.pending(10));
+    before.prune(T0 + 60 * 60_000);
+    expect(before.known(["msg_0", "msg_1", "msg_2"])).toEqual([]);
+    const after = new WriteBuffer(memorySql(db));
+    after.add(sent("msg_new"), T0 + 60 * 60_000);
+    expect(after.pending(10).messages.map((m) => m.id)).toEqual(["msg_new"]);
+  });
+
+  it("storage from before the change counter: its dirty rows wait for D1 in their old order, its clean ones are known and do not", () => {
+    const db = new DatabaseSync(":memory:");
+    db.exec("CREATE TABLE wb_messages (id TEXT PRIMARY KEY, external_id TEXT, row TEXT NOT NULL, dirty INTEGER NOT NULL, ver INTEGER NOT NULL, touched INTEGER NOT NULL)");
+    const put = db.prepare("INSERT INTO wb_messages VALUES (?, ?, ?, ?, 1, ?)");
+    put.run("msg_clean", null, JSON.stringify(sent("msg_clean")), 0, T0);
+    put.run("msg_late", "wamid.9", JSON.stringify({ ...sent("msg_late"), externalId: "wamid.9" }), 1, T0 + 9);
+    put.run("msg_early", null, JSON.stringify({ ...sent("msg_early"), status: "read", readAt: T0 }), 1, T0 + 1);
+    const b = new WriteBuffer(memorySql(db));
+    expect(b.size()).toBe(2);
+    expect(b.pending(10).messages.map((m) => m.id)).toEqual(["msg_early", "msg_late"]);
+    expect(b.known(["msg_clean"]).map((m) => m.id)).toEqual(["msg_clean"]);
+    expect(b.advance({ externalIds: ["wamid.9"] }, "delivered", T0 + 10).changed.map((m) => m.id)).toEqual(["msg_late"]);
+    expect(db.prepare("SELECT count(*) AS n FROM sqlite_master WHERE name = 'wb_messages'").get()).toEqual({ n: 0 });
+    // a second start finds nothing to move
+    expect(new WriteBuffer(memorySql(db)).size()).toBe(3);
   });
 });

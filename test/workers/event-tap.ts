@@ -17,7 +17,7 @@ export const invalidEvents: Array<{ id: string; type: string; accountId: string;
 
 /**
  * Every event that went through EVENTS_QUEUE, recorded by the test Worker's events consumer (the
- * real consumer still runs). Queue messages carry the event id; the event is read from its D1 record.
+ * real consumer still runs). Queue messages name the events; each is read from its D1 record.
  */
 export const seenEvents: DomainEvent[] = [];
 
@@ -27,18 +27,22 @@ export const carriedEventIds = new Set<string>();
 export function tapEvents(consumer: Consumer): Consumer {
   return async (batch, env, ctx) => {
     for (const m of batch.messages) {
-      const body = m.body as { kind?: string; id?: string; shard?: number; event?: { id?: string } };
-      if (body?.kind !== "event" || !body.id) continue;
-      if (body.event?.id === body.id) carriedEventIds.add(body.id);
-      // Read from the shard the message names, as the real consumer does.
-      const row = await shardAt(env, carriedShard(body.shard)).d1.prepare("SELECT id, account_id, session_id, payload FROM events WHERE id = ?").bind(body.id).first<{ id: string; account_id: string; session_id: string | null; payload: string }>();
-      if (!row) continue;
-      const payload = JSON.parse(row.payload) as { type: DomainEvent["type"]; timestamp: string; data: Record<string, unknown> };
-      const checked = envelopes.get(payload.type)?.safeParse(payload);
-      if (!checked?.success && !invalidEvents.some((e) => e.id === row.id)) {
-        invalidEvents.push({ id: row.id, type: payload.type, accountId: row.account_id, issues: checked ? JSON.stringify(checked.error.issues).slice(0, 2000) : "not in the catalog" });
+      const body = m.body as { kind?: string; id?: string; ids?: string[]; shard?: number; event?: { id?: string }; carried?: { id?: string }[] };
+      // One event per message, or a group of a session's events.
+      const named = body?.kind === "event" && body.id ? [body.id] : body?.kind === "events" && Array.isArray(body.ids) ? body.ids : [];
+      if (body?.kind === "event" && body.event?.id === body.id && body.id) carriedEventIds.add(body.id);
+      for (const r of body?.kind === "events" && Array.isArray(body.carried) ? body.carried : []) if (r.id) carriedEventIds.add(r.id);
+      for (const id of named) {
+        // Read from the shard the message names, as the real consumer does.
+        const row = await shardAt(env, carriedShard(body.shard)).d1.prepare("SELECT id, account_id, session_id, payload FROM events WHERE id = ?").bind(id).first<{ id: string; account_id: string; session_id: string | null; payload: string }>();
+        if (!row) continue;
+        const payload = JSON.parse(row.payload) as { type: DomainEvent["type"]; timestamp: string; data: Record<string, unknown> };
+        const checked = envelopes.get(payload.type)?.safeParse(payload);
+        if (!checked?.success && !invalidEvents.some((e) => e.id === row.id)) {
+          invalidEvents.push({ id: row.id, type: payload.type, accountId: row.account_id, issues: checked ? JSON.stringify(checked.error.issues).slice(0, 2000) : "not in the catalog" });
+        }
+        if (!seenEvents.some((e) => e.id === row.id)) seenEvents.push({ id: row.id, type: payload.type, accountId: row.account_id, sessionId: row.session_id, timestamp: payload.timestamp, data: payload.data });
       }
-      if (!seenEvents.some((e) => e.id === row.id)) seenEvents.push({ id: row.id, type: payload.type, accountId: row.account_id, sessionId: row.session_id, timestamp: payload.timestamp, data: payload.data });
     }
     await consumer(batch, env, ctx);
   };

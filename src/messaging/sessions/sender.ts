@@ -111,7 +111,7 @@ export class Sender {
     const now = Date.now();
     const rows = drafts.map((d) => outboundRow({ ...d, accountId: cfg.accountId, sessionId: cfg.sessionId, replyTo: null, batchId, campaignId: null, createdAt: now }, { status: "pending" }));
     if (this.host.driver().sendAtOnce) {
-      this.host.buffer.queued(rows, now);
+      this.host.buffer.queued(rows);
       this.host.recorded(rows.length, true);
     } else {
       await groupWrite(await accountShard(this.host.env, cfg.accountId), rows, []);

@@ -6,10 +6,13 @@
  * order, each step with its event. Synchronous and free of Worker bindings, so it is unit tested
  * over any SqlStorage, as the outbox is.
  *
- * Tables: `wb_messages` the session's recent messages as the DO knows them (`dirty`: DIRTY changed
- * since D1 last had them, OPEN clean and still expecting receipts, DONE clean and final; `ver` tells a
- * flush whether a row changed again meanwhile); `wb_events` events not yet committed to D1, in their
- * sequence; `wb_meta` the session's last event sequence.
+ * Tables: `wb_rows` the session's recent messages as the DO knows them, each with `chg`, the number
+ * of its last change (a counter of the buffer's), and `state` (OPEN: still expecting receipts, DONE:
+ * final); `wb_meta` the session's last event sequence and `flushed`, the last change D1 has (a row
+ * whose `chg` is above it waits for a commit); `wb_events` events not yet committed to D1, in their
+ * sequence; `wb_marks` the change counter with the time of the last change, at each pruning (what
+ * pruning by age reads). A commit moves the mark: it rewrites no row (each status step already
+ * rewrites its row once; marking the rows clean again after each commit had doubled that).
  */
 import { eventRecord, type EmitInput, type EventOrder } from "../../events/event-record.ts";
 import type { EventRecord, EventType } from "../../events/types.ts";
@@ -17,6 +20,7 @@ import { toMessage, type MessageRow } from "../messages/mapper.ts";
 import { canAdvance, deliveredStamp, statusesBetween, type MessageStatus } from "../status.ts";
 import { jsonParts } from "../../platform/d1.ts";
 import type { SqlLike } from "./outbox.ts";
+import { migrateDirtyFlags } from "./write-buffer-legacy.ts";
 
 export type Target = "sent" | "delivered" | "read" | "failed";
 /** Why a send failed (the drivers' FailureReason, structurally: this file stays free of the network layer's types). */
@@ -35,12 +39,10 @@ const KEEP_DONE_ROWS = 20_000;
  */
 const KEEP_OPEN_ROWS = 200_000;
 
-/** Values of `wb_messages.dirty` (one column, so one index orders both the flush and the pruning). */
-const DIRTY = 1;
+/** Values of `wb_rows.state`: read, failed and received messages take no more receipts. */
 const OPEN = 0;
 const DONE = -1;
-/** The clean state a committed row takes: read, failed and received messages take no more receipts. */
-const cleanState = (status: MessageStatus): number => (canAdvance(status, "read") ? OPEN : DONE);
+const stateOf = (status: MessageStatus): number => (canAdvance(status, "read") ? OPEN : DONE);
 /** Keys looked up per statement in the DO's SQLite (its bound-parameter limit is 100). */
 const KEYS_PER_LOOKUP = 90;
 
@@ -53,14 +55,16 @@ export function statusOrder(buffer: WriteBuffer, status: "sent" | "delivered" | 
 }
 
 /**
- * What a flush takes: the dirty rows (each as its stored JSON text of `MessageRow`, with its id, status
- * and version) and the uncommitted events, oldest first.
+ * What a flush takes: the rows changed since the last commit (each as its stored JSON text of
+ * `MessageRow`, with its id) and the uncommitted events, oldest first.
  */
 export interface FlushBatch {
-  messages: { id: string; status: MessageStatus; ver: number; json: string }[];
+  messages: { id: string; json: string }[];
   events: EventRecord[];
   /** The sequence of the last of `events` (0: none). */
   lastSeq: number;
+  /** The change number of the last of `messages` (0: none). */
+  lastChg: number;
 }
 
 type Draft = { input: EmitInput; statusOrdinal?: number };
@@ -107,19 +111,39 @@ function inKeyOrder<T>(rows: T[], keys: readonly string[], keyOf: (row: T) => st
 
 export class WriteBuffer {
   private readonly sql: SqlLike;
+  /** The last change number given (rows above `flushed` wait for D1). */
+  private chg: number;
+  /** The last change D1 has. */
+  private flushed: number;
+  /** When the last change was made (0: none since the start), and the time of the last mark written. */
+  private changedAt = 0;
+  private markedAt = 0;
+  /** The clock of the marks: a change's own time can be the network's, hours old (a late receipt). */
+  private readonly clock: () => number;
 
-  constructor(sql: SqlLike) {
+  constructor(sql: SqlLike, clock: () => number = Date.now) {
     this.sql = sql;
-    sql.exec("CREATE TABLE IF NOT EXISTS wb_messages (id TEXT PRIMARY KEY, external_id TEXT, row TEXT NOT NULL, dirty INTEGER NOT NULL, ver INTEGER NOT NULL, touched INTEGER NOT NULL)");
-    sql.exec("CREATE INDEX IF NOT EXISTS wb_messages_external ON wb_messages (external_id) WHERE external_id IS NOT NULL");
-    // One index serves the flush's order (dirty rows by touched, id) and pruning (clean rows of each state
-    // by touched): every receipt rewrites these columns, so each extra index is paid for on every step of
-    // every message. Rows kept clean before states existed read as OPEN (0).
-    sql.exec("DROP INDEX IF EXISTS wb_messages_dirty");
-    sql.exec("DROP INDEX IF EXISTS wb_messages_touched");
-    sql.exec("CREATE INDEX IF NOT EXISTS wb_messages_dirty_order ON wb_messages (dirty, touched, id)");
+    this.clock = clock;
+    sql.exec("CREATE TABLE IF NOT EXISTS wb_rows (id TEXT PRIMARY KEY, external_id TEXT, row TEXT NOT NULL, state INTEGER NOT NULL, chg INTEGER NOT NULL)");
+    sql.exec("CREATE INDEX IF NOT EXISTS wb_rows_external ON wb_rows (external_id) WHERE external_id IS NOT NULL");
+    // The flush reads changes above the mark in order; pruning takes the oldest of a state.
+    sql.exec("CREATE INDEX IF NOT EXISTS wb_rows_chg ON wb_rows (chg)");
+    sql.exec("CREATE INDEX IF NOT EXISTS wb_rows_state ON wb_rows (state, chg)");
     sql.exec("CREATE TABLE IF NOT EXISTS wb_events (seq INTEGER PRIMARY KEY, record TEXT NOT NULL)");
     sql.exec("CREATE TABLE IF NOT EXISTS wb_meta (k TEXT PRIMARY KEY, v INTEGER NOT NULL)");
+    sql.exec("CREATE TABLE IF NOT EXISTS wb_marks (at INTEGER PRIMARY KEY, chg INTEGER NOT NULL)");
+    this.flushed = sql.exec<{ v: number }>("SELECT coalesce((SELECT v FROM wb_meta WHERE k = 'flushed'), 0) AS v").one().v;
+    migrateDirtyFlags(sql, this.flushed, { open: OPEN, done: DONE });
+    // Never below the mark: a change numbered under it would count as in D1 already.
+    this.chg = Math.max(this.flushed, sql.exec<{ v: number }>("SELECT coalesce(max(chg), 0) AS v FROM wb_rows").one().v);
+  }
+
+  /** The first of `n` consecutive change numbers, made now. */
+  private changes(n: number): number {
+    const first = this.chg + 1;
+    this.chg += n;
+    this.changedAt = Math.max(this.changedAt, this.clock());
+    return first;
   }
 
   /** The session's next event sequence (strictly increasing, kept across restarts). */
@@ -159,7 +183,7 @@ export class WriteBuffer {
     // The event first: one too large throws before the row is kept (never a message without its event).
     const type = EVENT[row.status];
     const events = type ? [this.event({ type, accountId: row.accountId, sessionId: row.sessionId, data: toMessage(row) }, now, ORDINAL[row.status])] : [];
-    this.sql.exec("INSERT INTO wb_messages (id, external_id, row, dirty, ver, touched) VALUES (?, ?, ?, 1, 1, ?)", row.id, row.externalId, JSON.stringify(row), now);
+    this.sql.exec("INSERT INTO wb_rows (id, external_id, row, state, chg) VALUES (?, ?, ?, ?, ?)", row.id, row.externalId, JSON.stringify(row), stateOf(row.status), this.changes(1));
     return events;
   }
 
@@ -167,9 +191,20 @@ export class WriteBuffer {
    * Rows queued to be sent (`pending`: no event yet), to D1 with the next commit. A row the buffer
    * already has is left as it is (a retried call changes nothing).
    */
-  queued(rows: readonly MessageRow[], now: number): void {
-    for (const part of jsonParts(rows.map((r) => [r.id, r]))) {
-      this.sql.exec("INSERT INTO wb_messages (id, external_id, row, dirty, ver, touched) SELECT json_extract(value, '$[0]'), NULL, json_extract(value, '$[1]'), 1, 1, ? FROM json_each(?) WHERE true ON CONFLICT (id) DO NOTHING", now, part);
+  queued(rows: readonly MessageRow[]): void {
+    this.insert(rows, OPEN);
+  }
+
+  /** New rows, numbered in their order, in a statement per JSON part; rows the buffer has are left as they are. */
+  private insert(rows: readonly MessageRow[], state: number | null): void {
+    if (rows.length === 0) return;
+    const first = this.changes(rows.length);
+    const tuples = rows.map((r, i) => [r.id, r.externalId, r, state ?? stateOf(r.status), first + i]);
+    for (const part of jsonParts(tuples)) {
+      this.sql.exec(
+        "INSERT INTO wb_rows (id, external_id, row, state, chg) SELECT json_extract(value, '$[0]'), json_extract(value, '$[1]'), json_extract(value, '$[2]'), json_extract(value, '$[3]'), json_extract(value, '$[4]') FROM json_each(?) WHERE true ON CONFLICT (id) DO NOTHING",
+        part,
+      );
     }
   }
 
@@ -191,9 +226,7 @@ export class WriteBuffer {
       if (row) taken.push(row);
     }
     const events = this.events(drafts, at);
-    for (const part of jsonParts(taken.map((r) => [r.id, r.externalId, r]))) {
-      this.sql.exec("INSERT INTO wb_messages (id, external_id, row, dirty, ver, touched) SELECT json_extract(value, '$[0]'), json_extract(value, '$[1]'), json_extract(value, '$[2]'), 1, 1, ? FROM json_each(?) WHERE true ON CONFLICT (id) DO NOTHING", at, part);
-    }
+    this.insert(taken, null);
     return { changed: [...here.changed, ...taken], unknown: [], events: [...here.events, ...events] };
   }
 
@@ -202,12 +235,12 @@ export class WriteBuffer {
     return this.lookup("id", ids).map((r) => JSON.parse(r.row) as MessageRow);
   }
 
-  private lookup(column: "id" | "external_id", keys: readonly string[]): { id: string; external_id: string | null; row: string; ver: number }[] {
-    const out: { id: string; external_id: string | null; row: string; ver: number }[] = [];
+  private lookup(column: "id" | "external_id", keys: readonly string[]): { id: string; external_id: string | null; row: string }[] {
+    const out: { id: string; external_id: string | null; row: string }[] = [];
     const unique = [...new Set(keys)];
     for (let i = 0; i < unique.length; i += KEYS_PER_LOOKUP) {
       const part = unique.slice(i, i + KEYS_PER_LOOKUP);
-      out.push(...this.sql.exec<{ id: string; external_id: string | null; row: string; ver: number }>(`SELECT id, external_id, row, ver FROM wb_messages WHERE ${column} IN (${part.map(() => "?").join(",")})`, ...part).toArray());
+      out.push(...this.sql.exec<{ id: string; external_id: string | null; row: string }>(`SELECT id, external_id, row FROM wb_rows WHERE ${column} IN (${part.map(() => "?").join(",")})`, ...part).toArray());
     }
     return inKeyOrder(out, unique, (r) => (column === "id" ? r.id : r.external_id!));
   }
@@ -234,10 +267,11 @@ export class WriteBuffer {
     }
     // The events (numbered in the rows' order) and the rows, each in a statement per part.
     out.events = this.events(drafts, at);
-    for (const part of jsonParts(out.changed.map((r) => [r.id, r.externalId, r]))) {
+    if (out.changed.length === 0) return out;
+    const first = this.changes(out.changed.length);
+    for (const part of jsonParts(out.changed.map((r, i) => [r.id, r.externalId, r, stateOf(r.status), first + i]))) {
       this.sql.exec(
-        "UPDATE wb_messages SET row = j.row, external_id = j.ext, dirty = 1, ver = ver + 1, touched = ? FROM (SELECT json_extract(value, '$[0]') AS id, json_extract(value, '$[1]') AS ext, json_extract(value, '$[2]') AS row FROM json_each(?)) AS j WHERE wb_messages.id = j.id",
-        at,
+        "UPDATE wb_rows SET row = j.row, external_id = j.ext, state = j.state, chg = j.chg FROM (SELECT json_extract(value, '$[0]') AS id, json_extract(value, '$[1]') AS ext, json_extract(value, '$[2]') AS row, json_extract(value, '$[3]') AS state, json_extract(value, '$[4]') AS chg FROM json_each(?)) AS j WHERE wb_rows.id = j.id",
         part,
       );
     }
@@ -247,45 +281,56 @@ export class WriteBuffer {
   /** Rows and events waiting for D1, at most `limit` of each, oldest first. */
   pending(limit: number): FlushBatch {
     const events = this.sql.exec<{ seq: number; record: string }>("SELECT seq, record FROM wb_events ORDER BY seq LIMIT ?", limit).toArray();
+    // The rows as stored (D1 takes their JSON as it is).
+    const messages = this.sql.exec<{ id: string; json: string; chg: number }>("SELECT id, row AS json, chg FROM wb_rows WHERE chg > ? ORDER BY chg LIMIT ?", this.flushed, limit).toArray();
     return {
-      // The rows as stored (D1 takes their JSON as it is); SQLite reads the status.
-      messages: this.sql
-        .exec<{ id: string; status: MessageStatus; ver: number; json: string }>("SELECT id, json_extract(row, '$.status') AS status, ver, row AS json FROM wb_messages WHERE dirty = ? ORDER BY touched, id LIMIT ?", DIRTY, limit)
-        .toArray(),
+      messages: messages.map((m) => ({ id: m.id, json: m.json })),
       events: events.map((r) => JSON.parse(r.record) as EventRecord),
       lastSeq: events.at(-1)?.seq ?? 0,
+      lastChg: messages.at(-1)?.chg ?? 0,
     };
   }
 
   /** How many rows and events wait for D1. */
   size(): number {
-    return this.sql.exec<{ n: number }>("SELECT (SELECT count(*) FROM wb_messages WHERE dirty = ?) + (SELECT count(*) FROM wb_events) AS n", DIRTY).one().n;
+    return this.sql.exec<{ n: number }>("SELECT (SELECT count(*) FROM wb_rows WHERE chg > ?) + (SELECT count(*) FROM wb_events) AS n", this.flushed).one().n;
   }
 
-  /** `batch` is committed in D1: its rows are clean unless they changed since (a newer version), its events gone. */
+  /**
+   * `batch` is committed in D1: the mark moves to its last change (every change up to it was in the
+   * batch, which took them in order; a row that changed again since has a newer number), its events
+   * are gone. One commit at a time (GroupCommit).
+   */
   committed(batch: FlushBatch): void {
-    for (const part of jsonParts(batch.messages.map((m) => [m.id, m.ver, cleanState(m.status)]))) {
-      // The listed rows by primary key (`+dirty`: not through the dirty index, which would walk every dirty row per part).
-      this.sql.exec(
-        "UPDATE wb_messages SET dirty = j.clean FROM (SELECT json_extract(value, '$[0]') AS id, json_extract(value, '$[1]') AS ver, json_extract(value, '$[2]') AS clean FROM json_each(?)) AS j WHERE wb_messages.id = j.id AND wb_messages.ver = j.ver AND +wb_messages.dirty = 1",
-        part,
-      );
+    if (batch.lastChg > this.flushed) {
+      this.flushed = batch.lastChg;
+      this.sql.exec("INSERT INTO wb_meta (k, v) VALUES ('flushed', ?) ON CONFLICT (k) DO UPDATE SET v = excluded.v", this.flushed);
     }
     // The batch's events are the oldest ones: those up to its last sequence.
-    this.sql.exec("DELETE FROM wb_events WHERE seq <= ?", batch.lastSeq);
+    if (batch.lastSeq > 0) this.sql.exec("DELETE FROM wb_events WHERE seq <= ?", batch.lastSeq);
   }
 
-  /** Forgets clean rows unchanged for a while, and the oldest clean ones of each state over its bound (D1 has them). */
+  /** Forgets committed rows unchanged for a while, and the oldest committed ones of each state over its bound (D1 has them). */
   prune(now: number): void {
-    this.sql.exec("DELETE FROM wb_messages WHERE dirty IN (?, ?) AND touched < ?", OPEN, DONE, now - KEEP_MS);
+    // The counter written down with the time of the last change (every change numbered up to it was
+    // made by then): rows numbered up to the newest mark older than KEEP_MS have not changed since.
+    if (this.changedAt > this.markedAt) {
+      this.markedAt = this.changedAt;
+      this.sql.exec("INSERT INTO wb_marks (at, chg) VALUES (?, ?) ON CONFLICT (at) DO UPDATE SET chg = max(chg, excluded.chg)", this.changedAt, this.chg);
+    }
+    const old = this.sql.exec<{ chg: number | null }>("SELECT max(chg) AS chg FROM wb_marks WHERE at <= ?", now - KEEP_MS).one().chg;
+    if (old !== null) {
+      this.sql.exec("DELETE FROM wb_rows WHERE chg <= ?", Math.min(old, this.flushed));
+      this.sql.exec("DELETE FROM wb_marks WHERE at <= ?", now - KEEP_MS);
+    }
     for (const [state, keep] of [[DONE, KEEP_DONE_ROWS], [OPEN, KEEP_OPEN_ROWS]] as const) {
-      const over = this.sql.exec<{ n: number }>("SELECT count(*) AS n FROM wb_messages WHERE dirty = ?", state).one().n - keep;
-      if (over > 0) this.sql.exec("DELETE FROM wb_messages WHERE id IN (SELECT id FROM wb_messages WHERE dirty = ? ORDER BY touched, id LIMIT ?)", state, over);
+      const over = this.sql.exec<{ n: number }>("SELECT count(*) AS n FROM wb_rows WHERE state = ?", state).one().n - keep;
+      if (over > 0) this.sql.exec("DELETE FROM wb_rows WHERE id IN (SELECT id FROM wb_rows WHERE state = ? AND chg <= ? ORDER BY chg LIMIT ?)", state, this.flushed, over);
     }
   }
 
   /** Everything (the session was deleted and its last commit done). */
   clear(): void {
-    this.sql.exec("DELETE FROM wb_messages");
+    this.sql.exec("DELETE FROM wb_rows");
   }
 }
