@@ -1,6 +1,6 @@
 import { and, asc, eq, gte, inArray, ne } from "drizzle-orm";
 import { webhookDeliveries, webhooks } from "../../db/schema/index.ts";
-import { chunk } from "../../platform/batching.ts";
+import { chunk, inKeyOrder } from "../../platform/batching.ts";
 import { itemsPerStatement } from "../../platform/d1.ts";
 import { errors } from "../../platform/errors.ts";
 import { log } from "../../platform/log.ts";
@@ -60,7 +60,6 @@ export async function recoverDeliveries(env: Env, accountId: string, webhookId: 
     .limit(input.limit + 1)
     .all();
   const take = candidates.slice(0, input.limit);
-  const order = new Map(take.map((c, i) => [c.id, i]));
   const flips = chunk(take.map((c) => c.id), IDS_PER_STATEMENT).map((ids) =>
     db
       .update(webhookDeliveries)
@@ -70,7 +69,7 @@ export async function recoverDeliveries(env: Env, accountId: string, webhookId: 
   );
   const [first, ...rest] = flips;
   // Only the rows this call flipped are sent: a concurrent recover gets the others, never the same ones.
-  const flipped = first ? (await db.batch([first, ...rest])).flat().map((r) => r.id).sort((a, b) => order.get(a)! - order.get(b)!) : [];
+  const flipped = first ? inKeyOrder((await db.batch([first, ...rest])).flat().map((r) => r.id), take.map((c) => c.id), (id) => id) : [];
   await enqueueOldestFirst(env, shard, flipped);
   return { queued: flipped.length, hasMore: candidates.length > input.limit, since: new Date(since).toISOString() };
 }

@@ -16,6 +16,7 @@ import type { EventOrder } from "../../events/emit.ts";
 import type { WriteBuffer } from "./write-buffer.ts";
 import { draftOfRow, KeyedSerial, outboundWithMedia, toOutbound, type Draft, type SendOutcome, type SessionConfig } from "./types.ts";
 import { accountShard } from "../../platform/shards.ts";
+import { inKeyOrder } from "../../platform/batching.ts";
 
 /** Attempts of a queued send that keeps hitting transient failures before it is failed. */
 const MAX_ATTEMPTS = 6;
@@ -138,11 +139,10 @@ export class Sender {
     const now = Date.now();
     if (this.host.status() !== "WORKING") return this.holdOrFail(due, now);
     const driver = this.host.driver();
-    const found = driver.sendAtOnce ? await this.pendingRows(ids) : await pendingOfSession(shard, cfg.sessionId, ids);
     // In the outbox's order (a bulk's as given): look-ups by id answer in key order, so a chat's
     // messages went out of order, and a messaging limit counted the recipients of whichever came first.
-    const rank = new Map(ids.map((id, i) => [id, i]));
-    const rows = found.sort((a, b) => rank.get(a.id)! - rank.get(b.id)!);
+    const found = driver.sendAtOnce ? await this.pendingRows(ids) : await pendingOfSession(shard, cfg.sessionId, ids);
+    const rows = inKeyOrder(found, ids, (r) => r.id);
     const attempts = new Map(due.map((r) => [r.message_id, r.attempts]));
     if (driver.sendAtOnce) {
       // Rows from D1 (queued before a restart or long ago) are taken over by the buffer, so the

@@ -19,6 +19,7 @@ import type { EventRecord, EventType } from "../../events/types.ts";
 import { toMessage, type MessageRow } from "../messages/mapper.ts";
 import { canAdvance, deliveredStamp, statusesBetween, type MessageStatus } from "../status.ts";
 import { jsonParts } from "../../platform/d1.ts";
+import { inKeyOrder } from "../../platform/batching.ts";
 import type { SqlLike } from "./outbox.ts";
 import { migrateDirtyFlags } from "./write-buffer-legacy.ts";
 
@@ -98,15 +99,6 @@ export interface Advanced {
   /** Keys this buffer does not know (their rows are only in D1). */
   unknown: string[];
   events: EventRecord[];
-}
-
-/**
- * `rows` in the order of `keys` (SQLite answers an IN list in index order): the caller's order is a
- * bulk's, and the events of its rows are numbered in it.
- */
-function inKeyOrder<T>(rows: T[], keys: readonly string[], keyOf: (row: T) => string): T[] {
-  const rank = new Map(keys.map((k, i) => [k, i]));
-  return rows.sort((a, b) => rank.get(keyOf(a))! - rank.get(keyOf(b))!);
 }
 
 export class WriteBuffer {
@@ -242,6 +234,7 @@ export class WriteBuffer {
       const part = unique.slice(i, i + KEYS_PER_LOOKUP);
       out.push(...this.sql.exec<{ id: string; external_id: string | null; row: string }>(`SELECT id, external_id, row FROM wb_rows WHERE ${column} IN (${part.map(() => "?").join(",")})`, ...part).toArray());
     }
+    // In the caller's order (SQLite answers an IN list in index order): a bulk's, whose events are numbered in it.
     return inKeyOrder(out, unique, (r) => (column === "id" ? r.id : r.external_id!));
   }
 
