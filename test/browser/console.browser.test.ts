@@ -422,10 +422,14 @@ describe("browser console (Chromium against npm run dev)", () => {
 
   it("shows a background compile's progress while it runs, and Stop cancels it at once", async () => {
     await pasteIntoEditor("\\documentclass{article}\\begin{document}\\def\\x{\\x}\\x\\end{document}\n");
+    // The job loops until its time limit; the longest one allowed, so that a slow start on a busy machine
+    // cannot let the limit end it before Stop does (it then ends `failed`, not `cancelled`).
+    await page.route("**/v1/compile/async", (route) => route.continue({ postData: JSON.stringify({ ...route.request().postDataJSON(), timeoutMs: 60_000 }) }));
     const [queued] = await Promise.all([
       page.waitForResponse((r) => r.url().endsWith("/v1/compile/async") && r.request().method() === "POST"),
       page.getByRole("button", { name: "Compile in the background" }).click(),
     ]);
+    await page.unroute("**/v1/compile/async");
     const { id } = (await queued.json()) as { id: string };
     const progress = page.getByTestId("job-progress");
     await expect.poll(() => progress.textContent(), { timeout: 45_000 }).toContain(id);
