@@ -1,15 +1,12 @@
 import { attemptDeliveries } from "./delivery.ts";
-import { claimFanOut } from "./first-attempts.ts";
+import { claimFanOut, FANOUT_PART } from "./first-attempts.ts";
 import type { DeliveryQueueMessage, EventRecord, EventsQueueMessage } from "./types.ts";
 import { sendAll } from "../platform/batching.ts";
-import { EVENTS_PER_MESSAGE } from "./queue-groups.ts";
 import { usageFields, withD1Usage } from "../platform/d1-usage.ts";
 import { InFlight } from "../platform/in-flight.ts";
 import { log } from "../platform/log.ts";
 import { carriedShard, shardAt } from "../platform/shards.ts";
 
-/** Events per fan-out: whole messages of one shard, up to two full group messages (its statements bind the ids as one JSON parameter). */
-const FANOUT_PART = 2 * EVENTS_PER_MESSAGE;
 /** Fan-outs whose attempts run in this isolate's background at once; the next batch waits for a place. */
 const ATTEMPTS_IN_FLIGHT = 4;
 /** A fan-out whose attempts failed is put back on the queue this many times; then the cron's stranded-event pass has it. */

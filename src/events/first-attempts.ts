@@ -8,9 +8,13 @@ import { foldedId, type FoldedDelivery } from "./folded.ts";
 import { publishToStreams, type CommittedEvent } from "./stream/publish.ts";
 import type { DeliveryQueueMessage, EventRecord } from "./types.ts";
 import { chunk, QUEUE_BATCH_MAX } from "../platform/batching.ts";
+import { EVENTS_PER_MESSAGE } from "./queue-groups.ts";
 import { jsonParts } from "../platform/d1.ts";
 import { log } from "../platform/log.ts";
 import type { Shard } from "../platform/shards.ts";
+
+/** Events per fan-out: up to two full queue group messages (its statements bind the ids as one JSON parameter). */
+export const FANOUT_PART = 2 * EVENTS_PER_MESSAGE;
 
 /** First attempts made right here per fan-out (the others wait on the delivery queue, each with its row). */
 const INLINE_MAX = 200;

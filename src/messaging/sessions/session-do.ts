@@ -1,5 +1,6 @@
 import { DurableObject } from "cloudflare:workers";
-import { enqueueEvents, enqueueRecorded } from "../../events/emit.ts";
+import { enqueueEvents } from "../../events/emit.ts";
+import { FanOutNow } from "../../events/fan-out-now.ts";
 import type { EventRecord } from "../../events/types.ts";
 import { newId } from "../../platform/ids.ts";
 import { accountShard, type Shard } from "../../platform/shards.ts";
@@ -62,6 +63,8 @@ export class SessionDO extends DurableObject<Env> {
   private readonly media = new MediaFetcher((id) => this.fetchMedia(id, false));
   /** D1 work of sends, commits and alarms since the last flush, logged with it. */
   private readonly usage: UsageByDb = {};
+  /** This session's webhooks' first attempts for its inbound messages, made here (the queue takes the overflow). */
+  private fanOutOf: FanOutNow | null = null;
   private readonly events = new EventFlush((ids) => this.ctx.waitUntil(this.flushEvents(ids)), EVENT_FLUSH_MS);
   /** This session's writes (messages, receipts, their events), committed to D1 in groups. */
   private readonly buffer: WriteBuffer;
@@ -368,7 +371,11 @@ export class SessionDO extends DurableObject<Env> {
     this.events.add(items);
   }
 
-  /** The flush: the events go to the queue (with their shard), and the D1 work since the last flush is logged. */
+  /**
+   * The flush: events recorded with their content (inbound messages) are fanned out here, at once
+   * (events/fan-out-now.ts); those by id go to the queue (with their shard). The D1 work since the
+   * last flush is logged.
+   */
   private async flushEvents(items: (string | EventRecord)[]): Promise<void> {
     const cfg = this.config;
     log.info("session flush", { sessionId: cfg?.sessionId ?? null, events: items.length, ...usageFields(takeUsage(this.usage)) });
@@ -378,7 +385,11 @@ export class SessionDO extends DurableObject<Env> {
     if (!shard) return;
     const ids = items.filter((i): i is string => typeof i === "string");
     const records = items.filter((i): i is EventRecord => typeof i !== "string");
-    await Promise.all([ids.length > 0 ? enqueueEvents(this.env, shard, ids) : null, records.length > 0 ? enqueueRecorded(this.env, shard, records) : null]);
+    await Promise.all([ids.length > 0 ? enqueueEvents(this.env, shard, ids) : null, records.length > 0 ? this.fanOut.run(shard, records) : null]);
+  }
+
+  private get fanOut(): FanOutNow {
+    return (this.fanOutOf ??= new FanOutNow(this.env, { sessionId: this.config?.sessionId ?? null }));
   }
 
   /** The shard of this session's account: where its group commits go. */
