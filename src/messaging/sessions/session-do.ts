@@ -55,6 +55,8 @@ export class SessionDO extends DurableObject<Env> {
   private net: NetworkDriver | null = null;
   private hostPort: NetworkHost | null = null;
   private alarmAt: number | null = null;
+  /** The last alarm change under way (ensureAlarm runs them one after another). */
+  private alarmSetting: Promise<void> = Promise.resolve();
   /** The alarm's work: due campaign starts and the outbox's due sends. */
   private readonly runner: OutboxRunner;
   /** Campaigns cancelled while the alarm may hold some of their sends in hand. */
@@ -479,7 +481,20 @@ export class SessionDO extends DurableObject<Env> {
 
   // ---- alarm: the outbox and the network's timers -------------------------------------------
 
-  private async ensureAlarm(due: number): Promise<void> {
+  /**
+   * Makes sure the alarm fires by `due`. One at a time: two that overlap would each read the alarm
+   * before the other set it, and a later `due` that read second would overwrite an earlier one: the
+   * work due first would wait for the later time (the group commit's 2 s backstop is one such call).
+   */
+  private ensureAlarm(due: number): Promise<void> {
+    // Already due by then (a call still under way only makes it sooner).
+    if (this.alarmAt !== null && this.alarmAt <= due) return Promise.resolve();
+    const run = this.alarmSetting.then(() => this.setAlarmBy(due));
+    this.alarmSetting = run.catch(() => {});
+    return run;
+  }
+
+  private async setAlarmBy(due: number): Promise<void> {
     if (this.alarmAt !== null && this.alarmAt <= due) return;
     const current = await this.ctx.storage.getAlarm();
     if (current !== null && current <= due) {
