@@ -157,10 +157,13 @@ describe("webhook throttle: happy path", () => {
     const stub = env.WEBHOOK_THROTTLES.get(env.WEBHOOK_THROTTLES.idFromName(`wh_gate_${Date.now()}`));
     const started: { i: number; at: number }[] = [];
     // All asked at once, none with a slot ahead (as a late backlog would): the gate spaces them itself.
+    const asked = Date.now();
     await Promise.all(Array.from({ length: 16 }, (_, i) => stub.admit(10, 0).then((ticket) => (started.push({ i, at: Date.now() }), stub.landed(ticket, Date.now())))));
     expect(started.map((s) => s.i)).toEqual(Array.from({ length: 16 }, (_, i) => i));
-    // 100 ms apart (less the answers' own jitter): never a second's worth at once.
-    for (let i = 1; i < started.length; i++) expect(started[i]!.at - started[i - 1]!.at).toBeGreaterThanOrEqual(60);
+    // The i-th starts no earlier than i × 100 ms after they were asked for. An answer can only come late
+    // (a busy machine bunches two answers), never before its slot, so this holds under load, and
+    // without the spacing all 16 start at once.
+    for (const s of started) expect(s.at - asked, `start ${s.i}`).toBeGreaterThanOrEqual(s.i * 100 - 5);
     expect(observedRate(started.map((s) => s.at)).maxInOneSecond).toBeLessThanOrEqual(11);
     // A slot ahead is waited for.
     const t0 = Date.now();
