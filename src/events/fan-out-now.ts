@@ -3,6 +3,7 @@ import { claimFanOut, FANOUT_PART } from "./first-attempts.ts";
 import type { EventRecord } from "./types.ts";
 import { chunk } from "../platform/batching.ts";
 import { usageFields, withD1Usage } from "../platform/d1-usage.ts";
+import { InFlight } from "../platform/in-flight.ts";
 import { log } from "../platform/log.ts";
 import type { Shard } from "../platform/shards.ts";
 
@@ -33,13 +34,15 @@ export function observeFanOutNow(fn: typeof observe): void {
  * own fan-outs.
  */
 export class FanOutNow {
-  private inFlight = 0;
+  private readonly inFlight: InFlight;
 
   constructor(
     private readonly env: Env,
     private readonly label: Record<string, unknown> = {},
-    private readonly max = IN_FLIGHT_MAX,
-  ) {}
+    max = IN_FLIGHT_MAX,
+  ) {
+    this.inFlight = new InFlight(max);
+  }
 
   /** Fans `records` (recorded in `shard`) out. Never throws; resolves when their attempts are recorded or queued. */
   async run(shard: Shard, records: EventRecord[]): Promise<void> {
@@ -48,11 +51,11 @@ export class FanOutNow {
   }
 
   private async part(shard: Shard, records: EventRecord[]): Promise<void> {
-    if (this.inFlight >= this.max) {
+    const release = this.inFlight.tryAcquire();
+    if (!release) {
       await enqueueRecorded(this.env, shard, records);
       return;
     }
-    this.inFlight++;
     try {
       const { usage } = await withD1Usage(async () => {
         const claim = await claimFanOut(this.env, shard, records.map((r) => r.id), Date.now(), new Map(records.map((r) => [r.id, r])));
@@ -64,7 +67,7 @@ export class FanOutNow {
       log.error("event fan-out failed; events queued", { ...this.label, events: records.length, error: String(err) });
       await enqueueRecorded(this.env, shard, records);
     } finally {
-      this.inFlight--;
+      release();
     }
   }
 }

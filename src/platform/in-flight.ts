@@ -15,6 +15,17 @@ export class InFlight {
   async acquire(): Promise<() => void> {
     if (this.used < this.limit) this.used++;
     else await new Promise<void>((resolve) => this.waiting.push(resolve));
+    return this.release();
+  }
+
+  /** A place now, or null when all are taken (the caller does something else rather than wait). */
+  tryAcquire(): (() => void) | null {
+    if (this.used >= this.limit || this.waiting.length > 0) return null;
+    this.used++;
+    return this.release();
+  }
+
+  private release(): () => void {
     let released = false;
     return () => {
       if (released) return;

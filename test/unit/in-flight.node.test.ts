@@ -47,4 +47,18 @@ describe("InFlight: at most N at once, waiters served in order", () => {
     expect(most).toBe(3);
     expect(slots.size).toBe(0);
   });
+  it("tryAcquire takes a free place at once, and none while all are taken or someone waits", async () => {
+    const slots = new InFlight(1);
+    const first = slots.tryAcquire();
+    expect(first).not.toBeNull();
+    expect(slots.tryAcquire()).toBeNull();
+    const waiter = slots.acquire();
+    first!();
+    const second = await waiter;
+    expect(slots.tryAcquire()).toBeNull();
+    second();
+    second();
+    expect(slots.size).toBe(0);
+    expect(new InFlight(0).tryAcquire()).toBeNull();
+  });
 });
