@@ -7,7 +7,7 @@ import { mkdirSync } from "node:fs";
 import { resolve } from "node:path";
 import { gzipSync } from "node:zlib";
 import { chromium, type Browser, type BrowserContext, type Page } from "playwright-core";
-import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { afterAll, beforeAll, beforeEach, describe, expect, it } from "vitest";
 import { CHROMIUM } from "../../scripts/ensure-browser.ts";
 import { baseUrl, call, newKey } from "../e2e/client.ts";
 
@@ -30,6 +30,26 @@ const cspViolations: string[] = [];
 const pageErrors: string[] = [];
 /** JavaScript the first page loaded (url -> gzipped bytes). */
 const firstPageJs = new Map<string, number>();
+/** The page's latest troubles (API answers >= 400, failed requests, console errors, sign-outs), for a failure's report. */
+const trouble: string[] = [];
+/** Steps started so far: every step after the first (which signs in) needs the console signed in. */
+let stepsStarted = 0;
+
+function noteTrouble(line: string): void {
+  trouble.push(`${new Date().toISOString().slice(11, 23)} ${line}`);
+  if (trouble.length > 25) trouble.shift();
+}
+
+/** Where the page is and what it shows, with its latest troubles: what a failure report needs to name a cause. */
+async function pageState(): Promise<string> {
+  const signInForm = await page.locator("#apikey").isVisible().catch(() => false);
+  const text = await page
+    .locator("body")
+    .innerText({ timeout: 2_000 })
+    .then((t) => t.replace(/\s+/g, " ").slice(0, 400))
+    .catch((e: unknown) => `(unreadable: ${String(e).slice(0, 200)})`);
+  return [`url: ${page.url()}`, `sign-in form shown: ${signInForm}`, `page text: ${text}`, "latest troubles:", ...(trouble.length ? trouble : ["(none)"])].join("\n  ");
+}
 
 async function shot(name: string): Promise<void> {
   await page.screenshot({ path: resolve(SHOTS, `${name}.png`), fullPage: true });
@@ -95,7 +115,20 @@ beforeAll(async () => {
   page.on("console", (m) => {
     if (/Content Security Policy/i.test(m.text())) cspViolations.push(`${m.text()} (${m.location().url}:${m.location().lineNumber}) at ${page.url()}`);
   });
-  page.on("pageerror", (e) => pageErrors.push(String(e)));
+  page.on("pageerror", (e) => {
+    pageErrors.push(String(e));
+    noteTrouble(`page error: ${String(e).slice(0, 300)}`);
+  });
+  page.on("console", (m) => {
+    if (m.type() === "error") noteTrouble(`console error: ${m.text().slice(0, 300)} at ${page.url()}`);
+  });
+  page.on("response", (r) => {
+    if (r.status() >= 400) noteTrouble(`${r.request().method()} ${new URL(r.url()).pathname} -> ${r.status()}`);
+  });
+  page.on("requestfailed", (r) => noteTrouble(`${r.method()} ${new URL(r.url()).pathname} failed: ${r.failure()?.errorText ?? "?"}`));
+  page.on("crash", () => noteTrouble("the page crashed"));
+  // Any 401 signs the console out (dashboard/src/api.ts): say when it happens.
+  await page.addInitScript(() => window.addEventListener("texmsg:unauthorized", () => console.error("texmsg:unauthorized: the console signs out")));
   page.on("response", async (r) => {
     if (r.request().resourceType() === "script" && !firstPageJs.has(r.url()) && !page.url().includes("/latex")) {
       firstPageJs.set(r.url(), gzipSync(await r.body()).length);
@@ -106,6 +139,15 @@ beforeAll(async () => {
 afterAll(async () => {
   await browser?.close();
   await new Promise((r) => receiver?.close(r));
+});
+
+// The steps build on each other: once the console is signed out (or never signed in), every later step
+// would wait out its timeouts one by one. Each fails at once instead, saying what the page shows and why.
+beforeEach(async ({ onTestFailed }) => {
+  onTestFailed(async () => console.error(`[browser] the page when the step failed:\n  ${await pageState()}`));
+  if (stepsStarted++ === 0) return;
+  if ((await page.locator('nav[aria-label="Pages"]').count()) > 0) return;
+  throw new Error(`the console is not signed in any more, so this step cannot run:\n  ${await pageState()}`);
 });
 
 describe("browser console (Chromium against npm run dev)", () => {
