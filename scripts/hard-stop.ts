@@ -69,7 +69,10 @@ export async function hardStopCheck(opts: { sends?: number; bulk?: number; waitM
   const receiver = await startReceiver();
   // The cron ticks often so stranded events are found soon after they are old enough. The compile server
   // starts and dies with the stack but compiles nothing here: no warm TeX engines (CPU for the sends).
-  const env = { DEV_CRON_INTERVAL_MS: "5000", SKIP_TEX_CHECK: "1", POOL_SIZE: "0" };
+  // Leases of the fan-outs and attempts the kill cut off lapse after WEBHOOK_LEASE_MS: here the shortest
+  // allowed (a 5 s attempt timeout, for a receiver on this machine, + 20 s), not the default minute, so the
+  // check need not wait that out.
+  const env = { DEV_CRON_INTERVAL_MS: "5000", SKIP_TEX_CHECK: "1", POOL_SIZE: "0", WEBHOOK_TIMEOUT_MS: "5000", WEBHOOK_LEASE_MS: "1" };
   const t0 = Date.now();
   const secs = (from: number) => `${((Date.now() - from) / 1000).toFixed(1)} s`;
   let dev = await startDev({ persistTo, env });

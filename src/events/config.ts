@@ -14,6 +14,7 @@ export const MAX_WEBHOOKS_PER_ACCOUNT = 50;
 /** Seconds to wait after failed attempt 1, 2, ...; its length + 1 is the number of attempts. */
 export const retrySchedule = (env: Env): number[] => config(env).webhooks.retrySchedule;
 export const timeoutMs = (env: Env) => config(env).webhooks.timeoutMs;
+export const leaseMs = (env: Env) => config(env).webhooks.leaseMs;
 export const secretGraceMs = (env: Env) => config(env).webhooks.secretGraceMs;
 export const disableAfterMs = (env: Env) => config(env).webhooks.disableAfterMs;
 export const allowLoopback = (env: Env) => config(env).allowLoopbackUrls;

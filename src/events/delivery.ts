@@ -4,7 +4,7 @@ import { events, webhookAttempts, webhookDeliveries, webhooks } from "../db/sche
 import { checkTargetUrl } from "../platform/safe-url.ts";
 import { newId } from "../platform/ids.ts";
 import { insertDeliveries, streakEnds, successWrites, type Success } from "./attempt-writes.ts";
-import { allowLoopback, disableAfterMs, MAX_QUEUE_DELAY_SECONDS, retrySchedule, timeoutMs } from "./config.ts";
+import { allowLoopback, disableAfterMs, leaseMs, MAX_QUEUE_DELAY_SECONDS, retrySchedule, timeoutMs } from "./config.ts";
 import { decideOutcome, type DeliveryOutcome } from "./retry-policy.ts";
 import { sendAttempt, type SignedPostResult } from "./send-attempt.ts";
 import { signedHeaders } from "./signing.ts";
@@ -18,9 +18,10 @@ import { enqueueDeliveries } from "./enqueue-deliveries.ts";
 import { giveBack, leaseCovers, queueAgain } from "./lease.ts";
 import { itemsPerStatement } from "../platform/d1.ts";
 import type { Shard } from "../platform/shards.ts";
+import { DEFAULT_WEBHOOK_LEASE_MS } from "../platform/config.ts";
 
-/** How long an attempt in flight holds its delivery (well over the 15 s timeout plus D1 writes). */
-export const LEASE_MS = 60_000;
+/** How long an attempt in flight holds its delivery by default (well over the 15 s timeout plus D1 writes); WEBHOOK_LEASE_MS sets it. */
+export const LEASE_MS = DEFAULT_WEBHOOK_LEASE_MS;
 /** A queue message may arrive a little before the delay it was given. */
 const EARLY_SLACK_MS = 1_000;
 
@@ -92,7 +93,7 @@ async function attemptChunk(env: Env, shard: Shard, ids: string[], now: number, 
   const [claimed, hooks, payloads] = await db.batch([
     db
       .update(webhookDeliveries)
-      .set({ leaseUntil: now + LEASE_MS })
+      .set({ leaseUntil: now + leaseMs(env) })
       .where(
         and(
           inArray(webhookDeliveries.id, ids),

@@ -2,7 +2,8 @@ import { and, eq, inArray, isNull, lt, or, sql } from "drizzle-orm";
 import type { BatchItem } from "drizzle-orm/batch";
 import { events, webhookDeliveries, webhooks } from "../db/schema/index.ts";
 import { insertDeliveries, type Success } from "./attempt-writes.ts";
-import { attemptClaimed, attemptDeliveries, LEASE_MS, type DeliveryRow } from "./delivery.ts";
+import { attemptClaimed, attemptDeliveries, type DeliveryRow } from "./delivery.ts";
+import { leaseMs } from "./config.ts";
 import { deliveriesOf } from "./fanout.ts";
 import { foldedId, type FoldedDelivery } from "./folded.ts";
 import { publishToStreams, type CommittedEvent } from "./stream/publish.ts";
@@ -57,7 +58,7 @@ export async function claimFanOut(env: Env, shard: Shard, eventIds: string[], no
   // whole backlog for each batch (a large send's events: a cost growing with its square).
   const lease = db
     .update(events)
-    .set({ fanoutLeaseUntil: now + LEASE_MS })
+    .set({ fanoutLeaseUntil: now + leaseMs(env) })
     .where(and(inIds, isNull(sql`+${events.fannedOutAt}`), or(isNull(events.fanoutLeaseUntil), lt(events.fanoutLeaseUntil, now))));
   const hooksOf = db.select().from(webhooks).where(inArray(webhooks.accountId, db.select({ accountId: events.accountId }).from(events).where(inIds)));
   let claimed: (CommittedEvent & { createdAt: number })[];
@@ -72,7 +73,7 @@ export async function claimFanOut(env: Env, shard: Shard, eventIds: string[], no
   }
   const claimedIds = new Set(claimed.map((e) => e.id));
   const unclaimed = ids.filter((id) => !claimedIds.has(id));
-  const plan = claimed.length > 0 ? planFanOut(claimed, hooks, now) : null;
+  const plan = claimed.length > 0 ? planFanOut(claimed, hooks, now, leaseMs(env)) : null;
   const giveUp = async (err: unknown) => {
     await releaseEventLeases(shard, claimed);
     throw err;
@@ -98,13 +99,13 @@ interface FanOutPlan {
   throttled: DeliveryRow[];
 }
 
-function planFanOut(claimed: (CommittedEvent & { createdAt: number })[], hooks: (typeof webhooks.$inferSelect)[], now: number): FanOutPlan {
+function planFanOut(claimed: (CommittedEvent & { createdAt: number })[], hooks: (typeof webhooks.$inferSelect)[], now: number, lease: number): FanOutPlan {
   const hookById = new Map(hooks.map((h) => [h.id, h]));
   const plan: FanOutPlan = { claimed, hooks, inline: [], queued: [], throttled: [] };
   for (const d of deliveriesOf(claimed, hooks, now)) {
     const hook = hookById.get(d.webhookId)!;
     if (hook.enabled && hook.maxPerSecond !== null) plan.throttled.push(d);
-    else if (plan.inline.length < INLINE_MAX && hook.enabled) plan.inline.push({ ...d, leaseUntil: now + LEASE_MS });
+    else if (plan.inline.length < INLINE_MAX && hook.enabled) plan.inline.push({ ...d, leaseUntil: now + lease });
     else plan.queued.push(d);
   }
   return plan;

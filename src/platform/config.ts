@@ -11,6 +11,14 @@ import { z } from "zod";
 // that is down over a weekend still gets every event
 export const DEFAULT_RETRY_SCHEDULE = [5, 300, 1800, 7200, 18000, 36000, 50400, 72000, 86400];
 
+/**
+ * How long a fan-out or an attempt in flight holds its events or delivery: what a consumer that dies
+ * mid-way (an isolate lost, a host stopped hard) delays them by before another takes them over.
+ */
+export const DEFAULT_WEBHOOK_LEASE_MS = 60_000;
+/** A lease covers an attempt's timeout plus this much (recording its outcome, a wait at the endpoint's gate). */
+const LEASE_OVER_TIMEOUT_MS = 20_000;
+
 const text = (fallback: string) => z.string().optional().transform((v) => v ?? fallback);
 const flag = z
   .string()
@@ -60,6 +68,7 @@ const Vars = z.object({
   WEBHOOK_ALLOW_LOOPBACK: flag,
   WEBHOOK_RETRY_SCHEDULE: schedule,
   WEBHOOK_TIMEOUT_MS: positive(15_000),
+  WEBHOOK_LEASE_MS: positive(DEFAULT_WEBHOOK_LEASE_MS),
   WEBHOOK_DISABLE_AFTER_DAYS: positive(5),
   WEBHOOK_SECRET_GRACE_HOURS: positive(24),
   SANDBOX_DELIVERED_MS: positive(200),
@@ -95,7 +104,8 @@ export interface Config {
   assets: { quota: Record<"free" | "pro" | "enterprise", { bytes: number; files: number }>; idleMs: number | null };
   /** Outbound URLs (webhooks, compile callbacks, media to fetch) may point at loopback: dev and tests only. */
   allowLoopbackUrls: boolean;
-  webhooks: { retrySchedule: number[]; timeoutMs: number; disableAfterMs: number; secretGraceMs: number };
+  /** leaseMs: WEBHOOK_LEASE_MS, raised to the timeout + 20 s where set lower (a lease must outlast its attempt). */
+  webhooks: { retrySchedule: number[]; timeoutMs: number; leaseMs: number; disableAfterMs: number; secretGraceMs: number };
   /** templateApprovalMs: how long a sandbox template stays PENDING before it is APPROVED. */
   sandbox: { deliveredMs: number; readMs: number; templateApprovalMs: number };
   graphApiBaseUrl: string;
@@ -152,6 +162,7 @@ export function config(env: object): Config {
     webhooks: {
       retrySchedule: v.WEBHOOK_RETRY_SCHEDULE,
       timeoutMs: v.WEBHOOK_TIMEOUT_MS,
+      leaseMs: Math.max(v.WEBHOOK_LEASE_MS, v.WEBHOOK_TIMEOUT_MS + LEASE_OVER_TIMEOUT_MS),
       disableAfterMs: v.WEBHOOK_DISABLE_AFTER_DAYS * 86400_000,
       secretGraceMs: v.WEBHOOK_SECRET_GRACE_HOURS * 3600_000,
     },

@@ -29,6 +29,13 @@ describe("config(env)", () => {
     expect(config(env({ ALLOW_LOOPBACK_URLS: "0", WEBHOOK_ALLOW_LOOPBACK: "0" })).allowLoopbackUrls).toBe(false);
   });
 
+  it("WEBHOOK_LEASE_MS sets the leases, never shorter than an attempt's timeout + 20 s", () => {
+    expect(config(env({})).webhooks.leaseMs).toBe(60_000);
+    expect(config(env({ WEBHOOK_LEASE_MS: "90000" })).webhooks.leaseMs).toBe(90_000);
+    expect(config(env({ WEBHOOK_LEASE_MS: "1" })).webhooks.leaseMs).toBe(35_000);
+    expect(config(env({ WEBHOOK_LEASE_MS: "1", WEBHOOK_TIMEOUT_MS: "5000" })).webhooks.leaseMs).toBe(25_000);
+  });
+
   it("is parsed once per env object", () => {
     const e = env({});
     expect(config(e)).toBe(config(e));
