@@ -51,7 +51,13 @@ function isDebian(): boolean {
 }
 
 const isRoot = process.getuid?.() === 0;
-if (!["host", "/"].includes((process.env.TEX_ROOT ?? "").trim())) ensureRootfs();
+if (!["host", "/"].includes((process.env.TEX_ROOT ?? "").trim())) {
+  ensureRootfs();
+  // Where bubblewrap cannot run, a compile server running as root falls back to its safe mode, which
+  // runs the host's own engines (no sandbox binds the rootfs there): a root Debian host gets them too.
+  if (!isRoot || !isDebian() || enginesWork()) process.exit(0);
+  console.log("TeX: the host's own TeX Live as well, for the compile server's safe mode (its fallback where bubblewrap cannot run)");
+}
 const hasDpkg = ok("dpkg-query", ["--version"]);
 const missing = hasDpkg ? missingPackages() : [];
 
@@ -134,8 +140,8 @@ function warmCaches(): void {
   if (r.status !== 0) console.error("TeX: font cache warm-up failed (lualatex jobs with CJK fonts will be slow)");
 }
 
-/** The trixie root filesystem: built (or found complete), its engines checked; exits. */
-function ensureRootfs(): never {
+/** The trixie root filesystem: built (or found complete), its engines checked; exits when it cannot be. */
+function ensureRootfs(): void {
   // TEX_ROOT=/path builds (or checks) that root filesystem instead of the default one
   const target = (process.env.TEX_ROOT ?? "").trim() ? path.resolve(process.env.TEX_ROOT!.trim()) : DEFAULT_TEX_ROOT;
   if (!rootfsReady(ROOT, target)) {
@@ -160,5 +166,4 @@ function ensureRootfs(): never {
     process.exit(1);
   }
   console.log(`TeX: ${r.built ? "built" : "ready"} ${r.root} (Debian trixie, TeX Live 2024) in ${r.seconds} s; its programs on the host: PATH=${shim}:$PATH`);
-  process.exit(0);
 }
