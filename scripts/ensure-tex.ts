@@ -55,7 +55,7 @@ if (!["host", "/"].includes((process.env.TEX_ROOT ?? "").trim())) {
   ensureRootfs();
   // Where bubblewrap cannot run, a compile server running as root falls back to its safe mode, which
   // runs the host's own engines (no sandbox binds the rootfs there): a root Debian host gets them too.
-  if (!isRoot || !isDebian() || enginesWork()) process.exit(0);
+  if (!isRoot || !isDebian() || ["pdflatex", "xelatex", "lualatex"].every((c) => ok(c, ["--version"]))) process.exit(0);
   console.log("TeX: the host's own TeX Live as well, for the compile server's safe mode (its fallback where bubblewrap cannot run)");
 }
 const hasDpkg = ok("dpkg-query", ["--version"]);
