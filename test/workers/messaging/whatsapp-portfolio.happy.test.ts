@@ -86,19 +86,21 @@ describe("whatsapp: the messaging limit is the portfolio's", () => {
     expect(await sends(b.phone.phoneNumberId)).toHaveLength(0);
   });
 
-  it("PATCH: a lower throughput slows sends already queued for Meta", async () => {
+  it("PATCH: a lower throughput slows sends already queued for Meta", { timeout: 60_000 }, async () => {
     const k = await createKey("pro");
     const phone = await fakePhone("token-abc");
     const res = await api("/api/sessions", { method: "POST", key: k.key, json: { network: "whatsapp", sendRatePerMinute: null, limits: { throughputPerSecond: 3 }, whatsapp: { phoneNumberId: phone.phoneNumberId, accessToken: phone.token, appSecret: APP_SECRET, verifyToken: VERIFY } } });
     const s = await json<SessionJson>(res);
-    const numbers = Array.from({ length: 8 }, (_, i) => `1650888${String(1000 + i)}`);
+    // 12: a loaded machine may send several at the old rate before the change lands, and more than two must
+    // be left to be sent under the new one (8 left 2 in one fresh-clone run).
+    const numbers = Array.from({ length: 12 }, (_, i) => `1650888${String(1000 + i)}`);
     const bulk = await json<{ batchId: string }>(await api("/api/messages/send-bulk", { method: "POST", key: k.key, json: { sessionId: s.id, messages: numbers.map((to) => ({ to, template: { name: "order_update", language: "en_US" } })) } }));
     const pending = async () => (await json<{ pending: number }>(await api(`/api/messages/batches/${bulk.batchId}`, { key: k.key }))).pending;
-    await waitFor(async () => (await pending()) < 8, 15_000, "the first sent");
+    await waitFor(async () => (await pending()) < numbers.length, 15_000, "the first sent");
     const patched = await api(`/api/sessions/${s.id}`, { method: "PATCH", key: k.key, json: { limits: { throughputPerSecond: 1 } } });
     expect((await json<SessionJson>(patched)).limits).toMatchObject({ throughputPerSecond: 1, messagingLimit: 250, pairBurst: 45 });
     const changedAt = Date.now();
-    await waitFor(async () => (await pending()) === 0, 20_000, "all sent");
+    await waitFor(async () => (await pending()) === 0, 30_000, "all sent");
     const after: number[] = [];
     for (const n of numbers) {
       const page = await json<{ data: MessageJson[] }>(await api(`/api/messages/${n}@c.us?sessionId=${s.id}`, { key: k.key }));
@@ -109,6 +111,6 @@ describe("whatsapp: the messaging limit is the portfolio's", () => {
     after.sort((x, y) => x - y);
     // One a second: n sends admitted in n different seconds span more than n - 2 seconds (at 3 a second, about n / 3).
     expect(after.at(-1)! - after[0]!).toBeGreaterThan((after.length - 2) * 1000);
-    expect(await sends(phone.phoneNumberId)).toHaveLength(8);
+    expect(await sends(phone.phoneNumberId)).toHaveLength(numbers.length);
   });
 });
