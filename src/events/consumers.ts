@@ -13,6 +13,15 @@ const ATTEMPTS_IN_FLIGHT = 4;
 const REQUEUES_MAX = 10;
 
 const inFlight = new InFlight(ATTEMPTS_IN_FLIGHT);
+/**
+ * A fan-out's attempts hold their place at most this long. Longer (a slow or hung receiver, up to the
+ * webhook timeout) they go on in the background without it: one account's receivers cannot keep the
+ * places, and so every other account's fan-outs, waiting.
+ */
+export const PLACE_HOLD_MS = 500;
+/** Fan-outs going on without a place, at most (memory and open requests stay bounded); past it a slow one keeps its place. */
+const DETACHED_MAX = 64;
+const detached = new InFlight(DETACHED_MAX);
 
 /**
  * Events queue: fan each event out to its matching webhooks and make the first attempts
@@ -21,8 +30,9 @@ const inFlight = new InFlight(ATTEMPTS_IN_FLIGHT);
  *
  * A part's messages are acked once its leases are taken and the rows that must exist are written;
  * its first attempts then run in the background (`waitUntil`), up to ATTEMPTS_IN_FLIGHT fan-outs at
- * once. So the next batch, which may be another account's, never waits for this one's receivers
- * (a slow one holds its attempt up to the webhook timeout). Attempts that fail to record give up
+ * once, each holding its place at most PLACE_HOLD_MS (then up to DETACHED_MAX go on without one). So
+ * the next batch, which may be another account's, never waits for this one's receivers (a slow one
+ * holds its attempt up to the webhook timeout). Attempts that fail to record give up
  * their leases and their events go back on the queue with a delay (the cron's pass over stranded
  * events is the backstop, as for a run that crashed). A part that fails before the ack has its
  * messages retried, its leases given up first.
@@ -55,7 +65,20 @@ export async function handleEventsQueue(batch: MessageBatch<EventsQueueMessage>,
         return;
       }
       for (const m of messages) m.ack();
-      ctx.waitUntil(attempts.catch((err: unknown) => requeue(env, shard.index, messages, err)).finally(release));
+      let leftPlace: (() => void) | null = null;
+      const hold = setTimeout(() => {
+        leftPlace = detached.tryAcquire();
+        if (leftPlace) release();
+      }, PLACE_HOLD_MS);
+      ctx.waitUntil(
+        attempts
+          .catch((err: unknown) => requeue(env, shard.index, messages, err))
+          .finally(() => {
+            clearTimeout(hold);
+            release();
+            leftPlace?.();
+          }),
+      );
     }),
   );
 }
