@@ -1,5 +1,3 @@
-import { log } from "../platform/log.ts";
-
 /**
  * The last step before a throttled endpoint is called: every attempt passes its endpoint's gate
  * (held by the endpoint's WebhookThrottleDO) one after the other, and the gate lets an attempt start
@@ -80,13 +78,15 @@ export class SendGate implements Gate {
    * it (what else that second held is not known). `record` writes each start down. `settle`: an
    * I/O after which Date.now() is the true time (see above).
    */
-  constructor(
-    perSecond: number,
-    private readonly lastStart: number,
-    private readonly record: (startedAt: number) => void,
-    private readonly settle: () => Promise<void> = async () => {},
-  ) {
+  private readonly lastStart: number;
+  private readonly record: (startedAt: number) => void;
+  private readonly settle: () => Promise<void>;
+
+  constructor(perSecond: number, lastStart: number, record: (startedAt: number) => void, settle: () => Promise<void> = async () => {}) {
     this.perSecond = perSecond;
+    this.lastStart = lastStart;
+    this.record = record;
+    this.settle = settle;
   }
 
   setRate(perSecond: number): void {
@@ -223,32 +223,5 @@ export class SendGate implements Gate {
     const windowFull = back ? Math.min(back.landed ?? Infinity, back.at + LANDED_CAP_MS) + 1000 : 0;
     const spaced = this.lastAt + 1000 / this.perSecond;
     return Math.max(notBefore, windowFull, spaced, this.lastStart + 1000);
-  }
-}
-
-/** Reports a gated attempt over (its answer came, or it failed): when its request had surely arrived. */
-export type Landed = () => Promise<void>;
-
-/**
- * Waits for a throttled attempt's turn at its endpoint's gate: the throttle object's own (its alarm
- * makes the attempt), else by RPC to the endpoint's object. An object that cannot be asked leaves
- * the attempt to its slot alone (logged): late rather than lost. Answers how to report the attempt
- * landed (a report that fails costs the gate no more than LANDED_CAP_MS).
- */
-export async function waitForTurn(env: Env, gate: Gate | undefined, deliveryId: string, webhookId: string, perSecond: number, notBefore: number): Promise<Landed> {
-  if (gate) {
-    await gate.wait(deliveryId, notBefore);
-    return async () => gate.landed(deliveryId, Date.now());
-  }
-  const stub = env.WEBHOOK_THROTTLES.get(env.WEBHOOK_THROTTLES.idFromName(webhookId));
-  try {
-    const ticket = await stub.admit(perSecond, notBefore);
-    return async () => {
-      await stub.landed(ticket, Date.now()).catch((err: unknown) => log.warn("webhook throttle: landing not reported", { webhookId, error: String(err) }));
-    };
-  } catch (err) {
-    log.error("webhook throttle gate unavailable; attempt made at its slot", { webhookId, error: String(err) });
-    if (notBefore > Date.now()) await new Promise((r) => setTimeout(r, notBefore - Date.now()));
-    return async () => {};
   }
 }

@@ -1,6 +1,8 @@
 import { afterEach, describe, expect, it, vi } from "vitest";
-import { LANDED_CAP_MS, SendGate } from "../../../src/events/send-gate.ts";
+import { LANDED_CAP_MS, SendGate } from "../../src/events/send-gate.ts";
 
+// Pure logic on a faked clock, so in Node: faked timers in the Workers suite's shared runtime also catch
+// the timers of Durable Objects still busy from an earlier file, and fire them outside their object.
 // Landings are reported by the attempts themselves (by RPC from a queue consumer): a report for
 // another ticket, a repeated one or one with a clock from elsewhere must not open the window early
 // or hold it shut.

@@ -1,7 +1,9 @@
 import { afterEach, describe, expect, it, vi } from "vitest";
-import { LANDED_CAP_MS, SendGate } from "../../../src/events/send-gate.ts";
-import { observedRate } from "../../support/throttle-rate.ts";
+import { LANDED_CAP_MS, SendGate } from "../../src/events/send-gate.ts";
+import { observedRate } from "../support/throttle-rate.ts";
 
+// Pure logic on a faked clock, so in Node: faked timers in the Workers suite's shared runtime also catch
+// the timers of Durable Objects still busy from an earlier file, and fire them outside their object.
 // The gate's own clock is driven here (fake timers): a start made late by a busy isolate is placed
 // exactly, so the rules are checked to the millisecond whatever the machine's load. Attempts report
 // themselves landed at once unless a test says otherwise (see the last describe).
