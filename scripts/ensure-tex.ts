@@ -35,9 +35,15 @@ function missingPackages(): string[] {
   return packages.filter((p) => !installed.has(p));
 }
 
+/** The three engines, on the host's PATH (what the compile server's safe mode runs). */
+function hostEnginesRun(): boolean {
+  return ["pdflatex", "xelatex", "lualatex"].every((c) => ok(c, ["--version"]));
+}
+
 function enginesWork(): boolean {
   return (
-    ["pdflatex", "xelatex", "lualatex", "bibtex", "biber", "kpsewhich"].every((c) => ok(c, ["--version"])) &&
+    hostEnginesRun() &&
+    ["bibtex", "biber", "kpsewhich"].every((c) => ok(c, ["--version"])) &&
     ok("pdftotext", ["-v"]) &&
     ok("kpsewhich", ["tikz.sty"]) &&
     ok("/usr/bin/bwrap", ["--version"]) // the compile server runs every engine in bubblewrap
@@ -55,7 +61,7 @@ if (!["host", "/"].includes((process.env.TEX_ROOT ?? "").trim())) {
   ensureRootfs();
   // Where bubblewrap cannot run, a compile server running as root falls back to its safe mode, which
   // runs the host's own engines (no sandbox binds the rootfs there): a root Debian host gets them too.
-  if (!isRoot || !isDebian() || ["pdflatex", "xelatex", "lualatex"].every((c) => ok(c, ["--version"]))) process.exit(0);
+  if (!isRoot || !isDebian() || hostEnginesRun()) process.exit(0);
   console.log("TeX: the host's own TeX Live as well, for the compile server's safe mode (its fallback where bubblewrap cannot run)");
 }
 const hasDpkg = ok("dpkg-query", ["--version"]);

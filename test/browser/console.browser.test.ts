@@ -114,22 +114,18 @@ beforeAll(async () => {
   page = await context.newPage();
   page.on("console", (m) => {
     if (/Content Security Policy/i.test(m.text())) cspViolations.push(`${m.text()} (${m.location().url}:${m.location().lineNumber}) at ${page.url()}`);
+    if (m.type() === "error") noteTrouble(`console error: ${m.text().slice(0, 300)} at ${page.url()}`);
   });
   page.on("pageerror", (e) => {
     pageErrors.push(String(e));
     noteTrouble(`page error: ${String(e).slice(0, 300)}`);
-  });
-  page.on("console", (m) => {
-    if (m.type() === "error") noteTrouble(`console error: ${m.text().slice(0, 300)} at ${page.url()}`);
-  });
-  page.on("response", (r) => {
-    if (r.status() >= 400) noteTrouble(`${r.request().method()} ${new URL(r.url()).pathname} -> ${r.status()}`);
   });
   page.on("requestfailed", (r) => noteTrouble(`${r.method()} ${new URL(r.url()).pathname} failed: ${r.failure()?.errorText ?? "?"}`));
   page.on("crash", () => noteTrouble("the page crashed"));
   // Any 401 signs the console out (dashboard/src/api.ts): say when it happens.
   await page.addInitScript(() => window.addEventListener("texmsg:unauthorized", () => console.error("texmsg:unauthorized: the console signs out")));
   page.on("response", async (r) => {
+    if (r.status() >= 400) noteTrouble(`${r.request().method()} ${new URL(r.url()).pathname} -> ${r.status()}`);
     if (r.request().resourceType() === "script" && !firstPageJs.has(r.url()) && !page.url().includes("/latex")) {
       firstPageJs.set(r.url(), gzipSync(await r.body()).length);
     }
