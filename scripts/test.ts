@@ -6,7 +6,8 @@
 // shown when the group ends.
 //
 // A watchdog ends a suite that prints nothing and finishes no test for TEST_WATCHDOG_SECONDS (default
-// 300): its whole process tree is killed and it is reported with the test files it was running.
+// 300; TEST_WATCHDOG_STARTUP_SECONDS, default the same, until its first test file starts): its whole
+// process tree is killed and it is reported with the test files it was running.
 // TEST_SUITES=name:config,... runs other suites (no TeX or Chromium check), `a:config+b:config` side by
 // side; TEST_OUT_DIR (default .tmp) holds each suite's results; extra arguments go to every vitest.
 import { spawn, spawnSync } from "node:child_process";
@@ -46,12 +47,18 @@ const groups: Suite[][] = custom
       }),
     )
   : SUITES;
-const watchdogRaw = process.env.TEST_WATCHDOG_SECONDS ?? "300";
-const watchdogSeconds = Number(watchdogRaw);
-if (!(watchdogSeconds > 0)) {
-  console.error(`TEST_WATCHDOG_SECONDS=${watchdogRaw}: expected a number of seconds > 0`);
-  process.exit(2);
+function seconds(name: string, fallback: string): number {
+  const raw = process.env[name] ?? fallback;
+  const n = Number(raw);
+  if (!(n > 0)) {
+    console.error(`${name}=${raw}: expected a number of seconds > 0`);
+    process.exit(2);
+  }
+  return n;
 }
+const watchdogSeconds = seconds("TEST_WATCHDOG_SECONDS", "300");
+// a start-up (vitest, global setup) may be slower than a test is allowed to be silent
+const startupSeconds = seconds("TEST_WATCHDOG_STARTUP_SECONDS", String(watchdogSeconds));
 
 if (!custom) {
   // TeX Live and Chromium (the browser suite), installed when missing like a fresh CI machine needs,
@@ -183,17 +190,21 @@ async function runSuite(suite: Suite, sink: Sink): Promise<Outcome> {
     lastOutput = Date.now();
     sink.write(d, true);
   });
+  let fileStarted = false;
   const watchdog = setInterval(() => {
-    if (killed || Date.now() - lastOutput < watchdogSeconds * 1000) return;
+    if (killed) return;
     // a finished test counts as a sign of life, though the default reporter prints only per file
     const progressed = statSync(progressFile, { throwIfNoEntry: false })?.mtimeMs ?? 0;
-    if (Date.now() - progressed < watchdogSeconds * 1000) return;
+    // start-up lasts until the first test file starts
+    if (!fileStarted && progressed) fileStarted = readJson<Progress>(progressFile)?.lastStarted != null;
+    const limit = (fileStarted ? watchdogSeconds : startupSeconds) * 1000;
+    if (Date.now() - Math.max(lastOutput, progressed) < limit) return;
     const p = readJson<Progress>(progressFile);
     const others = p?.running.filter((f) => f !== p.lastStarted) ?? [];
     const where = p?.lastStarted
       ? `last test file started: ${p.lastStarted}${others.length ? ` (also still running: ${others.join(", ")})` : ""}`
       : "no test file started (stuck in global setup or start-up)";
-    killed = `killed after ${watchdogSeconds} s without output or a finished test; ${where}`;
+    killed = `killed after ${limit / 1000} s without output or a finished test; ${where}`;
     say(`\n[test] ${suite.name}: ${killed}`);
     killing = pid === undefined ? undefined : killTree(pid);
   }, 250);

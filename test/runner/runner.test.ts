@@ -11,9 +11,11 @@ import { exists } from "../../scripts/process-groups.ts";
 
 const ROOT = resolve(import.meta.dirname, "../..");
 const FIX = "test/runner/fixtures";
-// longer than a vitest start-up takes on a loaded machine (over 5 s at a load of 25: healthy
-// fixture suites were killed as stuck in start-up), so only the hanging fixture trips it
-const WATCHDOG_SECONDS = 15;
+// The watchdog of the suites here: a test's silence may last 4 s, a start-up 30 s (a vitest start-up
+// took over 5 s at a load of 25), so only the hanging fixture trips it. A pair that waits for each
+// other's start-up gets 30 s for both.
+const WATCHDOG_SECONDS = 4;
+const STARTUP_SECONDS = 30;
 const work = mkdtempSync(join(tmpdir(), "runner-test-"));
 afterAll(() => rmSync(work, { recursive: true, force: true }));
 
@@ -23,7 +25,7 @@ function runTests(suites: string, env: NodeJS.ProcessEnv = {}): Promise<{ out: s
   const outDir = mkdtempSync(join(work, "out-"));
   const child = spawn(process.execPath, ["scripts/test.ts"], {
     cwd: ROOT,
-    env: { ...process.env, TEST_SUITES: suites, TEST_WATCHDOG_SECONDS: String(WATCHDOG_SECONDS), TEST_OUT_DIR: outDir, FORCE_COLOR: "0", NO_COLOR: "1", ...env },
+    env: { ...process.env, TEST_SUITES: suites, TEST_WATCHDOG_SECONDS: String(WATCHDOG_SECONDS), TEST_WATCHDOG_STARTUP_SECONDS: String(STARTUP_SECONDS), TEST_OUT_DIR: outDir, FORCE_COLOR: "0", NO_COLOR: "1", ...env },
     stdio: ["ignore", "pipe", "pipe"],
   });
   let out = "";
@@ -89,7 +91,7 @@ describe.concurrent("npm test's runner", () => {
 
   it("runs suites joined with + side by side, the second's output shown after the first's, all counted", async () => {
     const dir = mkdtempSync(join(work, "meet-"));
-    const r = await runTests(`a:${FIX}/meet-a.config.ts+b:${FIX}/meet-b.config.ts,one:${FIX}/pass.config.ts`, { FIXTURE_MEET_DIR: dir });
+    const r = await runTests(`a:${FIX}/meet-a.config.ts+b:${FIX}/meet-b.config.ts,one:${FIX}/pass.config.ts`, { FIXTURE_MEET_DIR: dir, TEST_WATCHDOG_SECONDS: String(STARTUP_SECONDS) });
     // each of a and b passes only if the other runs at the same time
     expect(r.code, r.out).toBe(0);
     expect(r.out).toMatch(/\[test\] a: 1 passed, 0 failed, 0 skipped \(\d+ s\)\n/);
@@ -97,6 +99,17 @@ describe.concurrent("npm test's runner", () => {
     expect(aside).toBeGreaterThan(r.out.indexOf("[test] a: 1 passed"));
     expect(r.out.slice(aside)).toMatch(/\[test\] b: 1 passed, 0 failed, 0 skipped \(\d+ s\)\n/);
     expect(lines(r.out).at(-1)).toBe("3 passed, 0 failed, 1 skipped");
+  });
+
+  it("gives a start-up its own, longer watchdog: a 6 s silent global setup passes under it, and is killed under the tests' 4 s", async () => {
+    const [patient, strict] = await Promise.all([
+      runTests(`slow:${FIX}/slow-start.config.ts`),
+      runTests(`slow:${FIX}/slow-start.config.ts`, { TEST_WATCHDOG_STARTUP_SECONDS: String(WATCHDOG_SECONDS) }),
+    ]);
+    expect(patient.code, patient.out).toBe(0);
+    expect(lines(patient.out).at(-1)).toBe("1 passed, 0 failed, 1 skipped");
+    expect(strict.code).toBe(1);
+    expect(strict.out).toContain(`[test]   slow: killed after ${WATCHDOG_SECONDS} s without output or a finished test; no test file started (stuck in global setup or start-up)`);
   });
 
   it("counts a suite whose config cannot even load as failed", async () => {
