@@ -95,12 +95,15 @@ switch (command) {
     const name = values.name ?? "default";
     let accountId = values.account;
     const statements: string[] = [];
-    /** Insert only while the account holds fewer active keys than this (the API's cap). */
-    let cap: number | undefined;
+    /** With --account: the key goes in only if the account exists and (without --force) holds fewer active keys than its plan's cap. */
+    let where = "";
     if (accountId) {
-      const rows = await sql(`SELECT id, plan FROM accounts WHERE id = ${q(accountId)}`);
-      if (rows.length === 0) fail(`no account ${accountId}`);
-      if (!values.force) cap = keyLimitFor(rows[0]!.plan as Plan, { ENTERPRISE_MAX_ACTIVE_KEYS: process.env.ENTERPRISE_MAX_ACTIVE_KEYS });
+      // one wrangler run (each costs seconds): the account's check, and the cap per plan, in the insert itself
+      const caps = PLANS.map((p) => `WHEN ${q(p)} THEN ${q(keyLimitFor(p, { ENTERPRISE_MAX_ACTIVE_KEYS: process.env.ENTERPRISE_MAX_ACTIVE_KEYS }))}`).join(" ");
+      const capOf = `CASE (SELECT plan FROM accounts WHERE id = ${q(accountId)}) ${caps} END`;
+      statements.push(`SELECT CASE plan ${caps} END AS account_cap FROM accounts WHERE id = ${q(accountId)}`);
+      where = ` WHERE EXISTS (SELECT 1 FROM accounts WHERE id = ${q(accountId)})`;
+      if (!values.force) where += ` AND (SELECT count(*) FROM api_keys WHERE account_id = ${q(accountId)} AND revoked_at IS NULL) < ${capOf}`;
     } else {
       const plan = parsePlan(values.plan);
       const limit = parseLimit(plan);
@@ -111,10 +114,13 @@ switch (command) {
     const { key, prefix } = generateApiKey();
     const keyId = newId("key");
     const row = `${q(keyId)}, ${q(accountId)}, ${q(name)}, ${q(prefix)}, ${q(await hashApiKey(key))}, ${now}`;
-    const where = cap === undefined ? "" : ` WHERE (SELECT count(*) FROM api_keys WHERE account_id = ${q(accountId)} AND revoked_at IS NULL) < ${q(cap)}`;
-    statements.push(`INSERT INTO api_keys (id, account_id, name, prefix, hash, created_at) SELECT ${row}${where} RETURNING id`);
-    const made = await sql(statements.join("; "));
-    if (made.length === 0) fail(`account ${accountId} already has ${cap} active API keys, the most its plan allows; revoke one (keys revoke KEY_ID) or pass --force`);
+    statements.push(`INSERT INTO api_keys (id, account_id, name, prefix, hash, created_at) SELECT ${row}${where} RETURNING id AS key_id`);
+    const rows = await sql(statements.join("; "));
+    if (!rows.some((r) => r.key_id === keyId)) {
+      const account = rows.find((r) => "account_cap" in r);
+      if (values.account && !account) fail(`no account ${accountId}`);
+      fail(`account ${accountId} already has ${String(account?.account_cap)} active API keys, the most its plan allows; revoke one (keys revoke KEY_ID) or pass --force`);
+    }
     console.log(`account ${accountId}`);
     console.log(`key id ${keyId} (prefix ${prefix})`);
     console.log("The key is shown once; store it now:");

@@ -30,10 +30,14 @@ describe.concurrent("platform end to end (npm run dev)", () => {
     expect(status).toBe(401);
   });
 
-  // CLI runs, each a wrangler process of its own: most of a minute on a loaded machine. The cap and the plan
+  // CLI runs, each a wrangler process of its own (one per command): half a minute on a loaded machine. The cap and the plan
   // change use accounts of their own, so the two tests run side by side.
   it("--account adds a key to an account, up to the plan's cap on active keys unless --force", { timeout: 300_000 }, async () => {
-    const out = await keysCli(["create", "--name", "e2e", "--plan", "free"]);
+    // an account that does not exist is refused (beside the first run: each costs seconds)
+    const [out] = await Promise.all([
+      keysCli(["create", "--name", "e2e", "--plan", "free"]),
+      expect(keysCli(["create", "--name", "stray", "--account", "acc_doesnotexist"])).rejects.toThrow(/no account acc_doesnotexist/),
+    ]);
     const accountId = out.match(/account (acc_\w+)/)![1]!;
     const second = (await keysCli(["create", "--name", "second", "--account", accountId])).trim().split("\n").pop()!;
     const { data: acct } = await typedClient(second).GET("/api/account");
