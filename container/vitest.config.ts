@@ -1,7 +1,8 @@
 // The compile server's tests: plain Node environment, real TeX, generous timeouts. Two groups, one
 // after the other. First, side by side: the files that only send jobs, against one shared server
 // (started by the global setup), and the files that start servers of their own configuration but
-// assume nothing about the machine's timing or the test process's other work (preamble-corpus and
+// assume nothing about the machine's timing or the test process's other work (hostile's time limits
+// are its jobs' own, checked by their messages; preamble-corpus and
 // preamble mostly wait for dumps that run at the lowest priority, so the other files' compiles fill
 // the cores meanwhile). Then, one at a time, the files that measure time, event-loop lag, CPU
 // priority or the server's queue and processes under a quiet machine: 2-core CI.
@@ -22,7 +23,7 @@ const SHARED = ["compile", "corpus", "packages", "passes", "project", "shell-esc
  * or which processes the machine runs besides their own servers' (each server has its own port, job
  * root, cgroups and random job uids).
  */
-const OWN = ["preamble-corpus", "preamble", "preamble-cache", "caps", "driver", "errors", "http", "isolation", "job-events", "outputs-unit", "project-mf", "restricted-reads", "sandbox", "uids", "unit", "xelatex-warm", "xindy-untrusted"];
+const OWN = ["preamble-corpus", "preamble", "preamble-cache", "caps", "driver", "errors", "hostile", "http", "isolation", "job-events", "outputs-unit", "project-mf", "restricted-reads", "sandbox", "uids", "unit", "xelatex-warm", "xindy-untrusted"];
 const PARALLEL = [...SHARED, ...OWN.map((n) => `test/${n}.test.ts`)];
 
 export default defineConfig({
