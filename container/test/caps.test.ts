@@ -35,12 +35,14 @@ describe("isolation in force", () => {
 
 describe("processes per job", () => {
   it("a job cannot start more than its cap, and another account's job runs its programs meanwhile", async () => {
-    // a's flood: each process that starts adds a line to `started` (the flooding shell dies at the
-    // first fork that fails); TeX then reads them back
+    // a's flood: the flooding shell adds a line to `started` for each process it has started (the
+    // line is its own, written once the fork returned: a child's own line could still be unwritten
+    // when TeX reads the file on a loaded machine), and dies at the first fork that fails; TeX then
+    // reads them back
     const source = [
       "\\documentclass{article}",
       "\\begin{document}",
-      "\\immediate\\write18{cd /job && ( i=0; while [ $i -lt 300 ]; do (echo x >> started; exec sleep 4) & i=$((i+1)); done ) >/dev/null 2>&1}",
+      "\\immediate\\write18{cd /job && ( i=0; while [ $i -lt 300 ]; do (exec sleep 4) & echo x >> started; i=$((i+1)); done ) >/dev/null 2>&1}",
       "RESULT[\\input{started}]",
       "\\end{document}",
     ].join("\n");
