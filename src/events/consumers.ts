@@ -143,33 +143,54 @@ function byShard<M extends { body: { shard?: number } }>(messages: M[]): Map<num
 
 /**
  * Delivery queue: the batch's attempts together (two D1 round trips for all, receivers called
- * concurrently); if recording them fails, the whole batch is retried (leases make that safe).
+ * concurrently); if recording them fails, the whole batch is retried (leases make that safe). A batch
+ * whose attempts take longer than PLACE_HOLD_MS (a slow or hung receiver) is acked then and goes on in
+ * the background, so the next batch, which may be another account's, never waits for this one's receivers.
  */
-export async function handleDeliveryQueue(batch: MessageBatch<DeliveryQueueMessage>, env: Env, _ctx: ExecutionContext): Promise<void> {
-  await attemptBatch(batch, env, false);
+export async function handleDeliveryQueue(batch: MessageBatch<DeliveryQueueMessage>, env: Env, ctx: ExecutionContext): Promise<void> {
+  await attemptBatch(batch, env, ctx, false);
 }
 
 /**
  * Throttle queue: deliveries whose endpoint's slot is near. The same attempts, but this consumer
  * waits out slots up to a second ahead (throttle.ts), so only throttled deliveries wait behind it.
  */
-export async function handleThrottledQueue(batch: MessageBatch<DeliveryQueueMessage>, env: Env, _ctx: ExecutionContext): Promise<void> {
-  await attemptBatch(batch, env, true);
+export async function handleThrottledQueue(batch: MessageBatch<DeliveryQueueMessage>, env: Env, ctx: ExecutionContext): Promise<void> {
+  // its attempts wait for their slots by design: a batch holds its invocation to the end
+  await attemptBatch(batch, env, ctx, true);
 }
 
-async function attemptBatch(batch: MessageBatch<DeliveryQueueMessage>, env: Env, waitForSlots: boolean): Promise<void> {
+/** Delivery batches going on in the background at once, at most; past it a slow batch holds its invocation as before. */
+const detachedDeliveries = new InFlight(DETACHED_MAX);
+
+async function attemptBatch(batch: MessageBatch<DeliveryQueueMessage>, env: Env, ctx: ExecutionContext, waitForSlots: boolean): Promise<void> {
   const valid = batch.messages.filter((m) => typeof m.body?.id === "string");
   for (const m of batch.messages) if (typeof m.body?.id !== "string") m.ack();
   // Shard by shard, each isolated: a shard that fails has only its own messages retried.
   await Promise.all(
     [...byShard(valid).entries()].map(async ([index, msgs]) => {
-      try {
-        await attemptDeliveries(env, shardAt(env, index), msgs.map((m) => m.body.id), Date.now(), waitForSlots);
-        for (const m of msgs) m.ack();
-      } catch (err) {
-        log.error("delivery attempts failed", { shard: index, count: msgs.length, error: String(err) });
-        for (const m of msgs) m.retry({ delaySeconds: 5 });
-      }
+      let detached = false;
+      const work = attemptDeliveries(env, shardAt(env, index), msgs.map((m) => m.body.id), Date.now(), waitForSlots).then(
+        () => {
+          if (!detached) for (const m of msgs) m.ack();
+        },
+        (err: unknown) => {
+          // Acked already when detached: the deliveries stay pending, and the cron's pass over overdue ones
+          // queues them again once their leases lapse (as after a consumer that crashed).
+          log.error("delivery attempts failed", { shard: index, count: msgs.length, detached, error: String(err) });
+          if (!detached) for (const m of msgs) m.retry({ delaySeconds: 5 });
+        },
+      );
+      if (waitForSlots) return work;
+      let timer: ReturnType<typeof setTimeout> | undefined;
+      const ended = await Promise.race([work.then(() => true), new Promise<false>((r) => (timer = setTimeout(() => r(false), PLACE_HOLD_MS)))]);
+      clearTimeout(timer);
+      if (ended) return;
+      const leave = detachedDeliveries.tryAcquire();
+      if (!leave) return work;
+      detached = true;
+      for (const m of msgs) m.ack();
+      ctx.waitUntil(work.finally(leave));
     }),
   );
 }
