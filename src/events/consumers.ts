@@ -24,6 +24,25 @@ const DETACHED_MAX = 64;
 const detached = new InFlight(DETACHED_MAX);
 
 /**
+ * Waits for `work` (which never rejects) at most PLACE_HOLD_MS. Past that, if `pool` has a place, calls
+ * `leave` and answers true at once, the place held until `work` ends; else waits for `work` to end.
+ */
+async function holdAtMost(work: Promise<unknown>, pool: InFlight, leave: () => void): Promise<boolean> {
+  let timer: ReturnType<typeof setTimeout> | undefined;
+  const ended = await Promise.race([work.then(() => true), new Promise<false>((r) => (timer = setTimeout(() => r(false), PLACE_HOLD_MS)))]);
+  clearTimeout(timer);
+  if (ended) return false;
+  const place = pool.tryAcquire();
+  if (!place) {
+    await work;
+    return false;
+  }
+  leave();
+  void work.finally(place);
+  return true;
+}
+
+/**
  * Events queue: fan each event out to its matching webhooks and make the first attempts
  * (first-attempts.ts): a successful one writes no delivery row. The parts of a batch (one per
  * shard) run concurrently.
@@ -65,20 +84,9 @@ export async function handleEventsQueue(batch: MessageBatch<EventsQueueMessage>,
         return;
       }
       for (const m of messages) m.ack();
-      let leftPlace: (() => void) | null = null;
-      const hold = setTimeout(() => {
-        leftPlace = detached.tryAcquire();
-        if (leftPlace) release();
-      }, PLACE_HOLD_MS);
-      ctx.waitUntil(
-        attempts
-          .catch((err: unknown) => requeue(env, shard.index, messages, err))
-          .finally(() => {
-            clearTimeout(hold);
-            release();
-            leftPlace?.();
-          }),
-      );
+      const done = attempts.catch((err: unknown) => requeue(env, shard.index, messages, err));
+      ctx.waitUntil(done.finally(release));
+      ctx.waitUntil(holdAtMost(done, detached, release));
     }),
   );
 }
@@ -182,15 +190,11 @@ async function attemptBatch(batch: MessageBatch<DeliveryQueueMessage>, env: Env,
         },
       );
       if (waitForSlots) return work;
-      let timer: ReturnType<typeof setTimeout> | undefined;
-      const ended = await Promise.race([work.then(() => true), new Promise<false>((r) => (timer = setTimeout(() => r(false), PLACE_HOLD_MS)))]);
-      clearTimeout(timer);
-      if (ended) return;
-      const leave = detachedDeliveries.tryAcquire();
-      if (!leave) return work;
-      detached = true;
-      for (const m of msgs) m.ack();
-      ctx.waitUntil(work.finally(leave));
+      const left = await holdAtMost(work, detachedDeliveries, () => {
+        detached = true;
+        for (const m of msgs) m.ack();
+      });
+      if (left) ctx.waitUntil(work);
     }),
   );
 }
